@@ -1,0 +1,359 @@
+package simhash
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sync"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// Weighting says how a feature's occurrences in a document become its weight.
+type Weighting int
+
+const (
+	// TF weighs a feature by its term frequency: every occurrence counts once.
+	// It needs no per-document table, so a document of any size streams
+	// through in constant memory.
+	TF Weighting = iota
+	// LogTF weighs a feature by 1 + ln(tf), damping words a document repeats.
+	LogTF
+	// Binary weighs every distinct feature 1, however often it occurs.
+	Binary
+)
+
+func (w Weighting) String() string {
+	switch w {
+	case TF:
+		return "tf"
+	case LogTF:
+		return "logtf"
+	case Binary:
+		return "binary"
+	}
+	return fmt.Sprintf("Weighting(%d)", int(w))
+}
+
+// DefaultShingle is the default number of consecutive tokens in a feature,
+// chosen by the evaluation in bench/quality (see README.md): windows of
+// tokens keep unrelated documents that share a vocabulary apart, which single
+// words do not.
+const DefaultShingle = 2
+
+// MaxShingle bounds Options.Shingle.
+const MaxShingle = 64
+
+// ErrOptions is wrapped by the errors of New for invalid options.
+var ErrOptions = errors.New("simhash: invalid options")
+
+// Options configure a Fingerprinter. The zero value is the default pipeline:
+// NFKC, case folding, words of any script with CJK as character bigrams,
+// shingles of DefaultShingle tokens, term-frequency weights, xxHash64.
+type Options struct {
+	// Tokenizer splits text into tokens; nil means Words{}.
+	Tokenizer Tokenizer
+	// Shingle is the width w of the moving window of tokens that makes one
+	// feature (simhash-cpp's shingles): 1 makes every token a feature. A
+	// document with fewer than w tokens gives one feature of all of them.
+	// 0 means DefaultShingle.
+	Shingle int
+	// Weighting turns occurrence counts into weights; the default is TF.
+	Weighting Weighting
+	// IDF, when set, multiplies every feature's weight by its inverse
+	// document frequency, so words every document uses count for little.
+	IDF *IDF
+	// StopWords are dropped before shingling; see EnglishStopWords. They pass
+	// through the Tokenizer's normalisation, so case does not matter.
+	StopWords []string
+	// Hash maps features to 64 bits; nil means XXHash.
+	Hash Hash
+	// TiesToOne sets a fingerprint bit whose counter is exactly zero. The
+	// default leaves it 0, so an empty document has fingerprint 0; seed 001's
+	// Java sets it (its test is ">= 0").
+	TiesToOne bool
+}
+
+// Fingerprinter turns documents into 64-bit SimHash fingerprints. It is safe
+// for concurrent use.
+type Fingerprinter struct {
+	opts   Options
+	tok    Tokenizer
+	words  bool // tok is Words: use the scanner of the sketch, no allocation
+	hash   Hash
+	w      int
+	stop   map[uint64]struct{}
+	counts bool // weights need per-document counts
+	pool   sync.Pool
+}
+
+// New returns a Fingerprinter for opts.
+func New(opts Options) (*Fingerprinter, error) {
+	f := &Fingerprinter{opts: opts, tok: opts.Tokenizer, hash: opts.Hash, w: opts.Shingle}
+	if f.tok == nil {
+		f.tok = Words{}
+	}
+	_, f.words = f.tok.(Words)
+	if f.hash == nil {
+		f.hash = XXHash
+	}
+	switch {
+	case f.w == 0:
+		f.w = DefaultShingle
+	case f.w < 0 || f.w > MaxShingle:
+		return nil, fmt.Errorf("%w: Shingle %d is outside 1..%d", ErrOptions, opts.Shingle, MaxShingle)
+	}
+	switch opts.Weighting {
+	case TF, LogTF, Binary:
+	default:
+		return nil, fmt.Errorf("%w: unknown Weighting %d", ErrOptions, int(opts.Weighting))
+	}
+	f.counts = opts.Weighting != TF || opts.IDF != nil
+	if len(opts.StopWords) > 0 {
+		f.stop = make(map[uint64]struct{}, len(opts.StopWords))
+		for _, s := range opts.StopWords {
+			f.tok.Tokenize([]byte(s), func(t []byte) { f.stop[f.hash(t)] = struct{}{} })
+		}
+	}
+	f.pool.New = func() any { return &sketch{f: f} }
+	return f, nil
+}
+
+// Default returns a Fingerprinter with the default Options.
+func Default() *Fingerprinter {
+	f, err := New(Options{})
+	if err != nil {
+		panic(err) // the zero Options are valid
+	}
+	return f
+}
+
+// Options returns the options f was built with.
+func (f *Fingerprinter) Options() Options { return f.opts }
+
+// Bytes returns the fingerprint of text.
+func (f *Fingerprinter) Bytes(text []byte) uint64 {
+	s := f.get()
+	defer f.put(s)
+	s.text(text)
+	return s.sum()
+}
+
+// String returns the fingerprint of text.
+func (f *Fingerprinter) String(text string) uint64 {
+	// Tokenizers only read their input, so the string's bytes serve as they are.
+	return f.Bytes(unsafe.Slice(unsafe.StringData(text), len(text)))
+}
+
+// chunkSize is how much of a stream is tokenized at a time.
+const chunkSize = 64 << 10
+
+// Reader returns the fingerprint of the text read from r until io.EOF. It
+// reads in chunks, so a document of any size needs constant memory with TF
+// weights (the other weightings keep one counter per distinct feature).
+func (f *Fingerprinter) Reader(r io.Reader) (uint64, error) {
+	s := f.get()
+	defer f.put(s)
+	if err := s.stream(r); err != nil {
+		return 0, err
+	}
+	return s.sum(), nil
+}
+
+// Features calls emit with the hash of every feature of text, in order,
+// repeats included: the input of Sum, of an IDF table, or of a similarity
+// measure over the same features.
+func (f *Fingerprinter) Features(r io.Reader, emit func(feature uint64)) error {
+	s := f.get()
+	defer f.put(s)
+	s.emit = emit
+	defer func() { s.emit = nil }()
+	if err := s.stream(r); err != nil {
+		return err
+	}
+	s.flushShort()
+	return nil
+}
+
+func (f *Fingerprinter) get() *sketch { return f.pool.Get().(*sketch) }
+
+func (f *Fingerprinter) put(s *sketch) {
+	s.reset()
+	f.pool.Put(s)
+}
+
+// Feature is a hashed feature and its weight, for callers who extract their
+// own features.
+type Feature struct {
+	Hash   uint64
+	Weight float64
+}
+
+// Sum returns the simhash of weighted features: bit i is set when the weights
+// of the features whose hash has bit i set outweigh the others. Weights that
+// are zero, NaN or infinite are ignored. With no features it returns 0.
+func Sum(features []Feature) uint64 {
+	var v Vector
+	for _, ft := range features {
+		v.Add(ft.Hash, ft.Weight)
+	}
+	return v.Sum(false)
+}
+
+// sketch is the per-document state of a Fingerprinter.
+type sketch struct {
+	f      *Fingerprinter
+	scan   wordScanner
+	ring   [MaxShingle]uint64 // hashes of the last w tokens, at n mod MaxShingle
+	n      int                // tokens seen
+	vec    Vector
+	counts map[uint64]uint32
+	emit   func(uint64) // Features: report instead of summing
+	tokFn  func([]byte)
+	buf    []byte
+}
+
+func (s *sketch) reset() {
+	s.n = 0
+	s.vec.Reset()
+	clear(s.counts)
+}
+
+func (s *sketch) text(b []byte) {
+	if s.tokFn == nil {
+		s.tokFn = s.token
+	}
+	if s.f.words {
+		s.scan.scan(b, s.tokFn)
+		return
+	}
+	s.f.tok.Tokenize(b, s.tokFn)
+}
+
+// stream tokenizes r chunk by chunk, cutting each chunk after its last ASCII
+// separator so that no token is split.
+func (s *sketch) stream(r io.Reader) error {
+	if cap(s.buf) < chunkSize {
+		s.buf = make([]byte, chunkSize)
+	}
+	buf := s.buf[:chunkSize]
+	filled := 0
+	for {
+		n, err := r.Read(buf[filled:])
+		filled += n
+		if err == io.EOF {
+			s.text(buf[:filled])
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if filled < len(buf) {
+			continue
+		}
+		cut := lastSeparator(buf[:filled])
+		s.text(buf[:cut])
+		filled = copy(buf, buf[cut:filled])
+	}
+}
+
+// lastSeparator returns the offset just past the last character of b that
+// cannot be inside a token (ASCII or Unicode space and punctuation, such as
+// the ideographic full stop), or, when there is none, the start of b's last
+// (possibly incomplete) UTF-8 sequence.
+func lastSeparator(b []byte) int {
+	for i := len(b); i > 0; {
+		c := b[i-1]
+		if c < utf8.RuneSelf {
+			if !isWordASCII[c] {
+				return i
+			}
+			i--
+			continue
+		}
+		r, n := utf8.DecodeLastRune(b[:i])
+		if r != utf8.RuneError && !isCJK(r) && !isWordRune(r) {
+			return i
+		}
+		i -= n
+	}
+	for i := len(b) - 1; i > 0; i-- {
+		if utf8.RuneStart(b[i]) {
+			return i
+		}
+	}
+	return len(b)
+}
+
+func (s *sketch) token(t []byte) {
+	h := s.f.hash(t)
+	if s.f.stop != nil {
+		if _, ok := s.f.stop[h]; ok {
+			return
+		}
+	}
+	w := s.f.w
+	if w == 1 {
+		s.feature(h)
+		return
+	}
+	s.ring[s.n%MaxShingle] = h
+	s.n++
+	if s.n >= w {
+		s.feature(s.shingle(w))
+	}
+}
+
+// shingle hashes the last m tokens, oldest first: a polynomial over the
+// token hashes (so order matters), then one finaliser to spread it.
+func (s *sketch) shingle(m int) uint64 {
+	x := uint64(m)
+	for j := s.n - m; j < s.n; j++ {
+		x = x*0x9e3779b97f4a7c15 + s.ring[j%MaxShingle]
+	}
+	return mix64(x)
+}
+
+// flushShort makes the one feature of a document shorter than a shingle.
+func (s *sketch) flushShort() {
+	if s.n > 0 && s.n < s.f.w {
+		s.feature(s.shingle(s.n))
+	}
+}
+
+func (s *sketch) feature(h uint64) {
+	switch {
+	case s.emit != nil:
+		s.emit(h)
+	case s.f.counts:
+		if s.counts == nil {
+			s.counts = make(map[uint64]uint32)
+		}
+		s.counts[h]++
+	default:
+		s.vec.AddUnit(h)
+	}
+}
+
+func (s *sketch) sum() uint64 {
+	s.flushShort()
+	if s.f.counts {
+		for h, c := range s.counts {
+			var w float64
+			switch s.f.opts.Weighting {
+			case LogTF:
+				w = 1 + math.Log(float64(c))
+			case Binary:
+				w = 1
+			default:
+				w = float64(c)
+			}
+			if s.f.opts.IDF != nil {
+				w *= s.f.opts.IDF.Weight(h)
+			}
+			s.vec.Add(h, w)
+		}
+	}
+	return s.vec.Sum(s.f.opts.TiesToOne)
+}

@@ -1,0 +1,76 @@
+// Command simhashdb fingerprints documents and finds near-duplicates.
+//
+// Usage:
+//
+//	simhashdb <command> [flags] [arguments]
+//
+// Run "simhashdb help" for the commands and "simhashdb <command> --help" for
+// one command's flags and an example.
+//
+// Exit codes: 0 success; 1 the command ran but some input failed (each
+// failure is reported on standard error naming the file, line and problem);
+// 2 the command line is wrong.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+)
+
+// command is one subcommand.
+type command struct {
+	summary string
+	run     func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
+}
+
+var commands = map[string]command{
+	"demo":        {"find near-duplicates in the bundled sample of license texts", runDemo},
+	"fingerprint": {"print the SimHash fingerprint of documents", runFingerprint},
+}
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailed  = 1
+	exitUsage   = 2
+	programName = "simhashdb"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return exitUsage
+	}
+	switch args[0] {
+	case "help", "-h", "--help", "-help":
+		usage(stdout)
+		return exitOK
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "%s: unknown command %q\n\n", programName, args[0])
+		usage(stderr)
+		return exitUsage
+	}
+	return c.run(args[1:], stdin, stdout, stderr)
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "%s finds near-duplicate documents by SimHash fingerprints.\n\nUsage:\n  %s <command> [flags] [arguments]\n\nCommands:\n", programName, programName)
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-14s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintf(w, "\nRun '%s <command> --help' for a command's flags and an example.\n", programName)
+	fmt.Fprintf(w, "Exit codes: 0 success, 1 some input failed (reported on stderr), 2 bad command line.\n")
+}
