@@ -1,0 +1,181 @@
+package permutation
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"math/bits"
+	"math/rand/v2"
+)
+
+const (
+	magic   = "SHPD"
+	version = 1
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// MarshalBinary encodes the design: magic, version, K, the tables (p_i and
+// segments) and a CRC-32C of all that.
+func (d *Design) MarshalBinary() ([]byte, error) {
+	b := append([]byte(magic), version, byte(d.K))
+	b = binary.AppendUvarint(b, uint64(len(d.Tables)))
+	for _, t := range d.Tables {
+		b = append(b, byte(t.Prefix), byte(len(t.Segments)))
+		for _, s := range t.Segments {
+			b = append(b, s.Shift, s.Width)
+		}
+	}
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli)), nil
+}
+
+// UnmarshalBinary decodes a design written by MarshalBinary and validates it.
+func (d *Design) UnmarshalBinary(b []byte) error {
+	if len(b) < len(magic)+2+1+4 || string(b[:len(magic)]) != magic {
+		return fmt.Errorf("%w: not an encoded design", ErrInvalid)
+	}
+	body, sum := b[:len(b)-4], binary.LittleEndian.Uint32(b[len(b)-4:])
+	if got := crc32.Checksum(body, castagnoli); got != sum {
+		return fmt.Errorf("%w: checksum %08x, computed %08x", ErrInvalid, sum, got)
+	}
+	if v := body[len(magic)]; v != version {
+		return fmt.Errorf("%w: format version %d, this build reads %d", ErrInvalid, v, version)
+	}
+	k := int(body[len(magic)+1])
+	p := body[len(magic)+2:]
+	n, m := binary.Uvarint(p)
+	if m <= 0 || n == 0 || n > 1<<16 {
+		return fmt.Errorf("%w: bad table count", ErrInvalid)
+	}
+	p = p[m:]
+	tables := make([]Table, 0, n)
+	for i := range n {
+		if len(p) < 2 {
+			return fmt.Errorf("%w: table %d truncated", ErrInvalid, i)
+		}
+		prefix, ns := int(p[0]), int(p[1])
+		p = p[2:]
+		if len(p) < 2*ns {
+			return fmt.Errorf("%w: table %d truncated", ErrInvalid, i)
+		}
+		segs := make([]Segment, ns)
+		for j := range segs {
+			segs[j] = Segment{Shift: p[2*j], Width: p[2*j+1]}
+		}
+		p = p[2*ns:]
+		tables = append(tables, Table{Segments: segs, Prefix: prefix})
+	}
+	if len(p) != 0 {
+		return fmt.Errorf("%w: %d trailing bytes", ErrInvalid, len(p))
+	}
+	nd, err := New(k, tables)
+	if err != nil {
+		return err
+	}
+	*d = *nd
+	return nil
+}
+
+// New makes a design from tables given as segments and prefixes, and
+// validates it (see Validate).
+func New(k int, tables []Table) (*Design, error) {
+	d := &Design{K: k}
+	for i, t := range tables {
+		var seen uint64
+		total := 0
+		for _, s := range t.Segments {
+			if s.Width == 0 || int(s.Shift)+int(s.Width) > 64 {
+				return nil, fmt.Errorf("%w: table %d: segment %d:%d outside 64 bits", ErrInvalid, i, int(s.Shift)+int(s.Width)-1, s.Shift)
+			}
+			m := maskOf(s)
+			if seen&m != 0 {
+				return nil, fmt.Errorf("%w: table %d: bits %d:%d used twice", ErrInvalid, i, int(s.Shift)+int(s.Width)-1, s.Shift)
+			}
+			seen |= m
+			total += int(s.Width)
+		}
+		if total != 64 {
+			return nil, fmt.Errorf("%w: table %d: segments cover %d bits, not 64", ErrInvalid, i, total)
+		}
+		if t.Prefix < 0 || t.Prefix > 64 {
+			return nil, fmt.Errorf("%w: table %d: prefix %d outside 0..64", ErrInvalid, i, t.Prefix)
+		}
+		d.Tables = append(d.Tables, newTable(t.Segments, t.Prefix))
+	}
+	if err := d.Validate(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// ExhaustiveK is the largest K for which Validate checks every error pattern;
+// above it, Validate checks a seeded random sample of patterns.
+const ExhaustiveK = 4
+
+// Validate checks that every error pattern of weight at most K leaves the top
+// p_i bits of at least one table untouched, so that a probe of that table
+// finds the neighbour: exhaustively for K <= ExhaustiveK, on 200,000 seeded
+// random patterns of each weight above that.
+func (d *Design) Validate() error {
+	if d.K < 0 || d.K > 63 {
+		return fmt.Errorf("%w: K=%d outside 0..63", ErrInvalid, d.K)
+	}
+	if len(d.Tables) == 0 {
+		return fmt.Errorf("%w: no tables", ErrInvalid)
+	}
+	if e, ok := d.Uncovered(); ok {
+		return fmt.Errorf("%w: the %d-bit difference %016x is in the prefix of every table, so neighbours at that distance are missed", ErrInvalid, bits.OnesCount64(e), e)
+	}
+	return nil
+}
+
+// Covers reports whether some table's prefix is untouched by the difference
+// e (the XOR of a query and a stored fingerprint).
+func (d *Design) Covers(e uint64) bool {
+	for i := range d.Tables {
+		t := &d.Tables[i]
+		if t.Prefix == 0 || t.Permute(e)>>(64-uint(t.Prefix)) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Uncovered returns an error pattern of weight <= K that no table covers.
+func (d *Design) Uncovered() (uint64, bool) {
+	if d.K <= ExhaustiveK {
+		var found uint64
+		var ok bool
+		var rec func(start int, e uint64, left int) bool
+		rec = func(start int, e uint64, left int) bool {
+			if !d.Covers(e) {
+				found, ok = e, true
+				return true
+			}
+			if left == 0 {
+				return false
+			}
+			for b := start; b < 64; b++ {
+				if rec(b+1, e|1<<b, left-1) {
+					return true
+				}
+			}
+			return false
+		}
+		rec(0, 0, d.K)
+		return found, ok
+	}
+	r := rand.New(rand.NewPCG(uint64(d.K), 64))
+	for w := 1; w <= d.K; w++ {
+		for range 200000 {
+			var e uint64
+			for bits.OnesCount64(e) < w {
+				e |= 1 << r.IntN(64)
+			}
+			if !d.Covers(e) {
+				return e, true
+			}
+		}
+	}
+	return 0, false
+}
