@@ -294,31 +294,74 @@ func DecodeRange(dst []uint64, block []byte, codes Codes, lo, hi uint64) ([]uint
 	if fp >= lo {
 		dst = append(dst, fp)
 	}
-	var r huffman.Reader
-	r.Reset(payload)
+	// A local bit window, refilled eight bytes at a time: the hot loop of
+	// every query, kept free of calls.
+	var win uint64 // next bits, left-aligned; bits below nwin are also valid data or zero
+	var nwin uint
+	pos, used, limit := 0, 0, len(payload)*8
+	refill := func() {
+		if pos+8 <= len(payload) {
+			win |= binary.BigEndian.Uint64(payload[pos:]) >> nwin
+			take := (63 - nwin) >> 3
+			pos += int(take)
+			nwin += take * 8
+			return
+		}
+		for nwin <= 56 && pos < len(payload) {
+			win |= uint64(payload[pos]) << (56 - nwin)
+			nwin += 8
+			pos++
+		}
+		if nwin <= 56 { // past the end: zeros, noticed through used > limit
+			nwin = 64
+		}
+	}
 	for i := 1; i < h.Count; i++ {
-		sym, n, ok := code.Entry(r.Peek(huffman.MaxLen))
+		if nwin < huffman.MaxLen {
+			refill()
+		}
+		sym, n, ok := code.Entry(win >> (64 - huffman.MaxLen))
 		if !ok {
 			return dst, fmt.Errorf("%w: entry %d: not a code word", ErrCorrupt, i)
 		}
-		r.Skip(n)
+		win <<= n
+		nwin -= n
 		low := uint(63 - sym)
-		next := fp + (1<<low | r.ReadBits64(low))
-		if next <= fp { // wrapped: only damaged input gets here
-			return dst, fmt.Errorf("%w: entry %d: %016x after %016x", ErrCorrupt, i, next, fp)
+		used += int(n + low)
+		var v uint64
+		if low > 0 {
+			if nwin < low {
+				if low > 56 { // too wide for one refill: take what is there first
+					first := nwin
+					v = win >> (64 - first)
+					win, nwin = 0, 0
+					refill()
+					rest := low - first
+					v = v<<rest | win>>(64-rest)
+					win <<= rest
+					nwin -= rest
+					goto got
+				}
+				refill()
+			}
+			v = win >> (64 - low)
+			win <<= low
+			nwin -= low
+		}
+	got:
+		next := fp + (1<<low | v)
+		if next <= fp || used > limit { // wrapped or ran past the end: damaged
+			return dst, fmt.Errorf("%w: entry %d runs past the block's end or out of order", ErrCorrupt, i)
 		}
 		fp = next
 		if fp > hi {
-			return dst, r.Err()
+			return dst, nil
 		}
 		if fp >= lo {
 			dst = append(dst, fp)
 		}
 	}
-	if err := r.Err(); err != nil {
-		return dst, fmt.Errorf("%w: entries run past the block's end", ErrCorrupt)
-	}
-	if pad := len(payload)*8 - r.Consumed(); pad >= 8 || r.ReadBits(uint(pad)) != 0 {
+	if pad := limit - used; pad >= 8 || pad > 0 && win>>(64-uint(pad)) != 0 {
 		return dst, fmt.Errorf("%w: %d bits after the last entry", ErrCorrupt, pad)
 	}
 	return dst, nil
