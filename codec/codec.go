@@ -29,6 +29,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math"
 	"math/bits"
 
 	"github.com/simhashdb/simhashdb/huffman"
@@ -73,6 +74,17 @@ func (m CodeMap) Code(id uint32) (*huffman.Code, error) {
 		return nil, fmt.Errorf("%w %d", ErrUnknownCode, id)
 	}
 	return c, nil
+}
+
+// Bound returns log2(C(2^64, n))/n, the information bound: the fewest bits
+// per fingerprint that any encoding of a set of n distinct 64-bit values can
+// average.
+func Bound(n int) float64 {
+	if n <= 0 {
+		return 0
+	}
+	lg, _ := math.Lgamma(float64(n) + 1)
+	return 64 - lg/math.Ln2/float64(n) // n << 2^64: log2 C(2^64,n) ~ 64n - log2 n!
 }
 
 // H returns the symbol h of fingerprint next after prev (prev < next): the
@@ -294,63 +306,30 @@ func DecodeRange(dst []uint64, block []byte, codes Codes, lo, hi uint64) ([]uint
 	if fp >= lo {
 		dst = append(dst, fp)
 	}
-	// A local bit window, refilled eight bytes at a time: the hot loop of
-	// every query, kept free of calls.
-	var win uint64 // next bits, left-aligned; bits below nwin are also valid data or zero
-	var nwin uint
-	pos, used, limit := 0, 0, len(payload)*8
-	refill := func() {
-		if pos+8 <= len(payload) {
-			win |= binary.BigEndian.Uint64(payload[pos:]) >> nwin
-			take := (63 - nwin) >> 3
-			pos += int(take)
-			nwin += take * 8
-			return
-		}
-		for nwin <= 56 && pos < len(payload) {
-			win |= uint64(payload[pos]) << (56 - nwin)
-			nwin += 8
-			pos++
-		}
-		if nwin <= 56 { // past the end: zeros, noticed through used > limit
-			nwin = 64
-		}
-	}
+	// Entries are read at a bit position with one unaligned 8-byte load,
+	// which yields at least 57 valid bits: enough for a whole entry unless h
+	// is tiny. The checksum after the payload gives the loads slack; only the
+	// last few bytes take the byte-wise path. The hot loop of every query,
+	// kept free of calls.
+	src := block[h.payload:]
+	limit := len(payload) * 8
+	pos := 0
 	for i := 1; i < h.Count; i++ {
-		if nwin < huffman.MaxLen {
-			refill()
-		}
-		sym, n, ok := code.Entry(win >> (64 - huffman.MaxLen))
+		w := load(src, pos)
+		sym, n, ok := code.Entry(w >> (64 - huffman.MaxLen))
 		if !ok {
 			return dst, fmt.Errorf("%w: entry %d: not a code word", ErrCorrupt, i)
 		}
-		win <<= n
-		nwin -= n
 		low := uint(63 - sym)
-		used += int(n + low)
 		var v uint64
-		if low > 0 {
-			if nwin < low {
-				if low > 56 { // too wide for one refill: take what is there first
-					first := nwin
-					v = win >> (64 - first)
-					win, nwin = 0, 0
-					refill()
-					rest := low - first
-					v = v<<rest | win>>(64-rest)
-					win <<= rest
-					nwin -= rest
-					goto got
-				}
-				refill()
-			}
-			v = win >> (64 - low)
-			win <<= low
-			nwin -= low
+		if n+low <= 57 {
+			v = w << n >> (64 - low) // low = 0 shifts everything out: v = 0
+		} else {
+			v = loadWide(src, pos+int(n), low)
 		}
-	got:
+		pos += int(n + low)
 		next := fp + (1<<low | v)
-		if next <= fp || used > limit { // wrapped or ran past the end: damaged
+		if next <= fp || pos > limit { // wrapped or ran past the end: damaged
 			return dst, fmt.Errorf("%w: entry %d runs past the block's end or out of order", ErrCorrupt, i)
 		}
 		fp = next
@@ -361,8 +340,32 @@ func DecodeRange(dst []uint64, block []byte, codes Codes, lo, hi uint64) ([]uint
 			dst = append(dst, fp)
 		}
 	}
-	if pad := limit - used; pad >= 8 || pad > 0 && win>>(64-uint(pad)) != 0 {
+	if pad := limit - pos; pad >= 8 || pad > 0 && load(src, pos)>>(64-uint(pad)) != 0 {
 		return dst, fmt.Errorf("%w: %d bits after the last entry", ErrCorrupt, pad)
 	}
 	return dst, nil
+}
+
+// load returns the 64 bits of src from bit pos on, most significant first;
+// at least the top 57 are src's (zeros past its end).
+func load(src []byte, pos int) uint64 {
+	i := pos >> 3
+	if i+8 <= len(src) {
+		return binary.BigEndian.Uint64(src[i:]) << (pos & 7)
+	}
+	var buf [8]byte
+	if i < len(src) {
+		copy(buf[:], src[i:])
+	}
+	return binary.BigEndian.Uint64(buf[:]) << (pos & 7)
+}
+
+// loadWide returns the width (1..63) bits of src from bit pos on, right-aligned.
+func loadWide(src []byte, pos int, width uint) uint64 {
+	hi := load(src, pos) >> 32 // 32 bits
+	if width <= 32 {
+		return hi >> (32 - width)
+	}
+	rest := width - 32
+	return hi<<rest | load(src, pos+32)>>(64-rest)
 }

@@ -2,8 +2,8 @@ package codec
 
 import (
 	"encoding/binary"
+	"github.com/simhashdb/simhashdb/bench/data"
 	"hash/crc32"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -13,33 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func uniform(n int, seed uint64) []uint64 {
-	r := rand.New(rand.NewPCG(seed, 3))
-	x := make([]uint64, n)
-	for i := range x {
-		x[i] = r.Uint64()
-	}
-	slices.Sort(x)
-	return slices.Compact(x)
-}
+func uniform(n int, seed uint64) []uint64 { return data.Sorted(data.Uniform(n, seed)) }
 
-// clustered imitates a simhash table: centres with many close neighbours
-// (a few low bits apart), runs of consecutive values, and 0 and 2^64-1.
-func clustered(n int, seed uint64) []uint64 {
-	r := rand.New(rand.NewPCG(seed, 4))
-	x := []uint64{0, ^uint64(0)}
-	for len(x) < n {
-		c := r.Uint64()
-		for range 1 + r.IntN(50) {
-			x = append(x, c^(r.Uint64()>>(40+r.IntN(24))))
-		}
-		for j := range uint64(r.IntN(5)) {
-			x = append(x, c+j)
-		}
-	}
-	slices.Sort(x)
-	return slices.Compact(x)
-}
+func clustered(n int, seed uint64) []uint64 { return data.Sorted(data.Clustered(n, seed)) }
 
 func dense(n int) []uint64 {
 	x := make([]uint64, n)
@@ -172,13 +148,6 @@ func TestEncoderErrors(t *testing.T) {
 	}
 }
 
-// InfoBound returns log2(C(2^64, n))/n, the fewest bits per fingerprint any
-// encoding of a set of n distinct 64-bit values can average.
-func InfoBound(n int) float64 {
-	lg, _ := math.Lgamma(float64(n) + 1)
-	return 64 - lg/math.Ln2/float64(n) // n << 2^64: log2 C(2^64,n) ~ 64n - log2 n!
-}
-
 func bitsPerFP(t testing.TB, fps []uint64, size int) float64 {
 	code, err := Train(fps)
 	require.NoError(t, err)
@@ -192,7 +161,7 @@ func bitsPerFP(t testing.TB, fps []uint64, size int) float64 {
 func TestSizeNearInformationBound(t *testing.T) {
 	for _, n := range []int{1 << 16, 1 << 20} {
 		fps := uniform(n, uint64(n))
-		got, bound := bitsPerFP(t, fps, DefaultBlockSize), InfoBound(len(fps))
+		got, bound := bitsPerFP(t, fps, DefaultBlockSize), Bound(len(fps))
 		t.Logf("n=%d: %.3f bits/fp, bound %.3f (+%.2f%%)", n, got, bound, 100*(got/bound-1))
 		assert.Less(t, got, bound*1.03, "within 3%% of the bound")
 	}

@@ -40,11 +40,11 @@ func Lines(path string, ax Axes, series []Series) error {
 	p.Y.Label.Text = ax.Y
 	if ax.LogX {
 		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.X.Tick.Marker = plot.LogTicks{Prec: 2}
 	}
 	if ax.LogY {
 		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: 2}
 	}
 	p.Add(plotter.NewGrid())
 	p.Legend.Top = ax.LegendTop
@@ -83,7 +83,7 @@ func Bars(path string, ax Axes, labels []string, values []float64) error {
 	p.Y.Label.Text = ax.Y
 	if ax.LogY {
 		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: 2}
 	}
 	bars, err := plotter.NewBarChart(plotter.Values(values), vg.Points(max(2, 400/float64(len(values)+1))))
 	if err != nil {

@@ -1,0 +1,111 @@
+// Package bench is simhashdb's macro benchmark suite: it generates data sets
+// from a fixed seed, measures the product and its baselines in the same run,
+// and writes results.json, report.md and PNG charts into a folder.
+//
+//	go run ./bench/cmd/simhashdb-bench --quick
+//
+// Micro-benchmarks (go test -bench) live beside each package.
+package bench
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// Config selects what a run measures.
+type Config struct {
+	// Out is the folder for results.json, report.md and the charts.
+	Out string
+	// Quick shrinks every data set so that the whole run takes well under two
+	// minutes: a smoke test, not a measurement.
+	Quick bool
+	// Seed makes the data sets; the default 1 is what the committed reports use.
+	Seed uint64
+	// Log receives progress; nil is slog.Default().
+	Log *slog.Logger
+}
+
+// Machine records where a run happened.
+type Machine struct {
+	CPU       string `json:"cpu"`
+	Cores     int    `json:"cores"`
+	GoVersion string `json:"go_version"`
+	OS        string `json:"os"`
+	Arch      string `json:"arch"`
+}
+
+// Results is everything a run measured (results.json).
+type Results struct {
+	Date    string        `json:"date"`
+	Quick   bool          `json:"quick"`
+	Seed    uint64        `json:"seed"`
+	Machine Machine       `json:"machine"`
+	Codec   *CodecResults `json:"codec,omitempty"`
+}
+
+// Run measures and writes the report into cfg.Out.
+func Run(cfg Config) (*Results, error) {
+	if cfg.Seed == 0 {
+		cfg.Seed = 1
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+		return nil, err
+	}
+	res := &Results{Date: time.Now().UTC().Format(time.DateOnly), Quick: cfg.Quick, Seed: cfg.Seed, Machine: machine()}
+	var err error
+	if res.Codec, err = runCodec(cfg); err != nil {
+		return nil, fmt.Errorf("codec: %w", err)
+	}
+	return res, write(cfg, res)
+}
+
+func machine() Machine {
+	m := Machine{Cores: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		defer f.Close()
+		s := bufio.NewScanner(f)
+		for s.Scan() {
+			if k, v, ok := strings.Cut(s.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPU = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	return m
+}
+
+func write(cfg Config, res *Results) error {
+	js, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(cfg.Out, "results.json"), append(js, '\n'), 0o644); err != nil {
+		return err
+	}
+	var md strings.Builder
+	fmt.Fprintf(&md, "# simhashdb benchmark report, %s\n\n", res.Date)
+	m := res.Machine
+	fmt.Fprintf(&md, "Machine: %s, %d cores, %s %s/%s. Seed %d.", m.CPU, m.Cores, m.GoVersion, m.OS, m.Arch, res.Seed)
+	if res.Quick {
+		md.WriteString(" **Quick run: small data, a smoke test; do not quote these numbers.**")
+	}
+	md.WriteString("\n\nReproduce: `go run ./bench/cmd/simhashdb-bench")
+	if res.Quick {
+		md.WriteString(" --quick")
+	}
+	md.WriteString("`.\n\n")
+	if res.Codec != nil {
+		res.Codec.report(&md)
+	}
+	return os.WriteFile(filepath.Join(cfg.Out, "report.md"), []byte(md.String()), 0o644)
+}

@@ -1,0 +1,40 @@
+package bench
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestQuickRun is the suite's smoke test: a quick run writes a complete
+// report. It asserts what was measured about size, never about speed.
+func TestQuickRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the quick suite")
+	}
+	out := t.TempDir()
+	res, err := Run(Config{Out: out, Quick: true})
+	require.NoError(t, err)
+	for _, f := range []string{"results.json", "report.md", "codec-bits-per-fp.png", "h-histogram.png"} {
+		st, err := os.Stat(filepath.Join(out, f))
+		require.NoError(t, err, f)
+		assert.Positive(t, st.Size(), f)
+	}
+	js, err := os.ReadFile(filepath.Join(out, "results.json"))
+	require.NoError(t, err)
+	var back Results
+	require.NoError(t, json.Unmarshal(js, &back))
+	assert.Equal(t, res.Codec.Rows, back.Codec.Rows)
+	require.NotEmpty(t, res.Codec.Rows)
+	for _, r := range res.Codec.Rows {
+		if r.Dist == "uniform" {
+			assert.Less(t, r.OverBound, 3.0, "uniform n=%d within 3%% of the bound", r.N)
+			assert.Greater(t, r.BitsPerFP, r.Bound, "no encoding beats the bound")
+		}
+		assert.Positive(t, r.DecodeMfps)
+	}
+}

@@ -1,0 +1,444 @@
+// Package wal is simhashdb's write-ahead log: append-only segment files of
+// framed, checksummed records, with group commit (concurrent writers share
+// one write and one fsync), replay that trims a torn tail and reports damage
+// elsewhere with its location, and removal of segments once their contents
+// are durable elsewhere.
+//
+// A record on disk is
+//
+//	length   4 bytes little-endian: payload length
+//	type     1 byte, non-zero
+//	checksum 4 bytes little-endian: CRC-32C of length, type and payload
+//	payload  length bytes
+//
+// Segments are named by a sequence number, 000001.wal, 000002.wal, ...; a
+// Log never appends to a segment it did not create, so after a crash the
+// damaged tail, if any, stays where it was and is trimmed by Replay.
+package wal
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// SyncMode says when a write is acknowledged.
+type SyncMode uint8
+
+const (
+	// SyncAlways acknowledges a write once it is fsynced: it survives a
+	// power loss. Concurrent writers share one fsync (group commit).
+	SyncAlways SyncMode = iota
+	// SyncInterval acknowledges a write once it is written to the operating
+	// system, which survives a crash of the process (kill -9); a background
+	// fsync at most Interval later makes it survive a power loss.
+	SyncInterval
+	// SyncNone acknowledges a write once it is written to the operating
+	// system and fsyncs only when a segment is closed.
+	SyncNone
+)
+
+// String returns the mode's name as ParseSyncMode reads it.
+func (m SyncMode) String() string {
+	switch m {
+	case SyncAlways:
+		return "always"
+	case SyncInterval:
+		return "interval"
+	case SyncNone:
+		return "none"
+	}
+	return "SyncMode(" + strconv.Itoa(int(m)) + ")"
+}
+
+// ParseSyncMode reads "always", "interval" or "none".
+func ParseSyncMode(s string) (SyncMode, error) {
+	for _, m := range []SyncMode{SyncAlways, SyncInterval, SyncNone} {
+		if s == m.String() {
+			return m, nil
+		}
+	}
+	return 0, fmt.Errorf("wal: unknown sync mode %q: want always, interval or none", s)
+}
+
+// HeaderLen is the length of a record's frame before its payload.
+const HeaderLen = 9
+
+// MaxRecord is the largest payload a record may carry.
+const MaxRecord = 64 << 20
+
+// DefaultInterval is the fsync interval of SyncInterval.
+const DefaultInterval = 100 * time.Millisecond
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Errors.
+var (
+	ErrClosed   = errors.New("wal: closed")
+	ErrCorrupt  = errors.New("wal: corrupt record")
+	ErrTooLarge = errors.New("wal: record too large")
+)
+
+// CorruptError locates damage in a segment that is not a torn tail.
+type CorruptError struct {
+	Path   string
+	Offset int64
+	Reason string
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("wal: corrupt record in %s at offset %d: %s", e.Path, e.Offset, e.Reason)
+}
+
+// Unwrap makes the error match ErrCorrupt.
+func (e *CorruptError) Unwrap() error { return ErrCorrupt }
+
+// Options configure a Log.
+type Options struct {
+	Sync SyncMode
+	// Interval is the fsync interval of SyncInterval; 0 means DefaultInterval.
+	Interval time.Duration
+}
+
+// LSN numbers records in the order they were appended, from 1, within one
+// open Log.
+type LSN uint64
+
+// Log appends records to the newest segment of a directory.
+type Log struct {
+	dir  string
+	opts Options
+
+	mu       sync.Mutex
+	cond     *sync.Cond
+	f        *os.File
+	seg      uint64
+	size     int64 // bytes in segments of this Log's directory, as far as known
+	buf      []byte
+	spare    []byte
+	appended LSN // last LSN appended to buf
+	written  LSN // last LSN written to the OS
+	synced   LSN // last LSN fsynced
+	writing  bool
+	err      error // sticky: once a write fails, the log refuses more
+	closed   bool
+	stop     chan struct{}
+	done     chan struct{}
+}
+
+// SegmentName returns the file name of segment n.
+func SegmentName(n uint64) string { return fmt.Sprintf("%06d.wal", n) }
+
+// Segments returns the sequence numbers of the segments in dir, ascending.
+func Segments(dir string) ([]uint64, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var segs []uint64
+	for _, e := range ents {
+		name, ok := strings.CutSuffix(e.Name(), ".wal")
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseUint(name, 10, 64)
+		if err != nil || n == 0 {
+			continue
+		}
+		segs = append(segs, n)
+	}
+	slices.Sort(segs)
+	return segs, nil
+}
+
+// Open creates dir if needed and starts a new segment after the newest one
+// there. Replay the directory first: Open does not read old segments.
+func Open(dir string, opts Options) (*Log, error) {
+	if opts.Sync > SyncNone {
+		return nil, fmt.Errorf("wal: invalid sync mode %d", opts.Sync)
+	}
+	if opts.Interval <= 0 {
+		opts.Interval = DefaultInterval
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	segs, err := Segments(dir)
+	if err != nil {
+		return nil, err
+	}
+	l := &Log{dir: dir, opts: opts, stop: make(chan struct{}), done: make(chan struct{})}
+	l.cond = sync.NewCond(&l.mu)
+	for _, s := range segs {
+		if st, err := os.Stat(filepath.Join(dir, SegmentName(s))); err == nil {
+			l.size += st.Size()
+		}
+	}
+	next := uint64(1)
+	if len(segs) > 0 {
+		next = segs[len(segs)-1] + 1
+	}
+	if err := l.openSegment(next); err != nil {
+		return nil, err
+	}
+	if opts.Sync == SyncInterval {
+		go l.syncLoop()
+	} else {
+		close(l.done)
+	}
+	return l, nil
+}
+
+func (l *Log) openSegment(n uint64) error {
+	f, err := os.OpenFile(filepath.Join(l.dir, SegmentName(n)), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := syncDir(l.dir); err != nil {
+		f.Close()
+		return err
+	}
+	l.f, l.seg = f, n
+	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// Segment returns the sequence number of the segment being written.
+func (l *Log) Segment() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.seg
+}
+
+// Size returns the bytes in the directory's segments, including records
+// appended but not yet written.
+func (l *Log) Size() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.size + int64(len(l.buf))
+}
+
+// AppendRecord appends the frame of a record to dst.
+func AppendRecord(dst []byte, typ byte, payload []byte) []byte {
+	var h [HeaderLen]byte
+	binary.LittleEndian.PutUint32(h[0:], uint32(len(payload)))
+	h[4] = typ
+	c := crc32.Update(crc32.Checksum(h[:5], castagnoli), castagnoli, payload)
+	binary.LittleEndian.PutUint32(h[5:], c)
+	return append(append(dst, h[:]...), payload...)
+}
+
+// Append adds a record to the log's buffer and returns its LSN. The record is
+// not durable until Wait(lsn) returns.
+func (l *Log) Append(typ byte, payload []byte) (LSN, error) {
+	if typ == 0 {
+		return 0, errors.New("wal: record type 0 is reserved")
+	}
+	if len(payload) > MaxRecord {
+		return 0, fmt.Errorf("%w: %d bytes, at most %d", ErrTooLarge, len(payload), MaxRecord)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return 0, ErrClosed
+	}
+	if l.err != nil {
+		return 0, l.err
+	}
+	l.buf = AppendRecord(l.buf, typ, payload)
+	l.appended++
+	return l.appended, nil
+}
+
+// Wait returns once the record lsn is durable as the sync mode promises. One
+// waiter writes (and fsyncs) everything appended so far while the others
+// wait for it: group commit.
+func (l *Log) Wait(ctx context.Context, lsn LSN) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for l.acked() < lsn {
+		if l.err != nil {
+			return l.err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if l.writing {
+			l.cond.Wait()
+			continue
+		}
+		l.writeLocked(l.opts.Sync == SyncAlways)
+	}
+	return nil
+}
+
+// Write appends a record and waits for it.
+func (l *Log) Write(ctx context.Context, typ byte, payload []byte) error {
+	lsn, err := l.Append(typ, payload)
+	if err != nil {
+		return err
+	}
+	return l.Wait(ctx, lsn)
+}
+
+func (l *Log) acked() LSN {
+	if l.opts.Sync == SyncAlways {
+		return l.synced
+	}
+	return l.written
+}
+
+// writeLocked writes the buffer (and fsyncs) with l.mu released meanwhile;
+// the caller holds l.mu and l.writing is false.
+func (l *Log) writeLocked(sync bool) {
+	l.writing = true
+	buf, target := l.buf, l.appended
+	l.buf = l.spare[:0]
+	f := l.f
+	l.mu.Unlock()
+	_, err := f.Write(buf)
+	if err == nil && sync {
+		err = f.Sync()
+	}
+	l.mu.Lock()
+	l.writing = false
+	if err != nil {
+		l.err = fmt.Errorf("wal: writing %s: %w", SegmentName(l.seg), err)
+	} else {
+		l.size += int64(len(buf))
+		l.written = target
+		if sync {
+			l.synced = target
+		}
+	}
+	l.spare = buf
+	l.cond.Broadcast()
+}
+
+func (l *Log) syncLoop() {
+	defer close(l.done)
+	t := time.NewTicker(l.opts.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-t.C:
+			l.mu.Lock()
+			if !l.writing && l.err == nil && !l.closed && l.synced < l.appended {
+				l.writeLocked(true)
+			}
+			l.mu.Unlock()
+		}
+	}
+}
+
+// Sync writes and fsyncs everything appended so far.
+func (l *Log) Sync() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.syncLocked()
+}
+
+func (l *Log) syncLocked() error {
+	for {
+		if l.err != nil {
+			return l.err
+		}
+		if l.closed {
+			return ErrClosed
+		}
+		if l.writing {
+			l.cond.Wait()
+			continue
+		}
+		if l.synced == l.appended {
+			return nil
+		}
+		l.writeLocked(true)
+	}
+}
+
+// Rotate makes everything appended so far durable, closes the current
+// segment and starts the next. It returns the number of the new segment:
+// every record appended before Rotate is in an older one.
+func (l *Log) Rotate() (uint64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.syncLocked(); err != nil {
+		return 0, err
+	}
+	if err := l.f.Close(); err != nil {
+		l.err = fmt.Errorf("wal: closing %s: %w", SegmentName(l.seg), err)
+		return 0, l.err
+	}
+	if err := l.openSegment(l.seg + 1); err != nil {
+		l.err = fmt.Errorf("wal: starting segment %d: %w", l.seg+1, err)
+		return 0, l.err
+	}
+	return l.seg, nil
+}
+
+// RemoveBefore deletes every segment older than seg, whose records the
+// caller has made durable elsewhere.
+func (l *Log) RemoveBefore(seg uint64) error {
+	segs, err := Segments(l.dir)
+	if err != nil {
+		return err
+	}
+	for _, s := range segs {
+		if s >= seg {
+			break
+		}
+		path := filepath.Join(l.dir, SegmentName(s))
+		st, err := os.Stat(path)
+		if err != nil {
+			return err
+		}
+		if err := os.Remove(path); err != nil {
+			return err
+		}
+		l.mu.Lock()
+		l.size -= st.Size()
+		l.mu.Unlock()
+	}
+	return syncDir(l.dir)
+}
+
+// Close makes everything appended durable and closes the segment.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return ErrClosed
+	}
+	err := l.syncLocked()
+	l.closed = true
+	if cerr := l.f.Close(); err == nil {
+		err = cerr
+	}
+	l.mu.Unlock()
+	close(l.stop)
+	<-l.done
+	return err
+}
