@@ -1,5 +1,40 @@
 // Package engine is the simhashdb database: a persistent index of 64-bit
-// SimHash fingerprints on Pebble, answering "which stored documents lie within
-// Hamming distance k" online, in batches and across the corpus. It is being
-// built; see README.md for its state.
+// SimHash fingerprints on Pebble that answers "which stored documents lie
+// within Hamming distance k of this fingerprint", the system of Manku, Jain
+// and Das Sarma (WWW 2007) as an embedded store.
+//
+// # Data model
+//
+// A document is a uint64 id with a fingerprint and an optional short name
+// (a URL, a path) that queries return. Several documents may share one
+// fingerprint. Inserting an existing id replaces its fingerprint and name.
+//
+// # Storage
+//
+// One Pebble database holds, behind one-byte key prefixes: metadata (format
+// version, table design, Huffman codes, counters), documents (id ->
+// fingerprint, name), postings (fingerprint, id -> name), and one keyspace
+// per permuted table whose keys are the last permuted fingerprint of a block
+// and whose values are the paper's Huffman-coded blocks (package codec). A
+// small directory of block keys and sizes is kept in memory, as the paper
+// keeps its block index, so that a warm probe finds its block without asking
+// Pebble.
+//
+// # Writes
+//
+// Insert and Delete append to the engine's write-ahead log (package wal);
+// concurrent writers share one write and fsync. A write is acknowledged once
+// it is durable as the SyncMode promises, and becomes visible to queries in
+// the order of the log. The memtable keeps recent writes searchable; when it
+// fills, a flush merges it into the tables by rewriting only the blocks its
+// fingerprints fall in, commits the result to Pebble atomically with the
+// documents and postings, and then drops the log segments it covers.
+//
+// # Queries
+//
+// A query of distance k <= K probes every table: it permutes the query, scans
+// the blocks whose range shares the table's top p_i bits, and keeps the
+// entries within distance k (the distance is the same in permuted space).
+// Memtable matches are added, deleted documents dropped, and the result
+// sorted by distance.
 package engine

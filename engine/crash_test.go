@@ -1,0 +1,174 @@
+package engine
+
+import (
+	"bufio"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestCrashChild is the writer that TestCrash kills; it does nothing unless
+// started by TestCrash.
+func TestCrashChild(t *testing.T) {
+	dir := os.Getenv("SIMHASHDB_CRASH_DIR")
+	if dir == "" {
+		t.Skip("run by TestCrash")
+	}
+	seed, _ := strconv.ParseUint(os.Getenv("SIMHASHDB_CRASH_SEED"), 10, 64)
+	db, err := Open(dir, Options{Expected: 1 << 12, MemtableSize: 32 << 10, Sync: SyncAlways})
+	if err != nil {
+		fmt.Println("open error", err)
+		os.Exit(3)
+	}
+	var out sync.Mutex
+	say := func(format string, args ...any) {
+		out.Lock()
+		fmt.Printf(format+"\n", args...)
+		out.Unlock()
+	}
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(seed, uint64(w)))
+			for i := 0; ; i++ {
+				id := uint64(w) + 4*uint64(r.IntN(2000)) // writer w owns ids = w mod 4
+				if r.IntN(5) == 0 {
+					say("begin del %d", id)
+					if err := db.Delete(ctx, id); err != nil {
+						say("error %v", err)
+						return
+					}
+					say("ack del %d", id)
+					continue
+				}
+				fp := r.Uint64() >> uint(r.IntN(3)*20)
+				say("begin put %d %d", id, fp)
+				if err := db.Insert(ctx, Doc{ID: id, Fingerprint: fp, Name: strconv.FormatUint(id, 10)}); err != nil {
+					say("error %v", err)
+					return
+				}
+				say("ack put %d %d", id, fp)
+				if i%50 == 0 && w == 0 {
+					if err := db.Flush(ctx); err != nil {
+						say("error %v", err)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// idState is what the crash test knows of an id: its acknowledged state,
+// and the state an unacknowledged write in flight at the kill may have left.
+type idState struct {
+	acked, pending *Doc // nil Doc pointer fields mean "absent"
+	hasAck, inFly  bool
+	ackAbsent      bool
+	pendAbsent     bool
+}
+
+// TestCrash kills a writing child process with SIGKILL at random moments,
+// many times over one index, and checks after each kill that every
+// acknowledged write is there (and every acknowledged delete holds), that
+// queries agree, and that Check passes.
+func TestCrash(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills child processes")
+	}
+	dir := t.TempDir()
+	rounds := 12
+	r := rand.New(rand.NewPCG(11, 11))
+	states := map[uint64]*idState{}
+	for round := range rounds {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.v=false")
+		cmd.Env = append(os.Environ(), "SIMHASHDB_CRASH_DIR="+dir, fmt.Sprintf("SIMHASHDB_CRASH_SEED=%d", round+1))
+		stdout, err := cmd.StdoutPipe()
+		require.NoError(t, err)
+		require.NoError(t, cmd.Start())
+		lines := make(chan string, 1024)
+		go func() {
+			s := bufio.NewScanner(stdout)
+			for s.Scan() {
+				lines <- s.Text()
+			}
+			close(lines)
+		}()
+		kill := time.After(time.Duration(50+r.IntN(400)) * time.Millisecond)
+		acks := 0
+	read:
+		for {
+			select {
+			case <-kill:
+				require.NoError(t, cmd.Process.Kill())
+				kill = nil
+			case line, ok := <-lines:
+				if !ok {
+					break read
+				}
+				f := strings.Fields(line)
+				require.GreaterOrEqual(t, len(f), 3, "child said %q", line)
+				require.NotEqual(t, "error", f[0], "child said %q", line)
+				id, _ := strconv.ParseUint(f[2], 10, 64)
+				s := states[id]
+				if s == nil {
+					s = &idState{}
+					states[id] = s
+				}
+				var d *Doc
+				if f[1] == "put" {
+					fp, _ := strconv.ParseUint(f[3], 10, 64)
+					d = &Doc{ID: id, Fingerprint: fp, Name: f[2]}
+				}
+				if f[0] == "begin" {
+					s.inFly, s.pending, s.pendAbsent = true, d, d == nil
+				} else {
+					s.hasAck, s.acked, s.ackAbsent = true, d, d == nil
+					s.inFly = false
+					acks++
+				}
+			}
+		}
+		_ = cmd.Wait()
+		db, err := Open(dir, Options{})
+		require.NoError(t, err, "round %d", round)
+		_, err = db.Check(ctx)
+		require.NoError(t, err, "round %d", round)
+		for id, s := range states {
+			got, err := db.Get(ctx, id)
+			present := err == nil
+			ok := func(d *Doc, absent bool) bool {
+				if absent {
+					return !present
+				}
+				return present && got == *d
+			}
+			good := !s.hasAck && !present || s.hasAck && ok(s.acked, s.ackAbsent) || s.inFly && ok(s.pending, s.pendAbsent)
+			require.True(t, good, "round %d: id %d: got %+v (present %v), state %+v", round, id, got, present, s)
+			// Settle the in-flight write to what recovery chose.
+			s.inFly = false
+			s.hasAck, s.ackAbsent = true, !present
+			if present {
+				g := got
+				s.acked = &g
+				m, err := db.Query(ctx, g.Fingerprint, 0)
+				require.NoError(t, err)
+				assert.Contains(t, m, Match{g, 0})
+			}
+		}
+		require.NoError(t, db.Close())
+		t.Logf("round %d: %d acknowledged writes, %d ids", round, acks, len(states))
+	}
+}

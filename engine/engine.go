@@ -1,0 +1,807 @@
+package engine
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/bits"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/simhashdb/simhashdb/codec"
+	"github.com/simhashdb/simhashdb/huffman"
+	"github.com/simhashdb/simhashdb/permutation"
+	"github.com/simhashdb/simhashdb/wal"
+)
+
+// pebbleFormat pins Pebble's on-disk format: the newest named version of
+// pebble/v2.1 (Pebble's default is an old row format).
+const pebbleFormat = pebble.FormatValueSeparation
+
+// Doc is a stored document.
+type Doc struct {
+	ID          uint64
+	Fingerprint uint64
+	// Name is optional (a URL, a path), at most MaxName bytes.
+	Name string
+}
+
+// Match is a document found by a query.
+type Match struct {
+	Doc
+	Distance int
+}
+
+// reader is what queries read from: a Pebble snapshot.
+type reader interface {
+	Get(key []byte) ([]byte, io.Closer, error)
+	NewIter(o *pebble.IterOptions) (*pebble.Iterator, error)
+}
+
+// tableIndex is the in-memory directory of one table's blocks.
+type tableIndex struct {
+	keys  []uint64 // last permuted fingerprint of each block, ascending
+	sizes []uint32
+}
+
+// state is what queries see of Pebble: a snapshot and the block directory
+// and codes that describe it. A flush replaces it whole.
+type state struct {
+	snap    *pebble.Snapshot
+	tables  []tableIndex
+	codes   []codec.CodeMap
+	curCode []uint32 // per table; 0 = none yet
+	docs    int64
+	fps     int64
+	walFrom uint64
+}
+
+// DB is an open index. Its methods are safe for concurrent use.
+type DB struct {
+	dir    string
+	opts   Options
+	log    *slog.Logger
+	pdb    *pebble.DB
+	popts  *pebble.Options
+	wal    *wal.Log // nil when read-only
+	design *permutation.Design
+	block  int
+	cache  *blockCache
+
+	mu        sync.RWMutex
+	cond      *sync.Cond // on mu: publication order, stalls, flush completion
+	st        *state
+	mem, imm  *memtable
+	immSeg    uint64 // WAL segment that starts after imm's records
+	published uint64 // sequence number of the last write applied to mem
+	closed    bool
+	bgErr     error // a failed background flush
+
+	commitMu sync.Mutex // orders WAL appends and sequence numbers
+	appended uint64
+	dedupMu  sync.Mutex // serialises InsertIfNew
+	flushMu  sync.Mutex // one flush (or check) at a time
+
+	flushCh chan struct{}
+	quit    chan struct{}
+	bg      sync.WaitGroup
+}
+
+// Open opens the index in dir, creating it unless opts.ReadOnly.
+func Open(dir string, opts Options) (*DB, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	pdir := filepath.Join(dir, "pebble")
+	if _, err := os.Stat(pdir); err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		if opts.ReadOnly {
+			return nil, fmt.Errorf("engine: no index in %s: %w", dir, err)
+		}
+	}
+	e := &DB{dir: dir, opts: opts, log: opts.Logger, block: opts.BlockSize,
+		flushCh: make(chan struct{}, 1), quit: make(chan struct{})}
+	e.cond = sync.NewCond(&e.mu)
+	pebbleCache := max(opts.CacheSize/8, 8<<20)
+	e.cache = newBlockCache(max(opts.CacheSize-pebbleCache, 1<<20))
+	c := pebble.NewCache(pebbleCache)
+	defer c.Unref()
+	po := &pebble.Options{Cache: c, FormatMajorVersion: pebbleFormat, ReadOnly: opts.ReadOnly,
+		Logger: pebbleLogger{opts.Logger}}
+	// Table blocks are Huffman-coded already and the other keys are mostly
+	// random 64-bit numbers: Pebble's compression would cost CPU for little.
+	po.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionNone })
+	for i := range po.Levels {
+		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+	}
+	po.EnsureDefaults()
+	e.popts = po
+	if e.pdb, err = pebble.Open(pdir, po); err != nil {
+		return nil, fmt.Errorf("engine: opening %s: %w", pdir, err)
+	}
+	if err := e.load(); err != nil {
+		e.pdb.Close()
+		return nil, err
+	}
+	e.mem = newMemtable(e.design)
+	walDir := filepath.Join(dir, "wal")
+	if !opts.ReadOnly {
+		// Open the log first: it starts a new segment after the ones replayed.
+		if e.wal, err = wal.Open(walDir, wal.Options{Sync: opts.Sync, Interval: opts.SyncInterval}); err != nil {
+			e.close()
+			return nil, fmt.Errorf("engine: %w", err)
+		}
+	}
+	rs, err := wal.Replay(walDir, e.st.walFrom, opts.ReadOnly, e.replayRecord)
+	if err != nil {
+		e.close()
+		return nil, fmt.Errorf("engine: replaying the write-ahead log: %w", err)
+	}
+	if rs.Records > 0 || rs.Trimmed > 0 {
+		e.log.Info("simhashdb: replayed the write-ahead log", "dir", walDir, "segments", rs.Segments,
+			"records", rs.Records, "documents", len(e.mem.docs), "torn_tail_bytes", rs.Trimmed)
+	}
+	if !opts.ReadOnly {
+		e.bg.Add(1)
+		go e.flusher()
+		if e.mem.size >= opts.MemtableSize {
+			e.signalFlush()
+		}
+	}
+	return e, nil
+}
+
+// load reads (or, for a new index, writes) the metadata, the block
+// directory and the codes.
+func (e *DB) load() error {
+	get := func(k []byte) ([]byte, bool, error) {
+		v, c, err := e.pdb.Get(k)
+		if errors.Is(err, pebble.ErrNotFound) {
+			return nil, false, nil
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		defer c.Close()
+		return slices.Clone(v), true, nil
+	}
+	fv, ok, err := get(metaFormat)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		if e.opts.ReadOnly {
+			return fmt.Errorf("engine: %s holds no simhashdb index", e.dir)
+		}
+		if err := e.create(); err != nil {
+			return err
+		}
+		fv, _, _ = get(metaFormat)
+	}
+	if len(fv) != 4 || binary.BigEndian.Uint32(fv) != formatVersion {
+		return fmt.Errorf("%w: %s: format version %x, this build reads %d", ErrCorrupt, e.dir, fv, formatVersion)
+	}
+	dv, _, err := get(metaDesign)
+	if err != nil {
+		return err
+	}
+	e.design = new(permutation.Design)
+	if err := e.design.UnmarshalBinary(dv); err != nil {
+		return fmt.Errorf("%w: %s: stored table design: %w", ErrCorrupt, e.dir, err)
+	}
+	if e.opts.K != DefaultK || e.opts.Design != nil {
+		// Options that name a K or design must agree with the index.
+		if e.opts.Design != nil && !sameDesign(e.opts.Design, e.design) {
+			return fmt.Errorf("%w: %s was built with a different table design (K = %d, %d tables)", ErrOptions, e.dir, e.design.K, len(e.design.Tables))
+		}
+		if e.opts.K != e.design.K {
+			return fmt.Errorf("%w: %s was built for K = %d, opened with K = %d", ErrOptions, e.dir, e.design.K, e.opts.K)
+		}
+	}
+	bv, _, err := get(metaBlock)
+	if err != nil {
+		return err
+	}
+	bs, n := binary.Uvarint(bv)
+	if n <= 0 || bs < codec.MinBlockSize || bs > codec.MaxBlockSize {
+		return fmt.Errorf("%w: %s: stored block size", ErrCorrupt, e.dir)
+	}
+	if e.opts.BlockSize != codec.DefaultBlockSize && e.opts.BlockSize != int(bs) {
+		return fmt.Errorf("%w: %s was built with %d-byte blocks, opened with %d", ErrOptions, e.dir, bs, e.opts.BlockSize)
+	}
+	e.block = int(bs)
+	st := &state{tables: make([]tableIndex, len(e.design.Tables)), codes: make([]codec.CodeMap, len(e.design.Tables)),
+		curCode: make([]uint32, len(e.design.Tables))}
+	wv, _, err := get(metaWALFrom)
+	if err != nil {
+		return err
+	}
+	if st.walFrom, n = binary.Uvarint(wv); n <= 0 {
+		return fmt.Errorf("%w: %s: stored WAL position", ErrCorrupt, e.dir)
+	}
+	cv, _, err := get(metaCounts)
+	if err != nil {
+		return err
+	}
+	docs, n1 := binary.Uvarint(cv)
+	fps, n2 := binary.Uvarint(cv[max(n1, 0):])
+	if n1 <= 0 || n2 <= 0 {
+		return fmt.Errorf("%w: %s: stored counters", ErrCorrupt, e.dir)
+	}
+	st.docs, st.fps = int64(docs), int64(fps)
+	for i := range st.codes {
+		st.codes[i] = codec.CodeMap{}
+	}
+	if err := e.scan([]byte{spaceMeta, 'c'}, func(k, v []byte) error {
+		if len(k) != 7 || int(k[2]) >= len(st.codes) {
+			return fmt.Errorf("%w: metadata key %x", ErrCorrupt, k)
+		}
+		t, id := int(k[2]), binary.BigEndian.Uint32(k[3:])
+		c, err := huffman.Unmarshal(v)
+		if err != nil {
+			return fmt.Errorf("%w: table %d code %d: %w", ErrCorrupt, t, id, err)
+		}
+		st.codes[t][id] = c
+		st.curCode[t] = max(st.curCode[t], id)
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := e.scan([]byte{spaceBlockDir}, func(k, v []byte) error {
+		if len(k) != 10 || int(k[1]) >= len(st.tables) {
+			return fmt.Errorf("%w: block directory key %x", ErrCorrupt, k)
+		}
+		size, n := binary.Uvarint(v)
+		if n <= 0 {
+			return fmt.Errorf("%w: block directory entry %x", ErrCorrupt, k)
+		}
+		ti := &st.tables[k[1]]
+		ti.keys = append(ti.keys, binary.BigEndian.Uint64(k[2:]))
+		ti.sizes = append(ti.sizes, uint32(size))
+		return nil
+	}); err != nil {
+		return err
+	}
+	st.snap = e.pdb.NewSnapshot()
+	e.st = st
+	return nil
+}
+
+func sameDesign(a, b *permutation.Design) bool {
+	x, err1 := a.MarshalBinary()
+	y, err2 := b.MarshalBinary()
+	return err1 == nil && err2 == nil && slices.Equal(x, y)
+}
+
+// create writes the metadata of a new index.
+func (e *DB) create() error {
+	d, err := e.opts.design()
+	if err != nil {
+		return err
+	}
+	if len(d.Tables) > 255 {
+		return fmt.Errorf("%w: %d tables, at most 255", ErrOptions, len(d.Tables))
+	}
+	db, err := d.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	b := e.pdb.NewBatch()
+	defer b.Close()
+	b.Set(metaFormat, binary.BigEndian.AppendUint32(nil, formatVersion), nil)
+	b.Set(metaDesign, db, nil)
+	b.Set(metaBlock, binary.AppendUvarint(nil, uint64(e.opts.BlockSize)), nil)
+	b.Set(metaWALFrom, binary.AppendUvarint(nil, 1), nil)
+	b.Set(metaCounts, []byte{0, 0}, nil)
+	e.log.Info("simhashdb: created index", "dir", e.dir, "k", d.K, "tables", len(d.Tables), "min_prefix", d.MinPrefix())
+	return b.Commit(pebble.Sync)
+}
+
+// scan calls fn for every key with the prefix p in the live database.
+func (e *DB) scan(p []byte, fn func(k, v []byte) error) error {
+	return scanReader(e.pdb, p, fn)
+}
+
+func scanReader(r reader, p []byte, fn func(k, v []byte) error) error {
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
+	if err != nil {
+		return err
+	}
+	for it.First(); it.Valid(); it.Next() {
+		v, err := it.ValueAndErr()
+		if err != nil {
+			it.Close()
+			return err
+		}
+		if err := fn(it.Key(), v); err != nil {
+			it.Close()
+			return err
+		}
+	}
+	return it.Close()
+}
+
+// Design returns the index's table design.
+func (e *DB) Design() *permutation.Design { return e.design }
+
+// K returns the largest distance the index answers.
+func (e *DB) K() int { return e.design.K }
+
+// Close makes every acknowledged write durable and releases the index. The
+// memtable is not flushed: the next Open replays the log.
+func (e *DB) Close() error {
+	e.commitMu.Lock()
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		e.commitMu.Unlock()
+		return ErrClosed
+	}
+	e.closed = true
+	e.cond.Broadcast()
+	e.mu.Unlock()
+	e.commitMu.Unlock()
+	close(e.quit)
+	e.bg.Wait()
+	e.flushMu.Lock() // a Flush called by a user may still run
+	defer e.flushMu.Unlock()
+	return e.close()
+}
+
+func (e *DB) close() error {
+	var errs []error
+	if e.wal != nil {
+		errs = append(errs, e.wal.Close())
+	}
+	if e.st != nil && e.st.snap != nil {
+		errs = append(errs, e.st.snap.Close())
+	}
+	errs = append(errs, e.pdb.Close())
+	return errors.Join(errs...)
+}
+
+// WAL record types.
+const recOps = 1
+
+// op kinds in a WAL record.
+const (
+	opInsert = 1
+	opDelete = 2
+)
+
+func encodeOps(docs []Doc, deletes []uint64) []byte {
+	size := 10
+	for _, d := range docs {
+		size += 1 + 16 + 2 + len(d.Name)
+	}
+	b := make([]byte, 0, size+9*len(deletes))
+	b = binary.AppendUvarint(b, uint64(len(docs)+len(deletes)))
+	for _, d := range docs {
+		b = append(b, opInsert)
+		b = binary.BigEndian.AppendUint64(b, d.ID)
+		b = binary.BigEndian.AppendUint64(b, d.Fingerprint)
+		b = binary.AppendUvarint(b, uint64(len(d.Name)))
+		b = append(b, d.Name...)
+	}
+	for _, id := range deletes {
+		b = append(b, opDelete)
+		b = binary.BigEndian.AppendUint64(b, id)
+	}
+	return b
+}
+
+// decodeOps calls fn for each op of a WAL record.
+func decodeOps(b []byte, fn func(del bool, d Doc)) error {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)) {
+		return errors.New("bad op count")
+	}
+	b = b[k:]
+	for i := range n {
+		if len(b) < 9 {
+			return fmt.Errorf("op %d truncated", i)
+		}
+		kind, id := b[0], binary.BigEndian.Uint64(b[1:])
+		b = b[9:]
+		switch kind {
+		case opDelete:
+			fn(true, Doc{ID: id})
+		case opInsert:
+			if len(b) < 8 {
+				return fmt.Errorf("op %d truncated", i)
+			}
+			fp := binary.BigEndian.Uint64(b)
+			l, k := binary.Uvarint(b[8:])
+			if k <= 0 || l > MaxName || uint64(len(b)-8-k) < l {
+				return fmt.Errorf("op %d: bad name", i)
+			}
+			fn(false, Doc{ID: id, Fingerprint: fp, Name: string(b[8+k : 8+k+int(l)])})
+			b = b[8+k+int(l):]
+		default:
+			return fmt.Errorf("op %d: unknown kind %d", i, kind)
+		}
+	}
+	if len(b) != 0 {
+		return fmt.Errorf("%d bytes after the last op", len(b))
+	}
+	return nil
+}
+
+func (m *memtable) applyRecord(payload []byte) error {
+	return decodeOps(payload, func(del bool, d Doc) {
+		if del {
+			m.delete(d.ID)
+		} else {
+			m.insert(d)
+		}
+	})
+}
+
+func (e *DB) replayRecord(typ byte, payload []byte) error {
+	if typ != recOps {
+		return fmt.Errorf("unknown record type %d", typ)
+	}
+	return e.mem.applyRecord(payload)
+}
+
+// Insert stores a document, replacing any with the same id. It returns once
+// the write is durable as Options.Sync promises; it is visible to queries
+// from then on.
+func (e *DB) Insert(ctx context.Context, d Doc) error {
+	return e.write(ctx, []Doc{d}, nil)
+}
+
+// InsertBatch stores many documents with one log record: one commit.
+func (e *DB) InsertBatch(ctx context.Context, docs []Doc) error {
+	return e.write(ctx, docs, nil)
+}
+
+// Delete removes documents by id; ids that are not stored are ignored.
+func (e *DB) Delete(ctx context.Context, ids ...uint64) error {
+	return e.write(ctx, nil, ids)
+}
+
+// maxOps bounds the writes of one commit so a record stays well under the
+// log's limit.
+const maxOps = 1 << 18
+
+func (e *DB) write(ctx context.Context, docs []Doc, deletes []uint64) error {
+	if e.opts.ReadOnly {
+		return ErrReadOnly
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for len(docs)+len(deletes) > maxOps { // split huge batches into records
+		n := min(len(docs), maxOps)
+		if err := e.write(ctx, docs[:n], deletes[:min(len(deletes), maxOps-n)]); err != nil {
+			return err
+		}
+		docs, deletes = docs[n:], deletes[min(len(deletes), maxOps-n):]
+	}
+	for i := range docs {
+		if len(docs[i].Name) > MaxName {
+			return fmt.Errorf("%w: document %d: name of %d bytes, at most %d", ErrInput, docs[i].ID, len(docs[i].Name), MaxName)
+		}
+	}
+	if len(docs)+len(deletes) == 0 {
+		return nil
+	}
+	payload := encodeOps(docs, deletes)
+	if err := e.stall(); err != nil {
+		return err
+	}
+	e.commitMu.Lock()
+	e.mu.RLock()
+	closed := e.closed
+	e.mu.RUnlock()
+	if closed {
+		e.commitMu.Unlock()
+		return ErrClosed
+	}
+	lsn, err := e.wal.Append(recOps, payload)
+	if err != nil {
+		e.commitMu.Unlock()
+		return fmt.Errorf("engine: %w", err)
+	}
+	e.appended++
+	seq := e.appended
+	e.commitMu.Unlock()
+	werr := e.wal.Wait(ctx, lsn)
+	// Publish even when waiting failed: the record is in the log, and the
+	// memtable must follow the log's order.
+	e.mu.Lock()
+	for e.published != seq-1 {
+		e.cond.Wait()
+	}
+	for _, d := range docs {
+		e.mem.insert(d)
+	}
+	for _, id := range deletes {
+		e.mem.delete(id)
+	}
+	e.published = seq
+	e.cond.Broadcast()
+	full := e.mem.size >= e.opts.MemtableSize
+	e.mu.Unlock()
+	if full {
+		e.signalFlush()
+	}
+	if werr != nil {
+		return fmt.Errorf("engine: %w", werr)
+	}
+	return nil
+}
+
+// stall holds a writer back while the memtable is twice its budget and the
+// previous one is still being flushed.
+func (e *DB) stall() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for e.imm != nil && e.mem.size >= 2*e.opts.MemtableSize && e.bgErr == nil && !e.closed {
+		e.cond.Wait()
+	}
+	if e.closed {
+		return ErrClosed
+	}
+	return e.bgErr
+}
+
+func (e *DB) signalFlush() {
+	select {
+	case e.flushCh <- struct{}{}:
+	default:
+	}
+}
+
+func (e *DB) flusher() {
+	defer e.bg.Done()
+	for {
+		select {
+		case <-e.quit:
+			return
+		case <-e.flushCh:
+			if err := e.flush(); err != nil {
+				e.log.Error("simhashdb: flush failed", "err", err)
+				e.mu.Lock()
+				e.bgErr = fmt.Errorf("engine: background flush: %w", err)
+				e.cond.Broadcast()
+				e.mu.Unlock()
+				return
+			}
+		}
+	}
+}
+
+// Get returns the document with the id, or ErrNotFound.
+func (e *DB) Get(ctx context.Context, id uint64) (Doc, error) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.closed {
+		return Doc{}, ErrClosed
+	}
+	for _, m := range []*memtable{e.mem, e.imm} {
+		if m == nil {
+			continue
+		}
+		if d, ok := m.docs[id]; ok {
+			if !d.live {
+				return Doc{}, fmt.Errorf("%w: document %d", ErrNotFound, id)
+			}
+			return Doc{ID: id, Fingerprint: d.fp, Name: d.name}, nil
+		}
+	}
+	v, c, err := e.st.snap.Get(docKey(id))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return Doc{}, fmt.Errorf("%w: document %d", ErrNotFound, id)
+	}
+	if err != nil {
+		return Doc{}, err
+	}
+	defer c.Close()
+	if len(v) < 8 {
+		return Doc{}, fmt.Errorf("%w: document %d: value of %d bytes", ErrCorrupt, id, len(v))
+	}
+	return Doc{ID: id, Fingerprint: binary.BigEndian.Uint64(v), Name: string(v[8:])}, nil
+}
+
+// Query returns every stored document within Hamming distance k of fp,
+// nearest first (then by id). k may be at most K.
+func (e *DB) Query(ctx context.Context, fp uint64, k int) ([]Match, error) {
+	if k < 0 || k > e.design.K {
+		return nil, fmt.Errorf("%w: k = %d, the index answers up to %d", ErrDistance, k, e.design.K)
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.closed {
+		return nil, ErrClosed
+	}
+	return e.queryLocked(ctx, fp, k)
+}
+
+type candidate struct {
+	fp uint64
+	d  int
+}
+
+func (e *DB) queryLocked(ctx context.Context, q uint64, k int) ([]Match, error) {
+	st := e.st
+	var cands []candidate
+	add := func(fp uint64, d int) { cands = append(cands, candidate{fp, d}) }
+	for t := range e.design.Tables {
+		if err := e.probe(st, t, q, k, add); err != nil {
+			return nil, err
+		}
+	}
+	e.mem.search(q, k, add)
+	if e.imm != nil {
+		e.imm.search(q, k, add)
+	}
+	if len(cands) == 0 {
+		return nil, nil
+	}
+	slices.SortFunc(cands, func(a, b candidate) int { return cmpU64(a.fp, b.fp) })
+	cands = slices.CompactFunc(cands, func(a, b candidate) bool { return a.fp == b.fp })
+	var out []Match
+	var it *pebble.Iterator
+	defer func() {
+		if it != nil {
+			it.Close()
+		}
+	}()
+	for _, c := range cands {
+		for _, id := range e.mem.byFP[c.fp] {
+			out = append(out, Match{Doc{id, c.fp, e.mem.docs[id].name}, c.d})
+		}
+		if e.imm != nil {
+			for _, id := range e.imm.byFP[c.fp] {
+				if !e.mem.touched.Contains(id) {
+					out = append(out, Match{Doc{id, c.fp, e.imm.docs[id].name}, c.d})
+				}
+			}
+		}
+		if it == nil {
+			var err error
+			if it, err = st.snap.NewIter(&pebble.IterOptions{LowerBound: []byte{spacePostings}, UpperBound: []byte{spacePostings + 1}}); err != nil {
+				return nil, err
+			}
+		}
+		p := postingPrefix(c.fp)
+		for it.SeekGE(p); it.Valid(); it.Next() {
+			key := it.Key()
+			if len(key) != 17 || binary.BigEndian.Uint64(key[1:]) != c.fp {
+				break
+			}
+			id := binary.BigEndian.Uint64(key[9:])
+			if e.mem.touched.Contains(id) || e.imm != nil && e.imm.touched.Contains(id) {
+				continue
+			}
+			v, err := it.ValueAndErr()
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, Match{Doc{id, c.fp, string(v)}, c.d})
+		}
+		if err := it.Error(); err != nil {
+			return nil, err
+		}
+	}
+	slices.SortFunc(out, func(a, b Match) int {
+		if a.Distance != b.Distance {
+			return a.Distance - b.Distance
+		}
+		return cmpU64(a.ID, b.ID)
+	})
+	return out, nil
+}
+
+func cmpU64(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// probe scans table t for permuted fingerprints sharing the query's top p_t
+// bits and within distance k.
+func (e *DB) probe(st *state, t int, q uint64, k int, add func(fp uint64, d int)) error {
+	tb := &e.design.Tables[t]
+	pq := tb.Permute(q)
+	lo, hi := tb.Range(pq)
+	keys := st.tables[t].keys
+	j, _ := slices.BinarySearch(keys, lo)
+	for ; j < len(keys); j++ {
+		fps, err := e.readBlock(st, t, keys[j])
+		if err != nil {
+			return err
+		}
+		i, _ := slices.BinarySearch(fps, lo)
+		for ; i < len(fps) && fps[i] <= hi; i++ {
+			if d := bits.OnesCount64(fps[i] ^ pq); d <= k {
+				add(tb.Unpermute(fps[i]), d)
+			}
+		}
+		if keys[j] >= hi {
+			break
+		}
+	}
+	return nil
+}
+
+// readBlock returns the decoded block of table t with the key, from the
+// cache or from st's snapshot.
+func (e *DB) readBlock(st *state, t int, key uint64) ([]uint64, error) {
+	ck := cacheKey{uint8(t), key}
+	if fps, ok := e.cache.get(ck); ok {
+		return fps, nil
+	}
+	fps, err := decodeBlock(st.snap, st.codes[t], t, key)
+	if err != nil {
+		return nil, err
+	}
+	e.cache.put(ck, fps)
+	return fps, nil
+}
+
+func decodeBlock(r reader, codes codec.CodeMap, t int, key uint64) ([]uint64, error) {
+	v, c, err := r.Get(tableKey(spaceTables, t, key))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, fmt.Errorf("%w: table %d block %016x is in the block directory but not stored", ErrCorrupt, t, key)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("engine: table %d block %016x: %w", t, key, err)
+	}
+	defer c.Close()
+	fps, err := codec.Decode(make([]uint64, 0, len(v)/4), v, codes)
+	if err != nil {
+		return nil, fmt.Errorf("%w: table %d block %016x: %w", ErrCorrupt, t, key, err)
+	}
+	if len(fps) == 0 || fps[len(fps)-1] != key {
+		return nil, fmt.Errorf("%w: table %d block %016x ends with another fingerprint", ErrCorrupt, t, key)
+	}
+	return fps, nil
+}
+
+// InsertIfNew is the crawler's decision: if no stored document lies within
+// distance k of d's fingerprint, it inserts d and returns inserted = true;
+// otherwise it returns the near-duplicates and stores nothing. Calls of
+// InsertIfNew are atomic with respect to each other (two near-duplicates
+// offered at once: one is inserted, the other is told about it).
+func (e *DB) InsertIfNew(ctx context.Context, d Doc, k int) (matches []Match, inserted bool, err error) {
+	e.dedupMu.Lock()
+	defer e.dedupMu.Unlock()
+	if matches, err = e.Query(ctx, d.Fingerprint, k); err != nil || len(matches) > 0 {
+		return matches, false, err
+	}
+	if err := e.Insert(ctx, d); err != nil {
+		return nil, false, err
+	}
+	return nil, true, nil
+}
+
+// pebbleLogger sends Pebble's logs to slog at debug level (errors at error).
+type pebbleLogger struct{ l *slog.Logger }
+
+func (p pebbleLogger) Infof(format string, args ...any) {
+	p.l.Debug("pebble: " + fmt.Sprintf(format, args...))
+}
+func (p pebbleLogger) Errorf(format string, args ...any) {
+	p.l.Error("pebble: " + fmt.Sprintf(format, args...))
+}
+func (p pebbleLogger) Fatalf(format string, args ...any) {
+	p.l.Error("pebble: fatal: " + fmt.Sprintf(format, args...))
+	os.Exit(1)
+}

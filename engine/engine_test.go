@@ -1,0 +1,179 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math/bits"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/simhashdb/simhashdb/bench/data"
+	"github.com/simhashdb/simhashdb/permutation"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var ctx = context.Background()
+
+// oracle is the brute-force model of an index.
+type oracle map[uint64]Doc
+
+func (o oracle) query(q uint64, k int) []Match {
+	var out []Match
+	for _, d := range o {
+		if dist := bits.OnesCount64(d.Fingerprint ^ q); dist <= k {
+			out = append(out, Match{d, dist})
+		}
+	}
+	slices.SortFunc(out, func(a, b Match) int {
+		if a.Distance != b.Distance {
+			return a.Distance - b.Distance
+		}
+		return cmpU64(a.ID, b.ID)
+	})
+	return out
+}
+
+func testOptions() Options {
+	return Options{Expected: 1 << 12, MemtableSize: 64 << 10, Sync: SyncNone}
+}
+
+func openT(t *testing.T, dir string, o Options) *DB {
+	t.Helper()
+	db, err := Open(dir, o)
+	require.NoError(t, err)
+	return db
+}
+
+// queries returns query fingerprints: stored ones, neighbours of stored ones
+// at every distance 0..k+1, random ones, 0 and all-ones.
+func queries(o oracle, k, n int, r *rand.Rand) []uint64 {
+	qs := []uint64{0, ^uint64(0), 1, 1 << 63}
+	ids := slices.Sorted(func(yield func(uint64) bool) {
+		for id := range o {
+			if !yield(id) {
+				return
+			}
+		}
+	})
+	for i := 0; i < n && len(ids) > 0; i++ {
+		fp := o[ids[r.IntN(len(ids))]].Fingerprint
+		qs = append(qs, data.Flip(fp, i%(k+2), r), r.Uint64())
+	}
+	return qs
+}
+
+func checkQueries(t *testing.T, db *DB, o oracle, qs []uint64, stage string) {
+	t.Helper()
+	for k := 0; k <= db.K(); k++ {
+		for _, q := range qs {
+			got, err := db.Query(ctx, q, k)
+			require.NoError(t, err)
+			want := o.query(q, k)
+			if !assert.Equal(t, len(want), len(got), "%s: query %016x k=%d", stage, q, k) {
+				return
+			}
+			if len(want) > 0 {
+				require.Equal(t, want, got, "%s: query %016x k=%d", stage, q, k)
+			}
+		}
+	}
+}
+
+// corpus is varied data: uniform, clustered, planted neighbours at every
+// distance 0..3, many ids on one fingerprint, 0 and all-ones.
+func corpus(n int, seed uint64) []Doc {
+	var fps []uint64
+	fps = append(fps, data.Uniform(n/3, seed)...)
+	fps = append(fps, data.Clustered(n/3, seed)...)
+	fps = append(fps, data.Planted(n/3, 3, 0.3, seed)...)
+	for range 20 {
+		fps = append(fps, 0, ^uint64(0), 0xdeadbeef)
+	}
+	docs := make([]Doc, len(fps))
+	for i, fp := range fps {
+		docs[i] = Doc{ID: uint64(i)*7 + 1, Fingerprint: fp, Name: fmt.Sprintf("doc-%d", i)}
+	}
+	return docs
+}
+
+func TestExactAgainstOracle(t *testing.T) {
+	designs := map[string]func() *permutation.Design{
+		"optimised": func() *permutation.Design { return nil },
+		"blocks-5":  func() *permutation.Design { d, _ := permutation.Blocks(3, 5); return d },
+		"paper-4":   func() *permutation.Design { d, _ := permutation.Paper(4); return d },
+	}
+	for name, mk := range designs {
+		t.Run(name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(7, 7))
+			dir := t.TempDir()
+			o := testOptions()
+			o.Design = mk()
+			db := openT(t, dir, o)
+			docs := corpus(3000, 1)
+			model := oracle{}
+			// First half: in the memtable only.
+			half := len(docs) / 2
+			require.NoError(t, db.InsertBatch(ctx, docs[:half]))
+			for _, d := range docs[:half] {
+				model[d.ID] = d
+			}
+			checkQueries(t, db, model, queries(model, 3, 100, r), "memtable")
+			require.NoError(t, db.Flush(ctx))
+			checkQueries(t, db, model, queries(model, 3, 100, r), "flushed")
+			// Second half one by one (background flushes happen), with
+			// replacements and deletes of flushed and unflushed documents.
+			for i, d := range docs[half:] {
+				require.NoError(t, db.Insert(ctx, d))
+				model[d.ID] = d
+				if i%10 == 0 {
+					victim := docs[r.IntN(half+i+1)]
+					require.NoError(t, db.Delete(ctx, victim.ID))
+					delete(model, victim.ID)
+				}
+				if i%13 == 0 {
+					re := docs[r.IntN(half+i+1)]
+					re.Fingerprint = data.Flip(re.Fingerprint, 1+r.IntN(3), r)
+					re.Name += "-v2"
+					require.NoError(t, db.Insert(ctx, re))
+					model[re.ID] = re
+				}
+			}
+			qs := queries(model, 3, 150, r)
+			checkQueries(t, db, model, qs, "mixed")
+			require.NoError(t, db.Flush(ctx))
+			checkQueries(t, db, model, qs, "flushed again")
+			_, err := db.Check(ctx)
+			require.NoError(t, err)
+			st, err := db.Stats(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, int64(len(model)), st.Documents)
+			distinct := map[uint64]bool{}
+			for _, d := range model {
+				distinct[d.Fingerprint] = true
+			}
+			assert.Equal(t, int64(len(distinct)), st.Fingerprints)
+			// Unflushed writes survive a reopen through the log.
+			require.NoError(t, db.Delete(ctx, docs[0].ID, docs[1].ID))
+			delete(model, docs[0].ID)
+			delete(model, docs[1].ID)
+			require.NoError(t, db.Close())
+			db = openT(t, dir, Options{Sync: SyncNone})
+			defer db.Close()
+			checkQueries(t, db, model, qs, "reopened")
+			for _, d := range docs[:50] {
+				got, err := db.Get(ctx, d.ID)
+				if want, ok := model[d.ID]; ok {
+					require.NoError(t, err)
+					assert.Equal(t, want, got)
+				} else {
+					assert.ErrorIs(t, err, ErrNotFound)
+				}
+			}
+			require.NoError(t, db.Flush(ctx))
+			_, err = db.Check(ctx)
+			require.NoError(t, err)
+		})
+	}
+}

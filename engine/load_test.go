@@ -1,0 +1,59 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/simhashdb/simhashdb/bench/data"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestLoad(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	dir := t.TempDir()
+	db := openT(t, dir, testOptions())
+	docs := corpus(6000, 2)
+	// A repeated id keeps its last document.
+	docs = append(docs, Doc{ID: docs[5].ID, Fingerprint: 12345, Name: "replaced"})
+	require.NoError(t, db.Load(ctx, docs))
+	model := oracle{}
+	for _, d := range docs {
+		model[d.ID] = d
+	}
+	qs := queries(model, 3, 200, r)
+	checkQueries(t, db, model, qs, "loaded")
+	rep, err := db.Check(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(len(model)), rep.Documents)
+	// A second Load into a non-empty index takes the insert path.
+	more := corpus(600, 9)
+	for i := range more {
+		more[i].ID += 1 << 40
+		model[more[i].ID] = more[i]
+	}
+	require.NoError(t, db.Load(ctx, more))
+	checkQueries(t, db, model, qs, "loaded twice")
+	require.NoError(t, db.Close())
+	db = openT(t, dir, Options{})
+	defer db.Close()
+	checkQueries(t, db, model, qs, "reopened")
+	_, err = db.Check(ctx)
+	require.NoError(t, err)
+}
+
+func TestRadixSort(t *testing.T) {
+	for _, n := range []int{0, 1, 100, 5000, 100000} {
+		x := data.Uniform(n, uint64(n))
+		if n > 10 {
+			for i := range n / 10 {
+				x[i] &= 0xffff // many keys sharing their high bytes
+			}
+		}
+		want := slices.Clone(x)
+		slices.Sort(want)
+		radixSort(x)
+		assert.Equal(t, want, x, "n=%d", n)
+	}
+}

@@ -1,0 +1,128 @@
+package engine
+
+import (
+	"fmt"
+	"log/slog"
+	"math"
+	"time"
+
+	"github.com/simhashdb/simhashdb/codec"
+	"github.com/simhashdb/simhashdb/permutation"
+	"github.com/simhashdb/simhashdb/wal"
+)
+
+// SyncMode says when a write is acknowledged; see the wal package.
+type SyncMode = wal.SyncMode
+
+// Sync modes.
+const (
+	// SyncAlways: a write is acknowledged once fsynced (concurrent writers
+	// share one fsync); it survives a power loss.
+	SyncAlways = wal.SyncAlways
+	// SyncInterval: acknowledged once written to the operating system (it
+	// survives kill -9), fsynced in the background within SyncInterval.
+	SyncInterval = wal.SyncInterval
+	// SyncNone: acknowledged once written to the operating system; fsynced
+	// at flushes and Close only.
+	SyncNone = wal.SyncNone
+)
+
+// Defaults.
+const (
+	DefaultK            = 3
+	DefaultExpected     = 1 << 24
+	DefaultMemtableSize = 64 << 20
+	DefaultCacheSize    = 256 << 20
+)
+
+// Options configure Open. The zero value is a usable default.
+type Options struct {
+	// K is the largest distance queries may ask for (default 3). Fixed when
+	// the index is created.
+	K int
+	// Expected is the corpus size the table design is optimised for
+	// (default 2^24); ignored when Design is set or the index exists.
+	Expected int64
+	// Design overrides the optimiser's table design.
+	Design *permutation.Design
+	// BlockSize is the codec's block budget in bytes (default 1024).
+	BlockSize int
+	// MemtableSize bounds the memory of recent writes before a flush
+	// (default 64 MiB).
+	MemtableSize int64
+	// CacheSize bounds the cache of decoded table blocks and Pebble's block
+	// cache together (default 256 MiB).
+	CacheSize int64
+	// Sync chooses durability; the default is SyncAlways.
+	Sync SyncMode
+	// SyncInterval is the background fsync period of SyncInterval.
+	SyncInterval time.Duration
+	// ReadOnly opens an existing index without writing to it.
+	ReadOnly bool
+	// Logger receives the engine's logs; nil is slog.Default().
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.K == 0 {
+		o.K = DefaultK
+	}
+	if o.K < 0 || o.K > 16 {
+		return o, fmt.Errorf("%w: K = %d, want 1..16", ErrOptions, o.K)
+	}
+	if o.Expected == 0 {
+		o.Expected = DefaultExpected
+	}
+	if o.Expected < 0 {
+		return o, fmt.Errorf("%w: Expected = %d", ErrOptions, o.Expected)
+	}
+	if o.BlockSize == 0 {
+		o.BlockSize = codec.DefaultBlockSize
+	}
+	if o.BlockSize < codec.MinBlockSize || o.BlockSize > codec.MaxBlockSize {
+		return o, fmt.Errorf("%w: BlockSize = %d, want %d..%d", ErrOptions, o.BlockSize, codec.MinBlockSize, codec.MaxBlockSize)
+	}
+	if o.MemtableSize == 0 {
+		o.MemtableSize = DefaultMemtableSize
+	}
+	if o.MemtableSize < 1<<10 {
+		return o, fmt.Errorf("%w: MemtableSize = %d, want at least 1 KiB", ErrOptions, o.MemtableSize)
+	}
+	if o.CacheSize == 0 {
+		o.CacheSize = DefaultCacheSize
+	}
+	if o.CacheSize < 1<<20 {
+		return o, fmt.Errorf("%w: CacheSize = %d, want at least 1 MiB", ErrOptions, o.CacheSize)
+	}
+	if o.Sync > SyncNone {
+		return o, fmt.Errorf("%w: Sync = %d", ErrOptions, o.Sync)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o, nil
+}
+
+// design returns the design of a new index: Options.Design, or the
+// optimiser's for K with p_i at least log2(Expected), so that a probe expects
+// about one candidate per table, capped to keep the table count sane.
+func (o Options) design() (*permutation.Design, error) {
+	if o.Design != nil {
+		if o.Design.K != o.K {
+			return nil, fmt.Errorf("%w: Design is for K = %d, Options.K is %d", ErrOptions, o.Design.K, o.K)
+		}
+		return o.Design, nil
+	}
+	p := int(math.Ceil(math.Log2(float64(max(o.Expected, 2)))))
+	for ; p > 1; p-- {
+		d, err := permutation.Optimize(o.K, p)
+		if err == nil && len(d.Tables) <= maxTables {
+			return d, nil
+		}
+	}
+	return permutation.Blocks(o.K, o.K+1)
+}
+
+// maxTables bounds the optimiser's designs: past this, space grows faster
+// than probes get cheaper.
+const maxTables = 64

@@ -1,0 +1,96 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/simhashdb/simhashdb/codec"
+)
+
+// TableStats describes one permuted table.
+type TableStats struct {
+	Prefix int    `json:"prefix_bits"`
+	Layout string `json:"layout"`
+	Blocks int    `json:"blocks"`
+	Bytes  int64  `json:"bytes"`
+	Codes  int    `json:"codes"`
+}
+
+// Stats describes the index. Documents and Fingerprints count what is
+// flushed; PendingWrites counts the memtable's writes not yet flushed.
+type Stats struct {
+	K            int          `json:"k"`
+	Documents    int64        `json:"documents"`
+	Fingerprints int64        `json:"fingerprints"`
+	Tables       []TableStats `json:"tables"`
+	// TableBytes is the size of every table block.
+	TableBytes int64 `json:"table_bytes"`
+	// BitsPerFingerprint is the codec's cost of one fingerprint in one
+	// table: TableBytes x 8 / tables / Fingerprints.
+	BitsPerFingerprint float64 `json:"bits_per_fingerprint"`
+	// EntropyBound is log2(C(2^64, n))/n for the n distinct fingerprints.
+	EntropyBound   float64 `json:"entropy_bound_bits"`
+	BlockSize      int     `json:"block_size"`
+	PendingWrites  int     `json:"pending_writes"`
+	MemtableBytes  int64   `json:"memtable_bytes"`
+	WALBytes       int64   `json:"wal_bytes"`
+	PebbleBytes    int64   `json:"pebble_bytes"`
+	BytesOnDisk    int64   `json:"bytes_on_disk"`
+	CacheBytes     int64   `json:"cache_bytes"`
+	CacheHits      uint64  `json:"cache_hits"`
+	CacheMisses    uint64  `json:"cache_misses"`
+	PebbleCacheHit int64   `json:"pebble_cache_hits"`
+}
+
+// Stats returns the index's statistics.
+func (e *DB) Stats(ctx context.Context) (Stats, error) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.closed {
+		return Stats{}, ErrClosed
+	}
+	st := e.st
+	s := Stats{K: e.design.K, Documents: st.docs, Fingerprints: st.fps, BlockSize: e.block}
+	for t, ti := range st.tables {
+		ts := TableStats{Prefix: e.design.Tables[t].Prefix, Layout: e.design.Tables[t].String(), Blocks: len(ti.keys), Codes: len(st.codes[t])}
+		for _, z := range ti.sizes {
+			ts.Bytes += int64(z)
+		}
+		s.TableBytes += ts.Bytes
+		s.Tables = append(s.Tables, ts)
+	}
+	if st.fps > 0 {
+		s.BitsPerFingerprint = float64(s.TableBytes*8) / float64(len(st.tables)) / float64(st.fps)
+		s.EntropyBound = codec.Bound(int(st.fps))
+	}
+	for _, m := range []*memtable{e.mem, e.imm} {
+		if m != nil {
+			s.PendingWrites += len(m.docs)
+			s.MemtableBytes += m.size
+		}
+	}
+	if e.wal != nil {
+		s.WALBytes = e.wal.Size()
+	}
+	pm := e.pdb.Metrics()
+	s.PebbleBytes = int64(pm.DiskSpaceUsage())
+	s.BytesOnDisk = s.PebbleBytes + s.WALBytes
+	s.CacheBytes, s.CacheHits, s.CacheMisses = e.cache.stats()
+	s.PebbleCacheHit = pm.BlockCache.Hits
+	return s, nil
+}
+
+// Describe writes the table design, as permutation.Design.Describe does,
+// for the index's current size.
+func (e *DB) Describe(w io.Writer) {
+	e.mu.RLock()
+	n := e.st.fps
+	e.mu.RUnlock()
+	logN := 0.0
+	if n > 1 {
+		logN = log2(float64(n))
+	}
+	fmt.Fprintf(w, "K = %d, %d tables, %d fingerprints\n", e.design.K, len(e.design.Tables), n)
+	e.design.Describe(w, logN)
+}
