@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 )
@@ -28,6 +29,8 @@ type Config struct {
 	Quick bool
 	// Seed makes the data sets; the default 1 is what the committed reports use.
 	Seed uint64
+	// Only, when set, names the sections to run ("codec", "engine").
+	Only []string
 	// Log receives progress; nil is slog.Default().
 	Log *slog.Logger
 }
@@ -43,11 +46,12 @@ type Machine struct {
 
 // Results is everything a run measured (results.json).
 type Results struct {
-	Date    string        `json:"date"`
-	Quick   bool          `json:"quick"`
-	Seed    uint64        `json:"seed"`
-	Machine Machine       `json:"machine"`
-	Codec   *CodecResults `json:"codec,omitempty"`
+	Date    string         `json:"date"`
+	Quick   bool           `json:"quick"`
+	Seed    uint64         `json:"seed"`
+	Machine Machine        `json:"machine"`
+	Codec   *CodecResults  `json:"codec,omitempty"`
+	Engine  *EngineResults `json:"engine,omitempty"`
 }
 
 // Run measures and writes the report into cfg.Out.
@@ -63,10 +67,26 @@ func Run(cfg Config) (*Results, error) {
 	}
 	res := &Results{Date: time.Now().UTC().Format(time.DateOnly), Quick: cfg.Quick, Seed: cfg.Seed, Machine: machine()}
 	var err error
-	if res.Codec, err = runCodec(cfg); err != nil {
-		return nil, fmt.Errorf("codec: %w", err)
+	if cfg.runs("codec") {
+		if res.Codec, err = runCodec(cfg); err != nil {
+			return nil, fmt.Errorf("codec: %w", err)
+		}
+	}
+	if cfg.runs("engine") {
+		if res.Engine, err = runEngine(cfg); err != nil {
+			return nil, fmt.Errorf("engine: %w", err)
+		}
 	}
 	return res, write(cfg, res)
+}
+
+// quiet is the logger of the engines a run opens: warnings and errors only.
+func quiet() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+func (c Config) runs(section string) bool {
+	return len(c.Only) == 0 || slices.Contains(c.Only, section)
 }
 
 func machine() Machine {
@@ -106,6 +126,9 @@ func write(cfg Config, res *Results) error {
 	md.WriteString("`.\n\n")
 	if res.Codec != nil {
 		res.Codec.report(&md)
+	}
+	if res.Engine != nil {
+		res.Engine.report(&md)
 	}
 	return os.WriteFile(filepath.Join(cfg.Out, "report.md"), []byte(md.String()), 0o644)
 }

@@ -1,85 +1,85 @@
 package engine
 
 import (
-	"container/list"
 	"sync"
+	"sync/atomic"
 )
 
-type cacheKey struct {
-	table uint8
-	key   uint64
+// slot holds the decoded form of one table block while it is cached. The
+// block directory keeps a slot per block, so a warm probe finds its block
+// with an index and an atomic load: no map, no lock.
+type slot struct{ p atomic.Pointer[cachedBlock] }
+
+type cachedBlock struct {
+	fps []uint64 // permuted fingerprints, ascending
+	ref atomic.Bool
 }
 
-type cacheEntry struct {
-	k   cacheKey
-	fps []uint64
-}
+func (b *cachedBlock) cost() int64 { return int64(len(b.fps))*8 + cacheEntryOverhead }
 
-// blockCache keeps decoded table blocks (permuted fingerprints, sorted) in
-// LRU order within a byte budget. Decoded blocks cost 8 bytes a fingerprint
-// against the codec's ~5.5, and spare the warm probe both Pebble and the
-// decoder.
+const cacheEntryOverhead = 64
+
+// blockCache bounds the memory of decoded blocks (8 bytes a fingerprint
+// against the codec's ~5.5: decoding is what a warm probe saves) and evicts
+// with the CLOCK algorithm, so a hit costs one atomic load and no write
+// unless the block's reference bit is clear.
 type blockCache struct {
-	mu     sync.Mutex
 	budget int64
-	used   int64
-	m      map[cacheKey]*list.Element
-	lru    list.List
-	hits   uint64
-	misses uint64
+	used   atomic.Int64
+	hits   atomic.Uint64
+	misses atomic.Uint64
+	mu     sync.Mutex // ring and hand
+	ring   []*slot
+	hand   int
 }
 
-func newBlockCache(budget int64) *blockCache {
-	return &blockCache{budget: budget, m: map[cacheKey]*list.Element{}}
-}
+func newBlockCache(budget int64) *blockCache { return &blockCache{budget: budget} }
 
-const cacheEntryOverhead = 96
-
-func (c *blockCache) get(k cacheKey) ([]uint64, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if el, ok := c.m[k]; ok {
-		c.lru.MoveToFront(el)
-		c.hits++
-		return el.Value.(*cacheEntry).fps, true
+func (c *blockCache) get(s *slot) ([]uint64, bool) {
+	if b := s.p.Load(); b != nil {
+		if !b.ref.Load() {
+			b.ref.Store(true)
+		}
+		c.hits.Add(1)
+		return b.fps, true
 	}
-	c.misses++
+	c.misses.Add(1)
 	return nil, false
 }
 
-func (c *blockCache) put(k cacheKey, fps []uint64) {
-	cost := int64(len(fps))*8 + cacheEntryOverhead
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if cost > c.budget {
+func (c *blockCache) put(s *slot, fps []uint64) {
+	b := &cachedBlock{fps: fps}
+	if b.cost() > c.budget || !s.p.CompareAndSwap(nil, b) {
 		return
 	}
-	if el, ok := c.m[k]; ok {
-		c.remove(el)
-	}
-	c.m[k] = c.lru.PushFront(&cacheEntry{k: k, fps: fps})
-	c.used += cost
-	for c.used > c.budget {
-		c.remove(c.lru.Back())
-	}
-}
-
-func (c *blockCache) remove(el *list.Element) {
-	e := c.lru.Remove(el).(*cacheEntry)
-	delete(c.m, e.k)
-	c.used -= int64(len(e.fps))*8 + cacheEntryOverhead
-}
-
-func (c *blockCache) drop(k cacheKey) {
+	c.used.Add(b.cost())
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if el, ok := c.m[k]; ok {
-		c.remove(el)
+	c.ring = append(c.ring, s)
+	for c.used.Load() > c.budget && len(c.ring) > 0 {
+		c.hand %= len(c.ring)
+		s := c.ring[c.hand]
+		b := s.p.Load()
+		if b != nil && b.ref.Load() {
+			b.ref.Store(false)
+			c.hand++
+			continue
+		}
+		if b != nil && s.p.CompareAndSwap(b, nil) {
+			c.used.Add(-b.cost())
+		}
+		c.ring[c.hand] = c.ring[len(c.ring)-1]
+		c.ring = c.ring[:len(c.ring)-1]
+	}
+}
+
+// drop forgets a block that a flush replaced.
+func (c *blockCache) drop(s *slot) {
+	if b := s.p.Swap(nil); b != nil {
+		c.used.Add(-b.cost())
 	}
 }
 
 func (c *blockCache) stats() (used int64, hits, misses uint64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.used, c.hits, c.misses
+	return c.used.Load(), c.hits.Load(), c.misses.Load()
 }

@@ -49,6 +49,67 @@ type reader interface {
 type tableIndex struct {
 	keys  []uint64 // last permuted fingerprint of each block, ascending
 	sizes []uint32
+	slots []*slot // the blocks' cache slots
+	// radix[b] is the first block whose key is >= b << shift: a probe
+	// binary-searches only between radix[b] and radix[b+1], a block or two,
+	// instead of the whole directory (whose misses cost more than the rest
+	// of a warm probe).
+	radix []uint32
+	shift uint
+}
+
+// index builds the radix directory over keys, about four entries a block.
+func (ti *tableIndex) index() {
+	bitsN := 1
+	for 1<<bitsN < 4*len(ti.keys) && bitsN < 24 {
+		bitsN++
+	}
+	ti.shift = uint(64 - bitsN)
+	ti.radix = make([]uint32, 1<<bitsN+1)
+	j := 0
+	for b := range 1 << bitsN {
+		for j < len(ti.keys) && ti.keys[j]>>ti.shift < uint64(b) {
+			j++
+		}
+		ti.radix[b] = uint32(j)
+	}
+	ti.radix[1<<bitsN] = uint32(len(ti.keys))
+}
+
+// find returns the first block whose key is >= v (len(keys) if none).
+func (ti *tableIndex) find(v uint64) int {
+	b := v >> ti.shift
+	lo, hi := int(ti.radix[b]), int(ti.radix[b+1])
+	if hi-lo > 8 { // a crowded bucket (clustered fingerprints)
+		j, _ := slices.BinarySearch(ti.keys[lo:hi], v)
+		return lo + j
+	}
+	for lo < hi && ti.keys[lo] < v {
+		lo++
+	}
+	return lo
+}
+
+// lowerBound returns the first i with fps[i] >= v in a sorted block,
+// guessing by interpolation and walking from there: entries of a block are
+// spread evenly enough that the walk is short, and it reads memory in order.
+func lowerBound(fps []uint64, v uint64) int {
+	n := len(fps)
+	if n == 0 || v <= fps[0] {
+		return 0
+	}
+	if v > fps[n-1] {
+		return n
+	}
+	step := (fps[n-1]-fps[0])/uint64(n) + 1
+	i := min(int((v-fps[0])/step), n-1)
+	for i > 0 && fps[i-1] >= v {
+		i--
+	}
+	for fps[i] < v {
+		i++
+	}
+	return i
 }
 
 // state is what queries see of Pebble: a snapshot and the block directory
@@ -268,9 +329,13 @@ func (e *DB) load() error {
 		ti := &st.tables[k[1]]
 		ti.keys = append(ti.keys, binary.BigEndian.Uint64(k[2:]))
 		ti.sizes = append(ti.sizes, uint32(size))
+		ti.slots = append(ti.slots, new(slot))
 		return nil
 	}); err != nil {
 		return err
+	}
+	for t := range st.tables {
+		st.tables[t].index()
 	}
 	st.snap = e.pdb.NewSnapshot()
 	e.st = st
@@ -572,6 +637,9 @@ func (e *DB) flusher() {
 			return
 		case <-e.flushCh:
 			if err := e.flush(); err != nil {
+				if errors.Is(err, ErrClosed) {
+					return
+				}
 				e.log.Error("simhashdb: flush failed", "err", err)
 				e.mu.Lock()
 				e.bgErr = fmt.Errorf("engine: background flush: %w", err)
@@ -721,14 +789,14 @@ func (e *DB) probe(st *state, t int, q uint64, k int, add func(fp uint64, d int)
 	tb := &e.design.Tables[t]
 	pq := tb.Permute(q)
 	lo, hi := tb.Range(pq)
-	keys := st.tables[t].keys
-	j, _ := slices.BinarySearch(keys, lo)
-	for ; j < len(keys); j++ {
-		fps, err := e.readBlock(st, t, keys[j])
+	ti := &st.tables[t]
+	keys := ti.keys
+	for j := ti.find(lo); j < len(keys); j++ {
+		fps, err := e.readBlock(st, t, j)
 		if err != nil {
 			return err
 		}
-		i, _ := slices.BinarySearch(fps, lo)
+		i := lowerBound(fps, lo)
 		for ; i < len(fps) && fps[i] <= hi; i++ {
 			if d := bits.OnesCount64(fps[i] ^ pq); d <= k {
 				add(tb.Unpermute(fps[i]), d)
@@ -741,18 +809,18 @@ func (e *DB) probe(st *state, t int, q uint64, k int, add func(fp uint64, d int)
 	return nil
 }
 
-// readBlock returns the decoded block of table t with the key, from the
-// cache or from st's snapshot.
-func (e *DB) readBlock(st *state, t int, key uint64) ([]uint64, error) {
-	ck := cacheKey{uint8(t), key}
-	if fps, ok := e.cache.get(ck); ok {
+// readBlock returns the decoded block j of table t, from the cache or from
+// st's snapshot.
+func (e *DB) readBlock(st *state, t, j int) ([]uint64, error) {
+	ti := &st.tables[t]
+	if fps, ok := e.cache.get(ti.slots[j]); ok {
 		return fps, nil
 	}
-	fps, err := decodeBlock(st.snap, st.codes[t], t, key)
+	fps, err := decodeBlock(st.snap, st.codes[t], t, ti.keys[j])
 	if err != nil {
 		return nil, err
 	}
-	e.cache.put(ck, fps)
+	e.cache.put(ti.slots[j], fps)
 	return fps, nil
 }
 

@@ -144,7 +144,7 @@ func (e *DB) flushMemtable(m *memtable, walFrom uint64) (flushStats, error) {
 		}
 	}
 	st := &state{tables: slices.Clone(old.tables), codes: slices.Clone(old.codes), curCode: slices.Clone(old.curCode), docs: docs, fps: old.fps, walFrom: walFrom}
-	var dropped []cacheKey
+	var dropped []*slot
 	perm := make([]uint64, 0, max(len(adds), len(dels)))
 	var pdels []uint64
 	for t := range e.design.Tables {
@@ -163,9 +163,7 @@ func (e *DB) flushMemtable(m *memtable, walFrom uint64) (flushStats, error) {
 		if err != nil {
 			return fs, err
 		}
-		for _, k := range r.replaced {
-			dropped = append(dropped, cacheKey{uint8(t), k})
-		}
+		dropped = append(dropped, r.replaced...)
 		fs.written += r.written
 		fs.replaced += len(r.replaced)
 		if t == 0 {
@@ -184,8 +182,8 @@ func (e *DB) flushMemtable(m *memtable, walFrom uint64) (flushStats, error) {
 	st.snap = e.pdb.NewSnapshot()
 	e.mu.Lock()
 	e.st = st
-	for _, k := range dropped {
-		e.cache.drop(k)
+	for _, s := range dropped {
+		e.cache.drop(s)
 	}
 	e.imm = nil
 	e.cond.Broadcast()
@@ -195,7 +193,7 @@ func (e *DB) flushMemtable(m *memtable, walFrom uint64) (flushStats, error) {
 
 type mergeResult struct {
 	added, removed, written int
-	replaced                []uint64 // keys of blocks rewritten or deleted
+	replaced                []*slot // cache slots of blocks rewritten or deleted
 }
 
 // group is the part of a flush that falls in one block: block j covers
@@ -246,10 +244,10 @@ func (e *DB) mergeTable(b *pebble.Batch, old, st *state, t int, adds, dels []uin
 		var cur []uint64
 		if g.j >= 0 {
 			var err error
-			if cur, err = e.readBlock(old, t, keys[g.j]); err != nil {
+			if cur, err = e.readBlock(old, t, g.j); err != nil {
 				return r, err
 			}
-			r.replaced = append(r.replaced, keys[g.j])
+			r.replaced = append(r.replaced, old.tables[t].slots[g.j])
 		}
 		g.merged = make([]uint64, 0, len(cur)+len(g.adds))
 		// adds and dels are disjoint: a fingerprint leaves only when no
@@ -305,6 +303,7 @@ func (e *DB) mergeTable(b *pebble.Batch, old, st *state, t int, adds, dels []uin
 	// new blocks.
 	var nk []uint64
 	var ns []uint32
+	var nslots []*slot
 	oldIdx := old.tables[t]
 	next := 0
 	var buf []byte
@@ -312,6 +311,7 @@ func (e *DB) mergeTable(b *pebble.Batch, old, st *state, t int, adds, dels []uin
 		if g.j >= 0 {
 			nk = append(nk, oldIdx.keys[next:g.j]...)
 			ns = append(ns, oldIdx.sizes[next:g.j]...)
+			nslots = append(nslots, oldIdx.slots[next:g.j]...)
 			next = g.j + 1
 		}
 		rewritten := false
@@ -332,7 +332,7 @@ func (e *DB) mergeTable(b *pebble.Batch, old, st *state, t int, adds, dels []uin
 				if err := b.Set(tableKey(spaceBlockDir, t, key), binary.AppendUvarint(nil, uint64(len(buf))), nil); err != nil {
 					return err
 				}
-				nk, ns = append(nk, key), append(ns, uint32(len(buf)))
+				nk, ns, nslots = append(nk, key), append(ns, uint32(len(buf))), append(nslots, new(slot))
 				r.written++
 				return nil
 			}
@@ -365,6 +365,8 @@ func (e *DB) mergeTable(b *pebble.Batch, old, st *state, t int, adds, dels []uin
 	}
 	nk = append(nk, oldIdx.keys[next:]...)
 	ns = append(ns, oldIdx.sizes[next:]...)
-	st.tables[t] = tableIndex{keys: nk, sizes: ns}
+	nslots = append(nslots, oldIdx.slots[next:]...)
+	st.tables[t] = tableIndex{keys: nk, sizes: ns, slots: nslots}
+	st.tables[t].index()
 	return r, nil
 }

@@ -58,76 +58,82 @@ func (e *DB) Load(ctx context.Context, docs []Doc) error {
 }
 
 func (e *DB) ingest(ctx context.Context, in []Doc) error {
-	// Documents by id, the last of a repeated id winning.
-	docs := slices.Clone(in)
-	slices.SortStableFunc(docs, func(a, b Doc) int { return cmpU64(a.ID, b.ID) })
-	w := 0
-	for i := range docs {
-		if i+1 < len(docs) && docs[i+1].ID == docs[i].ID {
-			continue
+	// Documents by id, the last of a repeated id winning. Input already in
+	// strictly increasing id order (the usual bulk case) is used as it is.
+	docs := in
+	if !slices.IsSortedFunc(in, func(a, b Doc) int { return cmpU64(a.ID, b.ID) }) || hasRepeat(in) {
+		docs = slices.Clone(in)
+		slices.SortStableFunc(docs, func(a, b Doc) int { return cmpU64(a.ID, b.ID) })
+		w := 0
+		for i := range docs {
+			if i+1 < len(docs) && docs[i+1].ID == docs[i].ID {
+				continue
+			}
+			docs[w] = docs[i]
+			w++
 		}
-		docs[w] = docs[i]
-		w++
+		docs = docs[:w]
 	}
-	docs = docs[:w]
 	tmp, err := os.MkdirTemp(e.dir, "load-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
 	var paths []string
+	var pathsMu sync.Mutex
 	newSST := func(name string) (*sstable.Writer, error) {
 		path := filepath.Join(tmp, name+".sst")
 		f, err := vfs.Default.Create(path, vfs.WriteCategoryUnspecified)
 		if err != nil {
 			return nil, err
 		}
+		pathsMu.Lock()
 		paths = append(paths, path)
+		pathsMu.Unlock()
 		return sstable.NewWriter(objstorageprovider.NewFileWritable(f), e.popts.MakeWriterOptions(6, pebbleFormat.MaxTableFormat())), nil
 	}
-	// Documents.
-	sw, err := newSST("docs")
-	if err != nil {
-		return err
+	// Postings order: documents stably radix-sorted by fingerprint, which
+	// keeps id order within a fingerprint.
+	keys := make([]uint64, len(docs))
+	order := make([]uint32, len(docs))
+	for i := range docs {
+		keys[i], order[i] = docs[i].Fingerprint, uint32(i)
 	}
-	for _, d := range docs {
-		if err := sw.Set(docKey(d.ID), docValue(d.Fingerprint, d.Name)); err != nil {
-			return err
-		}
-	}
-	if err := sw.Close(); err != nil {
-		return err
-	}
-	// Postings, by (fingerprint, id), and the distinct fingerprints.
-	byFP := make([]int32, len(docs))
-	for i := range byFP {
-		byFP[i] = int32(i)
-	}
-	slices.SortFunc(byFP, func(a, b int32) int {
-		if c := cmpU64(docs[a].Fingerprint, docs[b].Fingerprint); c != 0 {
-			return c
-		}
-		return cmpU64(docs[a].ID, docs[b].ID)
-	})
-	sw, err = newSST("postings")
-	if err != nil {
-		return err
-	}
-	fps := make([]uint64, 0, len(docs))
-	for _, i := range byFP {
-		d := &docs[i]
-		if err := sw.Set(postingKey(d.Fingerprint, d.ID), []byte(d.Name)); err != nil {
-			return err
-		}
-		if len(fps) == 0 || fps[len(fps)-1] != d.Fingerprint {
-			fps = append(fps, d.Fingerprint)
-		}
-	}
-	if err := sw.Close(); err != nil {
-		return err
-	}
-	byFP = nil
+	radixSortPairs(keys, order)
+	fps := slices.Compact(keys) // distinct fingerprints, ascending
+	// Documents and postings are written on one goroutine while the tables
+	// are built on the others.
+	docsErr := make(chan error, 1)
+	go func() {
+		docsErr <- func() error {
+			sw, err := newSST("docs")
+			if err != nil {
+				return err
+			}
+			for _, d := range docs {
+				if err := sw.Set(docKey(d.ID), docValue(d.Fingerprint, d.Name)); err != nil {
+					sw.Close()
+					return err
+				}
+			}
+			if err := sw.Close(); err != nil {
+				return err
+			}
+			if sw, err = newSST("postings"); err != nil {
+				return err
+			}
+			for _, i := range order {
+				d := &docs[i]
+				if err := sw.Set(postingKey(d.Fingerprint, d.ID), []byte(d.Name)); err != nil {
+					sw.Close()
+					return err
+				}
+			}
+			return sw.Close()
+		}()
+	}()
 	if err := ctx.Err(); err != nil {
+		<-docsErr
 		return err
 	}
 	// Tables, two at a time on two cores: permute, sort, train, encode.
@@ -138,7 +144,6 @@ func (e *DB) ingest(ctx context.Context, in []Doc) error {
 		err   error
 	}
 	tables := make([]built, len(e.design.Tables))
-	var mu sync.Mutex // newSST appends to paths
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	for t := range e.design.Tables {
@@ -157,13 +162,11 @@ func (e *DB) ingest(ctx context.Context, in []Doc) error {
 			if b.code, b.err = codec.Train(perm); b.err != nil {
 				return
 			}
-			mu.Lock()
 			tw, err := newSST(fmt.Sprintf("table-%03d", t))
 			var dw *sstable.Writer
 			if err == nil {
 				dw, err = newSST(fmt.Sprintf("dir-%03d", t))
 			}
-			mu.Unlock()
 			if err != nil {
 				b.err = err
 				return
@@ -185,13 +188,16 @@ func (e *DB) ingest(ctx context.Context, in []Doc) error {
 		}()
 	}
 	wg.Wait()
+	if err := <-docsErr; err != nil {
+		return fmt.Errorf("engine: loading documents: %w", err)
+	}
 	for t := range tables {
 		if tables[t].err != nil {
 			return fmt.Errorf("engine: loading table %d: %w", t, tables[t].err)
 		}
 	}
 	// Metadata: codes and counters, in the same atomic ingestion.
-	sw, err = newSST("meta")
+	sw, err := newSST("meta")
 	if err != nil {
 		return err
 	}
@@ -216,7 +222,11 @@ func (e *DB) ingest(ctx context.Context, in []Doc) error {
 	st := &state{tables: make([]tableIndex, len(tables)), codes: make([]codec.CodeMap, len(tables)), curCode: make([]uint32, len(tables)),
 		docs: int64(len(docs)), fps: int64(len(fps)), walFrom: e.st.walFrom, snap: e.pdb.NewSnapshot()}
 	for t, b := range tables {
-		st.tables[t] = tableIndex{keys: b.keys, sizes: b.sizes}
+		st.tables[t] = tableIndex{keys: b.keys, sizes: b.sizes, slots: make([]*slot, len(b.keys))}
+		for j := range st.tables[t].slots {
+			st.tables[t].slots[j] = new(slot)
+		}
+		st.tables[t].index()
 		st.codes[t] = codec.CodeMap{1: b.code}
 		st.curCode[t] = 1
 	}
@@ -225,6 +235,49 @@ func (e *DB) ingest(ctx context.Context, in []Doc) error {
 	e.st = st
 	e.mu.Unlock()
 	return old.snap.Close()
+}
+
+func hasRepeat(sorted []Doc) bool {
+	for i := 1; i < len(sorted); i++ {
+		if sorted[i].ID == sorted[i-1].ID {
+			return true
+		}
+	}
+	return false
+}
+
+// radixSortPairs sorts keys in place, least significant byte first, and
+// moves vals along; it is stable.
+func radixSortPairs(keys []uint64, vals []uint32) {
+	if len(keys) < 2 {
+		return
+	}
+	kb, vb := make([]uint64, len(keys)), make([]uint32, len(vals))
+	sk, sv, dk, dv := keys, vals, kb, vb
+	for shift := uint(0); shift < 64; shift += 8 {
+		var count [256]int
+		for _, k := range sk {
+			count[byte(k>>shift)]++
+		}
+		if count[byte(sk[0]>>shift)] == len(sk) {
+			continue
+		}
+		pos := 0
+		for i, c := range count {
+			count[i] = pos
+			pos += c
+		}
+		for i, k := range sk {
+			b := byte(k >> shift)
+			dk[count[b]], dv[count[b]] = k, sv[i]
+			count[b]++
+		}
+		sk, sv, dk, dv = dk, dv, sk, sv
+	}
+	if &sk[0] != &keys[0] {
+		copy(keys, sk)
+		copy(vals, sv)
+	}
 }
 
 // radixSort sorts x in place, least significant byte first, in eight passes

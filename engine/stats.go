@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
+	"path/filepath"
 
 	"github.com/simhashdb/simhashdb/codec"
 )
@@ -74,11 +76,26 @@ func (e *DB) Stats(ctx context.Context) (Stats, error) {
 		s.WALBytes = e.wal.Size()
 	}
 	pm := e.pdb.Metrics()
-	s.PebbleBytes = int64(pm.DiskSpaceUsage())
+	s.PebbleBytes = dirSize(filepath.Join(e.dir, "pebble"))
 	s.BytesOnDisk = s.PebbleBytes + s.WALBytes
 	s.CacheBytes, s.CacheHits, s.CacheMisses = e.cache.stats()
 	s.PebbleCacheHit = pm.BlockCache.Hits
 	return s, nil
+}
+
+// dirSize returns the bytes of the files under dir (Pebble's own metrics
+// miss freshly ingested tables).
+func dirSize(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }
 
 // Describe writes the table design, as permutation.Design.Describe does,

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/simhashdb/simhashdb/bench"
@@ -19,6 +20,7 @@ func main() {
 	quick := flag.Bool("quick", false, "small data sets: a smoke test of the suite, not a measurement")
 	out := flag.String("out", "", "output folder (default bench/results/<date>, or a temporary folder with --quick)")
 	seed := flag.Uint64("seed", 1, "seed of the generated data sets")
+	only := flag.String("only", "", "comma-separated sections to run: codec, engine (default all)")
 	flag.Parse()
 	if *out == "" {
 		if *quick {
@@ -32,9 +34,16 @@ func main() {
 			*out = filepath.Join("bench", "results", time.Now().UTC().Format(time.DateOnly))
 		}
 	}
-	if _, err := bench.Run(bench.Config{Out: *out, Quick: *quick, Seed: *seed}); err != nil {
+	if _, err := bench.Run(bench.Config{Out: *out, Quick: *quick, Seed: *seed, Only: sections(*only)}); err != nil {
 		fmt.Fprintln(os.Stderr, "simhashdb-bench:", err)
 		os.Exit(1)
 	}
 	fmt.Println("report written to", filepath.Join(*out, "report.md"))
+}
+
+func sections(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
 }

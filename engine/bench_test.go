@@ -1,0 +1,70 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/simhashdb/simhashdb/bench/data"
+)
+
+// BenchmarkQuery measures a warm k=3 query on 1M loaded fingerprints: half
+// near a stored one, half random. The bench/ suite reports percentiles.
+func BenchmarkQuery(b *testing.B) {
+	const n = 1 << 20
+	db, err := Open(b.TempDir(), Options{Expected: n, CacheSize: 2 << 30, Sync: SyncNone})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	fps := data.Planted(n, 3, 0.01, 1)
+	docs := make([]Doc, n)
+	for i, fp := range fps {
+		docs[i] = Doc{ID: uint64(i), Fingerprint: fp}
+	}
+	if err := db.Load(ctx, docs); err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	qs := make([]uint64, 4096)
+	for i := range qs {
+		if i%2 == 0 {
+			qs[i] = data.Flip(fps[r.IntN(n)], i/2%4, r)
+		} else {
+			qs[i] = r.Uint64()
+		}
+	}
+	for _, q := range qs {
+		db.Query(ctx, q, 3)
+	}
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		if _, err := db.Query(ctx, qs[i%len(qs)], 3); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkLoad measures the bulk loader on 1M fingerprints.
+func BenchmarkLoad(b *testing.B) {
+	const n = 1 << 20
+	fps := data.Uniform(n, 1)
+	docs := make([]Doc, n)
+	for i, fp := range fps {
+		docs[i] = Doc{ID: uint64(i), Fingerprint: fp}
+	}
+	for b.Loop() {
+		b.StopTimer()
+		db, err := Open(b.TempDir(), Options{Expected: n, Sync: SyncNone})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if err := db.Load(ctx, docs); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		db.Close()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mfp/s")
+}

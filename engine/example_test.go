@@ -1,0 +1,99 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"log/slog"
+	"os"
+
+	"github.com/simhashdb/simhashdb/engine"
+)
+
+// An index in a folder: insert documents, then ask for near-duplicates.
+func Example() {
+	dir, _ := os.MkdirTemp("", "simhashdb-example-")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	db, err := engine.Open(dir, engine.Options{K: 3, Logger: quiet})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	docs := []engine.Doc{
+		{ID: 1, Fingerprint: 0x0123456789abcdef, Name: "https://example.com/a"},
+		{ID: 2, Fingerprint: 0x0123456789abcdee, Name: "https://example.com/a?utm=x"}, // 1 bit away
+		{ID: 3, Fingerprint: 0xfedcba9876543210, Name: "https://example.com/b"},
+	}
+	if err := db.InsertBatch(ctx, docs); err != nil {
+		log.Fatal(err)
+	}
+	matches, err := db.Query(ctx, 0x0123456789abcdef, 3)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, m := range matches {
+		fmt.Println(m.ID, m.Name, m.Distance)
+	}
+	// Output:
+	// 1 https://example.com/a 0
+	// 2 https://example.com/a?utm=x 1
+}
+
+// The crawler's decision: store a page only if nothing near it is stored.
+func ExampleDB_InsertIfNew() {
+	dir, _ := os.MkdirTemp("", "simhashdb-example-")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	db, err := engine.Open(dir, engine.Options{Logger: quiet})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	for _, d := range []engine.Doc{
+		{ID: 1, Fingerprint: 0xf0f0f0f0f0f0f0f0, Name: "first"},
+		{ID: 2, Fingerprint: 0xf0f0f0f0f0f0f0f3, Name: "near the first"},
+	} {
+		dups, inserted, err := db.InsertIfNew(ctx, d, 3)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if inserted {
+			fmt.Println(d.Name, "is new")
+		} else {
+			fmt.Println(d.Name, "duplicates", dups[0].Name, "at distance", dups[0].Distance)
+		}
+	}
+	// Output:
+	// first is new
+	// near the first duplicates first at distance 2
+}
+
+// Millions of documents into an empty index: sorted tables handed to Pebble.
+func ExampleDB_Load() {
+	dir, _ := os.MkdirTemp("", "simhashdb-example-")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	db, err := engine.Open(dir, engine.Options{Expected: 1 << 20, Logger: quiet})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	docs := make([]engine.Doc, 100000)
+	for i := range docs {
+		docs[i] = engine.Doc{ID: uint64(i), Fingerprint: uint64(i) * 0x9e3779b97f4a7c15}
+	}
+	if err := db.Load(ctx, docs); err != nil {
+		log.Fatal(err)
+	}
+	st, err := db.Stats(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(st.Documents, "documents in", len(st.Tables), "tables")
+	// Output:
+	// 100000 documents in 10 tables
+}
