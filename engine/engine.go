@@ -683,6 +683,46 @@ func (e *DB) Get(ctx context.Context, id uint64) (Doc, error) {
 	return Doc{ID: id, Fingerprint: binary.BigEndian.Uint64(v), Name: string(v[8:])}, nil
 }
 
+// NextID returns one more than the largest id stored (1 for an empty
+// index): where a caller that numbers its documents itself can go on.
+func (e *DB) NextID(ctx context.Context) (uint64, error) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.closed {
+		return 0, ErrClosed
+	}
+	var top uint64
+	for _, m := range []*memtable{e.mem, e.imm} {
+		if m == nil {
+			continue
+		}
+		for id, d := range m.docs {
+			if d.live {
+				top = max(top, id)
+			}
+		}
+	}
+	it, err := e.st.snap.NewIter(&pebble.IterOptions{LowerBound: []byte{spaceDocs}, UpperBound: []byte{spaceDocs + 1}})
+	if err != nil {
+		return 0, err
+	}
+	defer it.Close()
+	for ok := it.Last(); ok; ok = it.Prev() {
+		id := binary.BigEndian.Uint64(it.Key()[1:])
+		if !e.hidden(id) {
+			top = max(top, id)
+			break
+		}
+	}
+	if err := it.Error(); err != nil {
+		return 0, err
+	}
+	if top == ^uint64(0) {
+		return 0, fmt.Errorf("%w: the largest id, 2^64-1, is taken", ErrInput)
+	}
+	return top + 1, nil
+}
+
 // Query returns every stored document within Hamming distance k of fp,
 // nearest first (then by id). k may be at most K.
 func (e *DB) Query(ctx context.Context, fp uint64, k int) ([]Match, error) {
@@ -718,15 +758,24 @@ func (e *DB) queryLocked(ctx context.Context, q uint64, k int) ([]Match, error) 
 	if len(cands) == 0 {
 		return nil, nil
 	}
-	slices.SortFunc(cands, func(a, b candidate) int { return cmpU64(a.fp, b.fp) })
-	cands = slices.CompactFunc(cands, func(a, b candidate) bool { return a.fp == b.fp })
-	var out []Match
 	var it *pebble.Iterator
 	defer func() {
 		if it != nil {
 			it.Close()
 		}
 	}()
+	return e.expand(st, cands, &it)
+}
+
+// expand turns candidate fingerprints into the documents that hold them
+// now (memtables first, then the snapshot's postings, less what the
+// memtables replace or delete), nearest first and then by id. *it is the
+// postings iterator, opened on first use so that callers with many queries
+// share one.
+func (e *DB) expand(st *state, cands []candidate, it **pebble.Iterator) ([]Match, error) {
+	slices.SortFunc(cands, func(a, b candidate) int { return cmpU64(a.fp, b.fp) })
+	cands = slices.CompactFunc(cands, func(a, b candidate) bool { return a.fp == b.fp })
+	var out []Match
 	for _, c := range cands {
 		for _, id := range e.mem.byFP[c.fp] {
 			out = append(out, Match{Doc{id, c.fp, e.mem.docs[id].name}, c.d})
@@ -738,29 +787,8 @@ func (e *DB) queryLocked(ctx context.Context, q uint64, k int) ([]Match, error) 
 				}
 			}
 		}
-		if it == nil {
-			var err error
-			if it, err = st.snap.NewIter(&pebble.IterOptions{LowerBound: []byte{spacePostings}, UpperBound: []byte{spacePostings + 1}}); err != nil {
-				return nil, err
-			}
-		}
-		p := postingPrefix(c.fp)
-		for it.SeekGE(p); it.Valid(); it.Next() {
-			key := it.Key()
-			if len(key) != 17 || binary.BigEndian.Uint64(key[1:]) != c.fp {
-				break
-			}
-			id := binary.BigEndian.Uint64(key[9:])
-			if e.mem.touched.Contains(id) || e.imm != nil && e.imm.touched.Contains(id) {
-				continue
-			}
-			v, err := it.ValueAndErr()
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, Match{Doc{id, c.fp, string(v)}, c.d})
-		}
-		if err := it.Error(); err != nil {
+		var err error
+		if out, err = e.postings(st, it, c.fp, c.d, out); err != nil {
 			return nil, err
 		}
 	}
@@ -771,6 +799,39 @@ func (e *DB) queryLocked(ctx context.Context, q uint64, k int) ([]Match, error) 
 		return cmpU64(a.ID, b.ID)
 	})
 	return out, nil
+}
+
+// postings appends the flushed documents of fp that no memtable hides.
+func (e *DB) postings(st *state, it **pebble.Iterator, fp uint64, d int, out []Match) ([]Match, error) {
+	if *it == nil {
+		var err error
+		if *it, err = st.snap.NewIter(&pebble.IterOptions{LowerBound: []byte{spacePostings}, UpperBound: []byte{spacePostings + 1}}); err != nil {
+			return nil, err
+		}
+	}
+	pi := *it
+	for pi.SeekGE(postingPrefix(fp)); pi.Valid(); pi.Next() {
+		key := pi.Key()
+		if len(key) != 17 || binary.BigEndian.Uint64(key[1:]) != fp {
+			break
+		}
+		id := binary.BigEndian.Uint64(key[9:])
+		if e.hidden(id) {
+			continue
+		}
+		v, err := pi.ValueAndErr()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Match{Doc{id, fp, string(v)}, d})
+	}
+	return out, pi.Error()
+}
+
+// hidden reports whether a memtable holds a newer write of id than the
+// snapshot.
+func (e *DB) hidden(id uint64) bool {
+	return e.mem.touched.Contains(id) || e.imm != nil && e.imm.touched.Contains(id)
 }
 
 func cmpU64(a, b uint64) int {

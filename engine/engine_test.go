@@ -78,6 +78,61 @@ func checkQueries(t *testing.T, db *DB, o oracle, qs []uint64, stage string) {
 				require.Equal(t, want, got, "%s: query %016x k=%d", stage, q, k)
 			}
 		}
+		n := 0
+		for r, err := range db.QueryBatch(ctx, qs, k) {
+			require.NoError(t, err)
+			require.Equal(t, n, r.Index)
+			require.Equal(t, qs[n], r.Query)
+			want := o.query(qs[n], k)
+			require.Equal(t, len(want), len(r.Matches), "%s: batch query %016x k=%d", stage, qs[n], k)
+			if len(want) > 0 {
+				require.Equal(t, want, r.Matches, "%s: batch query %016x k=%d", stage, qs[n], k)
+			}
+			n++
+		}
+		require.Equal(t, len(qs), n, "%s: QueryBatch answers every query", stage)
+	}
+	checkPairs(t, db, o, stage)
+}
+
+// pairs is the oracle's FindAll: every pair of documents within k.
+func (o oracle) pairs(k int) []Pair {
+	docs := slices.SortedFunc(func(yield func(Doc) bool) {
+		for _, d := range o {
+			if !yield(d) {
+				return
+			}
+		}
+	}, func(a, b Doc) int { return cmpU64(a.ID, b.ID) })
+	var out []Pair
+	for i, a := range docs {
+		for _, b := range docs[i+1:] {
+			if d := bits.OnesCount64(a.Fingerprint ^ b.Fingerprint); d <= k {
+				out = append(out, Pair{a, b, d})
+			}
+		}
+	}
+	return out
+}
+
+// checkPairs compares FindAll and Clusters with the oracle at every k.
+func checkPairs(t *testing.T, db *DB, o oracle, stage string) {
+	t.Helper()
+	for k := 0; k <= db.K(); k++ {
+		var got []Pair
+		for p, err := range db.FindAll(ctx, k) {
+			require.NoError(t, err)
+			got = append(got, p)
+		}
+		want := o.pairs(k)
+		require.Equal(t, len(want), len(got), "%s: FindAll k=%d", stage, k)
+		require.Equal(t, want, got, "%s: FindAll k=%d", stage, k)
+		var gotC [][]Doc
+		for c, err := range db.Clusters(ctx, k) {
+			require.NoError(t, err)
+			gotC = append(gotC, c)
+		}
+		require.Equal(t, clusters(want), gotC, "%s: Clusters k=%d", stage, k)
 	}
 }
 

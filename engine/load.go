@@ -14,6 +14,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/simhashdb/simhashdb/codec"
+	"github.com/simhashdb/simhashdb/engine/internal/radix"
 	"github.com/simhashdb/simhashdb/huffman"
 )
 
@@ -99,7 +100,7 @@ func (e *DB) ingest(ctx context.Context, in []Doc) error {
 	for i := range docs {
 		keys[i], order[i] = docs[i].Fingerprint, uint32(i)
 	}
-	radixSortPairs(keys, order)
+	radix.SortPairs(keys, order)
 	fps := slices.Compact(keys) // distinct fingerprints, ascending
 	// Documents and postings are written on one goroutine while the tables
 	// are built on the others.
@@ -158,7 +159,7 @@ func (e *DB) ingest(ctx context.Context, in []Doc) error {
 			for i, fp := range fps {
 				perm[i] = tb.Permute(fp)
 			}
-			radixSort(perm)
+			radix.Sort(perm)
 			if b.code, b.err = codec.Train(perm); b.err != nil {
 				return
 			}
@@ -244,72 +245,4 @@ func hasRepeat(sorted []Doc) bool {
 		}
 	}
 	return false
-}
-
-// radixSortPairs sorts keys in place, least significant byte first, and
-// moves vals along; it is stable.
-func radixSortPairs(keys []uint64, vals []uint32) {
-	if len(keys) < 2 {
-		return
-	}
-	kb, vb := make([]uint64, len(keys)), make([]uint32, len(vals))
-	sk, sv, dk, dv := keys, vals, kb, vb
-	for shift := uint(0); shift < 64; shift += 8 {
-		var count [256]int
-		for _, k := range sk {
-			count[byte(k>>shift)]++
-		}
-		if count[byte(sk[0]>>shift)] == len(sk) {
-			continue
-		}
-		pos := 0
-		for i, c := range count {
-			count[i] = pos
-			pos += c
-		}
-		for i, k := range sk {
-			b := byte(k >> shift)
-			dk[count[b]], dv[count[b]] = k, sv[i]
-			count[b]++
-		}
-		sk, sv, dk, dv = dk, dv, sk, sv
-	}
-	if &sk[0] != &keys[0] {
-		copy(keys, sk)
-		copy(vals, sv)
-	}
-}
-
-// radixSort sorts x in place, least significant byte first, in eight passes
-// (several times faster than a comparison sort at millions of keys).
-func radixSort(x []uint64) {
-	if len(x) < 1<<12 {
-		slices.Sort(x)
-		return
-	}
-	buf := make([]uint64, len(x))
-	src, dst := x, buf
-	for shift := uint(0); shift < 64; shift += 8 {
-		var count [256]int
-		for _, v := range src {
-			count[byte(v>>shift)]++
-		}
-		if count[byte(src[0]>>shift)] == len(src) {
-			continue // every key shares this byte
-		}
-		pos := 0
-		for i, c := range count {
-			count[i] = pos
-			pos += c
-		}
-		for _, v := range src {
-			b := byte(v >> shift)
-			dst[count[b]] = v
-			count[b]++
-		}
-		src, dst = dst, src
-	}
-	if &src[0] != &x[0] {
-		copy(x, src)
-	}
 }

@@ -43,21 +43,6 @@ func TestLoad(t *testing.T) {
 	require.NoError(t, err)
 }
 
-func TestRadixSort(t *testing.T) {
-	for _, n := range []int{0, 1, 100, 5000, 100000} {
-		x := data.Uniform(n, uint64(n))
-		if n > 10 {
-			for i := range n / 10 {
-				x[i] &= 0xffff // many keys sharing their high bytes
-			}
-		}
-		want := slices.Clone(x)
-		slices.Sort(want)
-		radixSort(x)
-		assert.Equal(t, want, x, "n=%d", n)
-	}
-}
-
 func TestSearchHelpers(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 5))
 	for name, keys := range map[string][]uint64{
@@ -81,26 +66,5 @@ func TestSearchHelpers(t *testing.T) {
 			require.Equal(t, want, ti.find(v), "%s: find(%016x)", name, v)
 			require.Equal(t, want, lowerBound(keys, v), "%s: lowerBound(%016x)", name, v)
 		}
-	}
-}
-
-func TestRadixSortPairs(t *testing.T) {
-	keys := data.Clustered(50000, 4)
-	vals := make([]uint32, len(keys))
-	for i := range vals {
-		vals[i] = uint32(i)
-	}
-	type kv struct {
-		k uint64
-		v uint32
-	}
-	want := make([]kv, len(keys))
-	for i := range keys {
-		want[i] = kv{keys[i], vals[i]}
-	}
-	slices.SortStableFunc(want, func(a, b kv) int { return cmpU64(a.k, b.k) })
-	radixSortPairs(keys, vals)
-	for i := range want {
-		require.Equal(t, want[i], kv{keys[i], vals[i]}, "at %d", i)
 	}
 }

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"embed"
 	"fmt"
+	"github.com/simhashdb/simhashdb/engine"
 	"io"
 	"io/fs"
+	"os"
 	"path"
 	"sort"
 	"strings"
@@ -46,8 +49,8 @@ func runDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if code := parseFlags(fl, args); code >= 0 {
 		return code
 	}
-	if *k < 0 || *k > 64 {
-		fmt.Fprintf(stderr, "%s demo: --k %d: want 0 to 64\n", programName, *k)
+	if *k < 0 || *k > 8 {
+		fmt.Fprintf(stderr, "%s demo: --k %d: want 0 to 8\n", programName, *k)
 		return exitUsage
 	}
 	f := simhash.Default()
@@ -56,59 +59,63 @@ func runDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s demo: %v\n", programName, err)
 		return exitFailed
 	}
-	fmt.Fprintf(stdout, "Fingerprinted %d license texts bundled with simhashdb (64-bit SimHash, default settings).\n", len(docs))
+	dir, err := os.MkdirTemp("", "simhashdb-demo")
+	if err != nil {
+		return fail(stderr, "demo", exitFailed, err)
+	}
+	defer os.RemoveAll(dir)
+	db, err := engine.Open(dir, engine.Options{K: max(*k, 1), Expected: int64(len(docs)), Sync: engine.SyncNone, Logger: quietLogger()})
+	if err != nil {
+		return fail(stderr, "demo", exitFailed, err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	byID := map[uint64]sampleDoc{}
+	batch := make([]engine.Doc, len(docs))
+	for i, d := range docs {
+		batch[i] = engine.Doc{ID: uint64(i + 1), Fingerprint: d.fp, Name: d.name}
+		byID[uint64(i+1)] = d
+	}
+	if err := db.InsertBatch(ctx, batch); err == nil {
+		err = db.Flush(ctx)
+	} else {
+		return fail(stderr, "demo", exitFailed, err)
+	}
+	st, err := db.Stats(ctx)
+	if err != nil {
+		return fail(stderr, "demo", exitFailed, err)
+	}
+	fmt.Fprintf(stdout, "Indexed %d license texts bundled with simhashdb by their 64-bit SimHash fingerprints\n", len(docs))
+	fmt.Fprintf(stdout, "(a temporary index: %d permuted tables, %d bytes on disk).\n", len(st.Tables), st.BytesOnDisk)
 	fmt.Fprintf(stdout, "Two texts are near-duplicates when their fingerprints differ in at most %d of 64 bits.\n\n", *k)
 
-	// Connected components of the within-k graph.
-	parent := make([]int, len(docs))
-	for i := range parent {
-		parent[i] = i
-	}
-	var find func(int) int
-	find = func(i int) int {
-		for parent[i] != i {
-			parent[i] = parent[parent[i]]
-			i = parent[i]
+	var clusters [][]engine.Doc
+	for c, err := range db.Clusters(ctx, *k) {
+		if err != nil {
+			return fail(stderr, "demo", exitFailed, err)
 		}
-		return i
+		clusters = append(clusters, c)
 	}
-	for i := range docs {
-		for j := i + 1; j < len(docs); j++ {
-			if simhash.Distance(docs[i].fp, docs[j].fp) <= *k {
-				parent[find(i)] = find(j)
-			}
-		}
-	}
-	groups := map[int][]int{}
-	for i := range docs {
-		groups[find(i)] = append(groups[find(i)], i)
-	}
-	var clusters [][]int
-	singles := 0
-	for _, g := range groups {
-		if len(g) > 1 {
-			clusters = append(clusters, g)
-		} else {
-			singles++
-		}
-	}
-	sort.Slice(clusters, func(a, b int) bool { return docs[clusters[a][0]].name < docs[clusters[b][0]].name })
+	sort.Slice(clusters, func(a, b int) bool { return clusters[a][0].Name < clusters[b][0].Name })
+	grouped := 0
 	fmt.Fprintf(stdout, "Near-duplicate groups (%d):\n", len(clusters))
 	for n, g := range clusters {
+		sort.Slice(g, func(a, b int) bool { return g[a].Name < g[b].Name })
+		grouped += len(g)
 		fmt.Fprintf(stdout, "  %d. ", n+1)
-		for x, i := range g {
+		for x, d := range g {
 			if x > 0 {
 				fmt.Fprint(stdout, ", ")
 			}
-			fmt.Fprint(stdout, docs[i].name)
+			fmt.Fprint(stdout, d.Name)
 		}
 		fmt.Fprintln(stdout)
-		for _, i := range g[1:] {
-			fmt.Fprintf(stdout, "       %s %s  vs  %s %s: %s apart\n", simhash.Format(docs[g[0]].fp), docs[g[0]].name,
-				simhash.Format(docs[i].fp), docs[i].name, plural(simhash.Distance(docs[g[0]].fp, docs[i].fp), "bit"))
+		for _, d := range g[1:] {
+			fmt.Fprintf(stdout, "       %s %s  vs  %s %s: %s apart\n", simhash.Format(g[0].Fingerprint), g[0].Name,
+				simhash.Format(d.Fingerprint), d.Name, plural(simhash.Distance(g[0].Fingerprint, d.Fingerprint), "bit"))
 		}
 	}
-	fmt.Fprintf(stdout, "  (%d texts have no near-duplicate in the sample)\n", singles)
+	fmt.Fprintf(stdout, "  (%d texts have no near-duplicate in the sample)\n", len(docs)-grouped)
 	fmt.Fprintf(stdout, "A group is connected: every member is within %d bits of another member, so two members\ncan be farther apart than that.\n\n", *k)
 
 	fmt.Fprintln(stdout, "Queries: an edited copy of a text, and which texts lie within distance", *k)
@@ -125,29 +132,22 @@ func runDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	for _, q := range queries {
 		fp := f.String(q.text)
 		fmt.Fprintf(stdout, "  %s (%s):\n", q.what, simhash.Format(fp))
-		type hit struct {
-			name string
-			d    int
+		hits, err := db.Query(ctx, fp, *k)
+		if err != nil {
+			return fail(stderr, "demo", exitFailed, err)
 		}
-		var hits []hit
-		nearest := hit{d: 65}
-		for _, d := range docs {
-			x := simhash.Distance(fp, d.fp)
-			if x <= *k {
-				hits = append(hits, hit{d.name, x})
-			}
-			if x < nearest.d {
-				nearest = hit{d.name, x}
-			}
-		}
-		sort.Slice(hits, func(a, b int) bool {
-			return hits[a].d < hits[b].d || hits[a].d == hits[b].d && hits[a].name < hits[b].name
-		})
 		if len(hits) == 0 {
-			fmt.Fprintf(stdout, "      no near-duplicate (nearest: %s, %s away)\n", nearest.name, plural(nearest.d, "bit"))
+			// The nearest text, to show how far "not a duplicate" is.
+			nearest, nd := "", 65
+			for _, d := range docs {
+				if x := simhash.Distance(fp, d.fp); x < nd {
+					nearest, nd = d.name, x
+				}
+			}
+			fmt.Fprintf(stdout, "      no near-duplicate (nearest: %s, %s away)\n", nearest, plural(nd, "bit"))
 		}
 		for _, h := range hits {
-			fmt.Fprintf(stdout, "      %-16s distance %d\n", h.name, h.d)
+			fmt.Fprintf(stdout, "      %-16s distance %d\n", h.Name, h.Distance)
 		}
 	}
 	return exitOK

@@ -26,8 +26,16 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"demo":        {"find near-duplicates in the bundled sample of license texts", runDemo},
-	"fingerprint": {"print the SimHash fingerprint of documents", runFingerprint},
+	"add":           {"store documents (id, fingerprint, name) or text files in an index", runAdd},
+	"batch":         {"answer many queries at once, one JSON line each", runBatch},
+	"check":         {"verify every checksum and cross-reference of an index", runCheck},
+	"delete":        {"remove documents by id", runDelete},
+	"demo":          {"find near-duplicates in the bundled sample of license texts", runDemo},
+	"find-all":      {"print every pair within distance K (simhash-cpp compatible)", runFindAll},
+	"find-clusters": {"print groups of near-duplicates (simhash-cpp compatible)", runFindClusters},
+	"fingerprint":   {"print the SimHash fingerprint of documents", runFingerprint},
+	"query":         {"find the stored documents within distance K of one fingerprint or text", runQuery},
+	"stats":         {"describe an index: documents, tables, bits per fingerprint", runStats},
 }
 
 // Exit codes.

@@ -140,7 +140,7 @@ func TestFingerprintCommand(t *testing.T) {
 func TestDemoCommand(t *testing.T) {
 	r := runCLI(t, "", "demo")
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stdout, "Fingerprinted 35 license texts")
+	assert.Contains(t, r.stdout, "Indexed 35 license texts")
 	assert.Contains(t, r.stdout, "CC-BY-4.0, CC-BY-NC-4.0, CC-BY-NC-ND-4.0, CC-BY-NC-SA-4.0, CC-BY-ND-4.0, CC-BY-SA-4.0")
 	assert.Contains(t, r.stdout, "LPPL-1.3a, LPPL-1.3c")
 	assert.Regexp(t, `Apache-2.0 with a new copyright line \([0-9a-f]{16}\):\n\s+Apache-2.0\s+distance \d`, r.stdout)

@@ -1,0 +1,450 @@
+package engine
+
+import (
+	"cmp"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"iter"
+	"math/bits"
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/simhashdb/simhashdb/codec"
+	"github.com/simhashdb/simhashdb/engine/internal/radix"
+	"github.com/simhashdb/simhashdb/engine/join"
+)
+
+// BatchResult is the answer to one query of QueryBatch.
+type BatchResult struct {
+	// Index is the query's position in the batch.
+	Index   int
+	Query   uint64
+	Matches []Match // nearest first, then by id
+}
+
+// batchHit is a stored fingerprint within distance of query q.
+type batchHit struct {
+	q  uint32
+	d  uint8
+	fp uint64
+}
+
+// QueryBatch answers many queries at once, as Query would answer each, in
+// the order given. It is the paper's batch mode: each table sorts the
+// permuted queries and walks the stored table once, in order, decoding only
+// the blocks whose range holds a query's prefix and comparing each stored
+// fingerprint there with every query of that prefix; the tables run on
+// every core. The whole batch sees one state of the index (writers wait
+// while it is computed, not while results are consumed).
+func (e *DB) QueryBatch(ctx context.Context, queries []uint64, k int) iter.Seq2[BatchResult, error] {
+	return func(yield func(BatchResult, error) bool) {
+		if k < 0 || k > e.design.K {
+			yield(BatchResult{}, fmt.Errorf("%w: k = %d, the index answers up to %d", ErrDistance, k, e.design.K))
+			return
+		}
+		if len(queries) > 1<<31 {
+			yield(BatchResult{}, fmt.Errorf("%w: %d queries in one batch, at most 2^31", ErrInput, len(queries)))
+			return
+		}
+		res, err := e.queryBatch(ctx, queries, k)
+		if err != nil {
+			yield(BatchResult{}, err)
+			return
+		}
+		for i := range queries {
+			if !yield(BatchResult{i, queries[i], res[i]}, nil) {
+				return
+			}
+		}
+	}
+}
+
+func (e *DB) queryBatch(ctx context.Context, queries []uint64, k int) ([][]Match, error) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.closed {
+		return nil, ErrClosed
+	}
+	st := e.st
+	hits, err := forTables(ctx, len(e.design.Tables), func(t int) ([]batchHit, error) {
+		return e.batchTable(ctx, st, t, queries, k)
+	})
+	if err != nil {
+		return nil, err
+	}
+	all := slices.Concat(hits...)
+	slices.SortFunc(all, func(a, b batchHit) int { return cmp.Or(cmp.Compare(a.q, b.q), cmp.Compare(a.fp, b.fp)) })
+	out := make([][]Match, len(queries))
+	var it *pebble.Iterator
+	defer func() {
+		if it != nil {
+			it.Close()
+		}
+	}()
+	memEmpty := e.mem.empty() && (e.imm == nil || e.imm.empty())
+	var cands []candidate
+	for i, q := range queries {
+		if i%4096 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		cands = cands[:0]
+		for len(all) > 0 && all[0].q == uint32(i) {
+			cands = append(cands, candidate{all[0].fp, int(all[0].d)})
+			all = all[1:]
+		}
+		if !memEmpty {
+			add := func(fp uint64, d int) { cands = append(cands, candidate{fp, d}) }
+			e.mem.search(q, k, add)
+			if e.imm != nil {
+				e.imm.search(q, k, add)
+			}
+		}
+		if len(cands) == 0 {
+			continue
+		}
+		if out[i], err = e.expand(st, cands, &it); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// batchTable merges the sorted permuted queries with table t.
+func (e *DB) batchTable(ctx context.Context, st *state, t int, queries []uint64, k int) ([]batchHit, error) {
+	tb := &e.design.Tables[t]
+	pq := make([]uint64, len(queries))
+	qi := make([]uint32, len(queries))
+	for i, q := range queries {
+		pq[i], qi[i] = tb.Permute(q), uint32(i)
+	}
+	radix.SortPairs(pq, qi)
+	ti := &st.tables[t]
+	var hits []batchHit
+	cur := -1 // the decoded block in fps
+	var fps []uint64
+	for i := 0; i < len(pq); {
+		if i&1023 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		lo, hi := tb.Range(pq[i])
+		j := i + 1
+		for j < len(pq) && pq[j] <= hi {
+			j++
+		}
+		for b := ti.find(lo); b < len(ti.keys); b++ {
+			if b != cur {
+				var err error
+				if fps, err = e.readBlock(st, t, b); err != nil {
+					return nil, err
+				}
+				cur = b
+			}
+			for x := lowerBound(fps, lo); x < len(fps) && fps[x] <= hi; x++ {
+				v := fps[x]
+				for q := i; q < j; q++ {
+					if d := bits.OnesCount64(v ^ pq[q]); d <= k {
+						hits = append(hits, batchHit{qi[q], uint8(d), tb.Unpermute(v)})
+					}
+				}
+			}
+			if ti.keys[b] >= hi {
+				break
+			}
+		}
+		i = j
+	}
+	return hits, nil
+}
+
+// forTables runs fn for each of n tables on every core and returns the
+// results by table, or the first error.
+func forTables[T any](ctx context.Context, n int, fn func(t int) ([]T, error)) ([][]T, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	out := make([][]T, n)
+	next := make(chan int, n)
+	for t := range n {
+		next <- t
+	}
+	close(next)
+	var (
+		wg       sync.WaitGroup
+		errOnce  sync.Once
+		firstErr error
+	)
+	for range min(n, runtime.GOMAXPROCS(0)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for t := range next {
+				if ctx.Err() != nil {
+					return
+				}
+				r, err := fn(t)
+				if err != nil {
+					errOnce.Do(func() { firstErr = err; cancel() })
+					return
+				}
+				out[t] = r
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	return out, ctx.Err()
+}
+
+// Pair is two documents within the distance of FindAll, A.ID < B.ID.
+type Pair struct {
+	A, B     Doc
+	Distance int
+}
+
+// FindAll returns every pair of stored documents within distance k <= K
+// (the self-join), by A's id and then B's. Documents that share a
+// fingerprint are pairs at distance 0. Each table is read once in order:
+// its runs of fingerprints that share the table's prefix are compared among
+// themselves (package join), and a pair that several tables bring together
+// is reported by the first. Documents still in the memtable are queried
+// against everything. The result is of one state of the index; writers wait
+// while it is computed.
+func (e *DB) FindAll(ctx context.Context, k int) iter.Seq2[Pair, error] {
+	return func(yield func(Pair, error) bool) {
+		pairs, err := e.findAll(ctx, k)
+		if err != nil {
+			yield(Pair{}, err)
+			return
+		}
+		for _, p := range pairs {
+			if !yield(p, nil) {
+				return
+			}
+		}
+	}
+}
+
+func (e *DB) findAll(ctx context.Context, k int) ([]Pair, error) {
+	f, err := join.New(e.design, k)
+	if err != nil {
+		return nil, fmt.Errorf("%w: k = %d, the index answers up to %d", ErrDistance, k, e.design.K)
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.closed {
+		return nil, ErrClosed
+	}
+	st := e.st
+	// Pairs of distinct flushed fingerprints, table by table.
+	fpPairs, err := forTables(ctx, len(e.design.Tables), func(t int) ([]join.Pair, error) {
+		var out []join.Pair
+		s := f.NewScan(t, func(p join.Pair) bool { out = append(out, p); return true })
+		var buf []uint64
+		err := scanReader(st.snap, []byte{spaceTables, byte(t)}, func(key, v []byte) error {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			last := binary.BigEndian.Uint64(key[2:])
+			var err error
+			if buf, err = codec.Decode(buf[:0], v, st.codes[t]); err != nil {
+				return fmt.Errorf("%w: table %d block %016x: %w", ErrCorrupt, t, last, err)
+			}
+			s.Feed(buf)
+			return nil
+		})
+		s.Close()
+		return out, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []Pair
+	// The flushed documents of every fingerprint in a pair, and pairs of
+	// documents that share a fingerprint.
+	docs, err := e.pairDocs(st, slices.Concat(fpPairs...), &out)
+	if err != nil {
+		return nil, err
+	}
+	for _, ps := range fpPairs {
+		for _, p := range ps {
+			for _, a := range docs[p.A] {
+				for _, b := range docs[p.B] {
+					out = append(out, orderedPair(a, b, p.Distance))
+				}
+			}
+		}
+	}
+	// Memtable documents, against everything.
+	var it *pebble.Iterator
+	defer func() {
+		if it != nil {
+			it.Close()
+		}
+	}()
+	live := e.memDocs()
+	for i, d := range live {
+		if i%1024 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		ms, err := e.queryLocked(ctx, d.Fingerprint, k)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range ms {
+			if m.ID == d.ID {
+				continue
+			}
+			if _, inMem := e.memDoc(m.ID); inMem && m.ID < d.ID {
+				continue // reported when m was the query
+			}
+			out = append(out, orderedPair(d, m.Doc, m.Distance))
+		}
+	}
+	slices.SortFunc(out, func(a, b Pair) int { return cmp.Or(cmp.Compare(a.A.ID, b.A.ID), cmp.Compare(a.B.ID, b.B.ID)) })
+	return out, nil
+}
+
+func orderedPair(a, b Doc, d int) Pair {
+	if a.ID > b.ID {
+		a, b = b, a
+	}
+	return Pair{a, b, d}
+}
+
+// pairDocs returns the flushed, unhidden documents of each fingerprint in
+// pairs, and appends to out the pairs of flushed documents that share a
+// fingerprint. When every flushed fingerprint has one document, it seeks
+// only the fingerprints of pairs; otherwise it reads all postings in order.
+func (e *DB) pairDocs(st *state, pairs []join.Pair, out *[]Pair) (map[uint64][]Doc, error) {
+	want := make([]uint64, 0, 2*len(pairs))
+	for _, p := range pairs {
+		want = append(want, p.A, p.B)
+	}
+	radix.Sort(want)
+	want = slices.Compact(want)
+	docs := make(map[uint64][]Doc, len(want))
+	if st.docs == st.fps {
+		var it *pebble.Iterator
+		defer func() {
+			if it != nil {
+				it.Close()
+			}
+		}()
+		var ms []Match
+		for _, fp := range want {
+			var err error
+			if ms, err = e.postings(st, &it, fp, 0, ms[:0]); err != nil {
+				return nil, err
+			}
+			for _, m := range ms {
+				docs[fp] = append(docs[fp], m.Doc)
+			}
+		}
+		return docs, nil
+	}
+	var group []Doc
+	flush := func() {
+		for i, a := range group {
+			for _, b := range group[i+1:] {
+				*out = append(*out, orderedPair(a, b, 0))
+			}
+		}
+		if len(group) > 0 {
+			if _, ok := slices.BinarySearch(want, group[0].Fingerprint); ok {
+				docs[group[0].Fingerprint] = slices.Clone(group)
+			}
+		}
+		group = group[:0]
+	}
+	err := scanReader(st.snap, []byte{spacePostings}, func(key, v []byte) error {
+		if len(key) != 17 {
+			return fmt.Errorf("%w: posting key of %d bytes", ErrCorrupt, len(key))
+		}
+		fp, id := binary.BigEndian.Uint64(key[1:]), binary.BigEndian.Uint64(key[9:])
+		if len(group) > 0 && group[0].Fingerprint != fp {
+			flush()
+		}
+		if !e.hidden(id) {
+			group = append(group, Doc{id, fp, string(v)})
+		}
+		return nil
+	})
+	flush()
+	return docs, err
+}
+
+// memDocs returns the live documents of the memtables, the newest write of
+// each id.
+func (e *DB) memDocs() []Doc {
+	var out []Doc
+	for id, d := range e.mem.docs {
+		if d.live {
+			out = append(out, Doc{id, d.fp, d.name})
+		}
+	}
+	if e.imm != nil {
+		for id, d := range e.imm.docs {
+			if d.live && !e.mem.touched.Contains(id) {
+				out = append(out, Doc{id, d.fp, d.name})
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b Doc) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}
+
+// memDoc returns the memtables' newest live write of id.
+func (e *DB) memDoc(id uint64) (Doc, bool) {
+	for _, m := range []*memtable{e.mem, e.imm} {
+		if m == nil {
+			continue
+		}
+		if d, ok := m.docs[id]; ok {
+			return Doc{id, d.fp, d.name}, d.live
+		}
+	}
+	return Doc{}, false
+}
+
+// Clusters returns the connected components of the graph whose edges are
+// the pairs within distance k (FindAll's pairs), each as its documents by
+// id, the clusters by their smallest id. Documents with no neighbour are
+// left out. A cluster is connected, not close: two of its members can be
+// much farther apart than k when a chain of near-duplicates links them.
+func (e *DB) Clusters(ctx context.Context, k int) iter.Seq2[[]Doc, error] {
+	return func(yield func([]Doc, error) bool) {
+		pairs, err := e.findAll(ctx, k)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		for _, c := range clusters(pairs) {
+			if !yield(c, nil) {
+				return
+			}
+		}
+	}
+}
+
+// clusters groups the pairs' documents with join.Components over their ids.
+func clusters(pairs []Pair) [][]Doc {
+	docs := map[uint64]Doc{}
+	edges := make([]join.Pair, len(pairs))
+	for i, p := range pairs {
+		docs[p.A.ID], docs[p.B.ID] = p.A, p.B
+		edges[i] = join.Pair{A: p.A.ID, B: p.B.ID}
+	}
+	comps := join.Components(edges)
+	out := make([][]Doc, len(comps))
+	for i, c := range comps {
+		out[i] = make([]Doc, len(c))
+		for j, id := range c {
+			out[i][j] = docs[id]
+		}
+	}
+	return out
+}

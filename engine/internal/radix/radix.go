@@ -1,0 +1,91 @@
+// Package radix sorts 64-bit keys by least-significant-digit radix sort: eight
+// passes of one byte, several times faster than a comparison sort at millions
+// of keys, which is what building a permuted table costs.
+package radix
+
+import "slices"
+
+// small is the length below which a comparison sort is faster.
+const small = 1 << 12
+
+// Sort sorts x in place.
+func Sort(x []uint64) {
+	if len(x) < small {
+		slices.Sort(x)
+		return
+	}
+	SortTop(x, make([]uint64, len(x)), 64)
+}
+
+// SortPairs sorts keys in place and moves vals along; it is stable (equal
+// keys keep the order of their vals).
+func SortPairs[V any](keys []uint64, vals []V) {
+	if len(keys) < 2 {
+		return
+	}
+	kb, vb := make([]uint64, len(keys)), make([]V, len(vals))
+	sk, sv, dk, dv := keys, vals, kb, vb
+	for shift := uint(0); shift < 64; shift += 8 {
+		count, skip := offsets(sk, shift)
+		if skip {
+			continue
+		}
+		for i, k := range sk {
+			b := byte(k >> shift)
+			dk[count[b]], dv[count[b]] = k, sv[i]
+			count[b]++
+		}
+		sk, sv, dk, dv = dk, dv, sk, sv
+	}
+	if &sk[0] != &keys[0] {
+		copy(keys, sk)
+		copy(vals, sv)
+	}
+}
+
+// offsets returns where each value of the byte at shift starts in the
+// sorted output, and skip when every key shares that byte (the pass would
+// not move anything).
+func offsets(x []uint64, shift uint) (count [256]int, skip bool) {
+	for _, v := range x {
+		count[byte(v>>shift)]++
+	}
+	if count[byte(x[0]>>shift)] == len(x) {
+		return count, true
+	}
+	pos := 0
+	for i, c := range count {
+		count[i] = pos
+		pos += c
+	}
+	return count, false
+}
+
+// SortTop orders x by its top bits only (bits below them in no particular
+// order), using buf (at least len(x)) as scratch: the passes over the low
+// bytes are skipped, which is all grouping by a table's prefix needs.
+func SortTop(x, buf []uint64, top int) {
+	if top <= 0 || len(x) < 2 {
+		return
+	}
+	if len(x) < small {
+		slices.Sort(x)
+		return
+	}
+	src, dst := x, buf[:len(x)]
+	for shift := uint(64-top) &^ 7; shift < 64; shift += 8 {
+		count, skip := offsets(src, shift)
+		if skip {
+			continue
+		}
+		for _, v := range src {
+			b := byte(v >> shift)
+			dst[count[b]] = v
+			count[b]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &x[0] {
+		copy(x, src)
+	}
+}

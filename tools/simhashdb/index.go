@@ -1,0 +1,431 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/simhash"
+	"github.com/simhashdb/simhashdb/wal"
+)
+
+// dbFlags are the flags of every command that opens an index.
+type dbFlags struct {
+	dir string
+	k   int
+}
+
+func (d *dbFlags) register(fl *flag.FlagSet, kHelp string) {
+	fl.StringVar(&d.dir, "db", "", "the index folder (required)")
+	fl.IntVar(&d.k, "k", -1, kHelp)
+}
+
+// open opens the index, which must exist unless create.
+func (d *dbFlags) open(opts engine.Options, create bool) (*engine.DB, error) {
+	if d.dir == "" {
+		return nil, errors.New("--db DIR is required")
+	}
+	if !create {
+		if _, err := os.Stat(filepath.Join(d.dir, "pebble")); err != nil {
+			return nil, fmt.Errorf("%s: no index there (create one with 'simhashdb add --db %s')", d.dir, d.dir)
+		}
+	}
+	opts.Logger = quietLogger()
+	db, err := engine.Open(d.dir, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", d.dir, err)
+	}
+	return db, nil
+}
+
+// quietLogger passes on the engine's warnings and errors only: a command's
+// output is its answer.
+func quietLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+// distance returns --k, or the index's K when it is not given.
+func (d *dbFlags) distance(db *engine.DB) int {
+	if d.k < 0 {
+		return db.K()
+	}
+	return d.k
+}
+
+// signalContext is cancelled by Ctrl-C or SIGTERM, so a long command stops
+// cleanly (its acknowledged writes are durable).
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+// fail prints "simhashdb CMD: err" and returns code.
+func fail(stderr io.Writer, cmd string, code int, err error) int {
+	fmt.Fprintf(stderr, "%s %s: %v\n", programName, cmd, err)
+	return code
+}
+
+// record is one parsed input line of add.
+type record struct {
+	doc  engine.Doc
+	line int
+	err  error
+}
+
+// parseRecord reads "<id> <fingerprint> [name]".
+func parseRecord(line string) (engine.Doc, error) {
+	f := strings.Fields(line)
+	if len(f) < 2 {
+		return engine.Doc{}, fmt.Errorf("want <id> <fingerprint> [name], got %q", line)
+	}
+	id, err := strconv.ParseUint(f[0], 10, 64)
+	if err != nil {
+		return engine.Doc{}, fmt.Errorf("id %q: want an unsigned decimal integer below 2^64", f[0])
+	}
+	fp, err := simhash.Parse(f[1])
+	if err != nil {
+		return engine.Doc{}, fmt.Errorf("fingerprint: %w", err)
+	}
+	name := ""
+	if len(f) > 2 {
+		// The name is the rest of the line after the fingerprint.
+		rest := strings.TrimLeft(line, " \t")
+		rest = strings.TrimLeft(rest[len(f[0]):], " \t")
+		name = strings.TrimSpace(rest[len(f[1]):])
+	}
+	if len(name) > engine.MaxName {
+		return engine.Doc{}, fmt.Errorf("name of %d bytes, at most %d", len(name), engine.MaxName)
+	}
+	return engine.Doc{ID: id, Fingerprint: fp, Name: name}, nil
+}
+
+func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fl := newFlagSet("add", "--db DIR [flags] [--input FILE|-] | --db DIR --text PATH...",
+		"  printf '1 0x0123456789abcdef https://example.com/a\\n2 81985529216486895\\n' | simhashdb add --db idx\n"+
+			"  simhashdb add --db idx --text docs/          # fingerprint every file, print <id> <fp> <path>\n\n"+
+			"Input lines: <id> <fingerprint> [name]; the fingerprint in decimal or 0x hex, the name\n"+
+			"(a URL, a path) is the rest of the line. Blank lines and lines starting with # are skipped.\n"+
+			"A bad line is reported as FILE:LINE and skipped; the others are stored (exit code 1).\n\n"+
+			"With --progress json, stderr gets a JSON line whenever more records are durable and at\n"+
+			"least every second: {\"read\":N,\"durable\":D,\"rejected\":R,\"elapsed_s\":S,\"rate\":X}.\n"+
+			"durable counts input records from the first one whose fate is final and would survive\n"+
+			"a kill -9 of this process (and, with --sync always, a power loss): stored, or rejected.", stderr)
+	var d dbFlags
+	d.register(fl, "the largest distance the index answers, fixed at creation (default 3)")
+	expect := fl.Int64("expect", 0, "expected number of fingerprints, which sizes the table design (default 2^24); only at creation")
+	syncMode := fl.String("sync", "always", "durability of each write: always (fsync), interval (fsync every 100ms) or none")
+	input := fl.String("input", "-", "records to add, one per line (- is standard input)")
+	text := fl.Bool("text", false, "fingerprint the files and folders given as arguments instead of reading records")
+	progress := fl.String("progress", "auto", "progress on stderr: auto (a bar on a terminal), bar, json or none")
+	bulk := fl.Bool("bulk", false, "into an empty index: read all records, then build the tables at once (fastest; durable only at the end)")
+	var ff fingerprintFlags
+	ff.register(fl)
+	if code := parseFlags(fl, args); code >= 0 {
+		return code
+	}
+	mode, err := wal.ParseSyncMode(*syncMode)
+	if err != nil {
+		return fail(stderr, "add", exitUsage, fmt.Errorf("--sync: %w", err))
+	}
+	switch *progress {
+	case "auto":
+		*progress = "none"
+		if isTerminal(stderr) {
+			*progress = "bar"
+		}
+	case "bar", "json", "none":
+	default:
+		return fail(stderr, "add", exitUsage, fmt.Errorf("--progress %q: want auto, bar, json or none", *progress))
+	}
+	if *text == (fl.NArg() == 0) {
+		if *text {
+			return fail(stderr, "add", exitUsage, errors.New("--text needs PATH arguments"))
+		}
+		return fail(stderr, "add", exitUsage, fmt.Errorf("unexpected arguments %q (records come from --input; files need --text)", fl.Args()))
+	}
+	opts := engine.Options{Sync: mode, Expected: *expect}
+	if d.k >= 0 {
+		opts.K = d.k
+	}
+	if d.k == 0 {
+		return fail(stderr, "add", exitUsage, errors.New("--k 0: an index answers distances up to at least 1"))
+	}
+	db, err := d.open(opts, true)
+	if err != nil {
+		return fail(stderr, "add", exitFailed, err)
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	code := exitOK
+	if *text {
+		code = addText(ctx, db, fl.Args(), &ff, stdout, stderr)
+	} else {
+		code = addRecords(ctx, db, *input, stdin, stderr, *progress, *bulk)
+	}
+	if err := db.Flush(context.Background()); err != nil && code == exitOK {
+		code = fail(stderr, "add", exitFailed, err)
+	}
+	if err := db.Close(); err != nil {
+		code = fail(stderr, "add", exitFailed, err)
+	}
+	return code
+}
+
+// addRecords streams records into db: a parser goroutine reads lines while
+// this one commits whatever has been parsed as one batch, so batches grow
+// with the input's speed and every commit moves "durable" forward.
+func addRecords(ctx context.Context, db *engine.DB, input string, stdin io.Reader, stderr io.Writer, progress string, bulk bool) int {
+	r, name, size, closeIn, err := openInput(input, stdin)
+	if err != nil {
+		return fail(stderr, "add", exitFailed, fmt.Errorf("%s: %w", name, err))
+	}
+	defer closeIn()
+	cr := &countingReader{r: r}
+	recs := make(chan record, 1<<14)
+	scanErr := make(chan error, 1)
+	go func() {
+		defer close(recs)
+		scanErr <- scanLines(cr, name, func(n int, line string) error {
+			if t := strings.TrimSpace(line); t == "" || t[0] == '#' {
+				return nil
+			}
+			doc, err := parseRecord(line)
+			select {
+			case recs <- record{doc, n, err}:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+	}()
+	var read, durable, rejected atomic.Int64
+	p := newProgress(progress, stderr, size, func() int64 { return cr.n }, &read, &durable, &rejected)
+	defer p.stop()
+	code := exitOK
+	reject := func(rc record) {
+		fmt.Fprintf(stderr, "%s add: %s:%d: %v\n", programName, name, rc.line, rc.err)
+		rejected.Add(1)
+		code = exitFailed
+	}
+	var docs []engine.Doc
+	if bulk {
+		for rc := range recs {
+			read.Add(1)
+			if rc.err != nil {
+				reject(rc)
+				continue
+			}
+			docs = append(docs, rc.doc)
+		}
+		if err := <-scanErr; err != nil {
+			return fail(stderr, "add", exitFailed, err)
+		}
+		if err := db.Load(ctx, docs); err != nil {
+			return fail(stderr, "add", exitFailed, err)
+		}
+		durable.Store(read.Load())
+		p.update()
+		return code
+	}
+	var pending int64 // rejected records since the last commit
+	for rc := range recs {
+		docs, pending = docs[:0], 0
+		for more := true; more; {
+			read.Add(1)
+			if rc.err != nil {
+				reject(rc)
+				pending++
+			} else {
+				docs = append(docs, rc.doc)
+			}
+			if len(docs) >= 1<<14 {
+				break
+			}
+			select {
+			case rc, more = <-recs:
+			default:
+				more = false
+			}
+		}
+		if len(docs) > 0 {
+			if err := db.InsertBatch(ctx, docs); err != nil {
+				return fail(stderr, "add", exitFailed, err)
+			}
+		}
+		durable.Add(int64(len(docs)) + pending)
+		p.update()
+	}
+	if err := <-scanErr; err != nil {
+		return fail(stderr, "add", exitFailed, err)
+	}
+	p.update()
+	return code
+}
+
+// addText fingerprints files and stores them with new ids.
+func addText(ctx context.Context, db *engine.DB, paths []string, ff *fingerprintFlags, stdout, stderr io.Writer) int {
+	f, err := ff.fingerprinter()
+	if err != nil {
+		return fail(stderr, "add", exitUsage, err)
+	}
+	next, err := db.NextID(ctx)
+	if err != nil {
+		return fail(stderr, "add", exitFailed, err)
+	}
+	code := exitOK
+	for _, arg := range paths {
+		err := filepath.WalkDir(arg, func(path string, de fs.DirEntry, err error) error {
+			if err != nil {
+				code = fail(stderr, "add", exitFailed, fmt.Errorf("%s: %w", path, unwrapPathError(err)))
+				return nil
+			}
+			if de.IsDir() || !de.Type().IsRegular() {
+				return nil
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				code = fail(stderr, "add", exitFailed, fmt.Errorf("%s: %w", path, unwrapPathError(err)))
+				return nil
+			}
+			doc := engine.Doc{ID: next, Fingerprint: f.Bytes(b), Name: path}
+			if len(doc.Name) > engine.MaxName {
+				doc.Name = doc.Name[:engine.MaxName]
+			}
+			if err := db.Insert(ctx, doc); err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "%d\t%s\t%s\n", doc.ID, simhash.Format(doc.Fingerprint), path)
+			next++
+			return nil
+		})
+		if err != nil {
+			return fail(stderr, "add", exitFailed, err)
+		}
+	}
+	return code
+}
+
+// progressReporter prints add's progress: a bar with rate and ETA on a
+// terminal, or JSON lines.
+type progressReporter struct {
+	mode                    string
+	w                       io.Writer
+	size                    int64
+	bytes                   func() int64
+	read, durable, rejected *atomic.Int64
+	start                   time.Time
+	lastDurable             int64
+	done                    chan struct{}
+	stopped                 chan struct{}
+	printing                atomic.Bool
+	lastPrint               atomic.Int64
+}
+
+func newProgress(mode string, w io.Writer, size int64, bytes func() int64, read, durable, rejected *atomic.Int64) *progressReporter {
+	p := &progressReporter{mode: mode, w: w, size: size, bytes: bytes, read: read, durable: durable,
+		rejected: rejected, start: time.Now(), lastDurable: -1, done: make(chan struct{}), stopped: make(chan struct{})}
+	go func() {
+		defer close(p.stopped)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				p.print(true)
+			case <-p.done:
+				return
+			}
+		}
+	}()
+	return p
+}
+
+// update prints when durable has grown (JSON) or a tenth of a second has
+// passed (bar).
+func (p *progressReporter) update() { p.print(false) }
+
+func (p *progressReporter) print(tick bool) {
+	if p.mode == "none" || !p.printing.CompareAndSwap(false, true) {
+		return
+	}
+	defer p.printing.Store(false)
+	now := time.Now()
+	d := p.durable.Load()
+	switch p.mode {
+	case "json":
+		if !tick && d == p.lastDurable {
+			return
+		}
+		p.lastDurable = d
+		el := now.Sub(p.start).Seconds()
+		b, _ := json.Marshal(map[string]any{"read": p.read.Load(), "durable": d, "rejected": p.rejected.Load(),
+			"elapsed_s": round3(el), "rate": round3(float64(d) / max(el, 1e-9))})
+		fmt.Fprintf(p.w, "%s\n", b)
+	case "bar":
+		if !tick && now.UnixNano()-p.lastPrint.Load() < int64(100*time.Millisecond) {
+			return
+		}
+		p.lastPrint.Store(now.UnixNano())
+		el := now.Sub(p.start).Seconds()
+		rate := float64(d) / max(el, 1e-9)
+		line := fmt.Sprintf("%s durable, %s/s", human(d), human(int64(rate)))
+		if p.size > 0 {
+			frac := min(float64(p.bytes())/float64(p.size), 1)
+			const width = 30
+			n := int(frac * width)
+			eta := "?"
+			if frac > 0 {
+				eta = (time.Duration(el*(1-frac)/frac) * time.Second).Round(time.Second).String()
+			}
+			line = fmt.Sprintf("[%s%s] %3.0f%% %s, ETA %s", strings.Repeat("=", n), strings.Repeat(" ", width-n), frac*100, line, eta)
+		}
+		fmt.Fprintf(p.w, "\r%-78s", line)
+	}
+}
+
+func (p *progressReporter) stop() {
+	close(p.done)
+	<-p.stopped
+	p.print(true)
+	if p.mode == "bar" {
+		fmt.Fprintln(p.w)
+	}
+}
+
+func round3(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }
+
+// human writes 1234567 as 1.2M.
+func human(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.1fG", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n >= 1e4:
+		return fmt.Sprintf("%.1fK", float64(n)/1e3)
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

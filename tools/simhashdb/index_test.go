@@ -1,0 +1,337 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/bits"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/simhashdb/simhashdb/bench/data"
+	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/simhash"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// records writes "<id> <fp> [name]" lines for fps, ids from 1.
+func records(fps []uint64) string {
+	var b strings.Builder
+	for i, fp := range fps {
+		fmt.Fprintf(&b, "%d %d doc-%d\n", i+1, fp, i+1)
+	}
+	return b.String()
+}
+
+func TestIndexCommands(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "idx")
+	in := "1 0x0123456789abcdef https://example.com/a b\n" +
+		"\n# a comment\n" +
+		"2 81985529216486895\n" + // the same fingerprint in decimal
+		"3 0x0123456789abcdee\n" + // distance 1
+		"4 0x0123456789abcd10\n" + // far
+		"x 0x1\n" +
+		"5 0xzz\n" +
+		"6\n"
+	r := runCLI(t, in, "add", "--db", db, "--progress", "json")
+	assert.Equal(t, 1, r.code, "bad lines make exit code 1")
+	assert.Contains(t, r.stderr, "<stdin>:7: id \"x\"")
+	assert.Contains(t, r.stderr, "<stdin>:8: fingerprint")
+	assert.Contains(t, r.stderr, "<stdin>:9: want <id> <fingerprint> [name]")
+	var last map[string]any
+	for _, l := range strings.Split(r.stderr, "\n") {
+		if strings.HasPrefix(l, "{") {
+			require.NoError(t, json.Unmarshal([]byte(l), &last))
+		}
+	}
+	require.NotNil(t, last, "progress lines: %s", r.stderr)
+	assert.EqualValues(t, 7, last["durable"])
+	assert.EqualValues(t, 3, last["rejected"])
+
+	t.Run("query", func(t *testing.T) {
+		r := runCLI(t, "", "query", "--db", db, "--fp", "0x0123456789abcdef", "--json")
+		require.Equal(t, 0, r.code, r.stderr)
+		var a jsonAnswer
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &a))
+		assert.Equal(t, "0123456789abcdef", a.Query)
+		assert.Equal(t, []jsonMatch{
+			{1, "https://example.com/a b", "0123456789abcdef", 0},
+			{2, "", "0123456789abcdef", 0},
+			{3, "", "0123456789abcdee", 1},
+		}, a.Matches)
+		r = runCLI(t, "", "query", "--db", db, "--k", "0", "--fp", "81985529216486895")
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Contains(t, r.stdout, "2 within distance 0")
+		assert.Contains(t, r.stdout, "https://example.com/a b")
+	})
+	t.Run("query errors", func(t *testing.T) {
+		for _, c := range []struct {
+			args []string
+			code int
+			msg  string
+		}{
+			{[]string{"query", "--db", db}, 2, "exactly one of"},
+			{[]string{"query", "--db", db, "--fp", "12abc"}, 2, "12abc"},
+			{[]string{"query", "--db", db, "--fp", "1", "--k", "9"}, 2, "answers up to 3"},
+			{[]string{"query", "--fp", "1"}, 1, "--db DIR is required"},
+			{[]string{"query", "--db", filepath.Join(t.TempDir(), "none"), "--fp", "1"}, 1, "no index there"},
+		} {
+			r := runCLI(t, "", c.args...)
+			assert.Equal(t, c.code, r.code, "%v: %s", c.args, r.stderr)
+			assert.Contains(t, r.stderr, c.msg, "%v", c.args)
+		}
+	})
+	t.Run("batch", func(t *testing.T) {
+		r := runCLI(t, "0x0123456789abcdef\nq7 0x0123456789abcd10\n42 1\n", "batch", "--db", db, "--k", "1")
+		require.Equal(t, 0, r.code, r.stderr)
+		lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+		require.Len(t, lines, 3)
+		var a []map[string]any
+		for _, l := range lines {
+			var m map[string]any
+			require.NoError(t, json.Unmarshal([]byte(l), &m))
+			a = append(a, m)
+		}
+		assert.EqualValues(t, 1, a[0]["qid"], "line number when no qid")
+		assert.Len(t, a[0]["matches"], 3)
+		assert.Equal(t, "q7", a[1]["qid"])
+		assert.Len(t, a[1]["matches"], 1)
+		assert.EqualValues(t, 42, a[2]["qid"])
+		assert.Equal(t, "0000000000000001", a[2]["query"])
+		assert.Empty(t, a[2]["matches"])
+		r = runCLI(t, "1\n\n0xfg\n", "batch", "--db", db)
+		assert.Equal(t, 1, r.code)
+		assert.Contains(t, r.stderr, "<stdin>:2:")
+		in := filepath.Join(t.TempDir(), "q.txt")
+		require.NoError(t, os.WriteFile(in, []byte("1\n0x1 2 3\n"), 0o644))
+		r = runCLI(t, "", "batch", "--db", db, "--input", in)
+		assert.Equal(t, 1, r.code)
+		assert.Contains(t, r.stderr, in+":2: want <fingerprint> or <qid> <fingerprint>")
+	})
+	t.Run("stats and check", func(t *testing.T) {
+		r := runCLI(t, "", "stats", "--db", db, "--json")
+		require.Equal(t, 0, r.code, r.stderr)
+		var st map[string]any
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &st))
+		for _, f := range []string{"documents", "fingerprints", "tables", "bytes_on_disk", "table_bytes", "bits_per_fingerprint", "entropy_bound_bits"} {
+			assert.Contains(t, st, f)
+		}
+		assert.EqualValues(t, 4, st["documents"])
+		assert.EqualValues(t, 3, st["fingerprints"])
+		r = runCLI(t, "", "stats", "--db", db)
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Contains(t, r.stdout, "documents          4")
+		r = runCLI(t, "", "check", "--db", db)
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Contains(t, r.stdout, "ok: 4 documents")
+	})
+	t.Run("find-all and clusters over the index", func(t *testing.T) {
+		r := runCLI(t, "", "find-all", "--db", db, "-d", "1")
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Equal(t, "[1, 2]\n[1, 3]\n[2, 3]\n", r.stdout)
+		r = runCLI(t, "", "find-clusters", "--db", db)
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Equal(t, "[1, 2, 3]\n", r.stdout)
+		r = runCLI(t, "", "find-all", "--db", db, "-d", "5")
+		assert.Equal(t, 2, r.code)
+		assert.Contains(t, r.stderr, "answers up to 3")
+	})
+	t.Run("delete", func(t *testing.T) {
+		r := runCLI(t, "", "delete", "--db", db, "2", "99")
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Contains(t, r.stdout, "deleted 1 of 2")
+		r = runCLI(t, "", "query", "--db", db, "--fp", "0x0123456789abcdef", "--json")
+		require.Equal(t, 0, r.code, r.stderr)
+		var a jsonAnswer
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &a))
+		assert.Len(t, a.Matches, 2)
+		r = runCLI(t, "", "delete", "--db", db, "two")
+		assert.Equal(t, 2, r.code)
+		assert.Contains(t, r.stderr, `"two"`)
+		r = runCLI(t, "", "check", "--db", db)
+		require.Equal(t, 0, r.code, r.stderr)
+	})
+	t.Run("add text", func(t *testing.T) {
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("the quick brown fox jumps over the lazy dog"), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "b.txt"), []byte("the quick brown fox jumps over the lazy dog!"), 0o644))
+		r := runCLI(t, "", "add", "--db", db, "--text", dir)
+		require.Equal(t, 0, r.code, r.stderr)
+		fp := simhash.Format(simhash.Default().String("the quick brown fox jumps over the lazy dog"))
+		assert.Equal(t, "5\t"+fp+"\t"+filepath.Join(dir, "a.txt")+"\n6\t"+fp+"\t"+filepath.Join(dir, "b.txt")+"\n", r.stdout,
+			"ids go on after the largest stored one")
+		r = runCLI(t, "", "query", "--db", db, "--text", "the quick brown fox jumps over the lazy dog", "--k", "0")
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Contains(t, r.stdout, filepath.Join(dir, "b.txt"))
+	})
+	t.Run("options fixed at creation", func(t *testing.T) {
+		r := runCLI(t, "7 1\n", "add", "--db", db, "--k", "2")
+		assert.Equal(t, 1, r.code)
+		assert.Contains(t, r.stderr, "K")
+	})
+}
+
+// TestFindAllMatchesOracle checks find-all and find-clusters without an
+// index against brute force, with repeats, 0, all-ones and hex input.
+func TestFindAllMatchesOracle(t *testing.T) {
+	fps := data.Planted(3000, 3, 0.2, 9)
+	fps = append(fps, fps[10], fps[10], 0, 0x0f)
+	var in strings.Builder
+	for i, fp := range fps {
+		if i%7 == 0 {
+			fmt.Fprintf(&in, "0x%x\n", fp)
+		} else {
+			fmt.Fprintf(&in, "%d\n", fp)
+		}
+	}
+	// The oracle: distinct pairs within 3, and [a, a] for repeats.
+	count := map[uint64]int{}
+	for _, fp := range fps {
+		count[fp]++
+	}
+	distinct := slices.Sorted(func(yield func(uint64) bool) {
+		for v := range count {
+			if !yield(v) {
+				return
+			}
+		}
+	})
+	var want strings.Builder
+	for i, a := range distinct {
+		if count[a] > 1 {
+			fmt.Fprintf(&want, "[%d, %d]\n", a, a)
+		}
+		for _, b := range distinct[i+1:] {
+			if bits.OnesCount64(a^b) <= 3 {
+				fmt.Fprintf(&want, "[%d, %d]\n", a, b)
+			}
+		}
+	}
+	for _, blocks := range []string{"0", "6", "4"} {
+		r := runCLI(t, in.String(), "find-all", "-b", blocks, "-d", "3")
+		require.Equal(t, 0, r.code, r.stderr)
+		require.Equal(t, want.String(), r.stdout, "blocks %s", blocks)
+	}
+	// Clusters: every pair's members share a cluster, clusters are
+	// disjoint, and each member appears as often as in the input.
+	out := filepath.Join(t.TempDir(), "clusters.jsonl")
+	r := runCLI(t, in.String(), "find-clusters", "--distance", "3", "--output", out)
+	require.Equal(t, 0, r.code, r.stderr)
+	b, err := os.ReadFile(out)
+	require.NoError(t, err)
+	where := map[uint64]int{}
+	for i, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var c []uint64
+		require.NoError(t, json.Unmarshal([]byte(line), &c))
+		require.True(t, slices.IsSorted(c))
+		seen := map[uint64]int{}
+		for _, v := range c {
+			seen[v]++
+		}
+		for v, n := range seen {
+			_, dup := where[v]
+			require.False(t, dup, "%d in two clusters", v)
+			where[v] = i
+			require.Equal(t, count[v], n, "%d appears as often as in the input", v)
+		}
+	}
+	sc := bufio.NewScanner(strings.NewReader(want.String()))
+	for sc.Scan() {
+		var p [2]uint64
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &p))
+		ca, okA := where[p[0]]
+		cb, okB := where[p[1]]
+		require.True(t, okA && okB && ca == cb, "pair %v in one cluster", p)
+	}
+}
+
+func TestFindAllErrors(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		args []string
+		code int
+		msg  string
+	}{
+		{"1\n\n2\n", nil, 1, "<stdin>:2: empty line"},
+		{"1\n2\nabc\n", nil, 1, "<stdin>:3:"},
+		{"1\n18446744073709551616\n", nil, 1, "<stdin>:2:"},
+		{"1\n", []string{"-b", "3"}, 2, "--blocks 3"},
+		{"1\n", []string{"-d", "17"}, 2, "--distance 17"},
+		{"1\n", []string{"extra"}, 2, "unexpected"},
+		{"", []string{"-i", "/nonexistent/fps.txt"}, 1, "/nonexistent/fps.txt"},
+	} {
+		for _, cmd := range []string{"find-all", "find-clusters"} {
+			r := runCLI(t, c.in, append([]string{cmd}, c.args...)...)
+			assert.Equal(t, c.code, r.code, "%s %v: %s", cmd, c.args, r.stderr)
+			assert.Contains(t, r.stderr, c.msg, "%s %v", cmd, c.args)
+			assert.Empty(t, r.stdout, "%s %v: nothing printed", cmd, c.args)
+		}
+	}
+	r := runCLI(t, "", "find-all")
+	assert.Equal(t, 0, r.code, "empty input: no pairs")
+	assert.Empty(t, r.stdout)
+}
+
+// TestAddDurableSurvivesKill runs add on an endless input, kills it with
+// SIGKILL after some progress lines, and checks every record the last line
+// called durable is in the index.
+func TestAddDurableSurvivesKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills a child process")
+	}
+	for round := range 3 {
+		db := filepath.Join(t.TempDir(), "idx")
+		cmd := exec.Command(binary, "add", "--db", db, "--progress", "json", "--sync", "always")
+		stdin, err := cmd.StdinPipe()
+		require.NoError(t, err)
+		stderr, err := cmd.StderrPipe()
+		require.NoError(t, err)
+		require.NoError(t, cmd.Start())
+		go func() {
+			r := rand.New(rand.NewPCG(uint64(round), 1))
+			w := bufio.NewWriter(stdin)
+			for i := 1; ; i++ {
+				if _, err := fmt.Fprintf(w, "%d %d\n", i, r.Uint64()); err != nil {
+					return
+				}
+				if i%500 == 0 {
+					if w.Flush() != nil {
+						return
+					}
+					time.Sleep(time.Millisecond)
+				}
+			}
+		}()
+		sc := bufio.NewScanner(stderr)
+		durable, lines := int64(0), 0
+		for sc.Scan() && lines < 3+round {
+			var p struct{ Durable int64 }
+			if json.Unmarshal(sc.Bytes(), &p) == nil {
+				durable = p.Durable
+				lines++
+			}
+		}
+		require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+		cmd.Wait()
+		require.Positive(t, durable)
+		// Every durable id is found (a read-only open replays the log).
+		idx, err := engine.Open(db, engine.Options{ReadOnly: true})
+		require.NoError(t, err)
+		for id := uint64(1); id <= uint64(durable); id++ {
+			_, err := idx.Get(context.Background(), id)
+			require.NoError(t, err, "round %d: id %d of %d durable", round, id, durable)
+		}
+		require.NoError(t, idx.Close())
+		r := runCLI(t, "", "check", "--db", db)
+		require.Equal(t, 0, r.code, r.stderr)
+	}
+}

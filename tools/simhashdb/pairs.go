@@ -1,0 +1,223 @@
+package main
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+
+	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/engine/join"
+	"github.com/simhashdb/simhashdb/permutation"
+	"github.com/simhashdb/simhashdb/simhash"
+)
+
+// pairFlags are find-all's and find-clusters' flags: simhash-cpp's, long
+// and short, plus --db.
+type pairFlags struct {
+	blocks, distance int
+	input, output    string
+	db               string
+}
+
+func (p *pairFlags) register(fl *flag.FlagSet) {
+	for _, n := range []string{"blocks", "b"} {
+		fl.IntVar(&p.blocks, n, 0, "split fingerprints into this many blocks, C(blocks, distance) tables, as simhash-cpp does; 0 picks the fastest design for the input's size")
+	}
+	for _, n := range []string{"distance", "d"} {
+		fl.IntVar(&p.distance, n, 3, "the largest Hamming distance of a pair")
+	}
+	for _, n := range []string{"input", "i"} {
+		fl.StringVar(&p.input, n, "-", "fingerprints, one unsigned decimal (or 0x hex) a line; - is standard input")
+	}
+	for _, n := range []string{"output", "o"} {
+		fl.StringVar(&p.output, n, "-", "where the JSON arrays go; - is standard output")
+	}
+	fl.StringVar(&p.db, "db", "", "run over this index instead of --input (its document ids are printed)")
+}
+
+const pairsHelp = `Like simhash-cpp, input is newline-separated fingerprints and output is one JSON
+array a line. Unlike it: an empty or malformed line is an error naming its line
+(nothing is printed), 0x hex is accepted, --input and --output default to standard
+input and output, and equal fingerprints on two lines are a match at distance 0.`
+
+func runFindAll(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return runPairs("find-all", args, stdin, stdout, stderr)
+}
+
+func runFindClusters(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return runPairs("find-clusters", args, stdin, stdout, stderr)
+}
+
+func runPairs(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	example := "  simhashdb find-all -b 6 -d 3 -i fingerprints.txt -o pairs.jsonl\n" +
+		"  simhashdb find-all --db idx -d 2\n\n" +
+		"Each line is a pair [a, b] with a < b; a fingerprint that occurs on several lines\n" +
+		"pairs with itself once: [a, a]. With --db the pairs are of document ids.\n\n" + pairsHelp
+	if cmd == "find-clusters" {
+		example = "  simhashdb find-clusters -d 3 -i fingerprints.txt\n" +
+			"  simhashdb find-clusters --db idx\n\n" +
+			"Each line is a cluster: the fingerprints (or, with --db, the document ids) of a connected\n" +
+			"group of near-duplicates, ascending, a fingerprint as often as it occurs in the input.\n" +
+			"Two members of a cluster can be farther apart than --distance: a chain links them.\n\n" + pairsHelp
+	}
+	fl := newFlagSet(cmd, "[-b BLOCKS] [-d DISTANCE] [-i PATH|-] [-o PATH|-] | --db DIR [-d DISTANCE] [-o PATH|-]", example, stderr)
+	var p pairFlags
+	p.register(fl)
+	if code := parseFlags(fl, args); code >= 0 {
+		return code
+	}
+	if fl.NArg() > 0 {
+		return fail(stderr, cmd, exitUsage, fmt.Errorf("unexpected arguments %q", fl.Args()))
+	}
+	if p.distance < 0 || p.distance > 16 {
+		return fail(stderr, cmd, exitUsage, fmt.Errorf("--distance %d: want 0 to 16", p.distance))
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	if p.db != "" {
+		if p.blocks != 0 {
+			return fail(stderr, cmd, exitUsage, errors.New("--blocks does not apply with --db: the index's own tables are used"))
+		}
+		return pairsFromDB(ctx, cmd, &p, stdout, stderr)
+	}
+	if p.blocks != 0 && p.blocks <= p.distance {
+		return fail(stderr, cmd, exitUsage, fmt.Errorf("--blocks %d: want more blocks than --distance %d", p.blocks, p.distance))
+	}
+	r, name, _, closeIn, err := openInput(p.input, stdin)
+	if err != nil {
+		return fail(stderr, cmd, exitFailed, fmt.Errorf("%s: %w", name, err))
+	}
+	defer closeIn()
+	var fps []uint64
+	err = scanLines(r, name, func(n int, line string) error {
+		if line == "" {
+			return &inputError{name, n, errors.New("empty line: want a fingerprint")}
+		}
+		fp, err := simhash.Parse(line)
+		if err != nil {
+			return &inputError{name, n, err}
+		}
+		fps = append(fps, fp)
+		return nil
+	})
+	if err != nil {
+		return fail(stderr, cmd, exitFailed, err)
+	}
+	var design *permutation.Design
+	if p.blocks > 0 {
+		design, err = permutation.Blocks(p.distance, p.blocks)
+	} else {
+		design, err = join.DesignFor(p.distance, len(fps))
+	}
+	if err != nil {
+		return fail(stderr, cmd, exitUsage, err)
+	}
+	f, err := join.New(design, p.distance)
+	if err != nil {
+		return fail(stderr, cmd, exitUsage, err)
+	}
+	pairs, err := f.Pairs(ctx, fps, 0)
+	if err != nil {
+		return fail(stderr, cmd, exitFailed, err)
+	}
+	repeated := join.Repeated(fps)
+	for _, v := range repeated {
+		pairs = append(pairs, join.Pair{A: v, B: v})
+	}
+	w, closeOut, err := openOutput(p.output, stdout)
+	if err != nil {
+		return fail(stderr, cmd, exitFailed, err)
+	}
+	if cmd == "find-all" {
+		slices.SortFunc(pairs, func(x, y join.Pair) int { return cmp.Or(cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B)) })
+		for _, pr := range pairs {
+			writeArray(w, pr.A, pr.B)
+		}
+	} else {
+		// Members as often as they occur: count the repeated ones.
+		times := map[uint64]int{}
+		if len(repeated) > 0 {
+			for _, v := range fps {
+				if _, ok := slices.BinarySearch(repeated, v); ok {
+					times[v]++
+				}
+			}
+		}
+		var members []uint64
+		for _, c := range join.Components(pairs) {
+			members = members[:0]
+			for _, v := range c {
+				for range max(times[v], 1) {
+					members = append(members, v)
+				}
+			}
+			writeArray(w, members...)
+		}
+	}
+	if err := closeOut(); err != nil {
+		return fail(stderr, cmd, exitFailed, err)
+	}
+	return exitOK
+}
+
+// writeArray writes one JSON array of unsigned integers and a newline.
+func writeArray(w *bufio.Writer, vs ...uint64) {
+	var b [20]byte
+	w.WriteByte('[')
+	for i, v := range vs {
+		if i > 0 {
+			w.WriteString(", ")
+		}
+		w.Write(strconv.AppendUint(b[:0], v, 10))
+	}
+	w.WriteString("]\n")
+}
+
+func pairsFromDB(ctx context.Context, cmd string, p *pairFlags, stdout, stderr io.Writer) int {
+	d := dbFlags{dir: p.db}
+	db, err := d.open(engine.Options{ReadOnly: true}, false)
+	if err != nil {
+		return fail(stderr, cmd, exitFailed, err)
+	}
+	defer db.Close()
+	if p.distance > db.K() {
+		return fail(stderr, cmd, exitUsage, fmt.Errorf("--distance %d: the index answers up to %d", p.distance, db.K()))
+	}
+	w, closeOut, err := openOutput(p.output, stdout)
+	if err != nil {
+		return fail(stderr, cmd, exitFailed, err)
+	}
+	if cmd == "find-all" {
+		for pr, e := range db.FindAll(ctx, p.distance) {
+			if err = e; err != nil {
+				break
+			}
+			writeArray(w, pr.A.ID, pr.B.ID)
+		}
+	} else {
+		var ids []uint64
+		for c, e := range db.Clusters(ctx, p.distance) {
+			if err = e; err != nil {
+				break
+			}
+			ids = ids[:0]
+			for _, doc := range c {
+				ids = append(ids, doc.ID)
+			}
+			writeArray(w, ids...)
+		}
+	}
+	if cerr := closeOut(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fail(stderr, cmd, exitFailed, err)
+	}
+	return exitOK
+}

@@ -1,0 +1,311 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/simhash"
+	"github.com/simhashdb/simhashdb/wal"
+)
+
+// jsonMatch is a match in our JSON: fingerprints as 16 hex digits.
+type jsonMatch struct {
+	ID       uint64 `json:"id"`
+	Name     string `json:"name"`
+	FP       string `json:"fp"`
+	Distance int    `json:"distance"`
+}
+
+// jsonAnswer is one query's answer in our JSON.
+type jsonAnswer struct {
+	Query   string          `json:"query"`
+	QID     json.RawMessage `json:"qid,omitempty"`
+	Matches []jsonMatch     `json:"matches"`
+}
+
+func answer(q uint64, qid json.RawMessage, ms []engine.Match) jsonAnswer {
+	a := jsonAnswer{Query: simhash.Format(q), QID: qid, Matches: make([]jsonMatch, len(ms))}
+	for i, m := range ms {
+		a.Matches[i] = jsonMatch{m.ID, m.Name, simhash.Format(m.Fingerprint), m.Distance}
+	}
+	return a
+}
+
+func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fl := newFlagSet("query", "--db DIR [--k K] (--fp FP | --text STRING | --file PATH) [--json]",
+		"  simhashdb query --db idx --fp 0x0123456789abcdef\n"+
+			"  simhashdb query --db idx --k 2 --file page.txt --json", stderr)
+	var d dbFlags
+	d.register(fl, "the largest distance of a match (default: the index's K)")
+	fpArg := fl.String("fp", "", "the query fingerprint, decimal or 0x hex")
+	textArg := fl.String("text", "", "fingerprint this text and query it")
+	fileArg := fl.String("file", "", "fingerprint this file (- for standard input) and query it")
+	asJSON := fl.Bool("json", false, `print {"query":"<hex>","matches":[{"id":..,"name":..,"fp":"<hex>","distance":d},...]}`)
+	var ff fingerprintFlags
+	ff.register(fl)
+	if code := parseFlags(fl, args); code >= 0 {
+		return code
+	}
+	given := 0
+	for _, s := range []string{*fpArg, *textArg, *fileArg} {
+		if s != "" {
+			given++
+		}
+	}
+	if given != 1 || fl.NArg() > 0 {
+		return fail(stderr, "query", exitUsage, errors.New("give exactly one of --fp, --text or --file"))
+	}
+	var q uint64
+	switch {
+	case *fpArg != "":
+		var err error
+		if q, err = simhash.Parse(*fpArg); err != nil {
+			return fail(stderr, "query", exitUsage, fmt.Errorf("--fp: %w", err))
+		}
+	default:
+		f, err := ff.fingerprinter()
+		if err != nil {
+			return fail(stderr, "query", exitUsage, err)
+		}
+		if *textArg != "" {
+			q = f.String(*textArg)
+		} else {
+			r, name, _, closeIn, err := openInput(*fileArg, stdin)
+			if err != nil {
+				return fail(stderr, "query", exitFailed, fmt.Errorf("%s: %w", name, err))
+			}
+			q, err = f.Reader(r)
+			closeIn()
+			if err != nil {
+				return fail(stderr, "query", exitFailed, fmt.Errorf("%s: %w", name, err))
+			}
+		}
+	}
+	db, err := d.open(engine.Options{ReadOnly: true}, false)
+	if err != nil {
+		return fail(stderr, "query", exitFailed, err)
+	}
+	defer db.Close()
+	ms, err := db.Query(context.Background(), q, d.distance(db))
+	if err != nil {
+		return fail(stderr, "query", exitUsage, err)
+	}
+	if *asJSON {
+		b, _ := json.Marshal(answer(q, nil, ms))
+		fmt.Fprintf(stdout, "%s\n", b)
+		return exitOK
+	}
+	fmt.Fprintf(stdout, "query %s: %d within distance %d\n", simhash.Format(q), len(ms), d.distance(db))
+	if len(ms) > 0 {
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "DISTANCE\tID\tFINGERPRINT\tNAME")
+		for _, m := range ms {
+			fmt.Fprintf(tw, "%d\t%d\t%s\t%s\n", m.Distance, m.ID, simhash.Format(m.Fingerprint), m.Name)
+		}
+		tw.Flush()
+	}
+	return exitOK
+}
+
+// batchChunk is how many queries one QueryBatch call answers: the paper's
+// batch mode gains with size, and memory stays near 100 MB a chunk.
+const batchChunk = 1 << 20
+
+func runBatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fl := newFlagSet("batch", "--db DIR [--k K] [--input FILE|-] [--output FILE|-]",
+		"  simhashdb batch --db idx --input queries.txt --output answers.jsonl\n\n"+
+			"Input: one fingerprint a line (decimal or 0x hex), or <qid> <fingerprint>.\n"+
+			"Output: one JSON line a query, in input order:\n"+
+			`  {"query":"<hex>","qid":...,"matches":[{"id":..,"name":..,"fp":"<hex>","distance":d},...]}`+"\n"+
+			"qid is the given one (a number, or a string when it is not one), else the line number.", stderr)
+	var d dbFlags
+	d.register(fl, "the largest distance of a match (default: the index's K)")
+	input := fl.String("input", "-", "query fingerprints, one per line (- is standard input)")
+	output := fl.String("output", "-", "where the JSON lines go (- is standard output)")
+	if code := parseFlags(fl, args); code >= 0 {
+		return code
+	}
+	if fl.NArg() > 0 {
+		return fail(stderr, "batch", exitUsage, fmt.Errorf("unexpected arguments %q", fl.Args()))
+	}
+	db, err := d.open(engine.Options{ReadOnly: true}, false)
+	if err != nil {
+		return fail(stderr, "batch", exitFailed, err)
+	}
+	defer db.Close()
+	k := d.distance(db)
+	if k > db.K() {
+		return fail(stderr, "batch", exitUsage, fmt.Errorf("--k %d: the index answers up to %d", k, db.K()))
+	}
+	r, name, _, closeIn, err := openInput(*input, stdin)
+	if err != nil {
+		return fail(stderr, "batch", exitFailed, fmt.Errorf("%s: %w", name, err))
+	}
+	defer closeIn()
+	w, closeOut, err := openOutput(*output, stdout)
+	if err != nil {
+		return fail(stderr, "batch", exitFailed, err)
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	var qs []uint64
+	var qids []json.RawMessage
+	enc := json.NewEncoder(w)
+	run := func() error {
+		for res, err := range db.QueryBatch(ctx, qs, k) {
+			if err != nil {
+				return err
+			}
+			if err := enc.Encode(answer(res.Query, qids[res.Index], res.Matches)); err != nil {
+				return err
+			}
+		}
+		qs, qids = qs[:0], qids[:0]
+		return nil
+	}
+	err = scanLines(r, name, func(n int, line string) error {
+		f := strings.Fields(line)
+		var qid json.RawMessage
+		switch len(f) {
+		case 1:
+			qid = json.RawMessage(strconv.Itoa(n))
+		case 2:
+			if _, err := strconv.ParseUint(f[0], 10, 64); err == nil {
+				qid = json.RawMessage(f[0])
+			} else {
+				qid, _ = json.Marshal(f[0])
+			}
+			f = f[1:]
+		default:
+			return &inputError{name, n, fmt.Errorf("want <fingerprint> or <qid> <fingerprint>, got %q", line)}
+		}
+		fp, err := simhash.Parse(f[0])
+		if err != nil {
+			return &inputError{name, n, err}
+		}
+		qs, qids = append(qs, fp), append(qids, qid)
+		if len(qs) == batchChunk {
+			return run()
+		}
+		return nil
+	})
+	if err == nil && len(qs) > 0 {
+		err = run()
+	}
+	if cerr := closeOut(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return fail(stderr, "batch", exitFailed, err)
+	}
+	return exitOK
+}
+
+func runDelete(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fl := newFlagSet("delete", "--db DIR ID...", "  simhashdb delete --db idx 17 42", stderr)
+	var d dbFlags
+	fl.StringVar(&d.dir, "db", "", "the index folder (required)")
+	syncMode := fl.String("sync", "always", "durability: always, interval or none")
+	if code := parseFlags(fl, args); code >= 0 {
+		return code
+	}
+	if fl.NArg() == 0 {
+		return fail(stderr, "delete", exitUsage, errors.New("no ID given"))
+	}
+	ids := make([]uint64, fl.NArg())
+	for i, a := range fl.Args() {
+		id, err := strconv.ParseUint(a, 10, 64)
+		if err != nil {
+			return fail(stderr, "delete", exitUsage, fmt.Errorf("argument %d, %q: want a document id (an unsigned decimal integer)", i+1, a))
+		}
+		ids[i] = id
+	}
+	opts := engine.Options{}
+	var err error
+	if opts.Sync, err = wal.ParseSyncMode(*syncMode); err != nil {
+		return fail(stderr, "delete", exitUsage, fmt.Errorf("--sync: %w", err))
+	}
+	db, err := d.open(opts, false)
+	if err != nil {
+		return fail(stderr, "delete", exitFailed, err)
+	}
+	ctx := context.Background()
+	found := 0
+	for _, id := range ids {
+		if _, err := db.Get(ctx, id); err == nil {
+			found++
+		}
+	}
+	err = db.Delete(ctx, ids...)
+	if err == nil {
+		err = db.Flush(ctx)
+	}
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fail(stderr, "delete", exitFailed, err)
+	}
+	fmt.Fprintf(stdout, "deleted %d of %d ids (the others were not stored)\n", found, len(ids))
+	return exitOK
+}
+
+func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fl := newFlagSet("stats", "--db DIR [--json]", "  simhashdb stats --db idx --json", stderr)
+	var d dbFlags
+	fl.StringVar(&d.dir, "db", "", "the index folder (required)")
+	asJSON := fl.Bool("json", false, "print the statistics as one JSON object")
+	if code := parseFlags(fl, args); code >= 0 {
+		return code
+	}
+	db, err := d.open(engine.Options{ReadOnly: true}, false)
+	if err != nil {
+		return fail(stderr, "stats", exitFailed, err)
+	}
+	defer db.Close()
+	st, err := db.Stats(context.Background())
+	if err != nil {
+		return fail(stderr, "stats", exitFailed, err)
+	}
+	if *asJSON {
+		b, _ := json.MarshalIndent(st, "", "  ")
+		fmt.Fprintf(stdout, "%s\n", b)
+		return exitOK
+	}
+	fmt.Fprintf(stdout, "documents          %d (+%d writes not yet flushed)\n", st.Documents, st.PendingWrites)
+	fmt.Fprintf(stdout, "fingerprints       %d distinct\n", st.Fingerprints)
+	fmt.Fprintf(stdout, "tables             %d, answering distances up to %d\n", len(st.Tables), st.K)
+	fmt.Fprintf(stdout, "table bytes        %d (%.2f bits a fingerprint a table; the bound is %.2f)\n", st.TableBytes, st.BitsPerFingerprint, st.EntropyBound)
+	fmt.Fprintf(stdout, "bytes on disk      %d\n", st.BytesOnDisk)
+	fmt.Fprintln(stdout)
+	db.Describe(stdout)
+	return exitOK
+}
+
+func runCheck(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fl := newFlagSet("check", "--db DIR", "  simhashdb check --db idx && echo intact", stderr)
+	var d dbFlags
+	fl.StringVar(&d.dir, "db", "", "the index folder (required)")
+	if code := parseFlags(fl, args); code >= 0 {
+		return code
+	}
+	db, err := d.open(engine.Options{ReadOnly: true}, false)
+	if err != nil {
+		return fail(stderr, "check", exitFailed, err)
+	}
+	defer db.Close()
+	rep, err := db.Check(context.Background())
+	if err != nil {
+		return fail(stderr, "check", exitFailed, err)
+	}
+	fmt.Fprintf(stdout, "ok: %d documents, %d postings, %d fingerprints, %d blocks, %d log records verified\n",
+		rep.Documents, rep.Postings, rep.Fingerprints, rep.Blocks, rep.WALRecords)
+	return exitOK
+}
