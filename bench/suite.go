@@ -29,7 +29,7 @@ type Config struct {
 	Quick bool
 	// Seed makes the data sets; the default 1 is what the committed reports use.
 	Seed uint64
-	// Only, when set, names the sections to run ("codec", "engine").
+	// Only, when set, names the sections to run ("codec", "engine", "batch").
 	Only []string
 	// Log receives progress; nil is slog.Default().
 	Log *slog.Logger
@@ -52,6 +52,7 @@ type Results struct {
 	Machine Machine        `json:"machine"`
 	Codec   *CodecResults  `json:"codec,omitempty"`
 	Engine  *EngineResults `json:"engine,omitempty"`
+	Batch   *BatchResults  `json:"batch,omitempty"`
 }
 
 // Run measures and writes the report into cfg.Out.
@@ -75,6 +76,11 @@ func Run(cfg Config) (*Results, error) {
 	if cfg.runs("engine") {
 		if res.Engine, err = runEngine(cfg); err != nil {
 			return nil, fmt.Errorf("engine: %w", err)
+		}
+	}
+	if cfg.runs("batch") {
+		if res.Batch, err = runBatch(cfg); err != nil {
+			return nil, fmt.Errorf("batch: %w", err)
 		}
 	}
 	return res, write(cfg, res)
@@ -129,6 +135,9 @@ func write(cfg Config, res *Results) error {
 	}
 	if res.Engine != nil {
 		res.Engine.report(&md)
+	}
+	if res.Batch != nil {
+		res.Batch.report(&md)
 	}
 	return os.WriteFile(filepath.Join(cfg.Out, "report.md"), []byte(md.String()), 0o644)
 }

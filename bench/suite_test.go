@@ -10,6 +10,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+func TestMain(m *testing.M) {
+	if ChildMain() { // a baseline the suite runs as a child process
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
 // TestQuickRun is the suite's smoke test: a quick run writes a complete
 // report. It asserts what was measured about size, never about speed.
 func TestQuickRun(t *testing.T) {
@@ -36,5 +43,10 @@ func TestQuickRun(t *testing.T) {
 			assert.Greater(t, r.BitsPerFP, r.Bound, "no encoding beats the bound")
 		}
 		assert.Positive(t, r.DecodeMfps)
+	}
+	require.NotNil(t, res.Batch)
+	require.NotEmpty(t, res.Batch.FindAll)
+	for _, r := range res.Batch.FindAll {
+		assert.Positive(t, r.Pairs, "planted neighbours are found: %s", r.Tool)
 	}
 }

@@ -7,15 +7,14 @@ import (
 	"github.com/simhashdb/simhashdb/bench/data"
 )
 
-// BenchmarkQuery measures a warm k=3 query on 1M loaded fingerprints: half
-// near a stored one, half random. The bench/ suite reports percentiles.
-func BenchmarkQuery(b *testing.B) {
-	const n = 1 << 20
-	db, err := Open(b.TempDir(), Options{Expected: n, CacheSize: 2 << 30, Sync: SyncNone})
+// loaded returns an index of n loaded fingerprints (1% with planted
+// neighbours) and nq queries, half near a stored one, half random.
+func loaded(b *testing.B, n, nq int) (*DB, []uint64) {
+	db, err := Open(b.TempDir(), Options{Expected: int64(n), CacheSize: 2 << 30, Sync: SyncNone})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer db.Close()
+	b.Cleanup(func() { db.Close() })
 	fps := data.Planted(n, 3, 0.01, 1)
 	docs := make([]Doc, n)
 	for i, fp := range fps {
@@ -25,7 +24,7 @@ func BenchmarkQuery(b *testing.B) {
 		b.Fatal(err)
 	}
 	r := rand.New(rand.NewPCG(1, 2))
-	qs := make([]uint64, 4096)
+	qs := make([]uint64, nq)
 	for i := range qs {
 		if i%2 == 0 {
 			qs[i] = data.Flip(fps[r.IntN(n)], i/2%4, r)
@@ -33,6 +32,13 @@ func BenchmarkQuery(b *testing.B) {
 			qs[i] = r.Uint64()
 		}
 	}
+	return db, qs
+}
+
+// BenchmarkQuery measures a warm k=3 query on 1M loaded fingerprints: half
+// near a stored one, half random. The bench/ suite reports percentiles.
+func BenchmarkQuery(b *testing.B) {
+	db, qs := loaded(b, 1<<20, 4096)
 	for _, q := range qs {
 		db.Query(ctx, q, 3)
 	}
@@ -67,4 +73,45 @@ func BenchmarkLoad(b *testing.B) {
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mfp/s")
+}
+
+// BenchmarkQueryBatch answers 100K queries against 1M stored fingerprints,
+// cold (the first batch after the load) and warm, beside the same queries
+// asked one at a time (warm).
+func BenchmarkQueryBatch(b *testing.B) {
+	db, qs := loaded(b, 1<<20, 100_000)
+	batch := func(b *testing.B) {
+		for _, err := range db.QueryBatch(ctx, qs, 3) {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.Run("cold", func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			db.cache.clear()
+			b.StartTimer()
+			batch(b)
+		}
+		b.ReportMetric(float64(len(qs))*float64(b.N)/b.Elapsed().Seconds(), "queries/s")
+	})
+	b.Run("warm", func(b *testing.B) {
+		batch(b)
+		b.ResetTimer()
+		for b.Loop() {
+			batch(b)
+		}
+		b.ReportMetric(float64(len(qs))*float64(b.N)/b.Elapsed().Seconds(), "queries/s")
+	})
+	b.Run("one-by-one", func(b *testing.B) {
+		for b.Loop() {
+			for _, q := range qs {
+				if _, err := db.Query(ctx, q, 3); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.ReportMetric(float64(len(qs))*float64(b.N)/b.Elapsed().Seconds(), "queries/s")
+	})
 }

@@ -97,3 +97,68 @@ func ExampleDB_Load() {
 	// Output:
 	// 100000 documents in 10 tables
 }
+
+// openExample opens a throwaway index holding a near-duplicate pair, an
+// exact duplicate and a loner.
+func openExample() (*engine.DB, func()) {
+	dir, _ := os.MkdirTemp("", "simhashdb-example-")
+	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	db, err := engine.Open(dir, engine.Options{Logger: quiet})
+	if err != nil {
+		log.Fatal(err)
+	}
+	docs := []engine.Doc{
+		{ID: 1, Fingerprint: 0x0123456789abcdef, Name: "a"},
+		{ID: 2, Fingerprint: 0x0123456789abcdee, Name: "a, edited"}, // 1 bit from a
+		{ID: 3, Fingerprint: 0x0123456789abcdef, Name: "a, copied"}, // a's fingerprint
+		{ID: 4, Fingerprint: 0xfedcba9876543210, Name: "b"},
+	}
+	if err := db.Load(context.Background(), docs); err != nil {
+		log.Fatal(err)
+	}
+	return db, func() { db.Close(); os.RemoveAll(dir) }
+}
+
+// Many queries at once: results come back in the order asked.
+func ExampleDB_QueryBatch() {
+	db, done := openExample()
+	defer done()
+	queries := []uint64{0xfedcba9876543211, 0x0000000000000000}
+	for r, err := range db.QueryBatch(context.Background(), queries, 2) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("query %d: %d matches\n", r.Index, len(r.Matches))
+		for _, m := range r.Matches {
+			fmt.Println("  ", m.Name, m.Distance)
+		}
+	}
+	// Output:
+	// query 0: 1 matches
+	//    b 1
+	// query 1: 0 matches
+}
+
+// Every pair of documents within a distance, and the groups they form.
+func ExampleDB_FindAll() {
+	db, done := openExample()
+	defer done()
+	ctx := context.Background()
+	for p, err := range db.FindAll(ctx, 3) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("%s ~ %s (%d)\n", p.A.Name, p.B.Name, p.Distance)
+	}
+	for c, err := range db.Clusters(ctx, 3) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println("cluster of", len(c), "starting with", c[0].Name)
+	}
+	// Output:
+	// a ~ a, edited (1)
+	// a ~ a, copied (0)
+	// a, edited ~ a, copied (1)
+	// cluster of 3 starting with a
+}

@@ -201,13 +201,11 @@ func (f *Finder) pair(t int, a, b uint64) (Pair, bool) {
 	return Pair{a, b, d}, true
 }
 
-// Pairs returns every pair of distinct values in fps within the Finder's
-// distance, each once. fps need not be sorted and may repeat values (a
-// repeated value is one fingerprint here; see Repeated). The tables are
-// built on up to workers goroutines (0: one per CPU), each holding two
-// copies of the distinct values.
-func (f *Finder) Pairs(ctx context.Context, fps []uint64, workers int) ([]Pair, error) {
-	distinct := Distinct(fps)
+// Pairs returns every pair of the distinct values in distinct (see
+// Distinct) within the Finder's distance, each once. The tables are built on
+// up to workers goroutines (0: one per CPU), each holding one more copy of
+// the values.
+func (f *Finder) Pairs(ctx context.Context, distinct []uint64, workers int) ([]Pair, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -330,24 +328,21 @@ func (f *Finder) allPairs(t int, g []uint64, emit func(Pair)) {
 	}
 }
 
-// Distinct returns the distinct values of fps, sorted, in a new slice.
-func Distinct(fps []uint64) []uint64 {
-	d := slices.Clone(fps)
-	radix.Sort(d)
-	return slices.Compact(d)
-}
-
-// Repeated returns the values that occur more than once in fps, sorted.
-func Repeated(fps []uint64) []uint64 {
-	s := slices.Clone(fps)
-	radix.Sort(s)
-	var out []uint64
-	for i := 1; i < len(s); i++ {
-		if s[i] == s[i-1] && (len(out) == 0 || out[len(out)-1] != s[i]) {
-			out = append(out, s[i])
+// Distinct sorts fps in place and returns its distinct values (in fps's
+// memory) and how often each value that occurs more than once occurs.
+func Distinct(fps []uint64) (distinct []uint64, repeated map[uint64]int) {
+	radix.Sort(fps)
+	repeated = map[uint64]int{}
+	n := 0
+	for i, v := range fps {
+		if i > 0 && v == fps[n-1] {
+			repeated[v] = max(repeated[v], 1) + 1
+			continue
 		}
+		fps[n] = v
+		n++
 	}
-	return out
+	return fps[:n], repeated
 }
 
 // Components returns the connected components of the graph whose edges are

@@ -15,7 +15,7 @@ import (
 
 // brute is the oracle: every pair of distinct values within k.
 func brute(fps []uint64, k int) []Pair {
-	d := Distinct(fps)
+	d, _ := Distinct(slices.Clone(fps))
 	var out []Pair
 	for i, a := range d {
 		for _, b := range d[i+1:] {
@@ -67,7 +67,8 @@ func TestPairsAgainstOracle(t *testing.T) {
 		for k := 0; k <= 3; k++ {
 			f, err := New(d, k)
 			require.NoError(t, err)
-			got, err := f.Pairs(context.Background(), fps, 2)
+			d, _ := Distinct(slices.Clone(fps))
+			got, err := f.Pairs(context.Background(), d, 2)
 			require.NoError(t, err)
 			require.Equal(t, brute(fps, k), sortPairs(got), "%s k=%d", name, k)
 		}
@@ -78,7 +79,7 @@ func TestPairsAgainstOracle(t *testing.T) {
 // blocks arrive, and checks every pair comes out once.
 func TestScanInPieces(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 3))
-	fps := Distinct(varied(3000, 2))
+	fps, _ := Distinct(varied(3000, 2))
 	d := designs(t)["blocks-6"]
 	f, err := New(d, 3)
 	require.NoError(t, err)
@@ -105,7 +106,7 @@ func TestScanStops(t *testing.T) {
 	for i := range fps {
 		fps[i] = 1 << i % 64
 	}
-	fps = Distinct(fps)
+	fps, _ = Distinct(fps)
 	d := designs(t)["paper-4"]
 	f, err := New(d, 3)
 	require.NoError(t, err)
@@ -130,14 +131,27 @@ func TestNewRejectsDistance(t *testing.T) {
 	}
 }
 
-func TestRepeated(t *testing.T) {
-	require.Equal(t, []uint64{0, 7}, Repeated([]uint64{7, 0, 3, 7, 0, 0, 9}))
-	require.Empty(t, Repeated([]uint64{1, 2, 3}))
-	require.Empty(t, Repeated(nil))
+func TestDistinct(t *testing.T) {
+	for _, c := range []struct {
+		in, distinct []uint64
+		repeated     map[uint64]int
+	}{
+		{[]uint64{7, 0, 3, 7, 0, 0, 9}, []uint64{0, 3, 7, 9}, map[uint64]int{0: 3, 7: 2}},
+		{[]uint64{3, 2, 1}, []uint64{1, 2, 3}, map[uint64]int{}},
+		{[]uint64{5, 5}, []uint64{5}, map[uint64]int{5: 2}},
+		{nil, nil, map[uint64]int{}},
+	} {
+		d, r := Distinct(slices.Clone(c.in))
+		require.Equal(t, len(c.distinct), len(d), "%v", c.in)
+		if len(d) > 0 {
+			require.Equal(t, c.distinct, d, "%v", c.in)
+		}
+		require.Equal(t, c.repeated, r, "%v", c.in)
+	}
 }
 
 func BenchmarkPairs(b *testing.B) {
-	fps := data.Planted(1<<20, 3, 0.01, 1)
+	fps, _ := Distinct(data.Planted(1<<20, 3, 0.01, 1))
 	blocks6, err := permutation.Blocks(3, 6)
 	require.NoError(b, err)
 	chosen, err := DesignFor(3, len(fps))

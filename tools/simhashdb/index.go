@@ -89,7 +89,7 @@ type record struct {
 func parseRecord(line string) (engine.Doc, error) {
 	f := strings.Fields(line)
 	if len(f) < 2 {
-		return engine.Doc{}, fmt.Errorf("want <id> <fingerprint> [name], got %q", line)
+		return engine.Doc{}, fmt.Errorf("want <id> <fingerprint> [name], got %q", line) // %q copies
 	}
 	id, err := strconv.ParseUint(f[0], 10, 64)
 	if err != nil {
@@ -109,7 +109,7 @@ func parseRecord(line string) (engine.Doc, error) {
 	if len(name) > engine.MaxName {
 		return engine.Doc{}, fmt.Errorf("name of %d bytes, at most %d", len(name), engine.MaxName)
 	}
-	return engine.Doc{ID: id, Fingerprint: fp, Name: name}, nil
+	return engine.Doc{ID: id, Fingerprint: fp, Name: strings.Clone(name)}, nil
 }
 
 func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {

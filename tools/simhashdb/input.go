@@ -2,11 +2,12 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strings"
+	"unsafe"
 
 	"github.com/simhashdb/simhashdb/engine"
 )
@@ -71,7 +72,9 @@ func (c *countingReader) Read(p []byte) (int, error) {
 
 // scanLines calls fn with each line of r (without its newline) and its
 // number from 1, stopping at fn's first error. A line longer than the
-// longest record is an error naming it.
+// longest record is an error naming it. The line's memory is reused after
+// fn returns (no allocation a line: inputs run to hundreds of millions of
+// lines), so fn must copy what it keeps (strings.Clone).
 func scanLines(r io.Reader, name string, fn func(n int, line string) error) error {
 	sc := bufio.NewScanner(r)
 	const maxLine = engine.MaxName + 256
@@ -79,7 +82,12 @@ func scanLines(r io.Reader, name string, fn func(n int, line string) error) erro
 	n := 0
 	for sc.Scan() {
 		n++
-		if err := fn(n, strings.TrimSuffix(sc.Text(), "\r")); err != nil {
+		b := bytes.TrimSuffix(sc.Bytes(), []byte{'\r'})
+		line := ""
+		if len(b) > 0 {
+			line = unsafe.String(&b[0], len(b))
+		}
+		if err := fn(n, line); err != nil {
 			return err
 		}
 	}

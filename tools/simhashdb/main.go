@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"sort"
 )
 
@@ -47,6 +48,16 @@ const (
 )
 
 func main() {
+	// SIMHASHDB_CPUPROFILE=FILE writes a CPU profile of the command (go
+	// tool pprof reads it): how to see where a slow run spends its time.
+	if path := os.Getenv("SIMHASHDB_CPUPROFILE"); path != "" {
+		if f, err := os.Create(path); err == nil && pprof.StartCPUProfile(f) == nil {
+			code := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+			pprof.StopCPUProfile()
+			f.Close()
+			os.Exit(code)
+		}
+	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 

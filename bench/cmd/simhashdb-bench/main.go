@@ -17,10 +17,13 @@ import (
 )
 
 func main() {
+	if bench.ChildMain() {
+		return
+	}
 	quick := flag.Bool("quick", false, "small data sets: a smoke test of the suite, not a measurement")
 	out := flag.String("out", "", "output folder (default bench/results/<date>, or a temporary folder with --quick)")
 	seed := flag.Uint64("seed", 1, "seed of the generated data sets")
-	only := flag.String("only", "", "comma-separated sections to run: codec, engine (default all)")
+	only := flag.String("only", "", "comma-separated sections to run: codec, engine, batch (default all)")
 	flag.Parse()
 	if *out == "" {
 		if *quick {
