@@ -69,7 +69,7 @@ func (e *DB) queryBatch(ctx context.Context, queries []uint64, k int) ([][]Match
 		return nil, ErrClosed
 	}
 	st := e.st
-	hits, err := forTables(ctx, len(e.design.Tables), func(t int) ([]batchHit, error) {
+	hits, err := parallel(ctx, len(e.design.Tables), func(t int) ([]batchHit, error) {
 		return e.batchTable(ctx, st, t, queries, k)
 	})
 	if err != nil {
@@ -78,38 +78,54 @@ func (e *DB) queryBatch(ctx context.Context, queries []uint64, k int) ([][]Match
 	all := slices.Concat(hits...)
 	slices.SortFunc(all, func(a, b batchHit) int { return cmp.Or(cmp.Compare(a.q, b.q), cmp.Compare(a.fp, b.fp)) })
 	out := make([][]Match, len(queries))
+	memEmpty := e.mem.empty() && (e.imm == nil || e.imm.empty())
+	// Expanding fingerprints to documents seeks the postings: spread the
+	// queries over every core, each part with its own iterator.
+	parts := min(len(queries), 4*runtime.GOMAXPROCS(0))
+	_, err = parallel(ctx, parts, func(p int) ([]struct{}, error) {
+		lo, hi := p*len(queries)/parts, (p+1)*len(queries)/parts
+		a, _ := slices.BinarySearchFunc(all, uint32(lo), func(h batchHit, q uint32) int { return cmp.Compare(h.q, q) })
+		b, _ := slices.BinarySearchFunc(all, uint32(hi), func(h batchHit, q uint32) int { return cmp.Compare(h.q, q) })
+		return nil, e.expandBatch(ctx, st, queries, all[a:b], lo, hi, k, memEmpty, out)
+	})
+	return out, err
+}
+
+// expandBatch fills out[lo:hi] from the hits of those queries (sorted by
+// query) and the memtables.
+func (e *DB) expandBatch(ctx context.Context, st *state, queries []uint64, hits []batchHit, lo, hi, k int, memEmpty bool, out [][]Match) error {
 	var it *pebble.Iterator
 	defer func() {
 		if it != nil {
 			it.Close()
 		}
 	}()
-	memEmpty := e.mem.empty() && (e.imm == nil || e.imm.empty())
 	var cands []candidate
-	for i, q := range queries {
+	for i := lo; i < hi; i++ {
 		if i%4096 == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
 		cands = cands[:0]
-		for len(all) > 0 && all[0].q == uint32(i) {
-			cands = append(cands, candidate{all[0].fp, int(all[0].d)})
-			all = all[1:]
+		for len(hits) > 0 && hits[0].q == uint32(i) {
+			cands = append(cands, candidate{hits[0].fp, int(hits[0].d)})
+			hits = hits[1:]
 		}
 		if !memEmpty {
 			add := func(fp uint64, d int) { cands = append(cands, candidate{fp, d}) }
-			e.mem.search(q, k, add)
+			e.mem.search(queries[i], k, add)
 			if e.imm != nil {
-				e.imm.search(q, k, add)
+				e.imm.search(queries[i], k, add)
 			}
 		}
 		if len(cands) == 0 {
 			continue
 		}
+		var err error
 		if out[i], err = e.expand(st, cands, &it); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // batchTable merges the sorted permuted queries with table t.
@@ -159,9 +175,9 @@ func (e *DB) batchTable(ctx context.Context, st *state, t int, queries []uint64,
 	return hits, nil
 }
 
-// forTables runs fn for each of n tables on every core and returns the
-// results by table, or the first error.
-func forTables[T any](ctx context.Context, n int, fn func(t int) ([]T, error)) ([][]T, error) {
+// parallel runs fn for each of n parts (tables, ranges of queries) on
+// every core and returns the results by part, or the first error.
+func parallel[T any](ctx context.Context, n int, fn func(part int) ([]T, error)) ([][]T, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	out := make([][]T, n)
@@ -240,7 +256,7 @@ func (e *DB) findAll(ctx context.Context, k int) ([]Pair, error) {
 	}
 	st := e.st
 	// Pairs of distinct flushed fingerprints, table by table.
-	fpPairs, err := forTables(ctx, len(e.design.Tables), func(t int) ([]join.Pair, error) {
+	fpPairs, err := parallel(ctx, len(e.design.Tables), func(t int) ([]join.Pair, error) {
 		var out []join.Pair
 		s := f.NewScan(t, func(p join.Pair) bool { out = append(out, p); return true })
 		var buf []uint64
