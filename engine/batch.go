@@ -95,11 +95,7 @@ func (e *DB) queryBatch(ctx context.Context, queries []uint64, k int) ([][]Match
 // query) and the memtables.
 func (e *DB) expandBatch(ctx context.Context, st *state, queries []uint64, hits []batchHit, lo, hi, k int, memEmpty bool, out [][]Match) error {
 	var it *pebble.Iterator
-	defer func() {
-		if it != nil {
-			it.Close()
-		}
-	}()
+	defer func() { st.release(it) }()
 	var cands []candidate
 	for i := lo; i < hi; i++ {
 		if i%4096 == 0 && ctx.Err() != nil {
@@ -296,11 +292,7 @@ func (e *DB) findAll(ctx context.Context, k int) ([]Pair, error) {
 	}
 	// Memtable documents, against everything.
 	var it *pebble.Iterator
-	defer func() {
-		if it != nil {
-			it.Close()
-		}
-	}()
+	defer func() { st.release(it) }()
 	live := e.memDocs()
 	for i, d := range live {
 		if i%1024 == 0 && ctx.Err() != nil {
@@ -345,11 +337,7 @@ func (e *DB) pairDocs(st *state, pairs []join.Pair, out *[]Pair) (map[uint64][]D
 	docs := make(map[uint64][]Doc, len(want))
 	if st.docs == st.fps {
 		var it *pebble.Iterator
-		defer func() {
-			if it != nil {
-				it.Close()
-			}
-		}()
+		defer func() { st.release(it) }()
 		var ms []Match
 		for _, fp := range want {
 			var err error

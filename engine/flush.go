@@ -179,7 +179,7 @@ func (e *DB) flushMemtable(m *memtable, walFrom uint64) (flushStats, error) {
 	if err := b.Commit(pebble.Sync); err != nil {
 		return fs, fmt.Errorf("engine: committing a flush: %w", err)
 	}
-	st.snap = e.pdb.NewSnapshot()
+	st.snap, st.iters = e.pdb.NewSnapshot(), make(chan *pebble.Iterator, 8)
 	e.mu.Lock()
 	e.st = st
 	for _, s := range dropped {
@@ -188,7 +188,7 @@ func (e *DB) flushMemtable(m *memtable, walFrom uint64) (flushStats, error) {
 	e.imm = nil
 	e.cond.Broadcast()
 	e.mu.Unlock()
-	return fs, old.snap.Close()
+	return fs, old.close()
 }
 
 type mergeResult struct {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -221,7 +222,7 @@ func (e *DB) ingest(ctx context.Context, in []Doc) error {
 		return fmt.Errorf("engine: ingesting the loaded tables: %w", err)
 	}
 	st := &state{tables: make([]tableIndex, len(tables)), codes: make([]codec.CodeMap, len(tables)), curCode: make([]uint32, len(tables)),
-		docs: int64(len(docs)), fps: int64(len(fps)), walFrom: e.st.walFrom, snap: e.pdb.NewSnapshot()}
+		docs: int64(len(docs)), fps: int64(len(fps)), walFrom: e.st.walFrom, snap: e.pdb.NewSnapshot(), iters: make(chan *pebble.Iterator, 8)}
 	for t, b := range tables {
 		st.tables[t] = tableIndex{keys: b.keys, sizes: b.sizes, slots: make([]*slot, len(b.keys))}
 		for j := range st.tables[t].slots {
@@ -235,7 +236,7 @@ func (e *DB) ingest(ctx context.Context, in []Doc) error {
 	old := e.st
 	e.st = st
 	e.mu.Unlock()
-	return old.snap.Close()
+	return old.close()
 }
 
 func hasRepeat(sorted []Doc) bool {
