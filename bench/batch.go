@@ -292,11 +292,17 @@ const childEnv = "SIMHASHDB_BENCH_CHILD"
 // for one (so the kernel measures its CPU and peak memory alone) and
 // reports whether it did; the suite's commands call it first.
 func ChildMain() bool {
-	if os.Getenv(childEnv) != "sortjoin" {
+	var err error
+	switch os.Getenv(childEnv) {
+	case "sortjoin":
+		err = sortJoin(os.Getenv("SIMHASHDB_BENCH_IN"), os.Getenv("SIMHASHDB_BENCH_OUT"))
+	case "smallcache":
+		err = smallCacheChild(os.Getenv("SIMHASHDB_BENCH_DB"), os.Getenv("SIMHASHDB_BENCH_IN"), os.Getenv("SIMHASHDB_BENCH_OUT"))
+	default:
 		return false
 	}
-	if err := sortJoin(os.Getenv("SIMHASHDB_BENCH_IN"), os.Getenv("SIMHASHDB_BENCH_OUT")); err != nil {
-		fmt.Fprintln(os.Stderr, "sortjoin:", err)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, os.Getenv(childEnv)+":", err)
 		os.Exit(1)
 	}
 	return true
