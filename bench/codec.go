@@ -185,7 +185,7 @@ func (c *CodecResults) report(md *strings.Builder) {
 	fmt.Fprintf(md, "## Codec (block size %d bytes)\n\n", c.BlockSize)
 	md.WriteString("The information bound log2(C(2^64, n))/n applies to uniformly drawn sets; clustered tables, like real simhash tables, compress far below it. ")
 	md.WriteString("Bits per fingerprint include block headers and checksums. Decode: whole blocks, checksum verified, one goroutine, best of three passes.\n\n")
-	fmt.Fprintf(md, "Beside it, the same sorted fingerprints kept the plain way: 8-byte Pebble keys with empty values in one sstable as Pebble writes its bottom level (format %s), with Pebble's block compression none, Snappy or Zstd; 8 bytes raw is 64 bits.\n\n", pebbleFormat)
+	fmt.Fprintf(md, "Beside it, the same sorted fingerprints kept the plain way: 8-byte Pebble keys with empty values in one sstable as Pebble writes its bottom level (format FormatValueSeparation, %s), with Pebble's block compression none, Snappy or Zstd; 8 bytes raw is 64 bits.\n\n", pebbleFormat)
 	md.WriteString("| data | n | blocks | bits/fp | bound | over bound | Pebble none | Pebble Snappy | Pebble Zstd | codec vs best Pebble | encode M fp/s | decode M fp/s |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range c.Rows {
 		bound, over := "—", "—"

@@ -583,7 +583,7 @@ func (r *EngineResults) report(md *strings.Builder) {
 			x.MemP50us, x.MemP99us, x.P50us, x.P99us, x.DiskBytesPerF, x.SmallCacheMB, x.SmallP50us, x.SmallP99us, x.SmallCacheRSS,
 			byK[1].P50us, byK[1].P99us, byK[2].P50us, byK[2].P99us, x.QPS1, x.QPS2)
 	}
-	md.WriteString("\nRSS is the whole benchmark process after reopening the index with the small cache and dropping the test data, while it serves the queries.\n")
+	md.WriteString("\nSmall cache: a child process opens the index read-only with that cache (decoded blocks and Pebble's block cache together), runs the queries once to warm what fits, then is timed on a second pass; RSS is that child's resident memory at the end, everything included. The in-memory baseline returns fingerprints only; simhashdb also fetches each match's document (id, name).\n")
 	if len(r.Designs) > 0 {
 		fmt.Fprintf(md, "\n### Table designs at %d fingerprints (the paper's space/time trade-off, measured)\n\n", r.Designs[0].N)
 		md.WriteString("| design | tables | min p_i | p50 µs | p99 µs | table bits/fp (one table) | table bytes/fp (all tables) |\n|---|---:|---:|---:|---:|---:|---:|\n")

@@ -20,6 +20,7 @@ func newFlagSet(name, synopsis, example string, stderr io.Writer) *flag.FlagSet 
 		fmt.Fprintf(stderr, "Usage: %s %s %s\n\nFlags:\n", programName, name, synopsis)
 		fl.PrintDefaults()
 		fmt.Fprintf(stderr, "\nExample:\n%s\n", example)
+		fmt.Fprintf(stderr, "\nExit codes: 0 success, 1 the command ran but some input failed (reported on stderr as FILE:LINE: problem)\nor the index could not be used, 2 bad command line.\n")
 	}
 	return fl
 }

@@ -335,3 +335,13 @@ func TestAddDurableSurvivesKill(t *testing.T) {
 		require.Equal(t, 0, r.code, r.stderr)
 	}
 }
+
+func TestEverySubcommandHasHelp(t *testing.T) {
+	for name := range commands {
+		r := runCLI(t, "", name, "--help")
+		assert.Equal(t, 0, r.code, name)
+		assert.Contains(t, r.stderr, "Example:", name)
+		assert.Contains(t, r.stderr, "Exit codes:", name)
+		assert.Contains(t, r.stderr, "simhashdb "+name, name)
+	}
+}
