@@ -98,6 +98,9 @@ func runEngine(cfg Config) (*EngineResults, error) {
 	if cfg.Quick {
 		sizes = []int{1 << 16}
 	}
+	if len(cfg.EngineSizes) > 0 {
+		sizes = cfg.EngineSizes
+	}
 	res := &EngineResults{}
 	for _, n := range sizes {
 		row, err := measureEngine(cfg, n)
@@ -109,6 +112,9 @@ func runEngine(cfg Config) (*EngineResults, error) {
 			"small cache p50/p99 us", fmt.Sprintf("%.1f/%.1f", row.SmallP50us, row.SmallP99us), "rss MB", fmt.Sprintf("%.0f", row.SmallCacheRSS),
 			"qps 1/2", fmt.Sprintf("%.0f/%.0f", row.QPS1, row.QPS2))
 		res.Rows = append(res.Rows, row)
+	}
+	if len(cfg.EngineSizes) > 0 {
+		return res, res.charts(cfg.Out)
 	}
 	dn := 1 << 20
 	if cfg.Quick {
@@ -521,10 +527,12 @@ func (r *EngineResults) charts(out string) error {
 		vals = append(vals, w.PerSec)
 	}
 	name := "engine-inserts.png"
-	if err := chart.Bars(filepath.Join(out, name), chart.Axes{Title: "Inserts per second (sync mode / concurrent writers)", Y: "inserts/s"}, labels, vals); err != nil {
-		return err
+	if len(r.Writers) > 0 {
+		if err := chart.Bars(filepath.Join(out, name), chart.Axes{Title: "Inserts per second (sync mode / concurrent writers)", Y: "inserts/s"}, labels, vals); err != nil {
+			return err
+		}
+		r.Charts = append(r.Charts, name)
 	}
-	r.Charts = append(r.Charts, name)
 	if len(r.Rows) == 0 {
 		return nil
 	}

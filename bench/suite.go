@@ -31,6 +31,9 @@ type Config struct {
 	Seed uint64
 	// Only, when set, names the sections to run ("codec", "engine", "batch").
 	Only []string
+	// EngineSizes, when set, replaces the engine section's corpus sizes and
+	// leaves out its design and insert measurements: a run at one large n.
+	EngineSizes []int
 	// Log receives progress; nil is slog.Default().
 	Log *slog.Logger
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,7 +25,17 @@ func main() {
 	out := flag.String("out", "", "output folder (default bench/results/<date>, or a temporary folder with --quick)")
 	seed := flag.Uint64("seed", 1, "seed of the generated data sets")
 	only := flag.String("only", "", "comma-separated sections to run: codec, engine, batch (default all)")
+	engineN := flag.String("engine-n", "", "comma-separated corpus sizes for the engine section alone, e.g. 100000000 (skips its design and insert runs)")
 	flag.Parse()
+	var sizes []int
+	for _, f := range sections(*engineN) {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1000 {
+			fmt.Fprintf(os.Stderr, "simhashdb-bench: --engine-n %q: want sizes of at least 1000\n", f)
+			os.Exit(2)
+		}
+		sizes = append(sizes, n)
+	}
 	if *out == "" {
 		if *quick {
 			dir, err := os.MkdirTemp("", "simhashdb-bench-")
@@ -37,7 +48,7 @@ func main() {
 			*out = filepath.Join("bench", "results", time.Now().UTC().Format(time.DateOnly))
 		}
 	}
-	if _, err := bench.Run(bench.Config{Out: *out, Quick: *quick, Seed: *seed, Only: sections(*only)}); err != nil {
+	if _, err := bench.Run(bench.Config{Out: *out, Quick: *quick, Seed: *seed, Only: sections(*only), EngineSizes: sizes}); err != nil {
 		fmt.Fprintln(os.Stderr, "simhashdb-bench:", err)
 		os.Exit(1)
 	}
