@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"math/bits"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -110,16 +109,8 @@ func measureBatch(cfg Config, res *BatchResults, n int, sizes []int) error {
 		return err
 	}
 	docs = nil
-	r := rand.New(rand.NewPCG(cfg.Seed, 7))
 	for _, nq := range sizes {
-		qs := make([]uint64, nq)
-		for i := range qs {
-			if i%2 == 0 {
-				qs[i] = data.Flip(fps[r.IntN(n)], i/2%4, r)
-			} else {
-				qs[i] = r.Uint64()
-			}
-		}
+		qs := data.Queries(fps, nq, cfg.Seed+7)
 		row := BatchRow{Stored: n, Queries: nq}
 		for pass := range 2 {
 			start := time.Now()

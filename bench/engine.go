@@ -141,21 +141,6 @@ func runEngine(cfg Config) (*EngineResults, error) {
 	return res, res.charts(cfg.Out)
 }
 
-// benchQueries returns nq queries: half within distance 0..3 of a stored
-// fingerprint, half random.
-func benchQueries(seed uint64, fps []uint64, nq int) []uint64 {
-	r := rand.New(rand.NewPCG(seed, 99))
-	qs := make([]uint64, nq)
-	for i := range qs {
-		if i%2 == 0 {
-			qs[i] = data.Flip(fps[r.IntN(len(fps))], i/2%4, r)
-		} else {
-			qs[i] = r.Uint64()
-		}
-	}
-	return qs
-}
-
 // latencies times each query on one goroutine and returns the latencies in
 // microseconds, sorted.
 func latencies(db *engine.DB, qs []uint64, k int) ([]float64, error) {
@@ -257,7 +242,7 @@ func measureEngine(cfg Config, n int) (EngineRow, error) {
 	if cfg.Quick {
 		nq = 2000
 	}
-	qs := benchQueries(cfg.Seed, fps, nq)
+	qs := data.Queries(fps, nq, cfg.Seed)
 	if _, err := latencies(db, qs, 3); err != nil { // warm the cache
 		return row, err
 	}
@@ -434,7 +419,7 @@ func measureDesigns(cfg Config, n int) ([]DesignRow, error) {
 	for i, fp := range fps {
 		docs[i] = engine.Doc{ID: uint64(i), Fingerprint: fp}
 	}
-	qs := benchQueries(cfg.Seed, fps, 5000)
+	qs := data.Queries(fps, 5000, cfg.Seed)
 	var rows []DesignRow
 	for _, name := range []string{"optimiser", "paper-20", "paper-16", "paper-10", "paper-4"} {
 		var d *permutation.Design

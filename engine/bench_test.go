@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"math/rand/v2"
 	"testing"
 
 	"github.com/simhashdb/simhashdb/bench/data"
@@ -23,16 +22,7 @@ func loaded(b *testing.B, n, nq int) (*DB, []uint64) {
 	if err := db.Load(ctx, docs); err != nil {
 		b.Fatal(err)
 	}
-	r := rand.New(rand.NewPCG(1, 2))
-	qs := make([]uint64, nq)
-	for i := range qs {
-		if i%2 == 0 {
-			qs[i] = data.Flip(fps[r.IntN(n)], i/2%4, r)
-		} else {
-			qs[i] = r.Uint64()
-		}
-	}
-	return db, qs
+	return db, data.Queries(fps, nq, 2)
 }
 
 // BenchmarkQuery measures a warm k=3 query on 1M loaded fingerprints: half

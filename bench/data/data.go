@@ -85,3 +85,19 @@ func Sorted(x []uint64) []uint64 {
 	slices.Sort(x)
 	return slices.Compact(x)
 }
+
+// Queries returns n query fingerprints for stored: half within distance
+// 0..3 of a stored fingerprint (cycling through the distances), half
+// uniform random ones, the mix the benchmarks time.
+func Queries(stored []uint64, n int, seed uint64) []uint64 {
+	r := rand.New(rand.NewPCG(seed, 99))
+	qs := make([]uint64, n)
+	for i := range qs {
+		if i%2 == 0 && len(stored) > 0 {
+			qs[i] = Flip(stored[r.IntN(len(stored))], i/2%4, r)
+		} else {
+			qs[i] = r.Uint64()
+		}
+	}
+	return qs
+}
