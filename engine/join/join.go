@@ -85,9 +85,6 @@ func DesignFor(k, n int) (*permutation.Design, error) {
 	return best, nil
 }
 
-// Design returns the Finder's design.
-func (f *Finder) Design() *permutation.Design { return f.design }
-
 func prefixMask(p int) uint64 {
 	if p == 0 {
 		return 0

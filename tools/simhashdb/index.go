@@ -34,6 +34,17 @@ func (d *dbFlags) register(fl *flag.FlagSet, kHelp string) {
 	fl.IntVar(&d.k, "k", -1, kHelp)
 }
 
+// check rejects a negative --k given on the command line (-1, the flag's
+// default, means "not given").
+func (d *dbFlags) check(fl *flag.FlagSet) error {
+	given := false
+	fl.Visit(func(f *flag.Flag) { given = given || f.Name == "k" })
+	if given && d.k < 0 {
+		return fmt.Errorf("--k %d: want a distance of 0 or more", d.k)
+	}
+	return nil
+}
+
 // open opens the index, which must exist unless create.
 func (d *dbFlags) open(opts engine.Options, create bool) (*engine.DB, error) {
 	if d.dir == "" {
@@ -135,6 +146,9 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ff.register(fl)
 	if code := parseFlags(fl, args); code >= 0 {
 		return code
+	}
+	if err := d.check(fl); err != nil {
+		return fail(stderr, "add", exitUsage, err)
 	}
 	mode, err := wal.ParseSyncMode(*syncMode)
 	if err != nil {

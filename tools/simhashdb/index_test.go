@@ -173,6 +173,13 @@ func TestIndexCommands(t *testing.T) {
 		require.Equal(t, 0, r.code, r.stderr)
 		assert.Contains(t, r.stdout, filepath.Join(dir, "b.txt"))
 	})
+	t.Run("negative k", func(t *testing.T) {
+		for _, args := range [][]string{{"add"}, {"query", "--fp", "1"}, {"batch"}} {
+			r := runCLI(t, "1\n", append(args, "--db", db, "--k", "-3")...)
+			assert.Equal(t, 2, r.code, args[0])
+			assert.Contains(t, r.stderr, "--k -3: want a distance of 0 or more", args[0])
+		}
+	})
 	t.Run("options fixed at creation", func(t *testing.T) {
 		r := runCLI(t, "7 1\n", "add", "--db", db, "--k", "2")
 		assert.Equal(t, 1, r.code)

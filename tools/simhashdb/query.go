@@ -53,6 +53,9 @@ func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if code := parseFlags(fl, args); code >= 0 {
 		return code
 	}
+	if err := d.check(fl); err != nil {
+		return fail(stderr, "query", exitUsage, err)
+	}
 	given := 0
 	for _, s := range []string{*fpArg, *textArg, *fileArg} {
 		if s != "" {
@@ -134,6 +137,9 @@ func runBatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if fl.NArg() > 0 {
 		return fail(stderr, "batch", exitUsage, fmt.Errorf("unexpected arguments %q", fl.Args()))
+	}
+	if err := d.check(fl); err != nil {
+		return fail(stderr, "batch", exitUsage, err)
 	}
 	db, err := d.open(engine.Options{ReadOnly: true}, false)
 	if err != nil {
