@@ -34,6 +34,10 @@ type Config struct {
 	// EngineSizes, when set, replaces the engine section's corpus sizes and
 	// leaves out its design and insert measurements: a run at one large n.
 	EngineSizes []int
+	// TextCorpus, when set, adds an opt-in data set of real text to the codec
+	// section: 2^18 fingerprints of the documents fetch.sh puts in this
+	// folder and of seeded edits of them (see textFingerprints).
+	TextCorpus string
 	// Log receives progress; nil is slog.Default().
 	Log *slog.Logger
 }

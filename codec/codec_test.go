@@ -2,12 +2,12 @@ package codec
 
 import (
 	"encoding/binary"
-	"github.com/simhashdb/simhashdb/bench/data"
 	"hash/crc32"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
+	"github.com/simhashdb/simhashdb/bench/data"
 	"github.com/simhashdb/simhashdb/huffman"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -122,6 +122,56 @@ func TestCorruptionIsAnError(t *testing.T) {
 	}
 	_, err = Decode(nil, b, CodeMap{})
 	assert.ErrorIs(t, err, ErrUnknownCode)
+}
+
+// withSplit returns a version 2 block rewritten with another split offset,
+// or as version 1 (no split) when split < 0, with a valid checksum.
+func withSplit(t *testing.T, block []byte, split int) []byte {
+	h, err := ReadHeader(block)
+	require.NoError(t, err)
+	p := 1 + uvarintLen(uint64(h.CodeID)) + uvarintLen(uint64(h.Count))
+	_, n := binary.Uvarint(block[p:])
+	out := slices.Clone(block[:p])
+	if split < 0 {
+		out[0] = 1
+	} else {
+		out = binary.AppendUvarint(out, uint64(split))
+	}
+	out = append(out, block[p+n:len(block)-checksumLen]...)
+	return fixCRC(out)
+}
+
+func TestDecodeVersion1(t *testing.T) {
+	fps := clustered(3000, 4)
+	code, _ := Train(fps)
+	codes := CodeMap{7: code}
+	var got, gotRange []uint64
+	for _, b := range encodeAll(t, fps, code, 256) {
+		v1 := withSplit(t, b.data, -1)
+		var err error
+		got, err = Decode(got, v1, codes)
+		require.NoError(t, err)
+		gotRange, err = DecodeRange(gotRange, v1, codes, 0, b.key)
+		require.NoError(t, err)
+	}
+	assert.Equal(t, fps, got)
+	assert.Equal(t, fps, gotRange)
+}
+
+func TestSplitMismatchIsAnError(t *testing.T) {
+	fps := uniform(3000, 12)
+	code, _ := Train(fps)
+	codes := CodeMap{7: code}
+	b := encodeAll(t, fps, code, DefaultBlockSize)[0]
+	h, err := ReadHeader(b.data)
+	require.NoError(t, err)
+	for _, split := range []int{0, 1, h.split - 1, h.split + 1, 8 * len(b.data)} {
+		bad := withSplit(t, b.data, split)
+		_, err := Decode(nil, bad, codes)
+		assert.ErrorIs(t, err, ErrCorrupt, "whole block, split %d", split)
+		_, err = DecodeRange(nil, bad, codes, 0, b.key)
+		assert.ErrorIs(t, err, ErrCorrupt, "range, split %d", split)
+	}
 }
 
 func TestEncoderErrors(t *testing.T) {

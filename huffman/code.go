@@ -214,6 +214,12 @@ func (c *Code) Entry(bits uint64) (sym int, n uint, ok bool) {
 	return int(e >> 4), uint(e & 0xf), e != 0
 }
 
+// Table returns the decoding table: entry Entry(bits) packed as
+// symbol<<4 | length, zero for bits that start no code word. Decoders whose
+// hot loop cannot afford a call per symbol index it directly; it must not be
+// modified.
+func (c *Code) Table() *[1 << MaxLen]uint16 { return &c.table }
+
 // MarshalBinary encodes the code as its 64 lengths, two per byte (32 bytes).
 func (c *Code) MarshalBinary() ([]byte, error) {
 	b := make([]byte, Symbols/2)

@@ -26,6 +26,7 @@ func main() {
 	seed := flag.Uint64("seed", 1, "seed of the generated data sets")
 	only := flag.String("only", "", "comma-separated sections to run: codec, engine, batch (default all)")
 	engineN := flag.String("engine-n", "", "comma-separated corpus sizes for the engine section alone, e.g. 100000000 (skips its design and insert runs)")
+	text := flag.String("text", "", "opt-in: folder of the real-text corpora (bash bench/quality/fetch.sh DIR) to add a data set of text fingerprints to the codec section")
 	flag.Parse()
 	var sizes []int
 	for _, f := range sections(*engineN) {
@@ -48,7 +49,7 @@ func main() {
 			*out = filepath.Join("bench", "results", time.Now().UTC().Format(time.DateOnly))
 		}
 	}
-	if _, err := bench.Run(bench.Config{Out: *out, Quick: *quick, Seed: *seed, Only: sections(*only), EngineSizes: sizes}); err != nil {
+	if _, err := bench.Run(bench.Config{Out: *out, Quick: *quick, Seed: *seed, Only: sections(*only), EngineSizes: sizes, TextCorpus: *text}); err != nil {
 		fmt.Fprintln(os.Stderr, "simhashdb-bench:", err)
 		os.Exit(1)
 	}
