@@ -36,6 +36,16 @@ type blockCache struct {
 func newBlockCache(budget int64) *blockCache { return &blockCache{budget: budget} }
 
 func (c *blockCache) get(s *slot) ([]uint64, bool) {
+	if fps, ok := c.peek(s); ok {
+		return fps, true
+	}
+	c.misses.Add(1)
+	return nil, false
+}
+
+// peek is get for a caller that reads the block through get if it is not
+// cached: it counts hits only, so that a miss is counted once.
+func (c *blockCache) peek(s *slot) ([]uint64, bool) {
 	if b := s.p.Load(); b != nil {
 		if !b.ref.Load() {
 			b.ref.Store(true)
@@ -43,7 +53,6 @@ func (c *blockCache) get(s *slot) ([]uint64, bool) {
 		c.hits.Add(1)
 		return b.fps, true
 	}
-	c.misses.Add(1)
 	return nil, false
 }
 

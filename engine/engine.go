@@ -785,10 +785,8 @@ func (e *DB) queryLocked(ctx context.Context, q uint64, k int) ([]Match, error) 
 	st := e.st
 	var cands []candidate
 	add := func(fp uint64, d int) { cands = append(cands, candidate{fp, d}) }
-	for t := range e.design.Tables {
-		if err := e.probe(st, t, q, k, add); err != nil {
-			return nil, err
-		}
+	if err := e.probeAll(st, q, k, add); err != nil {
+		return nil, err
 	}
 	e.mem.search(q, k, add)
 	if e.imm != nil {
@@ -879,26 +877,74 @@ func cmpU64(a, b uint64) int {
 	return 0
 }
 
-// probe scans table t for permuted fingerprints sharing the query's top p_t
-// bits and within distance k.
-func (e *DB) probe(st *state, t int, q uint64, k int, add func(fp uint64, d int)) error {
-	tb := &e.design.Tables[t]
-	pq := tb.Permute(q)
-	lo, hi := tb.Range(pq)
-	ti := &st.tables[t]
-	keys := ti.keys
-	for j := ti.find(lo); j < len(keys); j++ {
-		fps, err := e.readBlock(st, t, j)
-		if err != nil {
+// probeState is one table's probe for a query: the permuted query, its
+// range, and where in the table the range starts.
+type probeState struct {
+	pq, lo, hi uint64
+	j          int      // first block that may hold lo
+	fps        []uint64 // block j, if it was cached
+	i          int      // lowerBound(fps, lo)
+}
+
+// probeAll finds the fingerprints within distance k of q in every table and
+// calls add for each. A probe is a chain of dependent reads: the block
+// directory, the block's cache slot, the decoded block, each likely a cache
+// miss in a large index, and on their own they would run one after
+// another, table after table. The tables are independent, so probeAll takes
+// each step for every table before the next: the core then overlaps the
+// tables' misses. Blocks not cached, and ranges that span blocks, finish on
+// the one-table path.
+func (e *DB) probeAll(st *state, q uint64, k int, add func(fp uint64, d int)) error {
+	tabs := e.design.Tables
+	var stack [24]probeState
+	ps := stack[:0]
+	if len(tabs) > len(stack) {
+		ps = make([]probeState, 0, len(tabs))
+	}
+	for t := range tabs {
+		pq := tabs[t].Permute(q)
+		lo, hi := tabs[t].Range(pq)
+		ps = append(ps, probeState{pq: pq, lo: lo, hi: hi})
+	}
+	for t := range ps {
+		ps[t].j = st.tables[t].find(ps[t].lo)
+	}
+	for t := range ps {
+		if ti := &st.tables[t]; ps[t].j < len(ti.keys) {
+			ps[t].fps, _ = e.cache.peek(ti.slots[ps[t].j])
+		}
+	}
+	for t := range ps {
+		ps[t].i = lowerBound(ps[t].fps, ps[t].lo)
+	}
+	for t := range ps {
+		if err := e.probe(st, t, &ps[t], k, add); err != nil {
 			return err
 		}
-		i := lowerBound(fps, lo)
-		for ; i < len(fps) && fps[i] <= hi; i++ {
-			if d := bits.OnesCount64(fps[i] ^ pq); d <= k {
+	}
+	return nil
+}
+
+// probe scans table t for p's range from block p.j on, reading blocks that
+// probeAll did not find in the cache.
+func (e *DB) probe(st *state, t int, p *probeState, k int, add func(fp uint64, d int)) error {
+	tb := &e.design.Tables[t]
+	keys := st.tables[t].keys
+	for j := p.j; j < len(keys); j++ {
+		fps, i := p.fps, p.i
+		if j != p.j || fps == nil {
+			var err error
+			if fps, err = e.readBlock(st, t, j); err != nil {
+				return err
+			}
+			i = lowerBound(fps, p.lo)
+		}
+		for ; i < len(fps) && fps[i] <= p.hi; i++ {
+			if d := bits.OnesCount64(fps[i] ^ p.pq); d <= k {
 				add(tb.Unpermute(fps[i]), d)
 			}
 		}
-		if keys[j] >= hi {
+		if keys[j] >= p.hi {
 			break
 		}
 	}
