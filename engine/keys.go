@@ -33,12 +33,19 @@ const formatVersion = 1
 // MaxName is the longest document name, in bytes.
 const MaxName = 4096
 
-func docKey(id uint64) []byte {
-	return binary.BigEndian.AppendUint64([]byte{spaceDocs}, id)
+func docKey(id uint64) []byte { return appendDocKey(make([]byte, 0, 9), id) }
+
+// appendDocKey appends the key of document id to dst: the bulk loader's
+// allocation-free form of docKey.
+func appendDocKey(dst []byte, id uint64) []byte {
+	return binary.BigEndian.AppendUint64(append(dst, spaceDocs), id)
 }
 
-func postingKey(fp, id uint64) []byte {
-	return binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64([]byte{spacePostings}, fp), id)
+func postingKey(fp, id uint64) []byte { return appendPostingKey(make([]byte, 0, 17), fp, id) }
+
+// appendPostingKey appends the posting key (fp, id) to dst.
+func appendPostingKey(dst []byte, fp, id uint64) []byte {
+	return binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(append(dst, spacePostings), fp), id)
 }
 
 func postingPrefix(fp uint64) []byte {
@@ -62,5 +69,10 @@ func prefixEnd(p []byte) []byte {
 }
 
 func docValue(fp uint64, name string) []byte {
-	return append(binary.BigEndian.AppendUint64(nil, fp), name...)
+	return appendDocValue(make([]byte, 0, 8+len(name)), fp, name)
+}
+
+// appendDocValue appends the value of a document to dst.
+func appendDocValue(dst []byte, fp uint64, name string) []byte {
+	return append(binary.BigEndian.AppendUint64(dst, fp), name...)
 }

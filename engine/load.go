@@ -112,8 +112,12 @@ func (e *DB) ingest(ctx context.Context, in []Doc) error {
 			if err != nil {
 				return err
 			}
+			// The writer copies what it is given, so one key and one value
+			// buffer serve every document.
+			var kb, vb []byte
 			for _, d := range docs {
-				if err := sw.Set(docKey(d.ID), docValue(d.Fingerprint, d.Name)); err != nil {
+				kb, vb = appendDocKey(kb[:0], d.ID), appendDocValue(vb[:0], d.Fingerprint, d.Name)
+				if err := sw.Set(kb, vb); err != nil {
 					sw.Close()
 					return err
 				}
@@ -126,7 +130,8 @@ func (e *DB) ingest(ctx context.Context, in []Doc) error {
 			}
 			for _, i := range order {
 				d := &docs[i]
-				if err := sw.Set(postingKey(d.Fingerprint, d.ID), []byte(d.Name)); err != nil {
+				kb, vb = appendPostingKey(kb[:0], d.Fingerprint, d.ID), append(vb[:0], d.Name...)
+				if err := sw.Set(kb, vb); err != nil {
 					sw.Close()
 					return err
 				}

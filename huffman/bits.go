@@ -9,42 +9,45 @@ import (
 // input.
 var ErrShortBuffer = errors.New("huffman: read past end of bit stream")
 
-// Writer appends bits, most significant first, to a byte slice. It buffers
-// up to 64 bits in a word and writes whole bytes.
+// Writer appends bits, most significant first, to a byte slice. It gathers
+// them in a 64-bit word and appends the word whole when it is full: one
+// store per 64 bits, not one append per byte.
 type Writer struct {
 	buf  []byte
 	acc  uint64 // pending bits, left-aligned
-	nacc uint   // number of pending bits (< 8 between calls)
+	nacc uint   // number of pending bits (< 64)
 }
 
 // NewWriter returns a Writer that appends to buf.
 func NewWriter(buf []byte) *Writer { return &Writer{buf: buf} }
 
-// Reset makes w append to buf, dropping pending bits.
-func (w *Writer) Reset(buf []byte) { *w = Writer{buf: buf} }
+// Reset makes w append to buf, dropping pending bits. A nil buf reuses the
+// storage of w's last buffer, which must no longer be in use.
+func (w *Writer) Reset(buf []byte) {
+	if buf == nil {
+		buf = w.buf[:0]
+	}
+	*w = Writer{buf: buf}
+}
 
-// WriteBits appends the low n bits of v (n <= 56), most significant first.
+// WriteBits appends the low n bits of v (n <= 64), most significant first.
 func (w *Writer) WriteBits(v uint64, n uint) {
 	if n == 0 {
 		return
 	}
-	w.acc |= (v << (64 - n)) >> w.nacc
-	w.nacc += n
-	for w.nacc >= 8 {
-		w.buf = append(w.buf, byte(w.acc>>56))
-		w.acc <<= 8
-		w.nacc -= 8
+	v &= ^uint64(0) >> (64 - n)
+	if w.nacc+n < 64 {
+		w.acc |= v << (64 - n) >> w.nacc
+		w.nacc += n
+		return
 	}
+	rest := w.nacc + n - 64 // bits of v that do not fit in the word
+	w.buf = binary.BigEndian.AppendUint64(w.buf, w.acc|v>>rest)
+	w.acc, w.nacc = v<<(64-rest), rest // rest = 0: Go's v<<64 is 0
 }
 
 // WriteBits64 appends the low n bits of v for any n <= 64.
-func (w *Writer) WriteBits64(v uint64, n uint) {
-	if n > 32 {
-		w.WriteBits(v>>32, n-32)
-		n = 32
-	}
-	w.WriteBits(v&(1<<n-1), n)
-}
+func (w *Writer) WriteBits64(v uint64, n uint) { w.WriteBits(v, n) }
 
 // Len returns the number of bits written.
 func (w *Writer) Len() int { return len(w.buf)*8 + int(w.nacc) }
@@ -52,9 +55,10 @@ func (w *Writer) Len() int { return len(w.buf)*8 + int(w.nacc) }
 // Bytes pads the last byte with zeros and returns the buffer. The Writer
 // may be used again only after Reset.
 func (w *Writer) Bytes() []byte {
-	if w.nacc > 0 {
+	for w.nacc > 0 {
 		w.buf = append(w.buf, byte(w.acc>>56))
-		w.acc, w.nacc = 0, 0
+		w.acc <<= 8
+		w.nacc = max(w.nacc, 8) - 8
 	}
 	return w.buf
 }

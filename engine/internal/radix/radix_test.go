@@ -23,6 +23,12 @@ func TestSort(t *testing.T) {
 		Sort(x)
 		assert.Equal(t, want, x, "n=%d", n)
 	}
+	// Clustered keys: crowded buckets, runs of equal keys, 0 and all-ones.
+	x := data.Clustered(300000, 7)
+	want := slices.Clone(x)
+	slices.Sort(want)
+	Sort(x)
+	assert.Equal(t, want, x, "clustered")
 }
 
 func TestSortPairs(t *testing.T) {
