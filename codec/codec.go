@@ -346,16 +346,16 @@ func DecodeRange(dst []uint64, block []byte, codes Codes, lo, hi uint64) ([]uint
 	var bad error
 	switch {
 	case h.Version == 1:
-		n, pos, bad = run(out, src, tbl, 0, hi)
+		n, pos, bad = run(out, src, tbl, 0, hi, 0)
 	case hi == math.MaxUint64:
 		n, pos, bad = lanes(out, src, tbl, h.split)
 	default:
 		s := split(h.Count)
-		if n, pos, bad = run(out[:s], src, tbl, 0, hi); bad == nil && n == s {
+		if n, pos, bad = run(out[:s], src, tbl, 0, hi, 0); bad == nil && n == s {
 			if pos != h.split {
 				bad = fmt.Errorf("%w: first chain ends at bit %d, header says %d", ErrCorrupt, pos, h.split)
 			} else {
-				n, pos, bad = run(out[s-1:], src, tbl, pos, hi)
+				n, pos, bad = run(out[s-1:], src, tbl, pos, hi, s-1)
 				n += s - 1
 			}
 		}
@@ -378,8 +378,9 @@ func DecodeRange(dst []uint64, block []byte, codes Codes, lo, hi uint64) ([]uint
 // run decodes the entries that follow out[0] from bit pos of src into
 // out[1:], stopping at the first fingerprint above hi. It returns how many
 // fingerprints of out hold results (0 if out[0] > hi) and the bit position
-// reached; the caller checks that against the payload's end.
-func run(out []uint64, src []byte, tbl *[1 << huffman.MaxLen]uint16, pos int, hi uint64) (n, end int, err error) {
+// reached; the caller checks that against the payload's end. Errors number
+// the entries from entry0, out[0]'s.
+func run(out []uint64, src []byte, tbl *[1 << huffman.MaxLen]uint16, pos int, hi uint64, entry0 int) (n, end int, err error) {
 	fp := out[0]
 	if fp > hi {
 		return 0, pos, nil
@@ -387,11 +388,11 @@ func run(out []uint64, src []byte, tbl *[1 << huffman.MaxLen]uint16, pos int, hi
 	for i := 1; i < len(out); i++ {
 		d, w := stepAt(src, tbl, pos)
 		if w == 0 {
-			return i, pos, notCode(i, pos)
+			return i, pos, notCode(entry0+i, pos)
 		}
 		pos += w
 		if fp+d <= fp {
-			return i, pos, wrapped(i)
+			return i, pos, wrapped(entry0 + i)
 		}
 		fp += d
 		if fp > hi {
@@ -433,34 +434,24 @@ func lanes(out []uint64, src []byte, tbl *[1 << huffman.MaxLen]uint16, split0 in
 		pb, fb = pb+wb, fb+db
 		out[b] = fb
 	}
-	for ; a < s; a++ {
-		d, w := stepAt(src, tbl, pa)
-		if w == 0 {
-			return a, pa, notCode(a, pa)
+	// The rest of each chain, near the block's end or where it is damaged,
+	// takes the careful loop.
+	if a < s {
+		if n, pa, err = run(out[a-1:s], src, tbl, pa, math.MaxUint64, a-1); err != nil {
+			return a - 1 + n, pa, err
 		}
-		if fa+d <= fa {
-			return a, pa, wrapped(a)
-		}
-		pa, fa = pa+w, fa+d
-		out[a] = fa
 	}
 	if pa != split0 {
 		return s, pa, fmt.Errorf("%w: first chain ends at bit %d, header says %d", ErrCorrupt, pa, split0)
 	}
-	for ; b < len(out); b++ {
-		d, w := stepAt(src, tbl, pb)
-		if w == 0 {
-			return s, pb, notCode(b, pb)
-		}
-		if fb+d <= fb {
-			return s, pb, wrapped(b)
-		}
-		pb, fb = pb+w, fb+d
-		out[b] = fb
+	base := out[s-1]
+	out[b-1] = fb // the second chain's start, relative: 0 if it has not begun
+	if n, pb, err = run(out[b-1:], src, tbl, pb, math.MaxUint64, b-1); err != nil {
+		return s, pb, err
 	}
+	out[s-1] = base
 	// Each difference is at least 1, so the second chain's values increase
 	// unless they wrapped, and adding the base wraps iff the last does.
-	base := out[s-1]
 	if len(out) > s && base+out[len(out)-1] <= base {
 		return s, pb, wrapped(len(out) - 1)
 	}
