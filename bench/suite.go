@@ -136,7 +136,14 @@ func write(cfg Config, res *Results) error {
 	if res.Quick {
 		md.WriteString(" --quick")
 	}
-	md.WriteString("`.\n\n")
+	if cfg.TextCorpus != "" {
+		md.WriteString(" --text DIR")
+	}
+	md.WriteString("`")
+	if cfg.TextCorpus != "" {
+		md.WriteString(", DIR filled by `bash bench/quality/fetch.sh DIR`")
+	}
+	md.WriteString(".\n\n")
 	if res.Codec != nil {
 		res.Codec.report(&md)
 	}
