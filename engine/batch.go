@@ -146,7 +146,7 @@ func (e *DB) batchTable(ctx context.Context, st *state, t int, queries []uint64,
 		for j < len(pq) && pq[j] <= hi {
 			j++
 		}
-		for b := ti.find(lo); b < len(ti.keys); b++ {
+		for b := ti.start(lo); b < len(ti.keys); b++ {
 			if b != cur {
 				var err error
 				if fps, err = e.readBlock(st, t, b); err != nil {
@@ -256,16 +256,25 @@ func (e *DB) findAll(ctx context.Context, k int) ([]Pair, error) {
 		var out []join.Pair
 		s := f.NewScan(t, func(p join.Pair) bool { out = append(out, p); return true })
 		var buf []uint64
+		ti, j := &st.tables[t], 0
 		err := scanReader(st.snap, []byte{spaceTables, byte(t)}, func(key, v []byte) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			last := binary.BigEndian.Uint64(key[2:])
+			if j >= len(ti.keys) || ti.keys[j] != last {
+				return fmt.Errorf("%w: table %d block %016x is not in the block directory", ErrCorrupt, t, last)
+			}
 			var err error
 			if buf, err = codec.Decode(buf[:0], v, st.codes[t]); err != nil {
 				return fmt.Errorf("%w: table %d block %016x: %w", ErrCorrupt, t, last, err)
 			}
-			s.Feed(buf)
+			fps, err := withPending(st.snap, t, last, ti.pending(j), buf)
+			if err != nil {
+				return err
+			}
+			j++
+			s.Feed(fps)
 			return nil
 		})
 		s.Close()

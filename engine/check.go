@@ -112,7 +112,7 @@ func (e *DB) Check(ctx context.Context) (CheckReport, error) {
 		tb := &e.design.Tables[t]
 		var fps digest
 		var prev uint64
-		n := 0
+		n, pendBlocks := 0, 0
 		dir := st.tables[t]
 		if err := scanReader(snap, []byte{spaceTables, byte(t)}, func(k, v []byte) error {
 			if len(k) != 10 {
@@ -138,6 +138,21 @@ func (e *DB) Check(ctx context.Context) (CheckReport, error) {
 			if n > 1 && blk[0] <= prev {
 				bad("table %d block %016x: starts at %016x, not above the previous block's %016x", t, key, blk[0], prev)
 			}
+			if pend := dir.pendingAt(n - 1); pend > 0 {
+				all, err := withPending(snap, t, key, pend, blk)
+				if err != nil {
+					bad("%v", err)
+					return nil
+				}
+				if n < len(dir.keys) && all[len(all)-1] != key {
+					bad("table %d block %016x: pending %016x lies above the block", t, key, all[len(all)-1])
+				}
+				if n > 1 && all[0] <= prev {
+					bad("table %d block %016x: pending %016x lies below the block", t, key, all[0])
+				}
+				blk = all
+				pendBlocks++
+			}
 			prev = key
 			for _, p := range blk {
 				fps.add(tb.Unpermute(p), 0)
@@ -148,6 +163,16 @@ func (e *DB) Check(ctx context.Context) (CheckReport, error) {
 		}
 		if n != len(dir.keys) {
 			bad("table %d: %d blocks stored, %d in the block directory", t, n, len(dir.keys))
+		}
+		stored := 0
+		if err := scanReader(snap, []byte{spacePending, byte(t)}, func(k, v []byte) error {
+			stored++
+			return nil
+		}); err != nil {
+			return rep, err
+		}
+		if stored != pendBlocks {
+			bad("table %d: %d pending lists stored, the directory counts %d", t, stored, pendBlocks)
 		}
 		if fps != fpsOfPosts {
 			bad("table %d holds %d fingerprints, the postings %d (or other ones)", t, fps.n, fpsOfPosts.n)

@@ -49,6 +49,13 @@ type reader interface {
 type tableIndex struct {
 	keys  []uint64 // last permuted fingerprint of each block, ascending
 	sizes []uint32
+	// pend counts each block's pending fingerprints: added by flushes but
+	// not yet merged into the block, kept beside it (spacePending) so that
+	// a flush rewrites a whole block only once it has gathered pendingMax
+	// of them. A block covers (keys[j-1], keys[j]], the last one also
+	// what lies above its key; readers see the block and its pending list
+	// merged. Nil when no block has any.
+	pend  []uint16
 	slots []*slot // the blocks' cache slots
 	// radix[b] is the first block whose key is >= b << shift: a probe
 	// binary-searches only between radix[b] and radix[b+1], a block or two,
@@ -77,6 +84,33 @@ func (ti *tableIndex) index() {
 }
 
 // find returns the first block whose key is >= v (len(keys) if none).
+// start returns the first block a probe of the range from lo must read:
+// find's, or the last block when lo lies above every key and that block's
+// pending list may hold values there.
+func (ti *tableIndex) start(lo uint64) int {
+	j := ti.find(lo)
+	if j == len(ti.keys) && j > 0 && ti.pending(j-1) > 0 {
+		j--
+	}
+	return j
+}
+
+// pending returns block j's pending count.
+func (ti *tableIndex) pending(j int) int {
+	if ti.pend == nil {
+		return 0
+	}
+	return int(ti.pend[j])
+}
+
+// pendingAt is pending for any j, 0 outside the directory.
+func (ti *tableIndex) pendingAt(j int) int {
+	if j < 0 || j >= len(ti.keys) {
+		return 0
+	}
+	return ti.pending(j)
+}
+
 func (ti *tableIndex) find(v uint64) int {
 	b := v >> ti.shift
 	lo, hi := int(ti.radix[b]), int(ti.radix[b+1])
@@ -288,8 +322,8 @@ func (e *DB) load() error {
 		}
 		fv, _, _ = get(metaFormat)
 	}
-	if len(fv) != 4 || binary.BigEndian.Uint32(fv) != formatVersion {
-		return fmt.Errorf("%w: %s: format version %x, this build reads %d", ErrCorrupt, e.dir, fv, formatVersion)
+	if len(fv) != 4 || binary.BigEndian.Uint32(fv) < 1 || binary.BigEndian.Uint32(fv) > formatVersion {
+		return fmt.Errorf("%w: %s: format version %x, this build reads 1..%d", ErrCorrupt, e.dir, fv, formatVersion)
 	}
 	dv, _, err := get(metaDesign)
 	if err != nil {
@@ -362,13 +396,23 @@ func (e *DB) load() error {
 			return fmt.Errorf("%w: block directory key %x", ErrCorrupt, k)
 		}
 		size, n := binary.Uvarint(v)
-		if n <= 0 {
+		pend, m := uint64(0), 0
+		if n > 0 && n < len(v) {
+			pend, m = binary.Uvarint(v[n:])
+		}
+		if n <= 0 || m < 0 || n+m != len(v) || pend > pendingMax {
 			return fmt.Errorf("%w: block directory entry %x", ErrCorrupt, k)
 		}
 		ti := &st.tables[k[1]]
 		ti.keys = append(ti.keys, binary.BigEndian.Uint64(k[2:]))
 		ti.sizes = append(ti.sizes, uint32(size))
 		ti.slots = append(ti.slots, new(slot))
+		if pend > 0 && ti.pend == nil {
+			ti.pend = make([]uint16, len(ti.keys)-1, cap(ti.keys))
+		}
+		if ti.pend != nil {
+			ti.pend = append(ti.pend, uint16(pend))
+		}
 		return nil
 	}); err != nil {
 		return err
@@ -907,7 +951,7 @@ func (e *DB) probeAll(st *state, q uint64, k int, add func(fp uint64, d int)) er
 		ps = append(ps, probeState{pq: pq, lo: lo, hi: hi})
 	}
 	for t := range ps {
-		ps[t].j = st.tables[t].find(ps[t].lo)
+		ps[t].j = st.tables[t].start(ps[t].lo)
 	}
 	for t := range ps {
 		if ti := &st.tables[t]; ps[t].j < len(ti.keys) {
@@ -958,7 +1002,7 @@ func (e *DB) readBlock(st *state, t, j int) ([]uint64, error) {
 	if fps, ok := e.cache.get(ti.slots[j]); ok {
 		return fps, nil
 	}
-	fps, err := decodeBlock(st.snap, st.codes[t], t, ti.keys[j])
+	fps, err := decodeBlock(st.snap, st.codes[t], t, ti.keys[j], ti.pending(j))
 	if err != nil {
 		return nil, err
 	}
@@ -966,7 +1010,7 @@ func (e *DB) readBlock(st *state, t, j int) ([]uint64, error) {
 	return fps, nil
 }
 
-func decodeBlock(r reader, codes codec.CodeMap, t int, key uint64) ([]uint64, error) {
+func decodeBlock(r reader, codes codec.CodeMap, t int, key uint64, pending int) ([]uint64, error) {
 	v, c, err := r.Get(tableKey(spaceTables, t, key))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, fmt.Errorf("%w: table %d block %016x is in the block directory but not stored", ErrCorrupt, t, key)
@@ -975,14 +1019,49 @@ func decodeBlock(r reader, codes codec.CodeMap, t int, key uint64) ([]uint64, er
 		return nil, fmt.Errorf("engine: table %d block %016x: %w", t, key, err)
 	}
 	defer c.Close()
-	fps, err := codec.Decode(make([]uint64, 0, len(v)/4), v, codes)
+	fps, err := codec.Decode(make([]uint64, 0, len(v)/4+pending), v, codes)
 	if err != nil {
 		return nil, fmt.Errorf("%w: table %d block %016x: %w", ErrCorrupt, t, key, err)
 	}
 	if len(fps) == 0 || fps[len(fps)-1] != key {
 		return nil, fmt.Errorf("%w: table %d block %016x ends with another fingerprint", ErrCorrupt, t, key)
 	}
-	return fps, nil
+	return withPending(r, t, key, pending, fps)
+}
+
+// withPending returns block key's fingerprints fps merged with its pending
+// list of n fingerprints.
+func withPending(r reader, t int, key uint64, n int, fps []uint64) ([]uint64, error) {
+	if n == 0 {
+		return fps, nil
+	}
+	v, c, err := r.Get(tableKey(spacePending, t, key))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, fmt.Errorf("%w: table %d block %016x: the directory counts %d pending fingerprints, none are stored", ErrCorrupt, t, key, n)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("engine: table %d block %016x: %w", t, key, err)
+	}
+	defer c.Close()
+	pend, err := parsePending(v, n)
+	if err != nil {
+		return nil, fmt.Errorf("table %d block %016x: %w", t, key, err)
+	}
+	out := make([]uint64, 0, len(fps)+len(pend))
+	i, p := 0, 0
+	for i < len(fps) || p < len(pend) {
+		switch {
+		case p == len(pend) || i < len(fps) && fps[i] < pend[p]:
+			out = append(out, fps[i])
+			i++
+		case i == len(fps) || pend[p] < fps[i]:
+			out = append(out, pend[p])
+			p++
+		default:
+			return nil, fmt.Errorf("%w: table %d block %016x: pending %016x is in the block too", ErrCorrupt, t, key, pend[p])
+		}
+	}
+	return out, nil
 }
 
 // InsertIfNew is the crawler's decision: if no stored document lies within

@@ -69,11 +69,11 @@ func (e *DB) flush() error {
 		return fmt.Errorf("engine: removing flushed log segments: %w", err)
 	}
 	e.log.Debug("simhashdb: flushed", "documents", len(imm.docs), "blocks_written", fs.written,
-		"blocks_replaced", fs.replaced, "elapsed", time.Since(start))
+		"blocks_replaced", fs.replaced, "pending_added", fs.pended, "elapsed", time.Since(start))
 	return nil
 }
 
-type flushStats struct{ written, replaced int }
+type flushStats struct{ written, replaced, pended int }
 
 // flushMemtable commits m to Pebble in one batch and installs the new state.
 func (e *DB) flushMemtable(m *memtable, walFrom uint64) (flushStats, error) {
@@ -145,6 +145,7 @@ func (e *DB) flushMemtable(m *memtable, walFrom uint64) (flushStats, error) {
 	}
 	st := &state{tables: slices.Clone(old.tables), codes: slices.Clone(old.codes), curCode: slices.Clone(old.curCode), docs: docs, fps: old.fps, walFrom: walFrom}
 	var dropped []*slot
+	var fills []filled
 	perm := make([]uint64, 0, max(len(adds), len(dels)))
 	var pdels []uint64
 	for t := range e.design.Tables {
@@ -164,7 +165,9 @@ func (e *DB) flushMemtable(m *memtable, walFrom uint64) (flushStats, error) {
 			return fs, err
 		}
 		dropped = append(dropped, r.replaced...)
+		fills = append(fills, r.fill...)
 		fs.written += r.written
+		fs.pended += r.pended
 		fs.replaced += len(r.replaced)
 		if t == 0 {
 			st.fps += int64(r.added - r.removed)
@@ -174,6 +177,10 @@ func (e *DB) flushMemtable(m *memtable, walFrom uint64) (flushStats, error) {
 		return fs, err
 	}
 	if err := b.Set(metaWALFrom, binary.AppendUvarint(nil, walFrom), nil); err != nil {
+		return fs, err
+	}
+	// A version 1 index may get pending lists now: mark it version 2.
+	if err := b.Set(metaFormat, binary.BigEndian.AppendUint32(nil, formatVersion), nil); err != nil {
 		return fs, err
 	}
 	if err := b.Commit(pebble.Sync); err != nil {
@@ -188,12 +195,27 @@ func (e *DB) flushMemtable(m *memtable, walFrom uint64) (flushStats, error) {
 	e.imm = nil
 	e.cond.Broadcast()
 	e.mu.Unlock()
+	// Outside the lock: a query may have cached a new block first, and put
+	// then keeps its copy.
+	for _, f := range fills {
+		e.cache.put(f.slot, f.fps)
+	}
 	return fs, old.close()
 }
 
 type mergeResult struct {
 	added, removed, written int
+	pended                  int     // fingerprints added to pending lists
 	replaced                []*slot // cache slots of blocks rewritten or deleted
+	fill                    []filled
+}
+
+// filled is a new block's decoded contents, which a flush knows already:
+// it goes to the cache once the flush is committed, so that neither
+// queries nor the next flush decode the blocks a flush just wrote.
+type filled struct {
+	slot *slot
+	fps  []uint64
 }
 
 // group is the part of a flush that falls in one block: block j covers
@@ -201,8 +223,20 @@ type mergeResult struct {
 type group struct {
 	j          int // -1: the table is empty
 	adds, dels []uint64
-	merged     []uint64
+	merged     []uint64 // the block's new contents, pending list included
+	fresh      []uint64 // adds not stored before
+	removed    int
+	pend       bool // the fresh ones join the block's pending list
 }
+
+// pendingMax is the most pending fingerprints a block keeps beside it
+// before a flush merges them in. A flush that adds a few fingerprints to a
+// block rewrites its pending list (a few bytes each) instead of the whole
+// block; once a block has gathered pendingMax, it is rewritten. That divides
+// the bytes a large index writes per added fingerprint by about pendingMax/2
+// in each table, for a directory counter per block and a second read when
+// a block is not cached.
+const pendingMax = 16
 
 // mergeTable rewrites the blocks of table t that adds (new permuted
 // fingerprints, sorted) and dels (permuted fingerprints that leave, sorted)
@@ -210,35 +244,41 @@ type group struct {
 func (e *DB) mergeTable(b *pebble.Batch, old, st *state, t int, adds, dels []uint64) (mergeResult, error) {
 	var r mergeResult
 	keys := old.tables[t].keys
-	blockOf := func(v uint64) int {
-		j, _ := slices.BinarySearch(keys, v)
-		return min(j, len(keys)-1)
-	}
+	// adds and dels are sorted: each block's share of them is a run, cut
+	// with one binary search per block (the last block also takes what
+	// lies above its key; an empty table is one group, j = -1).
 	var groups []*group
-	byJ := map[int]*group{}
-	get := func(j int) *group {
-		g := byJ[j]
-		if g == nil {
-			g = &group{j: j}
-			byJ[j] = g
-			groups = append(groups, g)
+	cut := func(x []uint64, j int) int {
+		if j == len(keys)-1 {
+			return len(x)
 		}
-		return g
+		n, _ := slices.BinarySearch(x, keys[j]+1)
+		return n
 	}
-	for _, v := range adds {
-		g := get(blockOf(v))
-		g.adds = append(g.adds, v)
-	}
-	for _, v := range dels {
-		if j := blockOf(v); j >= 0 {
-			g := get(j)
-			g.dels = append(g.dels, v)
+	if len(keys) == 0 {
+		if len(adds) > 0 {
+			groups = append(groups, &group{j: -1, adds: adds})
+		}
+	} else {
+		for len(adds) > 0 || len(dels) > 0 {
+			j := len(keys)
+			if len(adds) > 0 {
+				j, _ = slices.BinarySearch(keys, adds[0])
+			}
+			if len(dels) > 0 {
+				jd, _ := slices.BinarySearch(keys, dels[0])
+				j = min(j, jd)
+			}
+			j = min(j, len(keys)-1)
+			na, nd := cut(adds, j), cut(dels, j)
+			groups = append(groups, &group{j: j, adds: adds[:na], dels: dels[:nd]})
+			adds, dels = adds[na:], dels[nd:]
 		}
 	}
 	if len(groups) == 0 {
 		return r, nil
 	}
-	slices.SortFunc(groups, func(a, b *group) int { return a.j - b.j })
+	oldIdx := old.tables[t]
 	var hist [huffman.Symbols]uint64
 	for _, g := range groups {
 		var cur []uint64
@@ -247,7 +287,6 @@ func (e *DB) mergeTable(b *pebble.Batch, old, st *state, t int, adds, dels []uin
 			if cur, err = e.readBlock(old, t, g.j); err != nil {
 				return r, err
 			}
-			r.replaced = append(r.replaced, old.tables[t].slots[g.j])
 		}
 		g.merged = make([]uint64, 0, len(cur)+len(g.adds))
 		// adds and dels are disjoint: a fingerprint leaves only when no
@@ -262,7 +301,7 @@ func (e *DB) mergeTable(b *pebble.Batch, old, st *state, t int, adds, dels []uin
 			case i == len(cur) || g.adds[a] < cur[i]:
 				v = g.adds[a]
 				a++
-				r.added++
+				g.fresh = append(g.fresh, v)
 			default: // already stored
 				v = cur[i]
 				i++
@@ -272,10 +311,20 @@ func (e *DB) mergeTable(b *pebble.Batch, old, st *state, t int, adds, dels []uin
 				d++
 			}
 			if d < len(g.dels) && g.dels[d] == v {
-				r.removed++
+				g.removed++
 				continue
 			}
 			g.merged = append(g.merged, v)
+		}
+		r.added += len(g.fresh)
+		r.removed += g.removed
+		if g.j >= 0 && g.removed == 0 {
+			// Nothing leaves: the block stays, with the fresh fingerprints
+			// (if any) in its pending list while it has room.
+			if len(g.fresh) == 0 || oldIdx.pending(g.j)+len(g.fresh) <= pendingMax {
+				g.pend = true
+				continue
+			}
 		}
 		for k := 1; k < len(g.merged); k++ {
 			hist[codec.H(g.merged[k-1], g.merged[k])]++
@@ -300,19 +349,62 @@ func (e *DB) mergeTable(b *pebble.Batch, old, st *state, t int, adds, dels []uin
 		st.codes[t], st.curCode[t], code = codes, id, best
 	}
 	// New directory: the old one with each group's block replaced by its
-	// new blocks.
+	// new blocks, or given a new pending list.
 	var nk []uint64
 	var ns []uint32
+	var np []uint16
 	var nslots []*slot
-	oldIdx := old.tables[t]
 	next := 0
 	var buf []byte
 	for _, g := range groups {
 		if g.j >= 0 {
 			nk = append(nk, oldIdx.keys[next:g.j]...)
 			ns = append(ns, oldIdx.sizes[next:g.j]...)
+			np = appendPending(np, &oldIdx, next, g.j)
 			nslots = append(nslots, oldIdx.slots[next:g.j]...)
 			next = g.j + 1
+		}
+		key, had := uint64(0), 0
+		if g.j >= 0 {
+			key, had = oldIdx.keys[g.j], oldIdx.pending(g.j)
+		}
+		if g.pend {
+			sl := oldIdx.slots[g.j]
+			if len(g.fresh) > 0 {
+				pend := g.fresh
+				if had > 0 {
+					v, c, err := old.snap.Get(tableKey(spacePending, t, key))
+					if err != nil {
+						return r, fmt.Errorf("engine: table %d block %016x: pending list: %w", t, key, err)
+					}
+					prev, err := parsePending(v, had)
+					c.Close()
+					if err != nil {
+						return r, err
+					}
+					pend = slices.Sorted(slices.Values(slices.Concat(prev, g.fresh)))
+				}
+				if err := b.Set(tableKey(spacePending, t, key), pendingValue(pend), nil); err != nil {
+					return r, err
+				}
+				if err := b.Set(tableKey(spaceBlockDir, t, key), dirValue(int(oldIdx.sizes[g.j]), len(pend)), nil); err != nil {
+					return r, err
+				}
+				r.replaced = append(r.replaced, sl)
+				sl, had = new(slot), len(pend)
+				r.fill = append(r.fill, filled{sl, g.merged})
+				r.pended += len(g.fresh)
+			}
+			nk, ns, np, nslots = append(nk, key), append(ns, oldIdx.sizes[g.j]), append(np, uint16(had)), append(nslots, sl)
+			continue
+		}
+		if g.j >= 0 {
+			r.replaced = append(r.replaced, oldIdx.slots[g.j])
+			if had > 0 {
+				if err := b.Delete(tableKey(spacePending, t, key), nil); err != nil {
+					return r, err
+				}
+			}
 		}
 		rewritten := false
 		if len(g.merged) > 0 {
@@ -320,7 +412,8 @@ func (e *DB) mergeTable(b *pebble.Batch, old, st *state, t int, adds, dels []uin
 			if err != nil {
 				return r, err
 			}
-			emit := func() error {
+			from := 0 // g.merged[from:] is the block being built
+			emit := func(to int) error {
 				var key uint64
 				key, buf = bl.Finish(buf[:0])
 				if g.j >= 0 && key == oldIdx.keys[g.j] {
@@ -329,20 +422,23 @@ func (e *DB) mergeTable(b *pebble.Batch, old, st *state, t int, adds, dels []uin
 				if err := b.Set(tableKey(spaceTables, t, key), buf, nil); err != nil {
 					return err
 				}
-				if err := b.Set(tableKey(spaceBlockDir, t, key), binary.AppendUvarint(nil, uint64(len(buf))), nil); err != nil {
+				if err := b.Set(tableKey(spaceBlockDir, t, key), dirValue(len(buf), 0), nil); err != nil {
 					return err
 				}
-				nk, ns, nslots = append(nk, key), append(ns, uint32(len(buf))), append(nslots, new(slot))
+				sl := new(slot)
+				nk, ns, np, nslots = append(nk, key), append(ns, uint32(len(buf))), append(np, 0), append(nslots, sl)
+				r.fill = append(r.fill, filled{sl, g.merged[from:to:to]})
+				from = to
 				r.written++
 				return nil
 			}
-			for _, v := range g.merged {
+			for i, v := range g.merged {
 				ok, err := bl.Add(v)
 				if err != nil {
 					return r, fmt.Errorf("engine: table %d: %w", t, err)
 				}
 				if !ok {
-					if err := emit(); err != nil {
+					if err := emit(i); err != nil {
 						return r, err
 					}
 					if _, err := bl.Add(v); err != nil {
@@ -350,7 +446,7 @@ func (e *DB) mergeTable(b *pebble.Batch, old, st *state, t int, adds, dels []uin
 					}
 				}
 			}
-			if err := emit(); err != nil {
+			if err := emit(len(g.merged)); err != nil {
 				return r, err
 			}
 		}
@@ -365,8 +461,20 @@ func (e *DB) mergeTable(b *pebble.Batch, old, st *state, t int, adds, dels []uin
 	}
 	nk = append(nk, oldIdx.keys[next:]...)
 	ns = append(ns, oldIdx.sizes[next:]...)
+	np = appendPending(np, &oldIdx, next, len(oldIdx.keys))
 	nslots = append(nslots, oldIdx.slots[next:]...)
-	st.tables[t] = tableIndex{keys: nk, sizes: ns, slots: nslots}
+	if !slices.ContainsFunc(np, func(n uint16) bool { return n > 0 }) {
+		np = nil
+	}
+	st.tables[t] = tableIndex{keys: nk, sizes: ns, pend: np, slots: nslots}
 	st.tables[t].index()
 	return r, nil
+}
+
+// appendPending appends the pending counts of blocks from..to-1 of ti.
+func appendPending(np []uint16, ti *tableIndex, from, to int) []uint16 {
+	if ti.pend == nil {
+		return append(np, make([]uint16, to-from)...)
+	}
+	return append(np, ti.pend[from:to]...)
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/binary"
+	"fmt"
 )
 
 // Keyspaces, one byte each. Numbers keep byte order = numeric order.
@@ -10,7 +11,8 @@ const (
 	spaceDocs     = 0x02 // 0x02 id(8) -> fp(8) name
 	spacePostings = 0x03 // 0x03 fp(8) id(8) -> name
 	spaceTables   = 0x04 // 0x04 table(1) key(8) -> codec block
-	spaceBlockDir = 0x05 // 0x05 table(1) key(8) -> uvarint block size
+	spaceBlockDir = 0x05 // 0x05 table(1) key(8) -> uvarint block size [, uvarint pending count]
+	spacePending  = 0x06 // 0x06 table(1) key(8) -> the block's pending fingerprints (pendingValue)
 )
 
 // Metadata keys.
@@ -27,8 +29,11 @@ func metaCodeKey(table int, id uint32) []byte {
 	return binary.BigEndian.AppendUint32([]byte{spaceMeta, 'c', byte(table)}, id)
 }
 
-// formatVersion is the version of the whole on-disk layout above.
-const formatVersion = 1
+// formatVersion is the version of the whole on-disk layout above. Version 2
+// added pending lists (spacePending and the directory's pending count); a
+// version 1 index is read as one without them and becomes version 2 at its
+// next flush, so that an older build refuses it rather than miss them.
+const formatVersion = 2
 
 // MaxName is the longest document name, in bytes.
 const MaxName = 4096
@@ -75,4 +80,46 @@ func docValue(fp uint64, name string) []byte {
 // appendDocValue appends the value of a document to dst.
 func appendDocValue(dst []byte, fp uint64, name string) []byte {
 	return append(binary.BigEndian.AppendUint64(dst, fp), name...)
+}
+
+// dirValue is a block directory entry: the block's size and how many
+// pending fingerprints it has (omitted when none, as version 1 wrote it).
+func dirValue(size, pending int) []byte {
+	v := binary.AppendUvarint(nil, uint64(size))
+	if pending > 0 {
+		v = binary.AppendUvarint(v, uint64(pending))
+	}
+	return v
+}
+
+// pendingValue encodes sorted, distinct permuted fingerprints: the first
+// as 8 bytes, then the uvarint gaps.
+func pendingValue(fps []uint64) []byte {
+	v := binary.BigEndian.AppendUint64(make([]byte, 0, 8+4*len(fps)), fps[0])
+	for i := 1; i < len(fps); i++ {
+		v = binary.AppendUvarint(v, fps[i]-fps[i-1])
+	}
+	return v
+}
+
+// parsePending decodes a pendingValue of n fingerprints.
+func parsePending(v []byte, n int) ([]uint64, error) {
+	if len(v) < 8 || n < 1 {
+		return nil, fmt.Errorf("%w: pending list of %d bytes for %d fingerprints", ErrCorrupt, len(v), n)
+	}
+	out := make([]uint64, 1, n)
+	out[0] = binary.BigEndian.Uint64(v)
+	for p := 8; p < len(v); {
+		gap, m := binary.Uvarint(v[p:])
+		last := out[len(out)-1]
+		if m <= 0 || gap == 0 || last+gap < last || len(out) == n {
+			return nil, fmt.Errorf("%w: pending list: bad entry %d", ErrCorrupt, len(out))
+		}
+		out = append(out, last+gap)
+		p += m
+	}
+	if len(out) != n {
+		return nil, fmt.Errorf("%w: pending list holds %d fingerprints, the directory says %d", ErrCorrupt, len(out), n)
+	}
+	return out, nil
 }

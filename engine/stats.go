@@ -17,6 +17,9 @@ type TableStats struct {
 	Blocks int    `json:"blocks"`
 	Bytes  int64  `json:"bytes"`
 	Codes  int    `json:"codes"`
+	// Pending counts the fingerprints flushed into pending lists beside
+	// the blocks, not yet merged into them (not in Bytes).
+	Pending int64 `json:"pending"`
 }
 
 // Stats describes the index. Documents and Fingerprints count what is
@@ -29,7 +32,8 @@ type Stats struct {
 	// TableBytes is the size of every table block.
 	TableBytes int64 `json:"table_bytes"`
 	// BitsPerFingerprint is the codec's cost of one fingerprint in one
-	// table: TableBytes x 8 / tables / Fingerprints.
+	// table: each table's bytes x 8 over the fingerprints in its blocks
+	// (Fingerprints less its Pending), averaged over the tables.
 	BitsPerFingerprint float64 `json:"bits_per_fingerprint"`
 	// EntropyBound is log2(C(2^64, n))/n for the n distinct fingerprints.
 	EntropyBound   float64 `json:"entropy_bound_bits"`
@@ -59,11 +63,16 @@ func (e *DB) Stats(ctx context.Context) (Stats, error) {
 		for _, z := range ti.sizes {
 			ts.Bytes += int64(z)
 		}
+		for _, n := range ti.pend {
+			ts.Pending += int64(n)
+		}
 		s.TableBytes += ts.Bytes
 		s.Tables = append(s.Tables, ts)
+		if inBlocks := st.fps - ts.Pending; inBlocks > 0 {
+			s.BitsPerFingerprint += float64(ts.Bytes*8) / float64(inBlocks) / float64(len(st.tables))
+		}
 	}
 	if st.fps > 0 {
-		s.BitsPerFingerprint = float64(s.TableBytes*8) / float64(len(st.tables)) / float64(st.fps)
 		s.EntropyBound = codec.Bound(int(st.fps))
 	}
 	for _, m := range []*memtable{e.mem, e.imm} {

@@ -1,0 +1,112 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/simhashdb/simhashdb/bench/data"
+	"github.com/stretchr/testify/require"
+)
+
+// TestPendingLists adds to a loaded index in many small flushes, so that
+// blocks gather pending lists, fill them and get rewritten, with deletes and
+// replacements on the way and fingerprints above every block key (0 and
+// all-ones arrive late), and checks every query, Check and a reopen against
+// the oracle.
+func TestPendingLists(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	dir := t.TempDir()
+	db := openT(t, dir, testOptions())
+	defer func() { db.Close() }()
+	model := oracle{}
+	// The loaded fingerprints have few 1-bits, so in every table they all
+	// lie below the range of all-ones: added late, all-ones and its
+	// neighbours then lie above every block key, in the last block's
+	// pending list.
+	var docs []Doc
+	for i := range 4000 {
+		fp := r.Uint64() & r.Uint64() & r.Uint64()
+		docs = append(docs, Doc{ID: uint64(i), Fingerprint: fp})
+	}
+	require.NoError(t, db.Load(ctx, docs))
+	for _, d := range docs {
+		model[d.ID] = d
+	}
+	next := uint64(len(docs))
+	sawPending, sawFull := false, false
+	for round := range 60 {
+		batch := make([]Doc, 0, 30)
+		for i := range 30 {
+			fp := r.Uint64() & r.Uint64() & r.Uint64()
+			switch {
+			case round == 40 && i < 3:
+				fp = data.Flip(^uint64(0), i, r)
+			case round == 41 && i == 0:
+				fp = 0
+			case i%3 == 0: // a near neighbour of a stored document
+				fp = data.Flip(docs[r.IntN(len(docs))].Fingerprint, r.IntN(4), r)
+			}
+			batch = append(batch, Doc{ID: next, Fingerprint: fp})
+			next++
+		}
+		require.NoError(t, db.InsertBatch(ctx, batch))
+		for _, d := range batch {
+			model[d.ID] = d
+			docs = append(docs, d)
+		}
+		for range 3 {
+			victim := docs[r.IntN(len(docs))]
+			require.NoError(t, db.Delete(ctx, victim.ID))
+			delete(model, victim.ID)
+		}
+		re := docs[r.IntN(len(docs))]
+		re.Fingerprint = data.Flip(re.Fingerprint, 1+r.IntN(3), r)
+		require.NoError(t, db.Insert(ctx, re))
+		model[re.ID] = re
+		require.NoError(t, db.Flush(ctx))
+		for _, ti := range db.st.tables {
+			sawPending = sawPending || ti.pend != nil
+			sawFull = sawFull || slices.Contains(ti.pend, pendingMax)
+		}
+		if round%15 == 14 || round == 40 {
+			checkQueries(t, db, model, queries(model, 3, 120, r), "pending")
+			_, err := db.Check(ctx)
+			require.NoError(t, err)
+		}
+		if round == 30 {
+			require.NoError(t, db.Close())
+			db = openT(t, dir, Options{Sync: SyncNone, MemtableSize: 64 << 10})
+			checkQueries(t, db, model, queries(model, 3, 60, r), "reopened with pending lists")
+		}
+	}
+	require.True(t, sawPending, "flushes used pending lists")
+	require.True(t, sawFull, "some block filled its pending list")
+	qs := queries(model, 3, 200, r)
+	checkQueries(t, db, model, qs, "end")
+	// A cold cache reads blocks and their pending lists from Pebble.
+	db.cache.clear()
+	checkQueries(t, db, model, qs, "cold")
+}
+
+// TestStartReadsLastPendingList: a range above every block key starts at
+// the last block when its pending list may hold values there.
+func TestStartReadsLastPendingList(t *testing.T) {
+	tests := []struct {
+		name string
+		pend []uint16
+		lo   uint64
+		want int
+	}{
+		{"inside", nil, 15, 1},
+		{"on a key", nil, 20, 1},
+		{"above, no pending lists", nil, 35, 3},
+		{"above, pending elsewhere", []uint16{3, 0, 0}, 35, 3},
+		{"above, last block pending", []uint16{0, 0, 2}, 35, 2},
+	}
+	for _, tt := range tests {
+		ti := tableIndex{keys: []uint64{10, 20, 30}, pend: tt.pend}
+		ti.index()
+		require.Equal(t, tt.want, ti.start(tt.lo), tt.name)
+	}
+}
