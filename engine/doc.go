@@ -26,9 +26,13 @@
 // concurrent writers share one write and fsync. A write is acknowledged once
 // it is durable as the SyncMode promises, and becomes visible to queries in
 // the order of the log. The memtable keeps recent writes searchable; when it
-// fills, a flush merges it into the tables by rewriting only the blocks its
-// fingerprints fall in, commits the result to Pebble atomically with the
-// documents and postings, and then drops the log segments it covers.
+// fills, a flush merges it into the tables, commits the result to Pebble
+// atomically with the documents and postings, and then drops the log
+// segments it covers. A flush adds a block's new fingerprints to the
+// block's pending list (up to 16, stored beside it and merged with it by
+// every reader) and rewrites the block only when the list is full or a
+// fingerprint leaves, so that its cost follows what it adds, not the size
+// of the index.
 //
 // # Queries
 //
