@@ -28,10 +28,24 @@ func loaded(b *testing.B, n, nq int) (*DB, []uint64) {
 	return db, data.Queries(fps, nq, 2)
 }
 
-// BenchmarkQuery measures a warm k=3 query on 1M loaded fingerprints: half
-// near a stored one, half random. The bench/ suite reports percentiles.
+// benchN is the loaded size of a benchmark: SIMHASHDB_BENCH_N, default 1M.
+func benchN(b *testing.B) int {
+	s := os.Getenv("SIMHASHDB_BENCH_N")
+	if s == "" {
+		return 1 << 20
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		b.Fatalf("SIMHASHDB_BENCH_N=%q: want a positive number", s)
+	}
+	return n
+}
+
+// BenchmarkQuery measures a warm k=3 query on benchN loaded fingerprints:
+// half near a stored one, half random. The bench/ suite reports
+// percentiles.
 func BenchmarkQuery(b *testing.B) {
-	db, qs := loaded(b, 1<<20, 4096)
+	db, qs := loaded(b, benchN(b), 4096)
 	for _, q := range qs {
 		db.Query(ctx, q, 3)
 	}
@@ -115,15 +129,9 @@ func BenchmarkQueryBatch(b *testing.B) {
 // the default memtable, flushes included. It reports documents per second,
 // to set beside BenchmarkLoad's rate, and the bytes Pebble wrote per
 // document (write amplification: a document's share of the index is about
-// 90 bytes). SIMHASHDB_BENCH_N sets the loaded size (default 1M).
+// 90 bytes). The loaded size is benchN's.
 func BenchmarkOnlineInsert(b *testing.B) {
-	n := 1 << 20
-	if s := os.Getenv("SIMHASHDB_BENCH_N"); s != "" {
-		var err error
-		if n, err = strconv.Atoi(s); err != nil {
-			b.Fatal(err)
-		}
-	}
+	n := benchN(b)
 	db, _ := loaded(b, n, 1)
 	written := func() uint64 {
 		t := db.pdb.Metrics().Total()
