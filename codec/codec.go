@@ -15,7 +15,8 @@
 //	version      1 byte (2)
 //	code id      uvarint: which Huffman code the block was written with
 //	count        uvarint: number of fingerprints, >= 1
-//	split        uvarint: bit offset in entries of entry m+1, m = (count-1)/2
+//	splits       2 x uvarint: bit offsets in entries of entries m+1 and 2m+1,
+//	             m = (count-1)/3: where the second and third chains start
 //	first        8 bytes, big-endian
 //	entries      count-1 x (Huffman(h), 63-h bits of next-prev below its top
 //	             1-bit), most significant bit first,
@@ -26,11 +27,11 @@
 //
 // Decoding an entry needs the bit position where the previous one ended, so
 // a block is one long dependency chain of loads and table look-ups. The
-// split offset, 2-3 bytes a block, cuts it in two: entries 1..m and
-// m+1..count-1 are decoded as two independent chains in one loop, the
-// second as differences from entry m, and a pass of additions then makes
-// them absolute. That roughly doubles whole-block decode speed on an
-// out-of-order core. Version 1 blocks (no split) are still read.
+// split offsets, 4-5 bytes a block, cut it in three: entries 1..m,
+// m+1..2m and 2m+1..count-1 are decoded as three independent chains in one
+// loop, the later two as differences from the entry before them, and a pass
+// of additions then makes them absolute. An out-of-order core overlaps the
+// chains. Version 1 blocks (no splits) are still read.
 package codec
 
 import (
@@ -46,7 +47,7 @@ import (
 )
 
 // Version is the block format version written by this package. Version 1,
-// the same without the split offset, is read too.
+// the same without the split offsets, is read too.
 const Version = 2
 
 // DefaultBlockSize is the paper's block size.
@@ -160,15 +161,23 @@ func uvarintLen(x uint64) int {
 }
 
 // encodedLen returns an upper bound of the encoded length of a block of n
-// fingerprints whose entries take payload bits: the split offset is below
+// fingerprints whose entries take payload bits: the split offsets are below
 // payload.
 func (b *Builder) encodedLen(n, payload int) int {
-	return 1 + b.idLen + uvarintLen(uint64(n)) + uvarintLen(uint64(payload)) + 8 + (payload+7)/8 + checksumLen
+	return 1 + b.idLen + uvarintLen(uint64(n)) + 2*uvarintLen(uint64(payload)) + 8 + (payload+7)/8 + checksumLen
 }
 
-// split returns the entry where the second decoding chain of a block of n
-// fingerprints starts.
-func split(n int) int { return (n-1)/2 + 1 }
+// splits returns the entries where the second and third decoding chains of
+// a block of n fingerprints start (n when a chain is empty).
+func splits(n int) (s1, s2 int) {
+	m := (n - 1) / 3
+	return 1 + m, 1 + 2*m
+}
+
+func splits2(n int) [2]int {
+	s1, s2 := splits(n)
+	return [2]int{s1, s2}
+}
 
 // Add appends fp to the current block. It returns false, adding nothing,
 // when fp does not fit: the caller then calls Finish and adds fp again.
@@ -214,11 +223,13 @@ func (b *Builder) Finish(dst []byte) (key uint64, block []byte) {
 	dst = append(dst, Version)
 	dst = binary.AppendUvarint(dst, uint64(b.id))
 	dst = binary.AppendUvarint(dst, uint64(b.n))
-	off := b.payload // no second chain in a block of one fingerprint
-	if b.n > 1 {
-		off = int(b.offs[split(b.n)])
+	for _, e := range splits2(b.n) {
+		off := b.payload // a block of one fingerprint has no entries
+		if e < b.n {
+			off = int(b.offs[e])
+		}
+		dst = binary.AppendUvarint(dst, uint64(off))
 	}
-	dst = binary.AppendUvarint(dst, uint64(off))
 	dst = binary.BigEndian.AppendUint64(dst, b.first)
 	dst = append(dst, b.w.Bytes()...)
 	dst = binary.LittleEndian.AppendUint32(dst, crc32.Checksum(dst[start:], castagnoli))
@@ -266,10 +277,10 @@ type Header struct {
 	CodeID  uint32
 	Count   int
 	First   uint64
-	// payload is the offset of the entries, split the bit offset of the
-	// second chain's first entry in them.
+	// payload is the offset of the entries, split the bit offsets of the
+	// second and third chains' first entries in them.
 	payload int
-	split   int
+	split   [2]int
 }
 
 // ReadHeader verifies the block's checksum and returns its header.
@@ -298,12 +309,14 @@ func ReadHeader(block []byte) (Header, error) {
 		return h, fmt.Errorf("%w: bad count", ErrCorrupt)
 	}
 	p += n
-	split := uint64(math.MaxInt32) // version 1: one chain, ending at the payload's end
+	var split [2]uint64
 	if h.Version >= 2 {
-		if split, n = binary.Uvarint(body[p:]); n <= 0 || split > uint64(len(block))*8 {
-			return h, fmt.Errorf("%w: bad split offset", ErrCorrupt)
+		for i := range split {
+			if split[i], n = binary.Uvarint(body[p:]); n <= 0 || split[i] > uint64(len(block))*8 {
+				return h, fmt.Errorf("%w: bad split offset", ErrCorrupt)
+			}
+			p += n
 		}
-		p += n
 	}
 	if len(body)-p < 8 {
 		return h, fmt.Errorf("%w: truncated header", ErrCorrupt)
@@ -311,10 +324,7 @@ func ReadHeader(block []byte) (Header, error) {
 	h.CodeID, h.Count = uint32(id), int(count)
 	h.First = binary.BigEndian.Uint64(body[p:])
 	h.payload = p + 8
-	h.split = min(int(split), (len(body)-h.payload)*8)
-	if h.Version == 1 {
-		h.split = -1
-	}
+	h.split = [2]int{int(split[0]), int(split[1])}
 	return h, nil
 }
 
@@ -350,14 +360,20 @@ func DecodeRange(dst []uint64, block []byte, codes Codes, lo, hi uint64) ([]uint
 	case hi == math.MaxUint64:
 		n, pos, bad = lanes(out, src, tbl, h.split)
 	default:
-		s := split(h.Count)
-		if n, pos, bad = run(out[:s], src, tbl, 0, hi, 0); bad == nil && n == s {
-			if pos != h.split {
-				bad = fmt.Errorf("%w: first chain ends at bit %d, header says %d", ErrCorrupt, pos, h.split)
-			} else {
-				n, pos, bad = run(out[s-1:], src, tbl, pos, hi, s-1)
-				n += s - 1
+		// Range decodes stop early, so they take the chains one after
+		// another, each from the end of the one before.
+		s1, s2 := splits(h.Count)
+		from := 0
+		for c, to := range []int{s1, s2, len(out)} {
+			n, pos, bad = run(out[from:to], src, tbl, pos, hi, from)
+			if n += from; bad != nil || n < to {
+				break
 			}
+			if c < 2 && pos != h.split[c] {
+				bad = fmt.Errorf("%w: chain %d ends at bit %d, header says %d", ErrCorrupt, c+1, pos, h.split[c])
+				break
+			}
+			from = to - 1
 		}
 	}
 	switch {
@@ -404,20 +420,19 @@ func run(out []uint64, src []byte, tbl *[1 << huffman.MaxLen]uint16, pos int, hi
 }
 
 // lanes decodes a whole version 2 block: out[0] holds its first
-// fingerprint, and entry split(len(out)) starts at bit split of src. The
-// two chains run in one loop; the second yields differences from the last
-// fingerprint of the first, added in a pass at the end.
-func lanes(out []uint64, src []byte, tbl *[1 << huffman.MaxLen]uint16, split0 int) (n, end int, err error) {
-	s := split(len(out))
-	a, b := 1, s        // next entry of each chain
-	pa, pb := 0, split0 // their bit positions
-	fa, fb := out[0], uint64(0)
-	// The fast loop needs 16 bytes at both positions. The second chain is
-	// the later in a sound block, but a damaged one may say otherwise.
-	for ; a < s && max(pa, pb)>>3+16 <= len(src); a, b = a+1, b+1 {
-		// One chain's step, then the other's: written apart so that few
-		// values are live at once and Go keeps them all in registers; the
-		// core overlaps the two chains anyway.
+// fingerprint, and the later chains start at bits split of src. The three
+// chains run in one loop; the later two yield differences from the value
+// before them, added in a pass at the end.
+func lanes(out []uint64, src []byte, tbl *[1 << huffman.MaxLen]uint16, split [2]int) (n, end int, err error) {
+	s1, s2 := splits(len(out))
+	a, b, c := 1, s1, s2 // next entry of each chain
+	pa, pb, pc := 0, split[0], split[1]
+	fa, fb, fc := out[0], uint64(0), uint64(0)
+	// The fast loop needs 16 bytes at every position. The chains come in
+	// order in a sound block, but a damaged one may say otherwise. One
+	// chain's step, then the next: written apart so that few values are
+	// live at once and Go keeps them in registers; the core overlaps them.
+	for ; a < s1 && max(pa, pb, pc)>>3+16 <= len(src); a, b, c = a+1, b+1, c+1 {
 		h, l, sh := window(src, pa)
 		da, wa := entry(h, l, sh, uint(tbl[h<<sh>>(64-huffman.MaxLen)]))
 		if wa == 0 || fa+da <= fa {
@@ -433,32 +448,68 @@ func lanes(out []uint64, src []byte, tbl *[1 << huffman.MaxLen]uint16, split0 in
 		}
 		pb, fb = pb+wb, fb+db
 		out[b] = fb
+		h, l, sh = window(src, pc)
+		dc, wc := entry(h, l, sh, uint(tbl[h<<sh>>(64-huffman.MaxLen)]))
+		if wc == 0 || fc+dc <= fc {
+			a, b = a+1, b+1
+			break
+		}
+		pc, fc = pc+wc, fc+dc
+		out[c] = fc
 	}
 	// The rest of each chain, near the block's end or where it is damaged,
 	// takes the careful loop.
-	if a < s {
-		if n, pa, err = run(out[a-1:s], src, tbl, pa, math.MaxUint64, a-1); err != nil {
-			return a - 1 + n, pa, err
-		}
+	if n, pa, err = tail(out, a, s1, fa, src, tbl, pa); err != nil {
+		return n, pa, err
 	}
-	if pa != split0 {
-		return s, pa, fmt.Errorf("%w: first chain ends at bit %d, header says %d", ErrCorrupt, pa, split0)
+	if pa != split[0] {
+		return s1, pa, fmt.Errorf("%w: chain 1 ends at bit %d, header says %d", ErrCorrupt, pa, split[0])
 	}
-	base := out[s-1]
-	out[b-1] = fb // the second chain's start, relative: 0 if it has not begun
-	if n, pb, err = run(out[b-1:], src, tbl, pb, math.MaxUint64, b-1); err != nil {
-		return s, pb, err
+	if n, pb, err = tail(out, b, s2, fb, src, tbl, pb); err != nil {
+		return s1, pb, err
 	}
-	out[s-1] = base
-	// Each difference is at least 1, so the second chain's values increase
-	// unless they wrapped, and adding the base wraps iff the last does.
-	if len(out) > s && base+out[len(out)-1] <= base {
-		return s, pb, wrapped(len(out) - 1)
+	if pb != split[1] {
+		return s1, pb, fmt.Errorf("%w: chain 2 ends at bit %d, header says %d", ErrCorrupt, pb, split[1])
 	}
-	for i := s; i < len(out); i++ {
-		out[i] += base
+	if n, pc, err = tail(out, c, len(out), fc, src, tbl, pc); err != nil {
+		return s1, pc, err
 	}
-	return len(out), pb, nil
+	if err := rebase(out[s1:s2], out[s1-1], s1); err != nil {
+		return s1, pc, err
+	}
+	if err := rebase(out[s2:], out[s2-1], s2); err != nil {
+		return s1, pc, err
+	}
+	return len(out), pc, nil
+}
+
+// tail decodes entries from..to-1 of a chain whose value before them is fp
+// and whose next entry starts at bit pos, with run's care.
+func tail(out []uint64, from, to int, fp uint64, src []byte, tbl *[1 << huffman.MaxLen]uint16, pos int) (n, end int, err error) {
+	if from >= to {
+		return to, pos, nil
+	}
+	save := out[from-1] // another chain's value when this one has not begun
+	out[from-1] = fp
+	n, end, err = run(out[from-1:to], src, tbl, pos, math.MaxUint64, from-1)
+	out[from-1] = save
+	return from - 1 + n, end, err
+}
+
+// rebase adds base to a chain's values, differences from it: each is at
+// least 1 more than the one before unless they wrapped (run checks), so
+// adding base wraps iff it wraps the last.
+func rebase(vals []uint64, base uint64, entry0 int) error {
+	if len(vals) == 0 {
+		return nil
+	}
+	if base+vals[len(vals)-1] <= base {
+		return wrapped(entry0 + len(vals) - 1)
+	}
+	for i := range vals {
+		vals[i] += base
+	}
+	return nil
 }
 
 // step decodes the entry at bit pos of src, which must hold 16 bytes from

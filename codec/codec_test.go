@@ -124,20 +124,25 @@ func TestCorruptionIsAnError(t *testing.T) {
 	assert.ErrorIs(t, err, ErrUnknownCode)
 }
 
-// withSplit returns a version 2 block rewritten with another split offset,
-// or as version 1 (no split) when split < 0, with a valid checksum.
-func withSplit(t *testing.T, block []byte, split int) []byte {
+// withSplit returns a version 2 block rewritten with other split offsets,
+// or as version 1 (no splits) when split is nil, with a valid checksum.
+func withSplit(t *testing.T, block []byte, split []int) []byte {
 	h, err := ReadHeader(block)
 	require.NoError(t, err)
 	p := 1 + uvarintLen(uint64(h.CodeID)) + uvarintLen(uint64(h.Count))
-	_, n := binary.Uvarint(block[p:])
-	out := slices.Clone(block[:p])
-	if split < 0 {
-		out[0] = 1
-	} else {
-		out = binary.AppendUvarint(out, uint64(split))
+	q := p
+	for range 2 {
+		_, n := binary.Uvarint(block[q:])
+		q += n
 	}
-	out = append(out, block[p+n:len(block)-checksumLen]...)
+	out := slices.Clone(block[:p])
+	if split == nil {
+		out[0] = 1
+	}
+	for _, s := range split {
+		out = binary.AppendUvarint(out, uint64(s))
+	}
+	out = append(out, block[q:len(block)-checksumLen]...)
 	return fixCRC(out)
 }
 
@@ -147,7 +152,7 @@ func TestDecodeVersion1(t *testing.T) {
 	codes := CodeMap{7: code}
 	var got, gotRange []uint64
 	for _, b := range encodeAll(t, fps, code, 256) {
-		v1 := withSplit(t, b.data, -1)
+		v1 := withSplit(t, b.data, nil)
 		var err error
 		got, err = Decode(got, v1, codes)
 		require.NoError(t, err)
@@ -165,12 +170,14 @@ func TestSplitMismatchIsAnError(t *testing.T) {
 	b := encodeAll(t, fps, code, DefaultBlockSize)[0]
 	h, err := ReadHeader(b.data)
 	require.NoError(t, err)
-	for _, split := range []int{0, 1, h.split - 1, h.split + 1, 8 * len(b.data)} {
+	s0, s1 := h.split[0], h.split[1]
+	for _, split := range [][]int{{0, s1}, {1, s1}, {s0 - 1, s1}, {s0 + 1, s1}, {8 * len(b.data), s1},
+		{s0, 0}, {s0, s0}, {s0, s1 - 1}, {s0, s1 + 1}, {s0, 8 * len(b.data)}, {s1, s0}} {
 		bad := withSplit(t, b.data, split)
 		_, err := Decode(nil, bad, codes)
-		assert.ErrorIs(t, err, ErrCorrupt, "whole block, split %d", split)
+		assert.ErrorIs(t, err, ErrCorrupt, "whole block, splits %v", split)
 		_, err = DecodeRange(nil, bad, codes, 0, b.key)
-		assert.ErrorIs(t, err, ErrCorrupt, "range, split %d", split)
+		assert.ErrorIs(t, err, ErrCorrupt, "range, splits %v", split)
 	}
 }
 
