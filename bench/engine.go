@@ -140,7 +140,7 @@ func runEngine(cfg Config) (*EngineResults, error) {
 	if cfg.Quick {
 		dur = 200 * time.Millisecond
 	}
-	for _, mode := range []engine.SyncMode{engine.SyncAlways, engine.SyncNone} {
+	for _, mode := range []engine.SyncMode{engine.SyncAlways, engine.SyncInterval, engine.SyncNone} {
 		for _, w := range []int{1, 8, 64} {
 			r, err := measureWriters(cfg, mode, w, dur)
 			if err != nil {
