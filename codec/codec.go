@@ -174,11 +174,6 @@ func splits(n int) (s1, s2 int) {
 	return 1 + m, 1 + 2*m
 }
 
-func splits2(n int) [2]int {
-	s1, s2 := splits(n)
-	return [2]int{s1, s2}
-}
-
 // Add appends fp to the current block. It returns false, adding nothing,
 // when fp does not fit: the caller then calls Finish and adds fp again.
 // Fingerprints must be strictly increasing, also across blocks.
@@ -223,7 +218,8 @@ func (b *Builder) Finish(dst []byte) (key uint64, block []byte) {
 	dst = append(dst, Version)
 	dst = binary.AppendUvarint(dst, uint64(b.id))
 	dst = binary.AppendUvarint(dst, uint64(b.n))
-	for _, e := range splits2(b.n) {
+	s1, s2 := splits(b.n)
+	for _, e := range [2]int{s1, s2} {
 		off := b.payload // a block of one fingerprint has no entries
 		if e < b.n {
 			off = int(b.offs[e])
@@ -465,13 +461,13 @@ func lanes(out []uint64, src []byte, tbl *[1 << huffman.MaxLen]uint16, split [2]
 	if pa != split[0] {
 		return s1, pa, fmt.Errorf("%w: chain 1 ends at bit %d, header says %d", ErrCorrupt, pa, split[0])
 	}
-	if n, pb, err = tail(out, b, s2, fb, src, tbl, pb); err != nil {
+	if _, pb, err = tail(out, b, s2, fb, src, tbl, pb); err != nil {
 		return s1, pb, err
 	}
 	if pb != split[1] {
 		return s1, pb, fmt.Errorf("%w: chain 2 ends at bit %d, header says %d", ErrCorrupt, pb, split[1])
 	}
-	if n, pc, err = tail(out, c, len(out), fc, src, tbl, pc); err != nil {
+	if _, pc, err = tail(out, c, len(out), fc, src, tbl, pc); err != nil {
 		return s1, pc, err
 	}
 	if err := rebase(out[s1:s2], out[s1-1], s1); err != nil {

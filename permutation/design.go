@@ -97,9 +97,7 @@ func expand(k int, bits []bitRun, r int, fixed []bitRun, next func(fixed, rest [
 		j := 0
 		for b := range blocks {
 			if j < len(idx) && idx[j] == b {
-				for _, x := range blocks[b] {
-					lead = append(lead, x)
-				}
+				lead = append(lead, blocks[b]...)
 				j++
 			} else {
 				for _, x := range blocks[b] {

@@ -76,9 +76,10 @@ func runDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		batch[i] = engine.Doc{ID: uint64(i + 1), Fingerprint: d.fp, Name: d.name}
 		byID[uint64(i+1)] = d
 	}
-	if err := db.InsertBatch(ctx, batch); err == nil {
-		err = db.Flush(ctx)
-	} else {
+	if err := db.InsertBatch(ctx, batch); err != nil {
+		return fail(stderr, "demo", exitFailed, err)
+	}
+	if err := db.Flush(ctx); err != nil {
 		return fail(stderr, "demo", exitFailed, err)
 	}
 	st, err := db.Stats(ctx)

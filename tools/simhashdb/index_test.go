@@ -23,15 +23,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// records writes "<id> <fp> [name]" lines for fps, ids from 1.
-func records(fps []uint64) string {
-	var b strings.Builder
-	for i, fp := range fps {
-		fmt.Fprintf(&b, "%d %d doc-%d\n", i+1, fp, i+1)
-	}
-	return b.String()
-}
-
 func TestIndexCommands(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "idx")
 	in := "1 0x0123456789abcdef https://example.com/a b\n" +
