@@ -28,6 +28,13 @@ func main() {
 	engineN := flag.String("engine-n", "", "comma-separated corpus sizes for the engine section alone, e.g. 100000000 (skips its design and insert runs)")
 	text := flag.String("text", "", "opt-in: folder of the real-text corpora (bash bench/quality/fetch.sh DIR) to add a data set of text fingerprints to the codec section")
 	flag.Parse()
+	if *text != "" {
+		// Checked now, not after the sections before it have run.
+		if fi, err := os.Stat(*text); err != nil || !fi.IsDir() {
+			fmt.Fprintf(os.Stderr, "simhashdb-bench: --text %q: not a folder; fill one with: bash bench/quality/fetch.sh DIR\n", *text)
+			os.Exit(2)
+		}
+	}
 	var sizes []int
 	for _, f := range sections(*engineN) {
 		n, err := strconv.Atoi(f)
