@@ -31,7 +31,10 @@
 // m+1..2m and 2m+1..count-1 are decoded as three independent chains in one
 // loop, the later two as differences from the entry before them, and a pass
 // of additions then makes them absolute. An out-of-order core overlaps the
-// chains. Version 1 blocks (no splits) are still read.
+// chains. On amd64 that loop is written in assembly, because Go's register
+// allocator spills the three chains' state on every step (1.3-1.4x); build
+// with the purego tag for the Go loop, which is also its reference in
+// tests. Version 1 blocks (no splits) are still read.
 package codec
 
 import (
@@ -421,38 +424,22 @@ func run(out []uint64, src []byte, tbl *[1 << huffman.MaxLen]uint16, pos int, hi
 // before them, added in a pass at the end.
 func lanes(out []uint64, src []byte, tbl *[1 << huffman.MaxLen]uint16, split [2]int) (n, end int, err error) {
 	s1, s2 := splits(len(out))
-	a, b, c := 1, s1, s2 // next entry of each chain
-	pa, pb, pc := 0, split[0], split[1]
-	fa, fb, fc := out[0], uint64(0), uint64(0)
-	// The fast loop needs 16 bytes at every position. The chains come in
-	// order in a sound block, but a damaged one may say otherwise. One
-	// chain's step, then the next: written apart so that few values are
-	// live at once and Go keeps them in registers; the core overlaps them.
-	for ; a < s1 && max(pa, pb, pc)>>3+16 <= len(src); a, b, c = a+1, b+1, c+1 {
-		h, l, sh := window(src, pa)
-		da, wa := entry(h, l, sh, uint(tbl[h<<sh>>(64-huffman.MaxLen)]))
-		if wa == 0 || fa+da <= fa {
-			break // the careful loops below name the damage
-		}
-		pa, fa = pa+wa, fa+da
-		out[a] = fa
-		h, l, sh = window(src, pb)
-		db, wb := entry(h, l, sh, uint(tbl[h<<sh>>(64-huffman.MaxLen)]))
-		if wb == 0 || fb+db <= fb {
-			a++
-			break
-		}
-		pb, fb = pb+wb, fb+db
-		out[b] = fb
-		h, l, sh = window(src, pc)
-		dc, wc := entry(h, l, sh, uint(tbl[h<<sh>>(64-huffman.MaxLen)]))
-		if wc == 0 || fc+dc <= fc {
-			a, b = a+1, b+1
-			break
-		}
-		pc, fc = pc+wc, fc+dc
-		out[c] = fc
+	// The quick loop takes the chains as far as it can; then a, b, c are
+	// the next entries of each.
+	st := laneState{pos: [3]int{0, split[0], split[1]}, fp: [3]uint64{out[0], 0, 0}}
+	var i, part int
+	if m := s1 - 1; m > 0 && len(src) >= 16 {
+		i, part = quickLanes(&st, src, tbl, out[1:], m)
 	}
+	a, b, c := 1+i, s1+i, s2+i
+	if part > 0 {
+		a++
+	}
+	if part > 1 {
+		b++
+	}
+	pa, pb, pc := st.pos[0], st.pos[1], st.pos[2]
+	fa, fb, fc := st.fp[0], st.fp[1], st.fp[2]
 	// The rest of each chain, near the block's end or where it is damaged,
 	// takes the careful loop.
 	if n, pa, err = tail(out, a, s1, fa, src, tbl, pa); err != nil {
