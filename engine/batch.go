@@ -149,7 +149,7 @@ func (e *DB) batchTable(ctx context.Context, st *state, t int, queries []uint64,
 		for b := ti.start(lo); b < len(ti.keys); b++ {
 			if b != cur {
 				var err error
-				if fps, err = e.readBlock(st, t, b); err != nil {
+				if fps, _, err = e.readBlock(st, t, b); err != nil {
 					return nil, err
 				}
 				cur = b
@@ -269,7 +269,7 @@ func (e *DB) findAll(ctx context.Context, k int) ([]Pair, error) {
 			if buf, err = codec.Decode(buf[:0], v, st.codes[t]); err != nil {
 				return fmt.Errorf("%w: table %d block %016x: %w", ErrCorrupt, t, last, err)
 			}
-			fps, err := withPending(st.snap, t, last, ti.pending(j), buf)
+			fps, _, err := withPending(st.snap, t, last, ti.pending(j), buf)
 			if err != nil {
 				return err
 			}

@@ -11,11 +11,14 @@ import (
 type slot struct{ p atomic.Pointer[cachedBlock] }
 
 type cachedBlock struct {
-	fps []uint64 // permuted fingerprints, ascending
-	ref atomic.Bool
+	fps []uint64 // permuted fingerprints, ascending, pending list included
+	// pend is the block's pending list alone (a part of fps), which the
+	// next flush that adds to it would otherwise read again.
+	pend []uint64
+	ref  atomic.Bool
 }
 
-func (b *cachedBlock) cost() int64 { return int64(len(b.fps))*8 + cacheEntryOverhead }
+func (b *cachedBlock) cost() int64 { return int64(len(b.fps)+len(b.pend))*8 + cacheEntryOverhead }
 
 const cacheEntryOverhead = 64
 
@@ -35,29 +38,42 @@ type blockCache struct {
 
 func newBlockCache(budget int64) *blockCache { return &blockCache{budget: budget} }
 
-func (c *blockCache) get(s *slot) ([]uint64, bool) {
-	if fps, ok := c.peek(s); ok {
-		return fps, true
-	}
-	c.misses.Add(1)
-	return nil, false
-}
-
-// peek is get for a caller that reads the block through get if it is not
-// cached: it counts hits only, so that a miss is counted once.
-func (c *blockCache) peek(s *slot) ([]uint64, bool) {
+func (c *blockCache) get(s *slot) (fps, pend []uint64, ok bool) {
 	if b := s.p.Load(); b != nil {
 		if !b.ref.Load() {
 			b.ref.Store(true)
 		}
 		c.hits.Add(1)
+		return b.fps, b.pend, true
+	}
+	c.misses.Add(1)
+	return nil, nil, false
+}
+
+// peek is get without the counting: a caller that looks up many blocks at
+// once counts its hits with hit, one atomic add for all. An atomic add is
+// a full fence on x86: one per block would keep the core from overlapping
+// the blocks' cache misses, which is what probeAll is for. A miss is read
+// through get, which counts it.
+func (c *blockCache) peek(s *slot) ([]uint64, bool) {
+	if b := s.p.Load(); b != nil {
+		if !b.ref.Load() {
+			b.ref.Store(true)
+		}
 		return b.fps, true
 	}
 	return nil, false
 }
 
-func (c *blockCache) put(s *slot, fps []uint64) {
-	b := &cachedBlock{fps: fps}
+// hit counts n hits found with peek.
+func (c *blockCache) hit(n int) {
+	if n > 0 {
+		c.hits.Add(uint64(n))
+	}
+}
+
+func (c *blockCache) put(s *slot, fps, pend []uint64) {
+	b := &cachedBlock{fps: fps, pend: pend}
 	if b.cost() > c.budget || !s.p.CompareAndSwap(nil, b) {
 		return
 	}

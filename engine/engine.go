@@ -127,7 +127,11 @@ func (ti *tableIndex) find(v uint64) int {
 // lowerBound returns the first i with fps[i] >= v in a sorted block,
 // guessing by interpolation and walking from there: entries of a block are
 // spread evenly enough that the walk is short, and it reads memory in order.
-func lowerBound(fps []uint64, v uint64) int {
+func lowerBound(fps []uint64, v uint64) int { return walk(fps, v, guess(fps, v)) }
+
+// guess is lowerBound's first step: where v would be if fps were spread
+// evenly between its ends. It reads only the ends.
+func guess(fps []uint64, v uint64) int {
 	n := len(fps)
 	if n == 0 || v <= fps[0] {
 		return 0
@@ -136,7 +140,16 @@ func lowerBound(fps []uint64, v uint64) int {
 		return n
 	}
 	step := (fps[n-1]-fps[0])/uint64(n) + 1
-	i := min(int((v-fps[0])/step), n-1)
+	return min(int((v-fps[0])/step), n-1)
+}
+
+// walk is lowerBound's second step: from guess i, the first i with fps[i]
+// >= v. guess returns len(fps) when v is above the last entry, so below
+// that the walk up stops within fps.
+func walk(fps []uint64, v uint64, i int) int {
+	if i == len(fps) {
+		return i
+	}
 	for i > 0 && fps[i-1] >= v {
 		i--
 	}
@@ -928,6 +941,7 @@ type probeState struct {
 	j          int      // first block that may hold lo
 	fps        []uint64 // block j, if it was cached
 	i          int      // lowerBound(fps, lo)
+	at         uint64   // fps[i] once guessed
 }
 
 // probeAll finds the fingerprints within distance k of q in every table and
@@ -953,13 +967,25 @@ func (e *DB) probeAll(st *state, q uint64, k int, add func(fp uint64, d int)) er
 	for t := range ps {
 		ps[t].j = st.tables[t].start(ps[t].lo)
 	}
+	hits := 0
 	for t := range ps {
 		if ti := &st.tables[t]; ps[t].j < len(ti.keys) {
-			ps[t].fps, _ = e.cache.peek(ti.slots[ps[t].j])
+			var ok bool
+			if ps[t].fps, ok = e.cache.peek(ti.slots[ps[t].j]); ok {
+				hits++
+			}
 		}
 	}
+	e.cache.hit(hits)
 	for t := range ps {
-		ps[t].i = lowerBound(ps[t].fps, ps[t].lo)
+		i := guess(ps[t].fps, ps[t].lo)
+		if i < len(ps[t].fps) {
+			ps[t].at = ps[t].fps[i] // the load walk starts with, for every table at once
+		}
+		ps[t].i = i
+	}
+	for t := range ps {
+		ps[t].i = walk(ps[t].fps, ps[t].lo, ps[t].i)
 	}
 	for t := range ps {
 		if err := e.probe(st, t, &ps[t], k, add); err != nil {
@@ -978,7 +1004,7 @@ func (e *DB) probe(st *state, t int, p *probeState, k int, add func(fp uint64, d
 		fps, i := p.fps, p.i
 		if j != p.j || fps == nil {
 			var err error
-			if fps, err = e.readBlock(st, t, j); err != nil {
+			if fps, _, err = e.readBlock(st, t, j); err != nil {
 				return err
 			}
 			i = lowerBound(fps, p.lo)
@@ -996,56 +1022,56 @@ func (e *DB) probe(st *state, t int, p *probeState, k int, add func(fp uint64, d
 }
 
 // readBlock returns the decoded block j of table t, from the cache or from
-// st's snapshot.
-func (e *DB) readBlock(st *state, t, j int) ([]uint64, error) {
+// st's snapshot, and its pending list (a part of fps).
+func (e *DB) readBlock(st *state, t, j int) (fps, pend []uint64, err error) {
 	ti := &st.tables[t]
-	if fps, ok := e.cache.get(ti.slots[j]); ok {
-		return fps, nil
+	if fps, pend, ok := e.cache.get(ti.slots[j]); ok {
+		return fps, pend, nil
 	}
-	fps, err := decodeBlock(st.snap, st.codes[t], t, ti.keys[j], ti.pending(j))
-	if err != nil {
-		return nil, err
+	if fps, pend, err = decodeBlock(st.snap, st.codes[t], t, ti.keys[j], ti.pending(j)); err != nil {
+		return nil, nil, err
 	}
-	e.cache.put(ti.slots[j], fps)
-	return fps, nil
+	e.cache.put(ti.slots[j], fps, pend)
+	return fps, pend, nil
 }
 
-func decodeBlock(r reader, codes codec.CodeMap, t int, key uint64, pending int) ([]uint64, error) {
+// decodeBlock reads and decodes block key of table t, merged with its
+// pending list of the given length, which it returns too.
+func decodeBlock(r reader, codes codec.CodeMap, t int, key uint64, pending int) (fps, pend []uint64, err error) {
 	v, c, err := r.Get(tableKey(spaceTables, t, key))
 	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, fmt.Errorf("%w: table %d block %016x is in the block directory but not stored", ErrCorrupt, t, key)
+		return nil, nil, fmt.Errorf("%w: table %d block %016x is in the block directory but not stored", ErrCorrupt, t, key)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("engine: table %d block %016x: %w", t, key, err)
+		return nil, nil, fmt.Errorf("engine: table %d block %016x: %w", t, key, err)
 	}
 	defer c.Close()
-	fps, err := codec.Decode(make([]uint64, 0, len(v)/4+pending), v, codes)
+	fps, err = codec.Decode(make([]uint64, 0, len(v)/4+pending), v, codes)
 	if err != nil {
-		return nil, fmt.Errorf("%w: table %d block %016x: %w", ErrCorrupt, t, key, err)
+		return nil, nil, fmt.Errorf("%w: table %d block %016x: %w", ErrCorrupt, t, key, err)
 	}
 	if len(fps) == 0 || fps[len(fps)-1] != key {
-		return nil, fmt.Errorf("%w: table %d block %016x ends with another fingerprint", ErrCorrupt, t, key)
+		return nil, nil, fmt.Errorf("%w: table %d block %016x ends with another fingerprint", ErrCorrupt, t, key)
 	}
 	return withPending(r, t, key, pending, fps)
 }
 
 // withPending returns block key's fingerprints fps merged with its pending
-// list of n fingerprints.
-func withPending(r reader, t int, key uint64, n int, fps []uint64) ([]uint64, error) {
+// list of n fingerprints, and that list.
+func withPending(r reader, t int, key uint64, n int, fps []uint64) (merged, pend []uint64, err error) {
 	if n == 0 {
-		return fps, nil
+		return fps, nil, nil
 	}
 	v, c, err := r.Get(tableKey(spacePending, t, key))
 	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, fmt.Errorf("%w: table %d block %016x: the directory counts %d pending fingerprints, none are stored", ErrCorrupt, t, key, n)
+		return nil, nil, fmt.Errorf("%w: table %d block %016x: the directory counts %d pending fingerprints, none are stored", ErrCorrupt, t, key, n)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("engine: table %d block %016x: %w", t, key, err)
+		return nil, nil, fmt.Errorf("engine: table %d block %016x: %w", t, key, err)
 	}
 	defer c.Close()
-	pend, err := parsePending(v, n)
-	if err != nil {
-		return nil, fmt.Errorf("table %d block %016x: %w", t, key, err)
+	if pend, err = parsePending(v, n); err != nil {
+		return nil, nil, fmt.Errorf("table %d block %016x: %w", t, key, err)
 	}
 	out := make([]uint64, 0, len(fps)+len(pend))
 	i, p := 0, 0
@@ -1058,10 +1084,10 @@ func withPending(r reader, t int, key uint64, n int, fps []uint64) ([]uint64, er
 			out = append(out, pend[p])
 			p++
 		default:
-			return nil, fmt.Errorf("%w: table %d block %016x: pending %016x is in the block too", ErrCorrupt, t, key, pend[p])
+			return nil, nil, fmt.Errorf("%w: table %d block %016x: pending %016x is in the block too", ErrCorrupt, t, key, pend[p])
 		}
 	}
-	return out, nil
+	return out, pend, nil
 }
 
 // InsertIfNew is the crawler's decision: if no stored document lies within

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"time"
@@ -75,20 +76,57 @@ func (e *DB) flush() error {
 
 type flushStats struct{ written, replaced, pended int }
 
+// lastDocID returns the largest document id r holds; stored is false when
+// it holds none.
+func lastDocID(r reader) (id uint64, stored bool, err error) {
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: []byte{spaceDocs}, UpperBound: []byte{spaceDocs + 1}})
+	if err != nil {
+		return 0, false, err
+	}
+	if it.Last() {
+		if k := it.Key(); len(k) == 9 {
+			id, stored = binary.BigEndian.Uint64(k[1:]), true
+		} else {
+			err = fmt.Errorf("%w: document key %x", ErrCorrupt, k)
+		}
+	}
+	if err == nil {
+		err = it.Error()
+	}
+	if cerr := it.Close(); err == nil {
+		err = cerr
+	}
+	return id, stored, err
+}
+
 // flushMemtable commits m to Pebble in one batch and installs the new state.
 func (e *DB) flushMemtable(m *memtable, walFrom uint64) (flushStats, error) {
 	var fs flushStats
 	old := e.st // only flushes replace it, and flushMu is held
-	b := e.pdb.NewIndexedBatch()
+	// Not an indexed batch: nothing reads it back, and indexing every block
+	// it holds costs a skip-list insert each.
+	b := e.pdb.NewBatch()
 	defer b.Close()
 	docs := old.docs
 	// Documents and postings; fingerprints that may have lost their last
 	// document are checked once the batch holds every change.
 	orphans := map[uint64]bool{}
 	ids := slices.Sorted(maps.Keys(m.docs))
+	// An id above every stored one is new: no look-up, which a caller that
+	// numbers its documents as it goes (NextID) would otherwise pay for
+	// every insert.
+	top, stored, err := lastDocID(old.snap)
+	if err != nil {
+		return fs, err
+	}
 	for _, id := range ids {
 		d := m.docs[id]
-		v, c, err := e.pdb.Get(docKey(id))
+		var v []byte
+		var c io.Closer
+		err := pebble.ErrNotFound
+		if stored && id <= top {
+			v, c, err = e.pdb.Get(docKey(id))
+		}
 		switch {
 		case errors.Is(err, pebble.ErrNotFound):
 		case err != nil:
@@ -129,13 +167,27 @@ func (e *DB) flushMemtable(m *memtable, walFrom uint64) (flushStats, error) {
 		}
 	}
 	if len(orphans) > 0 {
-		it, err := b.NewIter(&pebble.IterOptions{LowerBound: []byte{spacePostings}, UpperBound: []byte{spacePostings + 1}})
+		// A fingerprint stays if a document of this flush has it, or a
+		// stored one that this flush does not rewrite: every id it writes
+		// is in m.docs, and its new postings are in m.byFP.
+		it, err := old.snap.NewIter(&pebble.IterOptions{LowerBound: []byte{spacePostings}, UpperBound: []byte{spacePostings + 1}})
 		if err != nil {
 			return fs, err
 		}
 		for fp := range orphans {
-			p := postingPrefix(fp)
-			if !it.SeekGE(p) || len(it.Key()) != 17 || binary.BigEndian.Uint64(it.Key()[1:]) != fp {
+			if len(m.byFP[fp]) > 0 {
+				continue
+			}
+			kept := false
+			for it.SeekGE(postingPrefix(fp)); it.Valid() && !kept; it.Next() {
+				k := it.Key()
+				if len(k) != 17 || binary.BigEndian.Uint64(k[1:]) != fp {
+					break
+				}
+				_, rewritten := m.docs[binary.BigEndian.Uint64(k[9:])]
+				kept = !rewritten
+			}
+			if !kept {
 				dels = append(dels, fp)
 			}
 		}
@@ -198,7 +250,7 @@ func (e *DB) flushMemtable(m *memtable, walFrom uint64) (flushStats, error) {
 	// Outside the lock: a query may have cached a new block first, and put
 	// then keeps its copy.
 	for _, f := range fills {
-		e.cache.put(f.slot, f.fps)
+		e.cache.put(f.slot, f.fps, f.pend)
 	}
 	return fs, old.close()
 }
@@ -214,8 +266,8 @@ type mergeResult struct {
 // it goes to the cache once the flush is committed, so that neither
 // queries nor the next flush decode the blocks a flush just wrote.
 type filled struct {
-	slot *slot
-	fps  []uint64
+	slot      *slot
+	fps, pend []uint64
 }
 
 // group is the part of a flush that falls in one block: block j covers
@@ -225,6 +277,7 @@ type group struct {
 	adds, dels []uint64
 	merged     []uint64 // the block's new contents, pending list included
 	fresh      []uint64 // adds not stored before
+	prev       []uint64 // the block's pending list before the flush
 	removed    int
 	pend       bool // the fresh ones join the block's pending list
 }
@@ -284,7 +337,7 @@ func (e *DB) mergeTable(b *pebble.Batch, old, st *state, t int, adds, dels []uin
 		var cur []uint64
 		if g.j >= 0 {
 			var err error
-			if cur, err = e.readBlock(old, t, g.j); err != nil {
+			if cur, g.prev, err = e.readBlock(old, t, g.j); err != nil {
 				return r, err
 			}
 		}
@@ -371,18 +424,12 @@ func (e *DB) mergeTable(b *pebble.Batch, old, st *state, t int, adds, dels []uin
 		if g.pend {
 			sl := oldIdx.slots[g.j]
 			if len(g.fresh) > 0 {
+				if len(g.prev) != had {
+					return r, fmt.Errorf("%w: table %d block %016x: the directory counts %d pending fingerprints, the block has %d", ErrCorrupt, t, key, had, len(g.prev))
+				}
 				pend := g.fresh
 				if had > 0 {
-					v, c, err := old.snap.Get(tableKey(spacePending, t, key))
-					if err != nil {
-						return r, fmt.Errorf("engine: table %d block %016x: pending list: %w", t, key, err)
-					}
-					prev, err := parsePending(v, had)
-					c.Close()
-					if err != nil {
-						return r, err
-					}
-					pend = slices.Sorted(slices.Values(slices.Concat(prev, g.fresh)))
+					pend = slices.Sorted(slices.Values(slices.Concat(g.prev, g.fresh)))
 				}
 				if err := b.Set(tableKey(spacePending, t, key), pendingValue(pend), nil); err != nil {
 					return r, err
@@ -392,7 +439,7 @@ func (e *DB) mergeTable(b *pebble.Batch, old, st *state, t int, adds, dels []uin
 				}
 				r.replaced = append(r.replaced, sl)
 				sl, had = new(slot), len(pend)
-				r.fill = append(r.fill, filled{sl, g.merged})
+				r.fill = append(r.fill, filled{sl, g.merged, pend})
 				r.pended += len(g.fresh)
 			}
 			nk, ns, np, nslots = append(nk, key), append(ns, oldIdx.sizes[g.j]), append(np, uint16(had)), append(nslots, sl)
@@ -427,7 +474,7 @@ func (e *DB) mergeTable(b *pebble.Batch, old, st *state, t int, adds, dels []uin
 				}
 				sl := new(slot)
 				nk, ns, np, nslots = append(nk, key), append(ns, uint32(len(buf))), append(np, 0), append(nslots, sl)
-				r.fill = append(r.fill, filled{sl, g.merged[from:to:to]})
+				r.fill = append(r.fill, filled{sl, g.merged[from:to:to], nil})
 				from = to
 				r.written++
 				return nil

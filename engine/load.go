@@ -94,17 +94,15 @@ func (e *DB) ingest(ctx context.Context, in []Doc) error {
 		pathsMu.Unlock()
 		return sstable.NewWriter(objstorageprovider.NewFileWritable(f), e.popts.MakeWriterOptions(6, pebbleFormat.MaxTableFormat())), nil
 	}
-	// Postings order: documents stably radix-sorted by fingerprint, which
-	// keeps id order within a fingerprint.
-	keys := make([]uint64, len(docs))
-	order := make([]uint32, len(docs))
+	// The documents' fingerprints, in id order: the tables permute and
+	// sort them, and drop repeats after sorting (a permutation keeps equal
+	// fingerprints equal), so they need not wait for the postings' sort.
+	all := make([]uint64, len(docs))
 	for i := range docs {
-		keys[i], order[i] = docs[i].Fingerprint, uint32(i)
+		all[i] = docs[i].Fingerprint
 	}
-	radix.SortPairs(keys, order)
-	fps := slices.Compact(keys) // distinct fingerprints, ascending
-	// Documents and postings are written on one goroutine while the tables
-	// are built on the others.
+	// Documents, then postings, are written on one goroutine while the
+	// tables are built on the others.
 	docsErr := make(chan error, 1)
 	go func() {
 		docsErr <- func() error {
@@ -125,12 +123,39 @@ func (e *DB) ingest(ctx context.Context, in []Doc) error {
 			if err := sw.Close(); err != nil {
 				return err
 			}
+			// Postings order: (fingerprint, id) pairs stably radix-sorted
+			// by fingerprint, which keeps id order within a fingerprint.
+			// The pairs carry the ids themselves, so the postings are
+			// written without reading docs in fingerprint order, a cache
+			// miss per document; only names, if there are any, are fetched
+			// by index.
+			named := slices.ContainsFunc(docs, func(d Doc) bool { return d.Name != "" })
+			keys := slices.Clone(all)
+			var ids []uint64
+			var order []uint32
+			if named {
+				order = make([]uint32, len(docs))
+				for i := range order {
+					order[i] = uint32(i)
+				}
+				radix.SortPairs(keys, order)
+			} else {
+				ids = make([]uint64, len(docs))
+				for i := range docs {
+					ids[i] = docs[i].ID
+				}
+				radix.SortPairs(keys, ids)
+			}
 			if sw, err = newSST("postings"); err != nil {
 				return err
 			}
-			for _, i := range order {
-				d := &docs[i]
-				kb, vb = appendPostingKey(kb[:0], d.Fingerprint, d.ID), append(vb[:0], d.Name...)
+			for i, fp := range keys {
+				if named {
+					d := &docs[order[i]]
+					kb, vb = appendPostingKey(kb[:0], fp, d.ID), append(vb[:0], d.Name...)
+				} else {
+					kb, vb = appendPostingKey(kb[:0], fp, ids[i]), vb[:0]
+				}
 				if err := sw.Set(kb, vb); err != nil {
 					sw.Close()
 					return err
@@ -145,10 +170,11 @@ func (e *DB) ingest(ctx context.Context, in []Doc) error {
 	}
 	// Tables, two at a time on two cores: permute, sort, train, encode.
 	type built struct {
-		code  *huffman.Code
-		keys  []uint64
-		sizes []uint32
-		err   error
+		code     *huffman.Code
+		keys     []uint64
+		sizes    []uint32
+		distinct int // fingerprints in the table
+		err      error
 	}
 	tables := make([]built, len(e.design.Tables))
 	var wg sync.WaitGroup
@@ -161,11 +187,13 @@ func (e *DB) ingest(ctx context.Context, in []Doc) error {
 			defer func() { <-sem }()
 			b := &tables[t]
 			tb := &e.design.Tables[t]
-			perm := make([]uint64, len(fps))
-			for i, fp := range fps {
+			perm := make([]uint64, len(all))
+			for i, fp := range all {
 				perm[i] = tb.Permute(fp)
 			}
 			radix.Sort(perm)
+			perm = slices.Compact(perm)
+			b.distinct = len(perm)
 			if b.code, b.err = codec.Train(perm); b.err != nil {
 				return
 			}
@@ -203,6 +231,7 @@ func (e *DB) ingest(ctx context.Context, in []Doc) error {
 			return fmt.Errorf("engine: loading table %d: %w", t, tables[t].err)
 		}
 	}
+	fps := tables[0].distinct // the same in every table
 	// Metadata: codes and counters, in the same atomic ingestion.
 	sw, err := newSST("meta")
 	if err != nil {
@@ -217,7 +246,7 @@ func (e *DB) ingest(ctx context.Context, in []Doc) error {
 			return err
 		}
 	}
-	if err := sw.Set(metaCounts, binary.AppendUvarint(binary.AppendUvarint(nil, uint64(len(docs))), uint64(len(fps)))); err != nil {
+	if err := sw.Set(metaCounts, binary.AppendUvarint(binary.AppendUvarint(nil, uint64(len(docs))), uint64(fps))); err != nil {
 		return err
 	}
 	if err := sw.Close(); err != nil {
@@ -227,7 +256,7 @@ func (e *DB) ingest(ctx context.Context, in []Doc) error {
 		return fmt.Errorf("engine: ingesting the loaded tables: %w", err)
 	}
 	st := &state{tables: make([]tableIndex, len(tables)), codes: make([]codec.CodeMap, len(tables)), curCode: make([]uint32, len(tables)),
-		docs: int64(len(docs)), fps: int64(len(fps)), walFrom: e.st.walFrom, snap: e.pdb.NewSnapshot(), iters: make(chan *pebble.Iterator, 8)}
+		docs: int64(len(docs)), fps: int64(fps), walFrom: e.st.walFrom, snap: e.pdb.NewSnapshot(), iters: make(chan *pebble.Iterator, 8)}
 	for t, b := range tables {
 		st.tables[t] = tableIndex{keys: b.keys, sizes: b.sizes, slots: make([]*slot, len(b.keys))}
 		for j := range st.tables[t].slots {

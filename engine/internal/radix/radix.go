@@ -1,6 +1,6 @@
 // Package radix sorts 64-bit keys by radix sort, several times faster than a
 // comparison sort at millions of keys, which is what building a permuted
-// table costs: Sort scatters by the top bits once and sorts the small
+// table costs: Sort scatters by two digits of top bits and sorts the small
 // buckets; SortPairs and SortTop take least-significant-digit passes of one
 // byte.
 package radix
@@ -13,40 +13,67 @@ import (
 // small is the length below which a comparison sort is faster.
 const small = 1 << 12
 
-// Sort sorts x in place. It scatters the keys by their top bits into
-// buckets of about eight keys (at most 2^20 buckets), then sorts each
-// bucket by comparison: one pass of scattered writes instead of the eight
-// of a byte-wise radix sort. Skewed keys crowd some buckets, which then cost
-// a comparison sort of their own size, never more than sorting x.
+// Sort sorts x in place, by most significant digits: it scatters the keys
+// into buckets by their top bits, scatters each bucket back into x by the
+// next bits so that sub-buckets hold about eight keys, and sorts those by
+// comparison. The first pass fans out to at most 4096 buckets and the
+// second works on a bucket that fits in the core's cache, so their writes
+// stay cached where one pass into a million buckets would miss on almost
+// every key. Skewed keys crowd some buckets, which then cost a comparison
+// sort of their own size, never more than sorting x.
 func Sort(x []uint64) {
 	n := len(x)
 	if n < small {
 		slices.Sort(x)
 		return
 	}
-	b := min(max(bits.Len(uint(n))-3, 8), 20)
-	shift := uint(64 - b)
-	end := make([]uint32, 1<<b)
-	for _, v := range x {
-		end[v>>shift]++
+	buf := make([]uint64, n)
+	// First digit: buckets of about 8K keys (64 KiB).
+	b1 := uint(min(max(bits.Len(uint(n))-13, 4), 12))
+	var ends [1 << 12]uint32
+	scatter(x, buf, 0, b1, ends[:1<<b1])
+	var sub [1 << 12]uint32
+	start := uint32(0)
+	for _, e := range ends[:1<<b1] {
+		bucket, out := buf[start:e], x[start:e]
+		start = e
+		if len(bucket) <= 32 {
+			copy(out, bucket)
+			sortSmall(out)
+			continue
+		}
+		// Second digit: the next bits, sub-buckets of about eight keys.
+		b2 := uint(min(max(bits.Len(uint(len(bucket)))-3, 1), 12))
+		ss := sub[:1<<b2]
+		scatter(bucket, out, b1, b2, ss)
+		from := uint32(0)
+		for _, to := range ss {
+			sortSmall(out[from:to])
+			from = to
+		}
+	}
+}
+
+// scatter moves src into dst grouped by the b bits below the top skip
+// bits, in order of those bits, and sets ends[d] to the end of group d in
+// dst. len(ends) must be 1<<b.
+func scatter(src, dst []uint64, skip, b uint, ends []uint32) {
+	clear(ends)
+	shift := 64 - skip - b
+	mask := uint64(len(ends) - 1)
+	for _, v := range src {
+		ends[v>>shift&mask]++
 	}
 	pos := uint32(0)
-	for i, c := range end {
-		end[i] = pos // the bucket's start, until the scatter moves it to its end
+	for i, c := range ends {
+		ends[i] = pos // the group's start, until the scatter moves it to its end
 		pos += c
 	}
-	buf := make([]uint64, n)
-	for _, v := range x {
-		i := v >> shift
-		buf[end[i]] = v
-		end[i]++
+	for _, v := range src {
+		d := v >> shift & mask
+		dst[ends[d]] = v
+		ends[d]++
 	}
-	start := 0
-	for _, e := range end {
-		sortSmall(buf[start:e])
-		start = int(e)
-	}
-	copy(x, buf)
 }
 
 // sortSmall sorts a bucket: by insertion when it holds a few keys, the

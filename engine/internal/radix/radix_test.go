@@ -2,6 +2,7 @@ package radix
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -11,7 +12,7 @@ import (
 )
 
 func TestSort(t *testing.T) {
-	for _, n := range []int{0, 1, 100, 5000, 100000} {
+	for _, n := range []int{0, 1, 100, 5000, 100000, 3_000_000} {
 		x := data.Uniform(n, uint64(n))
 		if n > 10 {
 			for i := range n / 10 {
@@ -55,12 +56,16 @@ func TestSortPairs(t *testing.T) {
 }
 
 func BenchmarkSort(b *testing.B) {
-	src := data.Uniform(1<<20, 1)
-	x := make([]uint64, len(src))
-	b.SetBytes(8 << 20)
-	for b.Loop() {
-		copy(x, src)
-		Sort(x)
+	for _, n := range []int{1 << 20, 1 << 24} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			src := data.Uniform(n, 1)
+			x := make([]uint64, len(src))
+			b.SetBytes(int64(8 * n))
+			for b.Loop() {
+				copy(x, src)
+				Sort(x)
+			}
+		})
 	}
 }
 
