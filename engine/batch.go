@@ -135,8 +135,8 @@ func (e *DB) batchTable(ctx context.Context, st *state, t int, queries []uint64,
 	radix.SortPairs(pq, qi)
 	ti := &st.tables[t]
 	var hits []batchHit
-	cur := -1 // the decoded block in fps
-	var fps []uint64
+	cur := -1 // the decoded block in fps, its pending list in pend
+	var fps, pend []uint64
 	for i := 0; i < len(pq); {
 		if i&1023 == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -149,17 +149,24 @@ func (e *DB) batchTable(ctx context.Context, st *state, t int, queries []uint64,
 		for b := ti.start(lo); b < len(ti.keys); b++ {
 			if b != cur {
 				var err error
-				if fps, _, err = e.readBlock(st, t, b); err != nil {
+				if fps, pend, err = e.readBlock(st, t, b); err != nil {
 					return nil, err
 				}
 				cur = b
 			}
-			for x := lowerBound(fps, lo); x < len(fps) && fps[x] <= hi; x++ {
-				v := fps[x]
+			match := func(v uint64) {
 				for q := i; q < j; q++ {
 					if d := bits.OnesCount64(v ^ pq[q]); d <= k {
 						hits = append(hits, batchHit{qi[q], uint8(d), tb.Unpermute(v)})
 					}
+				}
+			}
+			for x := lowerBound(fps, lo); x < len(fps) && fps[x] <= hi; x++ {
+				match(fps[x])
+			}
+			for _, v := range pend {
+				if v >= lo && v <= hi {
+					match(v)
 				}
 			}
 			if ti.keys[b] >= hi {
@@ -269,7 +276,7 @@ func (e *DB) findAll(ctx context.Context, k int) ([]Pair, error) {
 			if buf, err = codec.Decode(buf[:0], v, st.codes[t]); err != nil {
 				return fmt.Errorf("%w: table %d block %016x: %w", ErrCorrupt, t, last, err)
 			}
-			fps, _, err := withPending(st.snap, t, last, ti.pending(j), buf)
+			fps, err := withPending(st.snap, t, last, ti.pending(j), buf)
 			if err != nil {
 				return err
 			}

@@ -10,11 +10,11 @@ import (
 // with an index and an atomic load: no map, no lock.
 type slot struct{ p atomic.Pointer[cachedBlock] }
 
+// cachedBlock is a decoded block and its pending list, apart: a flush
+// that adds to the list caches the new list beside the same block.
 type cachedBlock struct {
-	fps []uint64 // permuted fingerprints, ascending, pending list included
-	// pend is the block's pending list alone (a part of fps), which the
-	// next flush that adds to it would otherwise read again.
-	pend []uint64
+	fps  []uint64 // permuted fingerprints, ascending
+	pend []uint64 // the pending list, ascending; none of them is in fps
 	ref  atomic.Bool
 }
 
@@ -39,12 +39,9 @@ type blockCache struct {
 func newBlockCache(budget int64) *blockCache { return &blockCache{budget: budget} }
 
 func (c *blockCache) get(s *slot) (fps, pend []uint64, ok bool) {
-	if b := s.p.Load(); b != nil {
-		if !b.ref.Load() {
-			b.ref.Store(true)
-		}
+	if fps, pend, ok = c.peek(s); ok {
 		c.hits.Add(1)
-		return b.fps, b.pend, true
+		return fps, pend, true
 	}
 	c.misses.Add(1)
 	return nil, nil, false
@@ -55,14 +52,14 @@ func (c *blockCache) get(s *slot) (fps, pend []uint64, ok bool) {
 // a full fence on x86: one per block would keep the core from overlapping
 // the blocks' cache misses, which is what probeAll is for. A miss is read
 // through get, which counts it.
-func (c *blockCache) peek(s *slot) ([]uint64, bool) {
+func (c *blockCache) peek(s *slot) (fps, pend []uint64, ok bool) {
 	if b := s.p.Load(); b != nil {
 		if !b.ref.Load() {
 			b.ref.Store(true)
 		}
-		return b.fps, true
+		return b.fps, b.pend, true
 	}
-	return nil, false
+	return nil, nil, false
 }
 
 // hit counts n hits found with peek.

@@ -139,7 +139,7 @@ func (e *DB) Check(ctx context.Context) (CheckReport, error) {
 				bad("table %d block %016x: starts at %016x, not above the previous block's %016x", t, key, blk[0], prev)
 			}
 			if pend := dir.pendingAt(n - 1); pend > 0 {
-				all, _, err := withPending(snap, t, key, pend, blk)
+				all, err := withPending(snap, t, key, pend, blk)
 				if err != nil {
 					bad("%v", err)
 					return nil

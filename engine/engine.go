@@ -939,7 +939,7 @@ func cmpU64(a, b uint64) int {
 type probeState struct {
 	pq, lo, hi uint64
 	j          int      // first block that may hold lo
-	fps        []uint64 // block j, if it was cached
+	fps, pend  []uint64 // block j and its pending list, if it was cached
 	i          int      // lowerBound(fps, lo)
 	at         uint64   // fps[i] once guessed
 }
@@ -971,7 +971,7 @@ func (e *DB) probeAll(st *state, q uint64, k int, add func(fp uint64, d int)) er
 	for t := range ps {
 		if ti := &st.tables[t]; ps[t].j < len(ti.keys) {
 			var ok bool
-			if ps[t].fps, ok = e.cache.peek(ti.slots[ps[t].j]); ok {
+			if ps[t].fps, ps[t].pend, ok = e.cache.peek(ti.slots[ps[t].j]); ok {
 				hits++
 			}
 		}
@@ -1001,10 +1001,10 @@ func (e *DB) probe(st *state, t int, p *probeState, k int, add func(fp uint64, d
 	tb := &e.design.Tables[t]
 	keys := st.tables[t].keys
 	for j := p.j; j < len(keys); j++ {
-		fps, i := p.fps, p.i
+		fps, pend, i := p.fps, p.pend, p.i
 		if j != p.j || fps == nil {
 			var err error
-			if fps, _, err = e.readBlock(st, t, j); err != nil {
+			if fps, pend, err = e.readBlock(st, t, j); err != nil {
 				return err
 			}
 			i = lowerBound(fps, p.lo)
@@ -1014,6 +1014,13 @@ func (e *DB) probe(st *state, t int, p *probeState, k int, add func(fp uint64, d
 				add(tb.Unpermute(fps[i]), d)
 			}
 		}
+		for _, v := range pend {
+			if v >= p.lo && v <= p.hi {
+				if d := bits.OnesCount64(v ^ p.pq); d <= k {
+					add(tb.Unpermute(v), d)
+				}
+			}
+		}
 		if keys[j] >= p.hi {
 			break
 		}
@@ -1021,8 +1028,8 @@ func (e *DB) probe(st *state, t int, p *probeState, k int, add func(fp uint64, d
 	return nil
 }
 
-// readBlock returns the decoded block j of table t, from the cache or from
-// st's snapshot, and its pending list (a part of fps).
+// readBlock returns the decoded block j of table t and its pending list,
+// from the cache or from st's snapshot.
 func (e *DB) readBlock(st *state, t, j int) (fps, pend []uint64, err error) {
 	ti := &st.tables[t]
 	if fps, pend, ok := e.cache.get(ti.slots[j]); ok {
@@ -1035,8 +1042,8 @@ func (e *DB) readBlock(st *state, t, j int) (fps, pend []uint64, err error) {
 	return fps, pend, nil
 }
 
-// decodeBlock reads and decodes block key of table t, merged with its
-// pending list of the given length, which it returns too.
+// decodeBlock reads and decodes block key of table t and its pending list
+// of the given length.
 func decodeBlock(r reader, codes codec.CodeMap, t int, key uint64, pending int) (fps, pend []uint64, err error) {
 	v, c, err := r.Get(tableKey(spaceTables, t, key))
 	if errors.Is(err, pebble.ErrNotFound) {
@@ -1046,32 +1053,63 @@ func decodeBlock(r reader, codes codec.CodeMap, t int, key uint64, pending int) 
 		return nil, nil, fmt.Errorf("engine: table %d block %016x: %w", t, key, err)
 	}
 	defer c.Close()
-	fps, err = codec.Decode(make([]uint64, 0, len(v)/4+pending), v, codes)
+	fps, err = codec.Decode(make([]uint64, 0, len(v)/4), v, codes)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: table %d block %016x: %w", ErrCorrupt, t, key, err)
 	}
 	if len(fps) == 0 || fps[len(fps)-1] != key {
 		return nil, nil, fmt.Errorf("%w: table %d block %016x ends with another fingerprint", ErrCorrupt, t, key)
 	}
-	return withPending(r, t, key, pending, fps)
+	if pend, err = readPending(r, t, key, pending); err != nil {
+		return nil, nil, err
+	}
+	for _, p := range pend {
+		if _, found := slices.BinarySearch(fps, p); found {
+			return nil, nil, inBlockToo(t, key, p)
+		}
+	}
+	return fps, pend, nil
 }
 
-// withPending returns block key's fingerprints fps merged with its pending
-// list of n fingerprints, and that list.
-func withPending(r reader, t int, key uint64, n int, fps []uint64) (merged, pend []uint64, err error) {
+// readPending returns the pending list of n fingerprints of block key of
+// table t.
+func readPending(r reader, t int, key uint64, n int) ([]uint64, error) {
 	if n == 0 {
-		return fps, nil, nil
+		return nil, nil
 	}
 	v, c, err := r.Get(tableKey(spacePending, t, key))
 	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, nil, fmt.Errorf("%w: table %d block %016x: the directory counts %d pending fingerprints, none are stored", ErrCorrupt, t, key, n)
+		return nil, fmt.Errorf("%w: table %d block %016x: the directory counts %d pending fingerprints, none are stored", ErrCorrupt, t, key, n)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("engine: table %d block %016x: %w", t, key, err)
+		return nil, fmt.Errorf("engine: table %d block %016x: %w", t, key, err)
 	}
 	defer c.Close()
-	if pend, err = parsePending(v, n); err != nil {
-		return nil, nil, fmt.Errorf("table %d block %016x: %w", t, key, err)
+	pend, err := parsePending(v, n)
+	if err != nil {
+		return nil, fmt.Errorf("table %d block %016x: %w", t, key, err)
+	}
+	return pend, nil
+}
+
+func inBlockToo(t int, key, p uint64) error {
+	return fmt.Errorf("%w: table %d block %016x: pending %016x is in the block too", ErrCorrupt, t, key, p)
+}
+
+// withPending returns block key's fingerprints fps merged with its pending
+// list of n fingerprints.
+func withPending(r reader, t int, key uint64, n int, fps []uint64) ([]uint64, error) {
+	pend, err := readPending(r, t, key, n)
+	if err != nil {
+		return nil, err
+	}
+	return mergePending(t, key, fps, pend)
+}
+
+// mergePending merges block key's fingerprints fps with its pending list.
+func mergePending(t int, key uint64, fps, pend []uint64) ([]uint64, error) {
+	if len(pend) == 0 {
+		return fps, nil
 	}
 	out := make([]uint64, 0, len(fps)+len(pend))
 	i, p := 0, 0
@@ -1084,10 +1122,10 @@ func withPending(r reader, t int, key uint64, n int, fps []uint64) (merged, pend
 			out = append(out, pend[p])
 			p++
 		default:
-			return nil, nil, fmt.Errorf("%w: table %d block %016x: pending %016x is in the block too", ErrCorrupt, t, key, pend[p])
+			return nil, inBlockToo(t, key, pend[p])
 		}
 	}
-	return out, pend, nil
+	return out, nil
 }
 
 // InsertIfNew is the crawler's decision: if no stored document lies within

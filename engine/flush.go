@@ -166,6 +166,26 @@ func (e *DB) flushMemtable(m *memtable, walFrom uint64) (flushStats, error) {
 			orphans[fp] = true // indexed here, all its ids gone: maybe stored before
 		}
 	}
+	// Fingerprints already in the tables (some stored document has them)
+	// change nothing there; mergeTable takes the rest as new, so that it
+	// can put them in pending lists without reading their blocks.
+	if len(adds) > 0 {
+		it, err := old.snap.NewIter(&pebble.IterOptions{LowerBound: []byte{spacePostings}, UpperBound: []byte{spacePostings + 1}})
+		if err != nil {
+			return fs, err
+		}
+		slices.Sort(adds) // seeks in order
+		fresh := adds[:0]
+		for _, fp := range adds {
+			if !it.SeekGE(postingPrefix(fp)) || len(it.Key()) != 17 || binary.BigEndian.Uint64(it.Key()[1:]) != fp {
+				fresh = append(fresh, fp)
+			}
+		}
+		adds = fresh
+		if err := errors.Join(it.Error(), it.Close()); err != nil {
+			return fs, err
+		}
+	}
 	if len(orphans) > 0 {
 		// A fingerprint stays if a document of this flush has it, or a
 		// stored one that this flush does not rewrite: every id it writes
@@ -277,6 +297,7 @@ type group struct {
 	adds, dels []uint64
 	merged     []uint64 // the block's new contents, pending list included
 	fresh      []uint64 // adds not stored before
+	base       []uint64 // the block without its pending list, if known
 	prev       []uint64 // the block's pending list before the flush
 	removed    int
 	pend       bool // the fresh ones join the block's pending list
@@ -334,10 +355,30 @@ func (e *DB) mergeTable(b *pebble.Batch, old, st *state, t int, adds, dels []uin
 	oldIdx := old.tables[t]
 	var hist [huffman.Symbols]uint64
 	for _, g := range groups {
+		if g.j >= 0 && len(g.dels) == 0 && oldIdx.pending(g.j)+len(g.adds) <= pendingMax {
+			// Only adds, which the flush made sure are not stored yet, and
+			// room for them in the pending list: they join it, and the
+			// block is not read (in an index larger than the cache most
+			// blocks a flush touches are not cached, and reading one costs
+			// far more than writing its pending list).
+			g.pend, g.fresh = true, slices.Clone(g.adds) // adds is the caller's buffer, reused
+			r.added += len(g.adds)
+			var ok bool
+			if g.base, g.prev, ok = e.cache.peek(oldIdx.slots[g.j]); !ok {
+				var err error
+				if g.prev, err = readPending(old.snap, t, oldIdx.keys[g.j], oldIdx.pending(g.j)); err != nil {
+					return r, err
+				}
+			}
+			continue
+		}
 		var cur []uint64
 		if g.j >= 0 {
 			var err error
-			if cur, g.prev, err = e.readBlock(old, t, g.j); err != nil {
+			if g.base, g.prev, err = e.readBlock(old, t, g.j); err != nil {
+				return r, err
+			}
+			if cur, err = mergePending(t, oldIdx.keys[g.j], g.base, g.prev); err != nil {
 				return r, err
 			}
 		}
@@ -439,7 +480,9 @@ func (e *DB) mergeTable(b *pebble.Batch, old, st *state, t int, adds, dels []uin
 				}
 				r.replaced = append(r.replaced, sl)
 				sl, had = new(slot), len(pend)
-				r.fill = append(r.fill, filled{sl, g.merged, pend})
+				if g.base != nil {
+					r.fill = append(r.fill, filled{sl, g.base, pend})
+				}
 				r.pended += len(g.fresh)
 			}
 			nk, ns, np, nslots = append(nk, key), append(ns, oldIdx.sizes[g.j]), append(np, uint16(had)), append(nslots, sl)

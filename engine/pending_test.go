@@ -110,3 +110,49 @@ func TestStartReadsLastPendingList(t *testing.T) {
 		require.Equal(t, tt.want, ti.start(tt.lo), tt.name)
 	}
 }
+
+// TestPendingAddsReadNoBlocks checks that a flush of new fingerprints into
+// blocks whose pending lists have room reads none of those blocks: in an
+// index larger than the cache, reading them would cost more than the
+// flush's writes. A fingerprint stored already must not join a pending
+// list (it would be in its block twice): Check and the oracle see to that.
+func TestPendingAddsReadNoBlocks(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 4))
+	db := openT(t, t.TempDir(), testOptions())
+	defer db.Close()
+	docs := corpus(3000, 5)
+	require.NoError(t, db.Load(ctx, docs))
+	model := oracle{}
+	for _, d := range docs {
+		model[d.ID] = d
+	}
+	db.cache.clear()
+	_, _, missed := db.cache.stats()
+	next := uint64(1 << 40)
+	var batch []Doc
+	for i := range 8 {
+		fp := r.Uint64()
+		if i < 2 { // stored already, under another id
+			fp = docs[r.IntN(len(docs))].Fingerprint
+		}
+		batch = append(batch, Doc{ID: next, Fingerprint: fp})
+		next++
+	}
+	require.NoError(t, db.InsertBatch(ctx, batch))
+	require.NoError(t, db.Flush(ctx))
+	_, _, misses := db.cache.stats()
+	require.Equal(t, missed, misses, "blocks read by the flush")
+	pending := 0
+	for _, ti := range db.st.tables {
+		for _, n := range ti.pend {
+			pending += int(n)
+		}
+	}
+	require.Equal(t, 6*len(db.st.tables), pending, "the 6 new fingerprints, in a pending list of every table")
+	for _, d := range batch {
+		model[d.ID] = d
+	}
+	checkQueries(t, db, model, queries(model, 3, 100, r), "after the flush")
+	_, err := db.Check(ctx)
+	require.NoError(t, err)
+}
