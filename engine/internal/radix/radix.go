@@ -22,12 +22,22 @@ const small = 1 << 12
 // every key. Skewed keys crowd some buckets, which then cost a comparison
 // sort of their own size, never more than sorting x.
 func Sort(x []uint64) {
+	if len(x) < small {
+		slices.Sort(x)
+		return
+	}
+	SortBuf(x, make([]uint64, len(x)))
+}
+
+// SortBuf is Sort with buf, at least as long as x, as its scratch space:
+// a caller that sorts many large slices reuses one.
+func SortBuf(x, buf []uint64) {
 	n := len(x)
 	if n < small {
 		slices.Sort(x)
 		return
 	}
-	buf := make([]uint64, n)
+	buf = buf[:n]
 	// First digit: buckets of about 8K keys (64 KiB).
 	b1 := uint(min(max(bits.Len(uint(n))-13, 4), 12))
 	var ends [1 << 12]uint32
