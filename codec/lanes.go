@@ -24,40 +24,19 @@ type laneState struct {
 // quickLanesGo is quickLanes in Go, used where there is no assembly and in
 // tests as its reference.
 func quickLanesGo(st *laneState, src []byte, tbl *[1 << huffman.MaxLen]uint16, out []uint64, m int) (done, part int) {
-	pa, pb, pc := st.pos[0], st.pos[1], st.pos[2]
-	fa, fb, fc := st.fp[0], st.fp[1], st.fp[2]
-	oa, ob, oc := out[:m], out[m:2*m], out[2*m:3*m]
-	defer func() { st.pos, st.fp = [3]int{pa, pb, pc}, [3]uint64{fa, fb, fc} }()
-	// One chain's step, then the next: written apart so that few values
-	// are live at once; the core overlaps them.
-	for i := range oa {
-		if pa>>3+16 > len(src) {
-			return i, 0
+	for i := range m {
+		for c := range 3 {
+			p, f := st.pos[c], st.fp[c]
+			if p>>3+16 > len(src) {
+				return i, c
+			}
+			d, w := step(src, tbl, p)
+			if w == 0 || f+d <= f {
+				return i, c
+			}
+			st.pos[c], st.fp[c] = p+w, f+d
+			out[c*m+i] = f + d
 		}
-		da, wa := step(src, tbl, pa)
-		if wa == 0 || fa+da <= fa {
-			return i, 0
-		}
-		pa, fa = pa+wa, fa+da
-		oa[i] = fa
-		if pb>>3+16 > len(src) {
-			return i, 1
-		}
-		db, wb := step(src, tbl, pb)
-		if wb == 0 || fb+db <= fb {
-			return i, 1
-		}
-		pb, fb = pb+wb, fb+db
-		ob[i] = fb
-		if pc>>3+16 > len(src) {
-			return i, 2
-		}
-		dc, wc := step(src, tbl, pc)
-		if wc == 0 || fc+dc <= fc {
-			return i, 2
-		}
-		pc, fc = pc+wc, fc+dc
-		oc[i] = fc
 	}
 	return m, 0
 }
