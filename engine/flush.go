@@ -99,6 +99,21 @@ func lastDocID(r reader) (id uint64, stored bool, err error) {
 	return id, stored, err
 }
 
+// heldBy reports whether the postings that it iterates hold fingerprint fp
+// for an id that counts.
+func heldBy(it *pebble.Iterator, fp uint64, counts func(id uint64) bool) bool {
+	for it.SeekGE(postingPrefix(fp)); it.Valid(); it.Next() {
+		k := it.Key()
+		if len(k) != 17 || binary.BigEndian.Uint64(k[1:]) != fp {
+			return false
+		}
+		if counts(binary.BigEndian.Uint64(k[9:])) {
+			return true
+		}
+	}
+	return false
+}
+
 // flushMemtable commits m to Pebble in one batch and installs the new state.
 func (e *DB) flushMemtable(m *memtable, walFrom uint64) (flushStats, error) {
 	var fs flushStats
@@ -166,52 +181,32 @@ func (e *DB) flushMemtable(m *memtable, walFrom uint64) (flushStats, error) {
 			orphans[fp] = true // indexed here, all its ids gone: maybe stored before
 		}
 	}
-	// Fingerprints already in the tables (some stored document has them)
-	// change nothing there; mergeTable takes the rest as new, so that it
-	// can put them in pending lists without reading their blocks.
-	if len(adds) > 0 {
+	if len(adds) > 0 || len(orphans) > 0 {
 		it, err := old.snap.NewIter(&pebble.IterOptions{LowerBound: []byte{spacePostings}, UpperBound: []byte{spacePostings + 1}})
 		if err != nil {
 			return fs, err
 		}
+		// Fingerprints already in the tables (some stored document has
+		// them) change nothing there; mergeTable takes the rest as new, so
+		// that it can put them in pending lists without reading their
+		// blocks.
 		slices.Sort(adds) // seeks in order
 		fresh := adds[:0]
 		for _, fp := range adds {
-			if !it.SeekGE(postingPrefix(fp)) || len(it.Key()) != 17 || binary.BigEndian.Uint64(it.Key()[1:]) != fp {
+			if !heldBy(it, fp, func(uint64) bool { return true }) {
 				fresh = append(fresh, fp)
 			}
 		}
 		adds = fresh
-		if err := errors.Join(it.Error(), it.Close()); err != nil {
-			return fs, err
-		}
-	}
-	if len(orphans) > 0 {
-		// A fingerprint stays if a document of this flush has it, or a
-		// stored one that this flush does not rewrite: every id it writes
-		// is in m.docs, and its new postings are in m.byFP.
-		it, err := old.snap.NewIter(&pebble.IterOptions{LowerBound: []byte{spacePostings}, UpperBound: []byte{spacePostings + 1}})
-		if err != nil {
-			return fs, err
-		}
+		// An orphan stays if a document of this flush has it, or a stored
+		// one that this flush does not rewrite: every id it writes is in
+		// m.docs, and its new postings are in m.byFP.
 		for fp := range orphans {
-			if len(m.byFP[fp]) > 0 {
-				continue
-			}
-			kept := false
-			for it.SeekGE(postingPrefix(fp)); it.Valid() && !kept; it.Next() {
-				k := it.Key()
-				if len(k) != 17 || binary.BigEndian.Uint64(k[1:]) != fp {
-					break
-				}
-				_, rewritten := m.docs[binary.BigEndian.Uint64(k[9:])]
-				kept = !rewritten
-			}
-			if !kept {
+			if len(m.byFP[fp]) == 0 && !heldBy(it, fp, func(id uint64) bool { _, ok := m.docs[id]; return !ok }) {
 				dels = append(dels, fp)
 			}
 		}
-		if err := it.Close(); err != nil {
+		if err := errors.Join(it.Error(), it.Close()); err != nil {
 			return fs, err
 		}
 	}
