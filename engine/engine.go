@@ -408,24 +408,44 @@ func (e *DB) load() error {
 		if len(k) != 10 || int(k[1]) >= len(st.tables) {
 			return fmt.Errorf("%w: block directory key %x", ErrCorrupt, k)
 		}
+		// The size, and in a version 2 index a pending count, which the
+		// pending lists below give.
 		size, n := binary.Uvarint(v)
-		pend, m := uint64(0), 0
+		m := 0
 		if n > 0 && n < len(v) {
-			pend, m = binary.Uvarint(v[n:])
+			_, m = binary.Uvarint(v[n:])
 		}
-		if n <= 0 || m < 0 || n+m != len(v) || pend > pendingMax {
+		if n <= 0 || m < 0 || n+m != len(v) {
 			return fmt.Errorf("%w: block directory entry %x", ErrCorrupt, k)
 		}
 		ti := &st.tables[k[1]]
 		ti.keys = append(ti.keys, binary.BigEndian.Uint64(k[2:]))
 		ti.sizes = append(ti.sizes, uint32(size))
 		ti.slots = append(ti.slots, new(slot))
-		if pend > 0 && ti.pend == nil {
-			ti.pend = make([]uint16, len(ti.keys)-1, cap(ti.keys))
+		return nil
+	}); err != nil {
+		return err
+	}
+	// Pending counts: a flush appends to a list without rewriting its
+	// block's directory entry.
+	if err := e.scan([]byte{spacePending}, func(k, v []byte) error {
+		if len(k) != 10 || int(k[1]) >= len(st.tables) {
+			return fmt.Errorf("%w: pending list key %x", ErrCorrupt, k)
 		}
-		if ti.pend != nil {
-			ti.pend = append(ti.pend, uint16(pend))
+		t, key := int(k[1]), binary.BigEndian.Uint64(k[2:])
+		ti := &st.tables[t]
+		j, found := slices.BinarySearch(ti.keys, key)
+		if !found {
+			return fmt.Errorf("%w: table %d: a pending list for block %016x, which the directory does not have", ErrCorrupt, t, key)
 		}
+		n := 0
+		if _, err := scanPending(v, pendingMax, func(uint64) { n++ }); err != nil {
+			return fmt.Errorf("table %d block %016x: %w", t, key, err)
+		}
+		if ti.pend == nil {
+			ti.pend = make([]uint16, len(ti.keys))
+		}
+		ti.pend[j] = uint16(n)
 		return nil
 	}); err != nil {
 		return err
@@ -1014,8 +1034,11 @@ func (e *DB) probe(st *state, t int, p *probeState, k int, add func(fp uint64, d
 				add(tb.Unpermute(fps[i]), d)
 			}
 		}
-		for _, v := range pend {
-			if v >= p.lo && v <= p.hi {
+		for _, v := range pend { // sorted
+			if v > p.hi {
+				break
+			}
+			if v >= p.lo {
 				if d := bits.OnesCount64(v ^ p.pq); d <= k {
 					add(tb.Unpermute(v), d)
 				}

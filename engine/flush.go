@@ -246,7 +246,8 @@ func (e *DB) flushMemtable(m *memtable, walFrom uint64) (flushStats, error) {
 	if err := b.Set(metaWALFrom, binary.AppendUvarint(nil, walFrom), nil); err != nil {
 		return fs, err
 	}
-	// A version 1 index may get pending lists now: mark it version 2.
+	// An older index may get pending lists of several runs now: mark it
+	// with this version.
 	if err := b.Set(metaFormat, binary.BigEndian.AppendUint32(nil, formatVersion), nil); err != nil {
 		return fs, err
 	}
@@ -293,19 +294,20 @@ type group struct {
 	merged     []uint64 // the block's new contents, pending list included
 	fresh      []uint64 // adds not stored before
 	base       []uint64 // the block without its pending list, if known
-	prev       []uint64 // the block's pending list before the flush
+	prev       []uint64 // the block's pending list before the flush, if known
 	removed    int
 	pend       bool // the fresh ones join the block's pending list
 }
 
 // pendingMax is the most pending fingerprints a block keeps beside it
 // before a flush merges them in. A flush that adds a few fingerprints to a
-// block rewrites its pending list (a few bytes each) instead of the whole
-// block; once a block has gathered pendingMax, it is rewritten. That divides
-// the bytes a large index writes per added fingerprint by about pendingMax/2
-// in each table, for a directory counter per block and a second read when
-// a block is not cached.
-const pendingMax = 16
+// block appends them to its pending list (a few bytes each, without reading
+// the list or the block) instead of rewriting the whole block; once a block
+// has gathered pendingMax, it is rewritten. That divides the bytes a large
+// index writes per added fingerprint by about pendingMax in each table, for
+// a directory counter per block, a second read when a block is not cached
+// and a longer list for a query to scan.
+const pendingMax = 48
 
 // mergeTable rewrites the blocks of table t that adds (new permuted
 // fingerprints, sorted) and dels (permuted fingerprints that leave, sorted)
@@ -356,15 +358,10 @@ func (e *DB) mergeTable(b *pebble.Batch, old, st *state, t int, adds, dels []uin
 			// block is not read (in an index larger than the cache most
 			// blocks a flush touches are not cached, and reading one costs
 			// far more than writing its pending list).
+			// Nor is its pending list: the new ones are appended to it.
 			g.pend, g.fresh = true, slices.Clone(g.adds) // adds is the caller's buffer, reused
 			r.added += len(g.adds)
-			var ok bool
-			if g.base, g.prev, ok = e.cache.peek(oldIdx.slots[g.j]); !ok {
-				var err error
-				if g.prev, err = readPending(old.snap, t, oldIdx.keys[g.j], oldIdx.pending(g.j)); err != nil {
-					return r, err
-				}
-			}
+			g.base, g.prev, _ = e.cache.peek(oldIdx.slots[g.j])
 			continue
 		}
 		var cur []uint64
@@ -460,24 +457,28 @@ func (e *DB) mergeTable(b *pebble.Batch, old, st *state, t int, adds, dels []uin
 		if g.pend {
 			sl := oldIdx.slots[g.j]
 			if len(g.fresh) > 0 {
-				if len(g.prev) != had {
-					return r, fmt.Errorf("%w: table %d block %016x: the directory counts %d pending fingerprints, the block has %d", ErrCorrupt, t, key, had, len(g.prev))
+				// g.fresh is sorted, and none of it is stored: a run to
+				// append to the list, unread.
+				var err error
+				if had == 0 {
+					err = b.Set(tableKey(spacePending, t, key), pendingValue(g.fresh), nil)
+				} else {
+					err = b.Merge(tableKey(spacePending, t, key), pendingMerge(g.fresh), nil)
 				}
-				pend := g.fresh
-				if had > 0 {
-					pend = slices.Sorted(slices.Values(slices.Concat(g.prev, g.fresh)))
-				}
-				if err := b.Set(tableKey(spacePending, t, key), pendingValue(pend), nil); err != nil {
-					return r, err
-				}
-				if err := b.Set(tableKey(spaceBlockDir, t, key), dirValue(int(oldIdx.sizes[g.j]), len(pend)), nil); err != nil {
+				if err != nil {
 					return r, err
 				}
 				r.replaced = append(r.replaced, sl)
-				sl, had = new(slot), len(pend)
-				if g.base != nil {
+				sl = new(slot)
+				if g.base != nil { // cached: so is the new state
+					if len(g.prev) != had {
+						return r, fmt.Errorf("%w: table %d block %016x: the directory counts %d pending fingerprints, the block has %d", ErrCorrupt, t, key, had, len(g.prev))
+					}
+					pend := slices.Concat(g.prev, g.fresh)
+					slices.Sort(pend)
 					r.fill = append(r.fill, filled{sl, g.base, pend})
 				}
+				had += len(g.fresh)
 				r.pended += len(g.fresh)
 			}
 			nk, ns, np, nslots = append(nk, key), append(ns, oldIdx.sizes[g.j]), append(np, uint16(had)), append(nslots, sl)
@@ -507,7 +508,7 @@ func (e *DB) mergeTable(b *pebble.Batch, old, st *state, t int, adds, dels []uin
 				if err := b.Set(tableKey(spaceTables, t, key), buf, nil); err != nil {
 					return err
 				}
-				if err := b.Set(tableKey(spaceBlockDir, t, key), dirValue(len(buf), 0), nil); err != nil {
+				if err := b.Set(tableKey(spaceBlockDir, t, key), dirValue(len(buf)), nil); err != nil {
 					return err
 				}
 				sl := new(slot)

@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 )
 
 // Keyspaces, one byte each. Numbers keep byte order = numeric order.
@@ -30,10 +31,16 @@ func metaCodeKey(table int, id uint32) []byte {
 }
 
 // formatVersion is the version of the whole on-disk layout above. Version 2
-// added pending lists (spacePending and the directory's pending count); a
-// version 1 index is read as one without them and becomes version 2 at its
-// next flush, so that an older build refuses it rather than miss them.
-const formatVersion = 2
+// added pending lists (spacePending, counted in the directory entries).
+// Version 3 lets a pending list be several runs, which a flush appends with
+// Pebble's concatenating merge instead of reading and rewriting the list,
+// and counts the lists' fingerprints on open instead of in the directory,
+// which a flush then need not rewrite for each block it appends to. A
+// version 1 index has no pending lists; a version 2 list is one run, and a
+// version 2 count in the directory is not read. An older index becomes
+// version 3 at its next flush, so that an older build refuses it rather
+// than misread it.
+const formatVersion = 3
 
 // MaxName is the longest document name, in bytes.
 const MaxName = 4096
@@ -82,44 +89,83 @@ func appendDocValue(dst []byte, fp uint64, name string) []byte {
 	return append(binary.BigEndian.AppendUint64(dst, fp), name...)
 }
 
-// dirValue is a block directory entry: the block's size and how many
-// pending fingerprints it has (omitted when none, as version 1 wrote it).
-func dirValue(size, pending int) []byte {
-	v := binary.AppendUvarint(nil, uint64(size))
-	if pending > 0 {
-		v = binary.AppendUvarint(v, uint64(pending))
-	}
-	return v
+// dirValue is a block directory entry: the block's size. (Version 2 added a
+// pending count after it, which version 3 ignores.)
+func dirValue(size int) []byte { return binary.AppendUvarint(nil, uint64(size)) }
+
+// pendingValue encodes a run of sorted, distinct permuted fingerprints: the
+// first as 8 bytes, then the uvarint gaps. A pending list is one run or
+// more, each after a 0 byte (no gap is 0), in the order flushes added them:
+// a flush appends a run (pendingMerge) without reading the list.
+func pendingValue(fps []uint64) []byte {
+	return appendPendingRun(make([]byte, 0, 8+6*len(fps)), fps)
 }
 
-// pendingValue encodes sorted, distinct permuted fingerprints: the first
-// as 8 bytes, then the uvarint gaps.
-func pendingValue(fps []uint64) []byte {
-	v := binary.BigEndian.AppendUint64(make([]byte, 0, 8+4*len(fps)), fps[0])
+// pendingMerge is the operand that appends the run fps to a pending list.
+func pendingMerge(fps []uint64) []byte {
+	return appendPendingRun(append(make([]byte, 0, 9+6*len(fps)), 0), fps)
+}
+
+func appendPendingRun(v []byte, fps []uint64) []byte {
+	v = binary.BigEndian.AppendUint64(v, fps[0])
 	for i := 1; i < len(fps); i++ {
 		v = binary.AppendUvarint(v, fps[i]-fps[i-1])
 	}
 	return v
 }
 
-// parsePending decodes a pendingValue of n fingerprints.
+// parsePending decodes a pending list of n fingerprints, sorted.
 func parsePending(v []byte, n int) ([]uint64, error) {
-	if len(v) < 8 || n < 1 {
-		return nil, fmt.Errorf("%w: pending list of %d bytes for %d fingerprints", ErrCorrupt, len(v), n)
-	}
-	out := make([]uint64, 1, n)
-	out[0] = binary.BigEndian.Uint64(v)
-	for p := 8; p < len(v); {
-		gap, m := binary.Uvarint(v[p:])
-		last := out[len(out)-1]
-		if m <= 0 || gap == 0 || last+gap < last || len(out) == n {
-			return nil, fmt.Errorf("%w: pending list: bad entry %d", ErrCorrupt, len(out))
-		}
-		out = append(out, last+gap)
-		p += m
+	out := make([]uint64, 0, n)
+	runs, err := scanPending(v, n, func(fp uint64) { out = append(out, fp) })
+	if err != nil {
+		return nil, err
 	}
 	if len(out) != n {
 		return nil, fmt.Errorf("%w: pending list holds %d fingerprints, the directory says %d", ErrCorrupt, len(out), n)
 	}
+	if runs > 1 {
+		slices.Sort(out)
+		for i := 1; i < len(out); i++ {
+			if out[i] == out[i-1] {
+				return nil, fmt.Errorf("%w: pending list holds %016x twice", ErrCorrupt, out[i])
+			}
+		}
+	}
 	return out, nil
+}
+
+// scanPending calls fn for each fingerprint of a pending list, in the order
+// stored, and returns the number of runs. It fails past max fingerprints.
+func scanPending(v []byte, max int, fn func(fp uint64)) (runs int, err error) {
+	if len(v) < 8 || max < 1 {
+		return 0, fmt.Errorf("%w: pending list of %d bytes for at most %d fingerprints", ErrCorrupt, len(v), max)
+	}
+	last, n := binary.BigEndian.Uint64(v), 1
+	fn(last)
+	runs = 1
+	for p := 8; p < len(v); n++ {
+		if n == max {
+			return runs, fmt.Errorf("%w: pending list holds more than %d fingerprints", ErrCorrupt, max)
+		}
+		gap, m := binary.Uvarint(v[p:])
+		if m <= 0 {
+			return runs, fmt.Errorf("%w: pending list: bad entry %d", ErrCorrupt, n)
+		}
+		p += m
+		if gap == 0 { // the next run
+			if len(v)-p < 8 {
+				return runs, fmt.Errorf("%w: pending list: run %d cut short", ErrCorrupt, runs+1)
+			}
+			last = binary.BigEndian.Uint64(v[p:])
+			p += 8
+			runs++
+		} else if last+gap < last {
+			return runs, fmt.Errorf("%w: pending list: bad entry %d", ErrCorrupt, n)
+		} else {
+			last += gap
+		}
+		fn(last)
+	}
+	return runs, nil
 }

@@ -1,10 +1,12 @@
 package engine
 
 import (
+	"encoding/binary"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/simhashdb/simhashdb/bench/data"
 	"github.com/stretchr/testify/require"
 )
@@ -36,8 +38,8 @@ func TestPendingLists(t *testing.T) {
 	next := uint64(len(docs))
 	sawPending, sawFull := false, false
 	for round := range 60 {
-		batch := make([]Doc, 0, 30)
-		for i := range 30 {
+		batch := make([]Doc, 0, 100)
+		for i := range 100 {
 			fp := r.Uint64() & r.Uint64() & r.Uint64()
 			switch {
 			case round == 40 && i < 3:
@@ -154,5 +156,180 @@ func TestPendingAddsReadNoBlocks(t *testing.T) {
 	}
 	checkQueries(t, db, model, queries(model, 3, 100, r), "after the flush")
 	_, err := db.Check(ctx)
+	require.NoError(t, err)
+}
+
+// TestPendingAppendsReadNoLists checks that a flush appends new fingerprints
+// to pending lists without reading them: it damages every stored list
+// behind the engine's back (a fingerprint twice), and the next flush into
+// those blocks still succeeds (a read would have failed on the damage).
+// Check then finds the damage and names where it is.
+func TestPendingAppendsReadNoLists(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	dir := t.TempDir()
+	db := openT(t, dir, testOptions())
+	defer func() { db.Close() }()
+	require.NoError(t, db.Load(ctx, corpus(3000, 6)))
+	next := uint64(1 << 40)
+	insert := func(n int) {
+		var batch []Doc
+		for range n {
+			batch = append(batch, Doc{ID: next, Fingerprint: r.Uint64()})
+			next++
+		}
+		require.NoError(t, db.InsertBatch(ctx, batch))
+		require.NoError(t, db.Flush(ctx))
+	}
+	insert(40)
+	damaged := 0
+	for t2, ti := range db.st.tables {
+		for j, key := range ti.keys {
+			if ti.pending(j) > 0 {
+				// Its first fingerprint again, as one more run: open counts
+				// the list without noticing, a read fails on it.
+				k := tableKey(spacePending, t2, key)
+				v, c, err := db.pdb.Get(k)
+				require.NoError(t, err)
+				bad := append(slices.Clone(v), pendingMerge([]uint64{binary.BigEndian.Uint64(v)})...)
+				require.NoError(t, c.Close())
+				require.NoError(t, db.pdb.Set(k, bad, pebble.NoSync))
+				damaged++
+			}
+		}
+	}
+	require.Positive(t, damaged)
+	// Reopened: the flush reads a snapshot that holds the damage, and no
+	// cached block.
+	require.NoError(t, db.Close())
+	db = openT(t, dir, testOptions())
+	before := db.st.tables[0].pend
+	insert(40)
+	appended := 0
+	for j, n := range db.st.tables[0].pend {
+		if before != nil && before[j] > 0 && n > before[j] {
+			appended++
+		}
+	}
+	require.Positive(t, appended, "blocks whose damaged list the second flush appended to")
+	_, err := db.Check(ctx)
+	require.ErrorIs(t, err, ErrCorrupt)
+	require.Contains(t, err.Error(), "pending list holds")
+	require.Contains(t, err.Error(), "twice")
+	require.Contains(t, err.Error(), "block")
+}
+
+func TestParsePending(t *testing.T) {
+	v2 := pendingValue([]uint64{5, 9, 1 << 40})
+	twoRuns := append(pendingValue([]uint64{7, 100}), pendingMerge([]uint64{3, 50, 1<<64 - 1})...)
+	tests := []struct {
+		name string
+		v    []byte
+		n    int
+		want []uint64
+		err  string
+	}{
+		{"one run (a version 2 list)", v2, 3, []uint64{5, 9, 1 << 40}, ""},
+		{"two runs, sorted on read", twoRuns, 5, []uint64{3, 7, 50, 100, 1<<64 - 1}, ""},
+		{"fewer than counted", v2, 4, nil, "the directory says 4"},
+		{"more than counted", twoRuns, 4, nil, "more than 4"},
+		{"too short", []byte{1, 2}, 1, nil, "pending list of 2 bytes"},
+		{"run cut short", append(slices.Clone(v2), 0, 1, 2), 4, nil, "run 2 cut short"},
+		{"same fingerprint in two runs", append(pendingValue([]uint64{7}), pendingMerge([]uint64{7})...), 2, nil, "twice"},
+		{"gap past 2^64", append(pendingValue([]uint64{1<<64 - 2}), 5), 2, nil, "bad entry 1"},
+		{"bad uvarint", append(pendingValue([]uint64{1}), 0x80), 2, nil, "bad entry 1"},
+	}
+	for _, tt := range tests {
+		got, err := parsePending(tt.v, tt.n)
+		if tt.err != "" {
+			require.ErrorIs(t, err, ErrCorrupt, tt.name)
+			require.Contains(t, err.Error(), tt.err, tt.name)
+			continue
+		}
+		require.NoError(t, err, tt.name)
+		require.Equal(t, tt.want, got, tt.name)
+	}
+}
+
+// FuzzParsePending: any bytes give a sorted list of distinct fingerprints
+// of the length asked for, or an error; never a panic.
+func FuzzParsePending(f *testing.F) {
+	f.Add(pendingValue([]uint64{5, 9, 1 << 40}), 3)
+	f.Add(append(pendingValue([]uint64{7, 100}), pendingMerge([]uint64{3, 50})...), 4)
+	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0, 0}, 2)
+	f.Fuzz(func(t *testing.T, v []byte, n int) {
+		if n > 1<<16 {
+			return
+		}
+		got, err := parsePending(v, n)
+		if err != nil {
+			require.ErrorIs(t, err, ErrCorrupt)
+			return
+		}
+		require.Len(t, got, n)
+		for i := 1; i < len(got); i++ {
+			require.Less(t, got[i-1], got[i])
+		}
+	})
+}
+
+// TestOpensVersion2 opens an index as version 2 wrote it (pending lists of
+// one run, counted in the directory entries) and checks that it answers,
+// takes more flushes and becomes version 3.
+func TestOpensVersion2(t *testing.T) {
+	r := rand.New(rand.NewPCG(6, 6))
+	dir := t.TempDir()
+	db := openT(t, dir, testOptions())
+	defer func() { db.Close() }()
+	docs := corpus(3000, 7)
+	require.NoError(t, db.Load(ctx, docs))
+	model := oracle{}
+	for _, d := range docs {
+		model[d.ID] = d
+	}
+	next := uint64(1 << 40)
+	insert := func(n int) {
+		var batch []Doc
+		for range n {
+			d := Doc{ID: next, Fingerprint: r.Uint64()}
+			batch = append(batch, d)
+			model[d.ID] = d
+			next++
+		}
+		require.NoError(t, db.InsertBatch(ctx, batch))
+		require.NoError(t, db.Flush(ctx))
+	}
+	insert(40) // into empty pending lists: one run each, as version 2 wrote them
+	// Version 2's directory entries: the size, then the pending count.
+	pending := 0
+	for t2, ti := range db.st.tables {
+		for j, key := range ti.keys {
+			if n := ti.pending(j); n > 0 {
+				v := binary.AppendUvarint(dirValue(int(ti.sizes[j])), uint64(n))
+				require.NoError(t, db.pdb.Set(tableKey(spaceBlockDir, t2, key), v, pebble.NoSync))
+				pending += n
+			}
+		}
+	}
+	require.Positive(t, pending)
+	require.NoError(t, db.pdb.Set(metaFormat, binary.BigEndian.AppendUint32(nil, 2), pebble.Sync))
+	require.NoError(t, db.Close())
+
+	db = openT(t, dir, testOptions())
+	reopened := 0
+	for _, ti := range db.st.tables {
+		for j := range ti.keys {
+			reopened += ti.pending(j)
+		}
+	}
+	require.Equal(t, pending, reopened, "pending counts read from the lists")
+	qs := queries(model, 3, 100, r)
+	checkQueries(t, db, model, qs, "version 2")
+	insert(40)
+	v, c, err := db.pdb.Get(metaFormat)
+	require.NoError(t, err)
+	require.Equal(t, uint32(formatVersion), binary.BigEndian.Uint32(v))
+	require.NoError(t, c.Close())
+	checkQueries(t, db, model, qs, "version 3")
+	_, err = db.Check(ctx)
 	require.NoError(t, err)
 }
