@@ -436,10 +436,14 @@ func (e *DB) mergeTable(b *pebble.Batch, old, st *state, t int, adds, dels []uin
 	}
 	// New directory: the old one with each group's block replaced by its
 	// new blocks, or given a new pending list.
-	var nk []uint64
-	var ns []uint32
-	var np []uint16
-	var nslots []*slot
+	// Sized for the old directory and a split per group, so that building
+	// it copies the old one once: it has a few hundred thousand entries in
+	// a large index, and a flush builds it anew for every table.
+	size := len(oldIdx.keys) + len(groups) + 16
+	nk := make([]uint64, 0, size)
+	ns := make([]uint32, 0, size)
+	np := make([]uint16, 0, size)
+	nslots := make([]*slot, 0, size)
 	next := 0
 	var buf []byte
 	for _, g := range groups {

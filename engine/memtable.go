@@ -15,36 +15,36 @@ type memDoc struct {
 }
 
 // memtable holds the writes since the last flush, searchable at once. For
-// each table it hashes fingerprints by their top p_i permuted bits, so a
-// probe is one map look-up per table, as cheap as the on-disk probe's block
-// search.
+// each table it hashes fingerprints by their top p_i permuted bits
+// (prefixTable), so a probe is one hash look-up per table, as cheap as the
+// on-disk probe's block search.
 type memtable struct {
 	design *permutation.Design
 	docs   map[uint64]memDoc
 	// byFP maps a fingerprint to the ids whose latest write here inserts it.
 	// A key stays when its ids go: it marks the fingerprint as indexed.
 	byFP    map[uint64][]uint64
-	index   []map[uint64][]uint64
+	index   []prefixTable
 	touched *roaring64.Bitmap // every id in docs: they hide older layers
 	size    int64             // estimated bytes
 }
 
 func newMemtable(d *permutation.Design) *memtable {
 	m := &memtable{design: d, docs: map[uint64]memDoc{}, byFP: map[uint64][]uint64{},
-		index: make([]map[uint64][]uint64, len(d.Tables)), touched: roaring64.New()}
+		index: make([]prefixTable, len(d.Tables)), touched: roaring64.New()}
 	for i := range m.index {
-		m.index[i] = map[uint64][]uint64{}
+		m.index[i] = newPrefixTable(d.Tables[i].Prefix)
 	}
 	return m
 }
 
-// Estimated bytes of memory per document and per distinct fingerprint per
-// table (map entries and slices, measured with runtime.MemStats on 1M
-// inserts, rounded up).
+// Estimated bytes of memory per document and per distinct fingerprint (map
+// entries and slices, measured with runtime.MemStats on 1M inserts, rounded
+// up), and per fingerprint in each table's prefixTable.
 const (
 	memDocCost   = 96
 	memFPCost    = 64
-	memTableCost = 56
+	memTableCost = prefixSlotBytes
 )
 
 func (m *memtable) empty() bool { return len(m.docs) == 0 }
@@ -74,9 +74,7 @@ func (m *memtable) insert(d Doc) {
 	if !indexed {
 		m.size += memFPCost + int64(len(m.index))*memTableCost
 		for t := range m.design.Tables {
-			tb := &m.design.Tables[t]
-			key := tb.Permute(d.Fingerprint) >> (64 - tb.Prefix)
-			m.index[t][key] = append(m.index[t][key], d.Fingerprint)
+			m.index[t].add(m.design.Tables[t].Permute(d.Fingerprint))
 		}
 	}
 	m.byFP[d.Fingerprint] = append(ids, d.ID)
@@ -97,10 +95,11 @@ func (m *memtable) delete(id uint64) {
 func (m *memtable) search(q uint64, k int, fn func(fp uint64, d int)) {
 	for t := range m.design.Tables {
 		tb := &m.design.Tables[t]
-		for _, fp := range m.index[t][tb.Permute(q)>>(64-tb.Prefix)] {
-			if d := bits.OnesCount64(fp ^ q); d <= k {
-				fn(fp, d)
+		pq := tb.Permute(q)
+		m.index[t].each(pq>>(64-tb.Prefix), func(v uint64) {
+			if d := bits.OnesCount64(v ^ pq); d <= k {
+				fn(tb.Unpermute(v), d)
 			}
-		}
+		})
 	}
 }
