@@ -164,10 +164,8 @@ func (e *DB) batchTable(ctx context.Context, st *state, t int, queries []uint64,
 			for x := lowerBound(fps, lo); x < len(fps) && fps[x] <= hi; x++ {
 				match(fps[x])
 			}
-			for _, v := range pend {
-				if v >= lo && v <= hi {
-					match(v)
-				}
+			for x := lowerBound(pend, lo); x < len(pend) && pend[x] <= hi; x++ {
+				match(pend[x])
 			}
 			if ti.keys[b] >= hi {
 				break

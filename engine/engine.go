@@ -1034,14 +1034,9 @@ func (e *DB) probe(st *state, t int, p *probeState, k int, add func(fp uint64, d
 				add(tb.Unpermute(fps[i]), d)
 			}
 		}
-		for _, v := range pend { // sorted
-			if v > p.hi {
-				break
-			}
-			if v >= p.lo {
-				if d := bits.OnesCount64(v ^ p.pq); d <= k {
-					add(tb.Unpermute(v), d)
-				}
+		for x := lowerBound(pend, p.lo); x < len(pend) && pend[x] <= p.hi; x++ {
+			if d := bits.OnesCount64(pend[x] ^ p.pq); d <= k {
+				add(tb.Unpermute(pend[x]), d)
 			}
 		}
 		if keys[j] >= p.hi {

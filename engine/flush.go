@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"runtime"
 	"slices"
 	"time"
 
@@ -189,15 +190,28 @@ func (e *DB) flushMemtable(m *memtable, walFrom uint64) (flushStats, error) {
 		// Fingerprints already in the tables (some stored document has
 		// them) change nothing there; mergeTable takes the rest as new, so
 		// that it can put them in pending lists without reading their
-		// blocks.
-		slices.Sort(adds) // seeks in order
-		fresh := adds[:0]
-		for _, fp := range adds {
-			if !heldBy(it, fp, func(uint64) bool { return true }) {
-				fresh = append(fresh, fp)
+		// blocks. Each check is a seek, most of them cache misses in a
+		// large index: the cores take a share each, in order.
+		slices.Sort(adds)
+		parts := min(runtime.GOMAXPROCS(0), max(len(adds)/4096, 1))
+		fresh, err := parallel(context.Background(), parts, func(part int) ([]uint64, error) {
+			share := adds[part*len(adds)/parts : (part+1)*len(adds)/parts]
+			it, err := old.snap.NewIter(&pebble.IterOptions{LowerBound: []byte{spacePostings}, UpperBound: []byte{spacePostings + 1}})
+			if err != nil {
+				return nil, err
 			}
+			var out []uint64
+			for _, fp := range share {
+				if !heldBy(it, fp, func(uint64) bool { return true }) {
+					out = append(out, fp)
+				}
+			}
+			return out, errors.Join(it.Error(), it.Close())
+		})
+		if err != nil {
+			return fs, errors.Join(err, it.Close())
 		}
-		adds = fresh
+		adds = slices.Concat(fresh...)
 		// An orphan stays if a document of this flush has it, or a stored
 		// one that this flush does not rewrite: every id it writes is in
 		// m.docs, and its new postings are in m.byFP.
@@ -213,22 +227,38 @@ func (e *DB) flushMemtable(m *memtable, walFrom uint64) (flushStats, error) {
 	st := &state{tables: slices.Clone(old.tables), codes: slices.Clone(old.codes), curCode: slices.Clone(old.curCode), docs: docs, fps: old.fps, walFrom: walFrom}
 	var dropped []*slot
 	var fills []filled
-	perm := make([]uint64, 0, max(len(adds), len(dels)))
-	var pdels []uint64
-	for t := range e.design.Tables {
+	// The tables are independent: the cores merge a share of them each,
+	// into batches of their own that join b in table order.
+	batches := make([]*pebble.Batch, len(e.design.Tables))
+	defer func() {
+		for _, tb := range batches {
+			if tb != nil {
+				tb.Close()
+			}
+		}
+	}()
+	outs, err := parallel(context.Background(), len(e.design.Tables), func(t int) ([]mergeResult, error) {
 		tb := &e.design.Tables[t]
-		perm = perm[:0]
+		perm := make([]uint64, 0, len(adds))
 		for _, fp := range adds {
 			perm = append(perm, tb.Permute(fp))
 		}
 		slices.Sort(perm)
-		pdels = pdels[:0]
+		pdels := make([]uint64, 0, len(dels))
 		for _, fp := range dels {
 			pdels = append(pdels, tb.Permute(fp))
 		}
 		slices.Sort(pdels)
-		r, err := e.mergeTable(b, old, st, t, perm, pdels)
-		if err != nil {
+		batches[t] = e.pdb.NewBatch()
+		r, err := e.mergeTable(batches[t], old, st, t, perm, pdels)
+		return []mergeResult{r}, err
+	})
+	if err != nil {
+		return fs, err
+	}
+	for t, o := range outs {
+		r := o[0]
+		if err := b.Apply(batches[t], nil); err != nil {
 			return fs, err
 		}
 		dropped = append(dropped, r.replaced...)
@@ -307,7 +337,7 @@ type group struct {
 // index writes per added fingerprint by about pendingMax in each table, for
 // a directory counter per block, a second read when a block is not cached
 // and a longer list for a query to scan.
-const pendingMax = 48
+const pendingMax = 96
 
 // mergeTable rewrites the blocks of table t that adds (new permuted
 // fingerprints, sorted) and dels (permuted fingerprints that leave, sorted)
@@ -318,7 +348,7 @@ func (e *DB) mergeTable(b *pebble.Batch, old, st *state, t int, adds, dels []uin
 	// adds and dels are sorted: each block's share of them is a run, cut
 	// with one binary search per block (the last block also takes what
 	// lies above its key; an empty table is one group, j = -1).
-	var groups []*group
+	groups := make([]group, 0, min(len(adds)+len(dels), len(keys)+1))
 	cut := func(x []uint64, j int) int {
 		if j == len(keys)-1 {
 			return len(x)
@@ -328,7 +358,7 @@ func (e *DB) mergeTable(b *pebble.Batch, old, st *state, t int, adds, dels []uin
 	}
 	if len(keys) == 0 {
 		if len(adds) > 0 {
-			groups = append(groups, &group{j: -1, adds: adds})
+			groups = append(groups, group{j: -1, adds: adds})
 		}
 	} else {
 		for len(adds) > 0 || len(dels) > 0 {
@@ -342,7 +372,7 @@ func (e *DB) mergeTable(b *pebble.Batch, old, st *state, t int, adds, dels []uin
 			}
 			j = min(j, len(keys)-1)
 			na, nd := cut(adds, j), cut(dels, j)
-			groups = append(groups, &group{j: j, adds: adds[:na], dels: dels[:nd]})
+			groups = append(groups, group{j: j, adds: adds[:na], dels: dels[:nd]})
 			adds, dels = adds[na:], dels[nd:]
 		}
 	}
@@ -351,7 +381,8 @@ func (e *DB) mergeTable(b *pebble.Batch, old, st *state, t int, adds, dels []uin
 	}
 	oldIdx := old.tables[t]
 	var hist [huffman.Symbols]uint64
-	for _, g := range groups {
+	for i := range groups {
+		g := &groups[i]
 		if g.j >= 0 && len(g.dels) == 0 && oldIdx.pending(g.j)+len(g.adds) <= pendingMax {
 			// Only adds, which the flush made sure are not stored yet, and
 			// room for them in the pending list: they join it, and the
@@ -445,8 +476,9 @@ func (e *DB) mergeTable(b *pebble.Batch, old, st *state, t int, adds, dels []uin
 	np := make([]uint16, 0, size)
 	nslots := make([]*slot, 0, size)
 	next := 0
-	var buf []byte
-	for _, g := range groups {
+	var buf, pbuf []byte // the batch copies what it is given
+	for i := range groups {
+		g := &groups[i]
 		if g.j >= 0 {
 			nk = append(nk, oldIdx.keys[next:g.j]...)
 			ns = append(ns, oldIdx.sizes[next:g.j]...)
@@ -465,9 +497,11 @@ func (e *DB) mergeTable(b *pebble.Batch, old, st *state, t int, adds, dels []uin
 				// append to the list, unread.
 				var err error
 				if had == 0 {
-					err = b.Set(tableKey(spacePending, t, key), pendingValue(g.fresh), nil)
+					pbuf = appendPendingRun(pbuf[:0], g.fresh)
+					err = b.Set(tableKey(spacePending, t, key), pbuf, nil)
 				} else {
-					err = b.Merge(tableKey(spacePending, t, key), pendingMerge(g.fresh), nil)
+					pbuf = appendPendingRun(append(pbuf[:0], 0), g.fresh)
+					err = b.Merge(tableKey(spacePending, t, key), pbuf, nil)
 				}
 				if err != nil {
 					return r, err

@@ -13,7 +13,7 @@ const (
 	spacePostings = 0x03 // 0x03 fp(8) id(8) -> name
 	spaceTables   = 0x04 // 0x04 table(1) key(8) -> codec block
 	spaceBlockDir = 0x05 // 0x05 table(1) key(8) -> uvarint block size [, uvarint pending count]
-	spacePending  = 0x06 // 0x06 table(1) key(8) -> the block's pending fingerprints (pendingValue)
+	spacePending  = 0x06 // 0x06 table(1) key(8) -> the block's pending fingerprints (runs: appendPendingRun)
 )
 
 // Metadata keys.
@@ -93,19 +93,11 @@ func appendDocValue(dst []byte, fp uint64, name string) []byte {
 // pending count after it, which version 3 ignores.)
 func dirValue(size int) []byte { return binary.AppendUvarint(nil, uint64(size)) }
 
-// pendingValue encodes a run of sorted, distinct permuted fingerprints: the
-// first as 8 bytes, then the uvarint gaps. A pending list is one run or
-// more, each after a 0 byte (no gap is 0), in the order flushes added them:
-// a flush appends a run (pendingMerge) without reading the list.
-func pendingValue(fps []uint64) []byte {
-	return appendPendingRun(make([]byte, 0, 8+6*len(fps)), fps)
-}
-
-// pendingMerge is the operand that appends the run fps to a pending list.
-func pendingMerge(fps []uint64) []byte {
-	return appendPendingRun(append(make([]byte, 0, 9+6*len(fps)), 0), fps)
-}
-
+// appendPendingRun appends to v a run of sorted, distinct permuted
+// fingerprints: the first as 8 bytes, then the uvarint gaps. A pending list
+// is one run or more, each after a 0 byte (no gap is 0), in the order
+// flushes added them: a flush appends a run to a list, with Pebble's
+// concatenating merge, without reading it.
 func appendPendingRun(v []byte, fps []uint64) []byte {
 	v = binary.BigEndian.AppendUint64(v, fps[0])
 	for i := 1; i < len(fps); i++ {

@@ -190,7 +190,7 @@ func TestPendingAppendsReadNoLists(t *testing.T) {
 				k := tableKey(spacePending, t2, key)
 				v, c, err := db.pdb.Get(k)
 				require.NoError(t, err)
-				bad := append(slices.Clone(v), pendingMerge([]uint64{binary.BigEndian.Uint64(v)})...)
+				bad := append(slices.Clone(v), appendPendingRun([]byte{0}, []uint64{binary.BigEndian.Uint64(v)})...)
 				require.NoError(t, c.Close())
 				require.NoError(t, db.pdb.Set(k, bad, pebble.NoSync))
 				damaged++
@@ -219,8 +219,8 @@ func TestPendingAppendsReadNoLists(t *testing.T) {
 }
 
 func TestParsePending(t *testing.T) {
-	v2 := pendingValue([]uint64{5, 9, 1 << 40})
-	twoRuns := append(pendingValue([]uint64{7, 100}), pendingMerge([]uint64{3, 50, 1<<64 - 1})...)
+	v2 := appendPendingRun(nil, []uint64{5, 9, 1 << 40})
+	twoRuns := append(appendPendingRun(nil, []uint64{7, 100}), appendPendingRun([]byte{0}, []uint64{3, 50, 1<<64 - 1})...)
 	tests := []struct {
 		name string
 		v    []byte
@@ -234,9 +234,9 @@ func TestParsePending(t *testing.T) {
 		{"more than counted", twoRuns, 4, nil, "more than 4"},
 		{"too short", []byte{1, 2}, 1, nil, "pending list of 2 bytes"},
 		{"run cut short", append(slices.Clone(v2), 0, 1, 2), 4, nil, "run 2 cut short"},
-		{"same fingerprint in two runs", append(pendingValue([]uint64{7}), pendingMerge([]uint64{7})...), 2, nil, "twice"},
-		{"gap past 2^64", append(pendingValue([]uint64{1<<64 - 2}), 5), 2, nil, "bad entry 1"},
-		{"bad uvarint", append(pendingValue([]uint64{1}), 0x80), 2, nil, "bad entry 1"},
+		{"same fingerprint in two runs", append(appendPendingRun(nil, []uint64{7}), appendPendingRun([]byte{0}, []uint64{7})...), 2, nil, "twice"},
+		{"gap past 2^64", append(appendPendingRun(nil, []uint64{1<<64 - 2}), 5), 2, nil, "bad entry 1"},
+		{"bad uvarint", append(appendPendingRun(nil, []uint64{1}), 0x80), 2, nil, "bad entry 1"},
 	}
 	for _, tt := range tests {
 		got, err := parsePending(tt.v, tt.n)
@@ -253,8 +253,8 @@ func TestParsePending(t *testing.T) {
 // FuzzParsePending: any bytes give a sorted list of distinct fingerprints
 // of the length asked for, or an error; never a panic.
 func FuzzParsePending(f *testing.F) {
-	f.Add(pendingValue([]uint64{5, 9, 1 << 40}), 3)
-	f.Add(append(pendingValue([]uint64{7, 100}), pendingMerge([]uint64{3, 50})...), 4)
+	f.Add(appendPendingRun(nil, []uint64{5, 9, 1 << 40}), 3)
+	f.Add(append(appendPendingRun(nil, []uint64{7, 100}), appendPendingRun([]byte{0}, []uint64{3, 50})...), 4)
 	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0, 0}, 2)
 	f.Fuzz(func(t *testing.T, v []byte, n int) {
 		if n > 1<<16 {
