@@ -65,6 +65,52 @@ func BenchmarkQuery(b *testing.B) {
 	b.ReportMetric(float64(db.pdb.Metrics().BlockCache.Misses-pm)/float64(b.N), "pebble-misses/op")
 }
 
+// BenchmarkQueryGrown is BenchmarkQuery on an index that online inserts
+// grew to benchN fingerprints from a sixth of them loaded: its blocks carry
+// pending lists, split and rewritten by flushes. Set beside BenchmarkQuery
+// at the same benchN, it is what the write path costs a query.
+func BenchmarkQueryGrown(b *testing.B) {
+	n := benchN(b)
+	db, err := Open(b.TempDir(), Options{Expected: int64(n), CacheSize: 2 << 30, Sync: SyncNone})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	fps := data.Planted(n, 3, 0.01, 1)
+	docs := make([]Doc, n)
+	for i, fp := range fps {
+		docs[i] = Doc{ID: uint64(i), Fingerprint: fp}
+	}
+	if err := db.Load(ctx, docs[:n/6]); err != nil {
+		b.Fatal(err)
+	}
+	for i := n / 6; i < n; i += 1000 {
+		if err := db.InsertBatch(ctx, docs[i:min(i+1000, n)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := db.Flush(ctx); err != nil {
+		b.Fatal(err)
+	}
+	qs := data.Queries(fps, 4096, 2)
+	for _, q := range qs {
+		db.Query(ctx, q, 3)
+	}
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		if _, err := db.Query(ctx, qs[i%len(qs)], 3); err != nil {
+			b.Fatal(err)
+		}
+	}
+	pending := 0
+	for _, ti := range db.st.tables {
+		for _, c := range ti.pend {
+			pending += int(c)
+		}
+	}
+	b.ReportMetric(float64(pending)/float64(len(db.st.tables))/float64(n), "pending-share")
+}
+
 // BenchmarkLoad measures the bulk loader on benchN fingerprints.
 func BenchmarkLoad(b *testing.B) {
 	n := benchN(b)
