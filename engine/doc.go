@@ -28,11 +28,12 @@
 // the order of the log. The memtable keeps recent writes searchable; when it
 // fills, a flush merges it into the tables, commits the result to Pebble
 // atomically with the documents and postings, and then drops the log
-// segments it covers. A flush adds a block's new fingerprints to the
-// block's pending list (up to 16, stored beside it and merged with it by
-// every reader) and rewrites the block only when the list is full or a
-// fingerprint leaves, so that its cost follows what it adds, not the size
-// of the index.
+// segments it covers. A flush appends a block's new fingerprints to the
+// block's pending list (up to 96, stored beside it and merged with it by
+// every reader) without reading the block or the list, and rewrites the
+// block only when the list is full or a fingerprint leaves, so that its
+// cost follows what it adds, not the size of the index. The tables are
+// merged on every core.
 //
 // # Queries
 //
