@@ -108,6 +108,9 @@ func appendPendingRun(v []byte, fps []uint64) []byte {
 
 // parsePending decodes a pending list of n fingerprints, sorted.
 func parsePending(v []byte, n int) ([]uint64, error) {
+	if n < 1 || n > len(v) { // every fingerprint takes a byte at least
+		return nil, fmt.Errorf("%w: pending list of %d bytes for %d fingerprints", ErrCorrupt, len(v), n)
+	}
 	out := make([]uint64, 0, n)
 	runs, err := scanPending(v, n, func(fp uint64) { out = append(out, fp) })
 	if err != nil {
