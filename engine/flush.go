@@ -335,8 +335,8 @@ type group struct {
 // the list or the block) instead of rewriting the whole block; once a block
 // has gathered pendingMax, it is rewritten. That divides the bytes a large
 // index writes per added fingerprint by about pendingMax in each table, for
-// a directory counter per block, a second read when a block is not cached
-// and a longer list for a query to scan.
+// a counter per block in memory, a second read when a block is not cached
+// and a longer list for a query to search.
 const pendingMax = 96
 
 // mergeTable rewrites the blocks of table t that adds (new permuted
@@ -390,7 +390,7 @@ func (e *DB) mergeTable(b *pebble.Batch, old, st *state, t int, adds, dels []uin
 			// blocks a flush touches are not cached, and reading one costs
 			// far more than writing its pending list).
 			// Nor is its pending list: the new ones are appended to it.
-			g.pend, g.fresh = true, slices.Clone(g.adds) // adds is the caller's buffer, reused
+			g.pend, g.fresh = true, g.adds
 			r.added += len(g.adds)
 			g.base, g.prev, _ = e.cache.peek(oldIdx.slots[g.j])
 			continue
