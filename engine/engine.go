@@ -440,7 +440,10 @@ func (e *DB) load() error {
 		}
 		n := 0
 		if _, err := scanPending(v, pendingMax, func(uint64) { n++ }); err != nil {
-			return fmt.Errorf("table %d block %016x: %w", t, key, err)
+			// Open anyway, as with a damaged block: reading this one (a
+			// query, a flush, Check) reports the damage with its place.
+			e.log.Warn("simhashdb: damaged pending list", "table", t, "block", fmt.Sprintf("%016x", key), "err", err)
+			n = pendingDamaged
 		}
 		if ti.pend == nil {
 			ti.pend = make([]uint16, len(ti.keys))

@@ -339,6 +339,11 @@ type group struct {
 // and a longer list for a query to search.
 const pendingMax = 96
 
+// pendingDamaged is the pending count open gives a list it cannot count:
+// more than a list holds, so that reading it fails and a flush rewrites,
+// rather than appends to, its block.
+const pendingDamaged = pendingMax + 1
+
 // mergeTable rewrites the blocks of table t that adds (new permuted
 // fingerprints, sorted) and dels (permuted fingerprints that leave, sorted)
 // fall in, into b, and updates st's block directory and codes.

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -332,4 +333,44 @@ func TestOpensVersion2(t *testing.T) {
 	checkQueries(t, db, model, qs, "version 3")
 	_, err = db.Check(ctx)
 	require.NoError(t, err)
+}
+
+// TestDamagedPendingList: an index whose pending list is damaged still
+// opens; Check, and a query that reads the list, report it with its place,
+// and queries elsewhere answer.
+func TestDamagedPendingList(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 8))
+	dir := t.TempDir()
+	db := openT(t, dir, testOptions())
+	docs := corpus(3000, 9)
+	require.NoError(t, db.Load(ctx, docs))
+	var batch []Doc
+	for i := range 40 {
+		batch = append(batch, Doc{ID: 1<<40 + uint64(i), Fingerprint: r.Uint64()})
+	}
+	require.NoError(t, db.InsertBatch(ctx, batch))
+	require.NoError(t, db.Flush(ctx))
+	ti := db.st.tables[1]
+	j := slices.IndexFunc(ti.pend, func(n uint16) bool { return n > 0 })
+	require.GreaterOrEqual(t, j, 0)
+	key := ti.keys[j]
+	require.NoError(t, db.pdb.Set(tableKey(spacePending, 1, key), []byte{1, 2, 3}, pebble.Sync))
+	require.NoError(t, db.Close())
+
+	db = openT(t, dir, testOptions())
+	defer db.Close()
+	_, err := db.Check(ctx)
+	require.ErrorIs(t, err, ErrCorrupt)
+	require.Contains(t, err.Error(), fmt.Sprintf("table 1 block %016x", key))
+	var hit, miss bool
+	for _, d := range append(docs, batch...) {
+		if _, err := db.Query(ctx, d.Fingerprint, 3); err != nil {
+			require.ErrorIs(t, err, ErrCorrupt)
+			require.Contains(t, err.Error(), "pending list")
+			hit = true
+		} else {
+			miss = true
+		}
+	}
+	require.True(t, hit && miss)
 }
