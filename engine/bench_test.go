@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -11,9 +12,15 @@ import (
 )
 
 // loaded returns an index of n loaded fingerprints (1% with planted
-// neighbours) and nq queries, half near a stored one, half random.
+// neighbours) and nq queries, half near a stored one, half random. The
+// memtable budget is SIMHASHDB_BENCH_MEMTABLE_MB MiB if set, else the
+// default, which grows with the index.
 func loaded(b *testing.B, n, nq int) (*DB, []uint64) {
-	db, err := Open(b.TempDir(), Options{Expected: int64(n), CacheSize: 2 << 30, Sync: SyncNone})
+	mt, err := strconv.Atoi(cmp.Or(os.Getenv("SIMHASHDB_BENCH_MEMTABLE_MB"), "0"))
+	if err != nil || mt < 0 {
+		b.Fatalf("SIMHASHDB_BENCH_MEMTABLE_MB: want a number of MiB, 0 for the default: %v", err)
+	}
+	db, err := Open(b.TempDir(), Options{Expected: int64(n), CacheSize: 2 << 30, MemtableSize: int64(mt) << 20, Sync: SyncNone})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -208,3 +208,73 @@ func TestInsertIfNew(t *testing.T) {
 	assert.Equal(t, int32(1), wins.Load())
 	require.ErrorIs(t, db.Insert(ctx, Doc{ID: 5, Name: strings.Repeat("x", MaxName+1)}), ErrInput)
 }
+
+// TestMemtableBudget: a memtable size the caller sets is kept; the default
+// grows with the index, 2.5 bytes per fingerprint, between 64 MiB and
+// 1 GiB. Stats reports the budget in force.
+func TestMemtableBudget(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  int64
+		fps  int64
+		want int64
+	}{
+		{"default, small index", 0, 1e6, DefaultMemtableSize},
+		{"default, 100M", 0, 1e8, 250e6},
+		{"default, capped", 0, 1e10, maxAutoMemtable},
+		{"set, small index", 8 << 20, 0, 8 << 20},
+		{"set, 100M", 8 << 20, 1e8, 8 << 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := Options{MemtableSize: tc.set}.withDefaults()
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, o.memtableBudget(tc.fps))
+		})
+	}
+	db := openT(t, t.TempDir(), Options{Sync: SyncNone})
+	defer db.Close()
+	require.NoError(t, db.Load(ctx, corpus(300, 1)))
+	s, err := db.Stats(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(DefaultMemtableSize), s.MemtableBudget)
+}
+
+// TestWriteRoom: Pebble reserves its memtables and a flush's batch from its
+// block cache until it has written them; the engine sizes Pebble's cache so
+// that the blocks keep their share while the writes of the memtable budget
+// in force are reserved. A scan of more than that share then leaves it
+// full.
+func TestWriteRoom(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		opts   Options
+		budget int64 // 0: the one in force after the load
+	}{
+		{"memtable set", Options{MemtableSize: 4 << 20}, 0},
+		{"default memtable, grown budget", Options{}, 200 << 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.opts.CacheSize, tc.opts.Sync = 64<<20, SyncNone
+			db := openT(t, t.TempDir(), tc.opts)
+			defer db.Close()
+			require.NoError(t, db.Load(ctx, corpus(400_000, 1)))
+			budget := db.memtableBudget()
+			if tc.budget > 0 {
+				budget = tc.budget
+				db.fitWriteRoom(budget)
+			}
+			// As Pebble does for a batch of twice the budget.
+			release := db.pcache.Reserve(int(2 * budget))
+			defer release()
+			it, err := db.pdb.NewIter(nil)
+			require.NoError(t, err)
+			n := 0
+			for it.First(); it.Valid(); it.Next() {
+				n += len(it.Key()) + len(it.Value())
+			}
+			require.NoError(t, it.Close())
+			require.Greater(t, int64(n), 2*db.pebbleCache, "the scan reads more than the cache holds")
+			assert.GreaterOrEqual(t, db.pdb.Metrics().BlockCache.Size, db.pebbleCache/2, "blocks held")
+		})
+	}
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/simhashdb/simhashdb/codec"
 	"github.com/simhashdb/simhashdb/huffman"
 	"github.com/simhashdb/simhashdb/permutation"
@@ -212,15 +213,24 @@ func (st *state) close() error {
 
 // DB is an open index. Its methods are safe for concurrent use.
 type DB struct {
-	dir    string
-	opts   Options
-	log    *slog.Logger
-	pdb    *pebble.DB
-	popts  *pebble.Options
-	wal    *wal.Log // nil when read-only
-	design *permutation.Design
-	block  int
-	cache  *blockCache
+	dir   string
+	opts  Options
+	log   *slog.Logger
+	pdb   *pebble.DB
+	popts *pebble.Options
+	// prefixSeek: the store orders keys with keyOrder (see seekPostings).
+	prefixSeek bool
+	// pebbleCache is the size of Pebble's block cache, besides its write
+	// room (see writeRoom).
+	pebbleCache int64
+	pcache      *pebble.Cache
+	roomMu      sync.Mutex
+	roomMax     int64    // the write room for the largest memtable budget
+	roomFree    func()   // releases the part of roomMax not needed now
+	wal         *wal.Log // nil when read-only
+	design      *permutation.Design
+	block       int
+	cache       *blockCache
 
 	mu        sync.RWMutex
 	cond      *sync.Cond // on mu: publication order, stalls, flush completion
@@ -259,11 +269,20 @@ func Open(dir string, opts Options) (*DB, error) {
 	e := &DB{dir: dir, opts: opts, log: opts.Logger, block: opts.BlockSize,
 		flushCh: make(chan struct{}, 1), quit: make(chan struct{})}
 	e.cond = sync.NewCond(&e.mu)
+	order, err := storedOrder(pdir)
+	if err != nil {
+		return nil, err
+	}
+	e.prefixSeek = order == keyOrder
 	pebbleCache := max(opts.CacheSize/8, 8<<20)
 	e.cache = newBlockCache(max(opts.CacheSize-pebbleCache, 1<<20))
-	c := pebble.NewCache(pebbleCache)
-	defer c.Unref()
-	po := &pebble.Options{Cache: c, FormatMajorVersion: pebbleFormat, ReadOnly: opts.ReadOnly,
+	e.pebbleCache = pebbleCache
+	if !opts.ReadOnly {
+		e.roomMax = writeRoom(opts.maxMemtableBudget())
+	}
+	e.pcache = pebble.NewCache(pebbleCache + e.roomMax)
+	e.fitWriteRoom(opts.MemtableSize)
+	po := &pebble.Options{Cache: e.pcache, Comparer: order, FormatMajorVersion: pebbleFormat, ReadOnly: opts.ReadOnly,
 		Logger: pebbleLogger{opts.Logger}}
 	// Table blocks are Huffman-coded already and the other keys are mostly
 	// random 64-bit numbers: Pebble's compression would cost CPU for little.
@@ -274,12 +293,15 @@ func Open(dir string, opts Options) (*DB, error) {
 	po.EnsureDefaults()
 	e.popts = po
 	if e.pdb, err = pebble.Open(pdir, po); err != nil {
+		e.releaseCache()
 		return nil, fmt.Errorf("engine: opening %s: %w", pdir, err)
 	}
 	if err := e.load(); err != nil {
 		e.pdb.Close()
+		e.releaseCache()
 		return nil, err
 	}
+	e.fitWriteRoom(e.memtableBudget())
 	e.mem = newMemtable(e.design)
 	walDir := filepath.Join(dir, "wal")
 	if !opts.ReadOnly {
@@ -301,11 +323,61 @@ func Open(dir string, opts Options) (*DB, error) {
 	if !opts.ReadOnly {
 		e.bg.Add(1)
 		go e.flusher()
-		if e.mem.size >= opts.MemtableSize {
+		if e.mem.size >= e.memtableBudget() {
 			e.signalFlush()
 		}
 	}
 	return e, nil
+}
+
+// newStoreOrder is the comparer of new stores; tests set Pebble's default
+// to make the stores of earlier builds.
+var newStoreOrder = keyOrder
+
+// storedOrder returns the comparer of the Pebble store in pdir: keyOrder for
+// a new store and one created with it, Pebble's default for one created
+// before keyOrder was added.
+func storedOrder(pdir string) (*pebble.Comparer, error) {
+	desc, err := pebble.Peek(pdir, vfs.Default)
+	if errors.Is(err, os.ErrNotExist) {
+		return newStoreOrder, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("engine: reading %s: %w", pdir, err)
+	}
+	if !desc.Exists || desc.OptionsFilename == "" {
+		return newStoreOrder, nil // new, or Pebble reports what is missing
+	}
+	text, err := os.ReadFile(desc.OptionsFilename)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	var stored pebble.Options
+	err = stored.Parse(string(text), &pebble.ParseHooks{
+		NewComparer: func(name string) (*pebble.Comparer, error) {
+			if name == keyOrder.Name {
+				return keyOrder, nil
+			}
+			return nil, fmt.Errorf("%w: %s: unknown key order %q", ErrCorrupt, desc.OptionsFilename, name)
+		},
+		SkipUnknown: func(string, string) bool { return true },
+	})
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	if stored.Comparer == keyOrder {
+		return keyOrder, nil
+	}
+	return pebble.DefaultComparer, nil
+}
+
+// seekPostings positions it at the first posting of fp, if any: a prefix
+// seek where the bloom filters hold fingerprints (keyOrder).
+func (e *DB) seekPostings(it *pebble.Iterator, fp uint64) bool {
+	if e.prefixSeek {
+		return it.SeekPrefixGE(postingPrefix(fp))
+	}
+	return it.SeekGE(postingPrefix(fp))
 }
 
 // load reads (or, for a new index, writes) the metadata, the block
@@ -551,7 +623,45 @@ func (e *DB) close() error {
 		errs = append(errs, e.st.close())
 	}
 	errs = append(errs, e.pdb.Close())
+	e.releaseCache()
 	return errors.Join(errs...)
+}
+
+// writeRoom is the part of Pebble's cache that Pebble's writes take for a
+// memtable budget: Pebble reserves its memtables (two of 4 MiB by default)
+// from the cache, and a flush's batch, which is larger than its memtables,
+// until it has written the batch to an sstable. A flush's batch was up to
+// 0.6 times the memtable it came from, and a memtable reaches twice its
+// budget while the one before it is flushed (stall); two batches may wait
+// at once. Without this room a flush's batch took all of a small cache,
+// and every block read, bloom filters too, missed the cache until Pebble
+// had written it: online inserts into an index growing past 2M documents
+// with the default CacheSize fell from 147 K/s (before the bloom
+// filters) to 20 K/s.
+func writeRoom(budget int64) int64 { return 2*budget + 8<<20 }
+
+// fitWriteRoom leaves the write room of a memtable budget in Pebble's cache,
+// whose size is pebbleCache and the largest write room: it reserves the
+// rest, which holds no blocks then.
+func (e *DB) fitWriteRoom(budget int64) {
+	e.roomMu.Lock()
+	defer e.roomMu.Unlock()
+	if e.roomFree != nil {
+		e.roomFree()
+	}
+	e.roomFree = e.pcache.Reserve(int(max(e.roomMax-writeRoom(budget), 0)))
+}
+
+// releaseCache drops the engine's reservation and reference on Pebble's
+// cache.
+func (e *DB) releaseCache() {
+	e.roomMu.Lock()
+	defer e.roomMu.Unlock()
+	if e.roomFree != nil {
+		e.roomFree()
+		e.roomFree = nil
+	}
+	e.pcache.Unref()
 }
 
 // WAL record types.
@@ -716,7 +826,7 @@ func (e *DB) write(ctx context.Context, docs []Doc, deletes []uint64) error {
 	}
 	e.published = seq
 	e.cond.Broadcast()
-	full := e.mem.size >= e.opts.MemtableSize
+	full := e.mem.size >= e.memtableBudget()
 	e.mu.Unlock()
 	if full {
 		e.signalFlush()
@@ -727,12 +837,16 @@ func (e *DB) write(ctx context.Context, docs []Doc, deletes []uint64) error {
 	return nil
 }
 
+// memtableBudget is the memtable size that triggers a flush now; e.mu or
+// flushMu is held (e.st is replaced under both).
+func (e *DB) memtableBudget() int64 { return e.opts.memtableBudget(e.st.fps) }
+
 // stall holds a writer back while the memtable is twice its budget and the
 // previous one is still being flushed.
 func (e *DB) stall() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for e.imm != nil && e.mem.size >= 2*e.opts.MemtableSize && e.bgErr == nil && !e.closed {
+	for e.imm != nil && e.mem.size >= 2*e.memtableBudget() && e.bgErr == nil && !e.closed {
 		e.cond.Wait()
 	}
 	if e.closed {
@@ -923,7 +1037,7 @@ func (e *DB) postings(st *state, it **pebble.Iterator, fp uint64, d int, out []M
 		}
 	}
 	pi := *it
-	for pi.SeekGE(postingPrefix(fp)); pi.Valid(); pi.Next() {
+	for e.seekPostings(pi, fp); pi.Valid(); pi.Next() {
 		key := pi.Key()
 		if len(key) != 17 || binary.BigEndian.Uint64(key[1:]) != fp {
 			break

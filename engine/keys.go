@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+
+	"github.com/cockroachdb/pebble/v2"
 )
 
 // Keyspaces, one byte each. Numbers keep byte order = numeric order.
@@ -62,6 +64,51 @@ func appendPostingKey(dst []byte, fp, id uint64) []byte {
 
 func postingPrefix(fp uint64) []byte {
 	return binary.BigEndian.AppendUint64([]byte{spacePostings}, fp)
+}
+
+// postingPrefixLen is the length of postingPrefix: the space and the
+// fingerprint.
+const postingPrefixLen = 9
+
+// keyOrder is the Pebble comparer of indexes created since it was added. It
+// orders keys as bytes.Compare does, like Pebble's default, but splits a
+// posting key after its fingerprint. Pebble's bloom filters then hold the
+// fingerprints, and a SeekPrefixGE on one skips every sstable that does not
+// hold it. A flush checks each fingerprint it adds, most of them new, and a
+// query each one it matches. Without the filters each of these checks is a
+// seek through every level of the LSM tree that has not been compacted yet.
+//
+// Indexes created with Pebble's default comparer keep it (Pebble refuses to
+// open a store with another): Open reads which one a store has, and seeks
+// postings with SeekGE there.
+var keyOrder = func() *pebble.Comparer {
+	c := *pebble.DefaultComparer
+	c.Name = "simhashdb.keys.v1"
+	c.Split = splitKey
+	c.ImmediateSuccessor = immediateSuccessor
+	return &c
+}()
+
+// splitKey is keyOrder's Split. Every key of at least postingPrefixLen
+// bytes in the postings space is split there (not only 17-byte ones), so
+// that comparing prefixes first orders keys as bytes.Compare does:
+// TestKeyOrder checks Pebble's rules for Split.
+func splitKey(k []byte) int {
+	if len(k) >= postingPrefixLen && k[0] == spacePostings {
+		return postingPrefixLen
+	}
+	return len(k)
+}
+
+// immediateSuccessor appends to dst the smallest key above the whole-prefix
+// key a whose prefix is whole too. Appending a 0 byte, Pebble's default,
+// would make a posting prefix a longer key with the same prefix; for those
+// the successor is the next fingerprint's prefix (its shortest form).
+func immediateSuccessor(dst, a []byte) []byte {
+	if len(a) == postingPrefixLen && a[0] == spacePostings {
+		return append(dst, prefixEnd(a)...)
+	}
+	return append(append(dst, a...), 0)
 }
 
 func tableKey(space byte, table int, key uint64) []byte {

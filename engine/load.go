@@ -19,6 +19,27 @@ import (
 	"github.com/simhashdb/simhashdb/huffman"
 )
 
+// postingsPerSST is about how many postings a bulk load writes to one
+// sstable. Flushes read the bloom filters of the postings (see
+// flushMemtable), and Pebble reads a filter block through its cache: a
+// file's filter (10 bits a posting) takes at most a sixteenth of a shard of
+// the cache (Pebble makes 4 shards per core), so that the filters spread
+// evenly over the shards. With filters of a quarter shard, a few shards
+// held more filters than they could keep, and a flush read a filter from
+// disk for most fingerprints: inserts at 100M were 60 times slower. No
+// smaller, though: a query whose seek moves to another file pays for
+// setting up that file's iterator.
+func (e *DB) postingsPerSST() int {
+	if testPostingsPerSST > 0 {
+		return testPostingsPerSST
+	}
+	shard := e.pebbleCache / int64(4*runtime.GOMAXPROCS(0))
+	return int(max(shard/16*8/10, 1<<16))
+}
+
+// testPostingsPerSST overrides postingsPerSST in tests.
+var testPostingsPerSST int
+
 // Load stores many documents at once. Into an empty index it builds every
 // table with a sort and a sequential pass and hands Pebble finished sstables
 // (ingestion: no memtable, no compaction, no log); the load is atomic and
@@ -146,10 +167,23 @@ func (e *DB) ingest(ctx context.Context, in []Doc) error {
 				}
 				radix.SortPairs(keys, ids)
 			}
-			if sw, err = newSST("postings"); err != nil {
+			// Postings go to sstables of postingsPerSST keys or so: each
+			// has a bloom filter, which flushes read (see flushMemtable),
+			// and a filter block must fit in the cache.
+			files, perSST := 0, e.postingsPerSST()
+			if sw, err = newSST("postings-0"); err != nil {
 				return err
 			}
 			for i, fp := range keys {
+				if n := (files + 1) * perSST; i >= n && fp != keys[i-1] {
+					files++
+					if err := sw.Close(); err != nil {
+						return err
+					}
+					if sw, err = newSST(fmt.Sprintf("postings-%d", files)); err != nil {
+						return err
+					}
+				}
 				if named {
 					d := &docs[order[i]]
 					kb, vb = appendPostingKey(kb[:0], fp, d.ID), append(vb[:0], d.Name...)
@@ -279,7 +313,9 @@ func (e *DB) ingest(ctx context.Context, in []Doc) error {
 	e.mu.Lock()
 	old := e.st
 	e.st = st
+	budget := e.memtableBudget()
 	e.mu.Unlock()
+	e.fitWriteRoom(budget)
 	return old.close()
 }
 

@@ -47,8 +47,9 @@ type Options struct {
 	Design *permutation.Design
 	// BlockSize is the codec's block budget in bytes (default 1024).
 	BlockSize int
-	// MemtableSize bounds the memory of recent writes before a flush
-	// (default 64 MiB).
+	// MemtableSize bounds the memory of recent writes before a flush. The
+	// default follows the index: 64 MiB, or 2.5 bytes per stored
+	// fingerprint if that is more, up to 1 GiB (see memtableBudget).
 	MemtableSize int64
 	// CacheSize bounds the cache of decoded table blocks and Pebble's block
 	// cache together (default 256 MiB).
@@ -61,6 +62,34 @@ type Options struct {
 	ReadOnly bool
 	// Logger receives the engine's logs; nil is slog.Default().
 	Logger *slog.Logger
+
+	autoMemtable bool // MemtableSize was left to the default
+}
+
+// maxAutoMemtable caps the memtable budget that grows with the index.
+const maxAutoMemtable = 1 << 30
+
+// memtableBudget is the memtable size that triggers a flush, for an index
+// of fps fingerprints. A flush rewrites or appends to the blocks its
+// fingerprints fall in, so what it writes per document grows with the
+// index over the memtable (DESIGN.md, write path). Unless the caller set a
+// size, the budget grows with the index to keep that ratio: at 100M
+// fingerprints and 16 tables a 64 MiB memtable adds about 2 fingerprints
+// to each block it touches, 250 MiB about 7, and the insert rate measured
+// (BenchmarkOnlineInsert) doubles.
+func (o Options) memtableBudget(fps int64) int64 {
+	if !o.autoMemtable {
+		return o.MemtableSize
+	}
+	return max(o.MemtableSize, min(maxAutoMemtable, fps*5/2))
+}
+
+// maxMemtableBudget is the largest memtableBudget.
+func (o Options) maxMemtableBudget() int64 {
+	if !o.autoMemtable {
+		return o.MemtableSize
+	}
+	return max(o.MemtableSize, maxAutoMemtable)
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -83,7 +112,7 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("%w: BlockSize = %d, want %d..%d", ErrOptions, o.BlockSize, codec.MinBlockSize, codec.MaxBlockSize)
 	}
 	if o.MemtableSize == 0 {
-		o.MemtableSize = DefaultMemtableSize
+		o.MemtableSize, o.autoMemtable = DefaultMemtableSize, true
 	}
 	if o.MemtableSize < 1<<10 {
 		return o, fmt.Errorf("%w: MemtableSize = %d, want at least 1 KiB", ErrOptions, o.MemtableSize)

@@ -36,17 +36,19 @@ type Stats struct {
 	// (Fingerprints less its Pending), averaged over the tables.
 	BitsPerFingerprint float64 `json:"bits_per_fingerprint"`
 	// EntropyBound is log2(C(2^64, n))/n for the n distinct fingerprints.
-	EntropyBound   float64 `json:"entropy_bound_bits"`
-	BlockSize      int     `json:"block_size"`
-	PendingWrites  int     `json:"pending_writes"`
-	MemtableBytes  int64   `json:"memtable_bytes"`
-	WALBytes       int64   `json:"wal_bytes"`
-	PebbleBytes    int64   `json:"pebble_bytes"`
-	BytesOnDisk    int64   `json:"bytes_on_disk"`
-	CacheBytes     int64   `json:"cache_bytes"`
-	CacheHits      uint64  `json:"cache_hits"`
-	CacheMisses    uint64  `json:"cache_misses"`
-	PebbleCacheHit int64   `json:"pebble_cache_hits"`
+	EntropyBound  float64 `json:"entropy_bound_bits"`
+	BlockSize     int     `json:"block_size"`
+	PendingWrites int     `json:"pending_writes"`
+	MemtableBytes int64   `json:"memtable_bytes"`
+	// MemtableBudget is the memtable size that triggers a flush now.
+	MemtableBudget int64  `json:"memtable_budget"`
+	WALBytes       int64  `json:"wal_bytes"`
+	PebbleBytes    int64  `json:"pebble_bytes"`
+	BytesOnDisk    int64  `json:"bytes_on_disk"`
+	CacheBytes     int64  `json:"cache_bytes"`
+	CacheHits      uint64 `json:"cache_hits"`
+	CacheMisses    uint64 `json:"cache_misses"`
+	PebbleCacheHit int64  `json:"pebble_cache_hits"`
 }
 
 // Stats returns the index's statistics.
@@ -57,7 +59,7 @@ func (e *DB) Stats(ctx context.Context) (Stats, error) {
 		return Stats{}, ErrClosed
 	}
 	st := e.st
-	s := Stats{K: e.design.K, Documents: st.docs, Fingerprints: st.fps, BlockSize: e.block}
+	s := Stats{K: e.design.K, Documents: st.docs, Fingerprints: st.fps, BlockSize: e.block, MemtableBudget: e.memtableBudget()}
 	for t, ti := range st.tables {
 		ts := TableStats{Prefix: e.design.Tables[t].Prefix, Layout: e.design.Tables[t].String(), Blocks: len(ti.keys), Codes: len(st.codes[t])}
 		for _, z := range ti.sizes {
