@@ -52,7 +52,10 @@ type Options struct {
 	// fingerprint if that is more, up to 1 GiB (see memtableBudget).
 	MemtableSize int64
 	// CacheSize bounds the cache of decoded table blocks and Pebble's block
-	// cache together (default 256 MiB).
+	// cache together (default 256 MiB). Pebble's cache of a writable index
+	// has room for Pebble's writes besides (twice the memtable budget and
+	// 8 MiB), which Pebble reserves while it writes a flush and which holds
+	// blocks otherwise.
 	CacheSize int64
 	// Sync chooses durability; the default is SyncAlways.
 	Sync SyncMode
