@@ -138,3 +138,32 @@ func TestKeyOrderOfStores(t *testing.T) {
 		})
 	}
 }
+
+// TestUnknownKeyOrder: a store whose OPTIONS file names a comparer this
+// build does not know is refused with ErrCorrupt naming the file, and
+// nothing in it is changed.
+func TestUnknownKeyOrder(t *testing.T) {
+	dir := t.TempDir()
+	db := openT(t, dir, testOptions())
+	require.NoError(t, db.Insert(ctx, Doc{ID: 1, Fingerprint: 42}))
+	require.NoError(t, db.Close())
+	opts, err := filepath.Glob(filepath.Join(dir, "pebble", "OPTIONS-*"))
+	require.NoError(t, err)
+	require.NotEmpty(t, opts)
+	file := opts[len(opts)-1]
+	text, err := os.ReadFile(file)
+	require.NoError(t, err)
+	require.Contains(t, string(text), "comparer="+keyOrder.Name)
+	odd := strings.ReplaceAll(string(text), "comparer="+keyOrder.Name, "comparer=someone.elses.v9")
+	require.NoError(t, os.WriteFile(file, []byte(odd), 0o644))
+	_, err = Open(dir, testOptions())
+	require.ErrorIs(t, err, ErrCorrupt)
+	require.ErrorContains(t, err, filepath.Base(file))
+	require.ErrorContains(t, err, "someone.elses.v9")
+	require.NoError(t, os.WriteFile(file, text, 0o644))
+	db = openT(t, dir, testOptions())
+	defer db.Close()
+	got, err := db.Get(ctx, 1)
+	require.NoError(t, err)
+	require.Equal(t, uint64(42), got.Fingerprint)
+}
