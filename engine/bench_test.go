@@ -72,6 +72,32 @@ func BenchmarkQuery(b *testing.B) {
 	b.ReportMetric(float64(db.pdb.Metrics().BlockCache.Misses-pm)/float64(b.N), "pebble-misses/op")
 }
 
+// BenchmarkQueryMatch is BenchmarkQuery on the queries that match: each
+// looks up the documents of its matches, which a random query (the other
+// half of BenchmarkQuery) does not.
+func BenchmarkQueryMatch(b *testing.B) {
+	db, qs := loaded(b, benchN(b), 8192)
+	var near []uint64
+	for _, q := range qs {
+		m, err := db.Query(ctx, q, 3)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(m) > 0 {
+			near = append(near, q)
+		}
+	}
+	if len(near) == 0 {
+		b.Fatal("no query matches")
+	}
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		if _, err := db.Query(ctx, near[i%len(near)], 3); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkQueryGrown is BenchmarkQuery on an index that online inserts
 // grew to benchN fingerprints from a sixth of them loaded: its blocks carry
 // pending lists, split and rewritten by flushes. Set beside BenchmarkQuery

@@ -11,14 +11,34 @@ import (
 type slot struct{ p atomic.Pointer[cachedBlock] }
 
 // cachedBlock is a decoded block and its pending list, apart: a flush
-// that adds to the list caches the new list beside the same block.
+// that adds to the list caches the new list beside the same block. Or it is
+// a unit of postings (units.go): fps and ids.
 type cachedBlock struct {
-	fps  []uint64 // permuted fingerprints, ascending
+	fps  []uint64 // permuted fingerprints, ascending; a unit's fingerprints
 	pend []uint64 // the pending list, ascending; none of them is in fps
+	unit *unitPostings
 	ref  atomic.Bool
 }
 
-func (b *cachedBlock) cost() int64 { return int64(len(b.fps)+len(b.pend))*8 + cacheEntryOverhead }
+// unitPostings is the rest of a cached unit: apart, so that a table block
+// pays one pointer for it.
+type unitPostings struct {
+	ids []uint64 // document ids, beside fps
+	// names are the documents' names, beside fps; nil if all are empty.
+	names []string
+	big   bool // a unit too big to cache: seek its postings
+}
+
+func (b *cachedBlock) cost() int64 {
+	c := int64(len(b.fps)+len(b.pend))*8 + cacheEntryOverhead
+	if u := b.unit; u != nil {
+		c += int64(len(u.ids)) * 8
+		for _, n := range u.names {
+			c += int64(len(n)) + 16
+		}
+	}
+	return c
+}
 
 const cacheEntryOverhead = 64
 
@@ -53,10 +73,7 @@ func (c *blockCache) get(s *slot) (fps, pend []uint64, ok bool) {
 // the blocks' cache misses, which is what probeAll is for. A miss is read
 // through get, which counts it.
 func (c *blockCache) peek(s *slot) (fps, pend []uint64, ok bool) {
-	if b := s.p.Load(); b != nil {
-		if !b.ref.Load() {
-			b.ref.Store(true)
-		}
+	if b := c.getBlock(s); b != nil {
 		return b.fps, b.pend, true
 	}
 	return nil, nil, false
@@ -70,7 +87,21 @@ func (c *blockCache) hit(n int) {
 }
 
 func (c *blockCache) put(s *slot, fps, pend []uint64) {
-	b := &cachedBlock{fps: fps, pend: pend}
+	c.putBlock(s, &cachedBlock{fps: fps, pend: pend})
+}
+
+// getBlock returns what s caches, or nil, uncounted: the hits and misses
+// count table blocks.
+func (c *blockCache) getBlock(s *slot) *cachedBlock {
+	b := s.p.Load()
+	if b != nil && !b.ref.Load() {
+		b.ref.Store(true)
+	}
+	return b
+}
+
+// putBlock caches b in s unless s holds something already.
+func (c *blockCache) putBlock(s *slot, b *cachedBlock) {
 	if b.cost() > c.budget || !s.p.CompareAndSwap(nil, b) {
 		return
 	}

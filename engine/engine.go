@@ -170,6 +170,7 @@ type state struct {
 	docs    int64
 	fps     int64
 	walFrom uint64
+	units   *unitDir // the postings' units in the cache
 	// iters keeps postings iterators on snap for reuse: opening one costs
 	// about as much as the seek a match needs (a third of a warm query).
 	iters chan *pebble.Iterator
@@ -458,6 +459,7 @@ func (e *DB) load() error {
 		return fmt.Errorf("%w: %s: stored counters", ErrCorrupt, e.dir)
 	}
 	st.docs, st.fps = int64(docs), int64(fps)
+	st.units = newUnitDir(st.docs)
 	for i := range st.codes {
 		st.codes[i] = codec.CodeMap{}
 	}
@@ -1037,6 +1039,20 @@ func (e *DB) postings(st *state, it **pebble.Iterator, fp uint64, d int, out []M
 		}
 	}
 	pi := *it
+	if u, ok, err := e.unitOf(st, pi, fp); err != nil {
+		return nil, err
+	} else if ok {
+		for i := lowerBound(u.fps, fp); i < len(u.fps) && u.fps[i] == fp; i++ {
+			if id := u.unit.ids[i]; !e.hidden(id) {
+				var name string
+				if u.unit.names != nil {
+					name = u.unit.names[i]
+				}
+				out = append(out, Match{Doc{id, fp, name}, d})
+			}
+		}
+		return out, nil
+	}
 	for e.seekPostings(pi, fp); pi.Valid(); pi.Next() {
 		key := pi.Key()
 		if len(key) != 17 || binary.BigEndian.Uint64(key[1:]) != fp {

@@ -148,7 +148,10 @@ func corpus(n int, seed uint64) []Doc {
 	}
 	docs := make([]Doc, len(fps))
 	for i, fp := range fps {
-		docs[i] = Doc{ID: uint64(i)*7 + 1, Fingerprint: fp, Name: fmt.Sprintf("doc-%d", i)}
+		docs[i] = Doc{ID: uint64(i)*7 + 1, Fingerprint: fp}
+		if i%4 != 0 { // some without a name
+			docs[i].Name = fmt.Sprintf("doc-%d", i)
+		}
 	}
 	return docs
 }
@@ -160,75 +163,93 @@ func TestExactAgainstOracle(t *testing.T) {
 		"paper-4":   func() *permutation.Design { d, _ := permutation.Paper(4); return d },
 	}
 	for name, mk := range designs {
-		t.Run(name, func(t *testing.T) {
-			r := rand.New(rand.NewPCG(7, 7))
-			dir := t.TempDir()
-			o := testOptions()
-			o.Design = mk()
-			db := openT(t, dir, o)
-			docs := corpus(3000, 1)
-			model := oracle{}
-			// First half: in the memtable only.
-			half := len(docs) / 2
-			require.NoError(t, db.InsertBatch(ctx, docs[:half]))
-			for _, d := range docs[:half] {
-				model[d.ID] = d
-			}
-			checkQueries(t, db, model, queries(model, 3, 100, r), "memtable")
-			require.NoError(t, db.Flush(ctx))
-			checkQueries(t, db, model, queries(model, 3, 100, r), "flushed")
-			// Second half one by one (background flushes happen), with
-			// replacements and deletes of flushed and unflushed documents.
-			for i, d := range docs[half:] {
-				require.NoError(t, db.Insert(ctx, d))
-				model[d.ID] = d
-				if i%10 == 0 {
-					victim := docs[r.IntN(half+i+1)]
-					require.NoError(t, db.Delete(ctx, victim.ID))
-					delete(model, victim.ID)
-				}
-				if i%13 == 0 {
-					re := docs[r.IntN(half+i+1)]
-					re.Fingerprint = data.Flip(re.Fingerprint, 1+r.IntN(3), r)
-					re.Name += "-v2"
-					require.NoError(t, db.Insert(ctx, re))
-					model[re.ID] = re
-				}
-			}
-			qs := queries(model, 3, 150, r)
-			checkQueries(t, db, model, qs, "mixed")
-			require.NoError(t, db.Flush(ctx))
-			checkQueries(t, db, model, qs, "flushed again")
-			_, err := db.Check(ctx)
-			require.NoError(t, err)
-			st, err := db.Stats(ctx)
-			require.NoError(t, err)
-			assert.Equal(t, int64(len(model)), st.Documents)
-			distinct := map[uint64]bool{}
-			for _, d := range model {
-				distinct[d.Fingerprint] = true
-			}
-			assert.Equal(t, int64(len(distinct)), st.Fingerprints)
-			// Unflushed writes survive a reopen through the log.
-			require.NoError(t, db.Delete(ctx, docs[0].ID, docs[1].ID))
-			delete(model, docs[0].ID)
-			delete(model, docs[1].ID)
-			require.NoError(t, db.Close())
-			db = openT(t, dir, Options{Sync: SyncNone})
-			defer db.Close()
-			checkQueries(t, db, model, qs, "reopened")
-			for _, d := range docs[:50] {
-				got, err := db.Get(ctx, d.ID)
-				if want, ok := model[d.ID]; ok {
-					require.NoError(t, err)
-					assert.Equal(t, want, got)
-				} else {
-					assert.ErrorIs(t, err, ErrNotFound)
-				}
-			}
-			require.NoError(t, db.Flush(ctx))
-			_, err = db.Check(ctx)
-			require.NoError(t, err)
+		t.Run(name, func(t *testing.T) { exactAgainstOracle(t, mk()) })
+	}
+}
+
+// TestUnits runs the oracle test with cached units of postings that hold
+// at most 1, 8 or the default count: most units are then big (look-ups
+// seek in Pebble), some, or none.
+func TestUnits(t *testing.T) {
+	for _, max := range []int{1, 8, unitMax} {
+		t.Run(fmt.Sprint(max), func(t *testing.T) {
+			defer func(m int) { unitMax = m }(unitMax)
+			unitMax = max
+			exactAgainstOracle(t, nil)
 		})
 	}
+}
+
+// exactAgainstOracle checks queries, batches, all pairs and clusters
+// against the oracle through inserts, flushes, deletes, replacements and a
+// reopen, on the given design (nil: the optimiser's).
+func exactAgainstOracle(t *testing.T, design *permutation.Design) {
+	r := rand.New(rand.NewPCG(7, 7))
+	dir := t.TempDir()
+	o := testOptions()
+	o.Design = design
+	db := openT(t, dir, o)
+	docs := corpus(3000, 1)
+	model := oracle{}
+	// First half: in the memtable only.
+	half := len(docs) / 2
+	require.NoError(t, db.InsertBatch(ctx, docs[:half]))
+	for _, d := range docs[:half] {
+		model[d.ID] = d
+	}
+	checkQueries(t, db, model, queries(model, 3, 100, r), "memtable")
+	require.NoError(t, db.Flush(ctx))
+	checkQueries(t, db, model, queries(model, 3, 100, r), "flushed")
+	// Second half one by one (background flushes happen), with
+	// replacements and deletes of flushed and unflushed documents.
+	for i, d := range docs[half:] {
+		require.NoError(t, db.Insert(ctx, d))
+		model[d.ID] = d
+		if i%10 == 0 {
+			victim := docs[r.IntN(half+i+1)]
+			require.NoError(t, db.Delete(ctx, victim.ID))
+			delete(model, victim.ID)
+		}
+		if i%13 == 0 {
+			re := docs[r.IntN(half+i+1)]
+			re.Fingerprint = data.Flip(re.Fingerprint, 1+r.IntN(3), r)
+			re.Name += "-v2"
+			require.NoError(t, db.Insert(ctx, re))
+			model[re.ID] = re
+		}
+	}
+	qs := queries(model, 3, 150, r)
+	checkQueries(t, db, model, qs, "mixed")
+	require.NoError(t, db.Flush(ctx))
+	checkQueries(t, db, model, qs, "flushed again")
+	_, err := db.Check(ctx)
+	require.NoError(t, err)
+	st, err := db.Stats(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(len(model)), st.Documents)
+	distinct := map[uint64]bool{}
+	for _, d := range model {
+		distinct[d.Fingerprint] = true
+	}
+	assert.Equal(t, int64(len(distinct)), st.Fingerprints)
+	// Unflushed writes survive a reopen through the log.
+	require.NoError(t, db.Delete(ctx, docs[0].ID, docs[1].ID))
+	delete(model, docs[0].ID)
+	delete(model, docs[1].ID)
+	require.NoError(t, db.Close())
+	db = openT(t, dir, Options{Sync: SyncNone})
+	defer db.Close()
+	checkQueries(t, db, model, qs, "reopened")
+	for _, d := range docs[:50] {
+		got, err := db.Get(ctx, d.ID)
+		if want, ok := model[d.ID]; ok {
+			require.NoError(t, err)
+			assert.Equal(t, want, got)
+		} else {
+			assert.ErrorIs(t, err, ErrNotFound)
+		}
+	}
+	require.NoError(t, db.Flush(ctx))
+	_, err = db.Check(ctx)
+	require.NoError(t, err)
 }

@@ -128,6 +128,8 @@ func (e *DB) flushMemtable(m *memtable, walFrom uint64) (flushStats, error) {
 	// document are checked once the batch holds every change.
 	orphans := map[uint64]bool{}
 	ids := slices.Sorted(maps.Keys(m.docs))
+	// The fingerprints whose postings change: their units leave the cache.
+	changed := make([]uint64, 0, len(ids))
 	// An id above every stored one is new: no look-up, which a caller that
 	// numbers its documents as it goes (NextID) would otherwise pay for
 	// every insert.
@@ -154,6 +156,7 @@ func (e *DB) flushMemtable(m *memtable, walFrom uint64) (flushStats, error) {
 			}
 			ofp := binary.BigEndian.Uint64(v)
 			c.Close()
+			changed = append(changed, ofp)
 			if err := b.Delete(postingKey(ofp, id), nil); err != nil {
 				return fs, err
 			}
@@ -163,6 +166,7 @@ func (e *DB) flushMemtable(m *memtable, walFrom uint64) (flushStats, error) {
 			docs--
 		}
 		if d.live {
+			changed = append(changed, d.fp)
 			if err := b.Set(docKey(id), docValue(d.fp, d.name), nil); err != nil {
 				return fs, err
 			}
@@ -234,6 +238,7 @@ func (e *DB) flushMemtable(m *memtable, walFrom uint64) (flushStats, error) {
 	}
 	st := &state{tables: slices.Clone(old.tables), codes: slices.Clone(old.codes), curCode: slices.Clone(old.curCode), docs: docs, fps: old.fps, walFrom: walFrom}
 	var dropped []*slot
+	st.units, dropped = old.units.next(docs, changed)
 	var fills []filled
 	// The tables are independent: the cores merge a share of them each,
 	// into batches of their own that join b in table order.

@@ -300,7 +300,8 @@ func (e *DB) ingest(ctx context.Context, in []Doc) error {
 		return fmt.Errorf("engine: ingesting the loaded tables: %w", err)
 	}
 	st := &state{tables: make([]tableIndex, len(tables)), codes: make([]codec.CodeMap, len(tables)), curCode: make([]uint32, len(tables)),
-		docs: int64(len(docs)), fps: int64(fps), walFrom: e.st.walFrom, snap: e.pdb.NewSnapshot(), iters: make(chan *pebble.Iterator, 8)}
+		docs: int64(len(docs)), fps: int64(fps), walFrom: e.st.walFrom, snap: e.pdb.NewSnapshot(), iters: make(chan *pebble.Iterator, 8),
+		units: newUnitDir(int64(len(docs)))}
 	for t, b := range tables {
 		st.tables[t] = tableIndex{keys: b.keys, sizes: b.sizes, slots: make([]*slot, len(b.keys))}
 		for j := range st.tables[t].slots {

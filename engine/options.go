@@ -51,8 +51,9 @@ type Options struct {
 	// default follows the index: 64 MiB, or 2.5 bytes per stored
 	// fingerprint if that is more, up to 1 GiB (see memtableBudget).
 	MemtableSize int64
-	// CacheSize bounds the cache of decoded table blocks and Pebble's block
-	// cache together (default 256 MiB). Pebble's cache of a writable index
+	// CacheSize bounds the cache of decoded table blocks (and of the
+	// postings of matched fingerprints, 16 bytes a document) and Pebble's
+	// block cache together (default 256 MiB). Pebble's cache of a writable index
 	// has room for Pebble's writes besides (twice the memtable budget and
 	// 8 MiB), which Pebble reserves while it writes a flush and which holds
 	// blocks otherwise.

@@ -1,0 +1,136 @@
+package engine
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+	"slices"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// A query's matches are fingerprints; their documents are in the postings
+// keyspace, and a Pebble seek there costs 3-4 us warm at 10M (file, filter,
+// two index levels and a data block, each a cache look-up and a search):
+// more than the probe of all the tables. So the postings are also cached,
+// decoded, in the block cache, by unit: unit u holds the postings of the
+// fingerprints whose top bits are u, about unitTarget of them. A warm
+// look-up is then a slot load and a search in a sorted slice.
+
+// unitTarget is about how many postings a unit holds on average: a unit is
+// read with one seek and a short scan, and costs 16 bytes a posting cached.
+const unitTarget = 64
+
+// maxUnitBits bounds the unit directory (8 bytes a unit).
+const maxUnitBits = 24
+
+// unitMax is the most postings a cached unit holds. A unit with more (many
+// documents share a fingerprint, or the fingerprints crowd in one part of
+// the space) is cached as big, and its look-ups seek in Pebble as before.
+var unitMax = 4096
+
+// unitDir is a state's directory of units: the slot of each unit, shared
+// with the states before it while the unit's postings stay the same. A nil
+// slot is made by the first query that needs it.
+type unitDir struct {
+	shift uint // a fingerprint's unit is fp >> shift
+	slots []atomic.Pointer[slot]
+}
+
+// unitBits is the number of unit bits for a state of docs documents.
+func unitBits(docs int64) int {
+	return min(bits.Len64(uint64(max(docs, 0))/unitTarget), maxUnitBits)
+}
+
+func newUnitDir(docs int64) *unitDir {
+	b := unitBits(docs)
+	return &unitDir{shift: uint(64 - b), slots: make([]atomic.Pointer[slot], 1<<b)}
+}
+
+// next returns the directory of the state after a flush that left docs
+// documents and wrote the postings of the fingerprints in changed, and the
+// slots it no longer uses. A directory far from its size for docs (two bits
+// or more) starts again empty.
+func (d *unitDir) next(docs int64, changed []uint64) (*unitDir, []*slot) {
+	var dropped []*slot
+	if b := unitBits(docs); b > 64-int(d.shift)+1 || b < 64-int(d.shift)-1 {
+		for i := range d.slots {
+			if s := d.slots[i].Load(); s != nil {
+				dropped = append(dropped, s)
+			}
+		}
+		return newUnitDir(docs), dropped
+	}
+	n := &unitDir{shift: d.shift, slots: make([]atomic.Pointer[slot], len(d.slots))}
+	for i := range d.slots {
+		n.slots[i].Store(d.slots[i].Load())
+	}
+	for _, fp := range changed {
+		if s := n.slots[n.unit(fp)].Swap(nil); s != nil {
+			dropped = append(dropped, s)
+		}
+	}
+	return n, dropped
+}
+
+// unit returns fp's unit (0 in a directory of one unit: shift 64).
+func (d *unitDir) unit(fp uint64) uint64 { return fp >> d.shift }
+
+// slot returns unit u's slot, making it if it has none.
+func (d *unitDir) slot(u uint64) *slot {
+	if s := d.slots[u].Load(); s != nil {
+		return s
+	}
+	s := new(slot)
+	if d.slots[u].CompareAndSwap(nil, s) {
+		return s
+	}
+	return d.slots[u].Load()
+}
+
+// unitOf returns the cached postings of fp's unit in st, reading the unit
+// from st's snapshot with it if it is not cached. ok is false for a big
+// unit, whose postings the caller seeks in Pebble.
+func (e *DB) unitOf(st *state, it *pebble.Iterator, fp uint64) (b *cachedBlock, ok bool, err error) {
+	u := st.units.unit(fp)
+	s := st.units.slot(u)
+	if b = e.cache.getBlock(s); b != nil {
+		return b, !b.unit.big, nil
+	}
+	lo := u << st.units.shift
+	var fps, ids []uint64
+	var names []string
+	for it.SeekGE(postingPrefix(lo)); it.Valid(); it.Next() {
+		key := it.Key()
+		if len(key) != 17 {
+			return nil, false, fmt.Errorf("%w: posting key %x", ErrCorrupt, key)
+		}
+		f := binary.BigEndian.Uint64(key[1:])
+		if st.units.unit(f) != u {
+			break
+		}
+		if len(fps) == unitMax {
+			e.cache.putBlock(s, &cachedBlock{unit: &unitPostings{big: true}})
+			return nil, false, nil
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return nil, false, err
+		}
+		if len(v) > 0 && names == nil {
+			names = make([]string, len(fps), cap(fps))
+		}
+		if names != nil {
+			names = append(names, string(v))
+		}
+		fps = append(fps, f)
+		ids = append(ids, binary.BigEndian.Uint64(key[9:]))
+	}
+	if err := it.Error(); err != nil {
+		return nil, false, err
+	}
+	b = &cachedBlock{fps: slices.Clip(fps), unit: &unitPostings{ids: slices.Clip(ids), names: names}}
+	e.cache.putBlock(s, b)
+	return b, true, nil
+}
