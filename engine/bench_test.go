@@ -98,6 +98,32 @@ func BenchmarkQueryMatch(b *testing.B) {
 	}
 }
 
+// BenchmarkQueryInsert is the crawler's loop on benchN loaded documents:
+// an op is a query near a stored document (each a new one, drawn at
+// random) and the insert of a new document, in batches of 100; flushes
+// happen as the memtable fills.
+func BenchmarkQueryInsert(b *testing.B) {
+	n := benchN(b)
+	db, _ := loaded(b, n, 1)
+	fps := data.Planted(n, 3, 0.01, 1)
+	r := rand.New(rand.NewPCG(5, 5))
+	docs := make([]Doc, 0, 100)
+	id := uint64(n)
+	for b.Loop() {
+		if _, err := db.Query(ctx, data.Flip(fps[r.IntN(n)], r.IntN(4), r), 3); err != nil {
+			b.Fatal(err)
+		}
+		docs = append(docs, Doc{ID: id, Fingerprint: r.Uint64()})
+		id++
+		if len(docs) == cap(docs) {
+			if err := db.InsertBatch(ctx, docs); err != nil {
+				b.Fatal(err)
+			}
+			docs = docs[:0]
+		}
+	}
+}
+
 // BenchmarkQueryGrown is BenchmarkQuery on an index that online inserts
 // grew to benchN fingerprints from a sixth of them loaded: its blocks carry
 // pending lists, split and rewritten by flushes. Set beside BenchmarkQuery

@@ -128,8 +128,8 @@ func (e *DB) flushMemtable(m *memtable, walFrom uint64) (flushStats, error) {
 	// document are checked once the batch holds every change.
 	orphans := map[uint64]bool{}
 	ids := slices.Sorted(maps.Keys(m.docs))
-	// The fingerprints whose postings change: their units leave the cache.
-	changed := make([]uint64, 0, len(ids))
+	// The postings this flush writes: the cache's units take them.
+	changes := make([]postingChange, 0, len(ids))
 	// An id above every stored one is new: no look-up, which a caller that
 	// numbers its documents as it goes (NextID) would otherwise pay for
 	// every insert.
@@ -156,7 +156,7 @@ func (e *DB) flushMemtable(m *memtable, walFrom uint64) (flushStats, error) {
 			}
 			ofp := binary.BigEndian.Uint64(v)
 			c.Close()
-			changed = append(changed, ofp)
+			changes = append(changes, postingChange{fp: ofp, id: id})
 			if err := b.Delete(postingKey(ofp, id), nil); err != nil {
 				return fs, err
 			}
@@ -166,7 +166,7 @@ func (e *DB) flushMemtable(m *memtable, walFrom uint64) (flushStats, error) {
 			docs--
 		}
 		if d.live {
-			changed = append(changed, d.fp)
+			changes = append(changes, postingChange{fp: d.fp, id: id, name: d.name, add: true})
 			if err := b.Set(docKey(id), docValue(d.fp, d.name), nil); err != nil {
 				return fs, err
 			}
@@ -238,7 +238,8 @@ func (e *DB) flushMemtable(m *memtable, walFrom uint64) (flushStats, error) {
 	}
 	st := &state{tables: slices.Clone(old.tables), codes: slices.Clone(old.codes), curCode: slices.Clone(old.curCode), docs: docs, fps: old.fps, walFrom: walFrom}
 	var dropped []*slot
-	st.units, dropped = old.units.next(docs, changed)
+	var carry []carried
+	st.units, dropped, carry = old.units.next(docs, changes)
 	var fills []filled
 	// The tables are independent: the cores merge a share of them each,
 	// into batches of their own that join b in table order.
@@ -312,6 +313,9 @@ func (e *DB) flushMemtable(m *memtable, walFrom uint64) (flushStats, error) {
 	// then keeps its copy.
 	for _, f := range fills {
 		e.cache.put(f.slot, f.fps, f.pend)
+	}
+	for _, c := range carry {
+		e.cache.putBlock(c.slot, c.b)
 	}
 	return fs, old.close()
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"math/bits"
@@ -48,11 +49,27 @@ func newUnitDir(docs int64) *unitDir {
 	return &unitDir{shift: uint(64 - b), slots: make([]atomic.Pointer[slot], 1<<b)}
 }
 
+// postingChange is a posting that a flush writes (add) or deletes.
+type postingChange struct {
+	fp, id uint64
+	name   string
+	add    bool
+}
+
+// carried is a unit that a flush brings up to date in the cache rather
+// than dropping: it goes in its new slot once the flush is committed.
+type carried struct {
+	slot *slot
+	b    *cachedBlock
+}
+
 // next returns the directory of the state after a flush that left docs
-// documents and wrote the postings of the fingerprints in changed, and the
-// slots it no longer uses. A directory far from its size for docs (two bits
-// or more) starts again empty.
-func (d *unitDir) next(docs int64, changed []uint64) (*unitDir, []*slot) {
+// documents and made the postings changes ch, the slots it no longer uses,
+// and the changed units that were cached, with the changes applied: a
+// flush touches most units, and a query should not pay for reading them
+// again. A directory far from its size for docs (two bits or more) starts
+// again empty.
+func (d *unitDir) next(docs int64, ch []postingChange) (*unitDir, []*slot, []carried) {
 	var dropped []*slot
 	if b := unitBits(docs); b > 64-int(d.shift)+1 || b < 64-int(d.shift)-1 {
 		for i := range d.slots {
@@ -60,18 +77,103 @@ func (d *unitDir) next(docs int64, changed []uint64) (*unitDir, []*slot) {
 				dropped = append(dropped, s)
 			}
 		}
-		return newUnitDir(docs), dropped
+		return newUnitDir(docs), dropped, nil
 	}
 	n := &unitDir{shift: d.shift, slots: make([]atomic.Pointer[slot], len(d.slots))}
 	for i := range d.slots {
 		n.slots[i].Store(d.slots[i].Load())
 	}
-	for _, fp := range changed {
-		if s := n.slots[n.unit(fp)].Swap(nil); s != nil {
-			dropped = append(dropped, s)
+	// Removals before additions of the same posting: a document written
+	// again with the same fingerprint keeps its posting, with its new name.
+	slices.SortFunc(ch, func(a, b postingChange) int {
+		if c := cmp.Compare(a.fp, b.fp); c != 0 {
+			return c
 		}
+		if c := cmp.Compare(a.id, b.id); c != 0 {
+			return c
+		}
+		return cmpBool(a.add, b.add)
+	})
+	var carry []carried
+	for len(ch) > 0 {
+		u := n.unit(ch[0].fp)
+		k := 1
+		for k < len(ch) && n.unit(ch[k].fp) == u {
+			k++
+		}
+		if s := n.slots[u].Load(); s != nil {
+			n.slots[u].Store(nil)
+			dropped = append(dropped, s)
+			if b := s.p.Load(); b != nil && !b.unit.big {
+				if m := applyChanges(b, ch[:k]); m != nil {
+					ns := new(slot)
+					n.slots[u].Store(ns)
+					carry = append(carry, carried{ns, m})
+				}
+			}
+		}
+		ch = ch[k:]
 	}
-	return n, dropped
+	return n, dropped, carry
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}
+
+// applyChanges returns cached unit b with the changes ch (sorted, all in
+// b's unit) applied, or nil if that makes it bigger than unitMax.
+func applyChanges(b *cachedBlock, ch []postingChange) *cachedBlock {
+	size := len(b.fps) + len(ch)
+	fps, ids, names := make([]uint64, 0, size), make([]uint64, 0, size), make([]string, 0, size)
+	named := false
+	emit := func(fp, id uint64, name string) {
+		fps, ids, names = append(fps, fp), append(ids, id), append(names, name)
+		named = named || name != ""
+	}
+	old := b.unit
+	name := func(i int) string {
+		if old.names == nil {
+			return ""
+		}
+		return old.names[i]
+	}
+	i := 0
+	for len(ch) > 0 {
+		// The changes of one posting: the last one stands.
+		k := 1
+		for k < len(ch) && ch[k].fp == ch[0].fp && ch[k].id == ch[0].id {
+			k++
+		}
+		last := ch[k-1]
+		for i < len(b.fps) && (b.fps[i] < last.fp || b.fps[i] == last.fp && old.ids[i] < last.id) {
+			emit(b.fps[i], old.ids[i], name(i))
+			i++
+		}
+		if i < len(b.fps) && b.fps[i] == last.fp && old.ids[i] == last.id {
+			i++ // replaced or removed
+		}
+		if last.add {
+			emit(last.fp, last.id, last.name)
+		}
+		ch = ch[k:]
+	}
+	for ; i < len(b.fps); i++ {
+		emit(b.fps[i], old.ids[i], name(i))
+	}
+	if len(fps) > unitMax {
+		return nil
+	}
+	if !named {
+		names = nil
+	}
+	return &cachedBlock{fps: fps, unit: &unitPostings{ids: ids, names: names}}
 }
 
 // unit returns fp's unit (0 in a directory of one unit: shift 64).

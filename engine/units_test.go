@@ -1,0 +1,132 @@
+package engine
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestUnitDirNext checks the units a flush carries in the cache against a
+// model: random cached units, random additions, replacements and removals
+// of postings (few fingerprints, so that they collide), and units that
+// grow past unitMax.
+func TestUnitDirNext(t *testing.T) {
+	type posting struct{ fp, id uint64 }
+	for seed := range uint64(200) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(seed, 1))
+			const docs = 64 * 2 // two unit bits
+			d := newUnitDir(docs)
+			require.Equal(t, uint(62), d.shift)
+			fpOf := func() uint64 { return uint64(r.IntN(4))<<62 | uint64(r.IntN(5)) }
+			model := map[posting]string{}
+			for id := range uint64(16) { // a document has one fingerprint
+				if r.IntN(4) > 0 {
+					model[posting{fpOf(), id}] = []string{"", "a", "bb"}[r.IntN(3)]
+				}
+			}
+			// Cache units 0..2 from the model; unit 3 stays uncached.
+			unit := func(u uint64) (fps, ids []uint64, names []string) {
+				keys := slices.SortedFunc(func(yield func(posting) bool) {
+					for p := range model {
+						if p.fp>>62 == u && !yield(p) {
+							return
+						}
+					}
+				}, func(a, b posting) int {
+					if a.fp != b.fp {
+						return cmpU64(a.fp, b.fp)
+					}
+					return cmpU64(a.id, b.id)
+				})
+				for _, p := range keys {
+					fps, ids, names = append(fps, p.fp), append(ids, p.id), append(names, model[p])
+				}
+				return
+			}
+			for u := range uint64(3) {
+				fps, ids, names := unit(u)
+				d.slot(u).p.Store(&cachedBlock{fps: fps, unit: &unitPostings{ids: ids, names: names}})
+			}
+			// As a flush makes them: each document once, its old posting
+			// removed and its new one added.
+			var ch []postingChange
+			for _, id := range r.Perm(16)[:r.IntN(16)] {
+				id := uint64(id)
+				for p := range model {
+					if p.id == id {
+						delete(model, p)
+						ch = append(ch, postingChange{fp: p.fp, id: id})
+					}
+				}
+				if r.IntN(3) > 0 {
+					p := posting{fpOf(), id}
+					model[p] = []string{"", "c"}[r.IntN(2)]
+					ch = append(ch, postingChange{fp: p.fp, id: id, name: model[p], add: true})
+				}
+			}
+			defer func(m int) { unitMax = m }(unitMax)
+			unitMax = 6
+			n, dropped, carry := d.next(docs, slices.Clone(ch))
+			changed := map[uint64]bool{}
+			for _, c := range ch {
+				changed[c.fp>>62] = true
+			}
+			nDropped := 0
+			for u := range uint64(4) {
+				old := d.slots[u].Load()
+				got := n.slots[u].Load()
+				if !changed[u] {
+					require.Same(t, old, got, "unit %d: unchanged, same slot", u)
+					continue
+				}
+				if old != nil {
+					nDropped++
+				}
+				if got == nil {
+					fps, _, _ := unit(u)
+					require.True(t, old == nil || len(fps) > unitMax, "unit %d: dropped, not carried", u)
+					continue
+				}
+				require.NotSame(t, old, got)
+				i := slices.IndexFunc(carry, func(c carried) bool { return c.slot == got })
+				require.GreaterOrEqual(t, i, 0, "unit %d: a new slot is a carried one", u)
+				fps, ids, names := unit(u)
+				b := carry[i].b
+				require.LessOrEqual(t, len(b.fps), unitMax, "unit %d: a carried unit is cacheable", u)
+				require.Equal(t, fps, append([]uint64(nil), b.fps...), "unit %d", u)
+				require.Equal(t, ids, append([]uint64(nil), b.unit.ids...), "unit %d", u)
+				if b.unit.names == nil {
+					require.Empty(t, slices.DeleteFunc(names, func(s string) bool { return s == "" }), "unit %d: names", u)
+				} else {
+					require.Equal(t, names, b.unit.names, "unit %d", u)
+				}
+			}
+			require.Len(t, dropped, nDropped)
+		})
+	}
+}
+
+// TestUnitDirResize: a directory two bits or more off its size for the
+// documents starts again empty and gives back every slot; one bit off, it
+// keeps its units.
+func TestUnitDirResize(t *testing.T) {
+	d := newUnitDir(64 * 4) // 3 bits
+	for u := range uint64(8) {
+		d.slot(u)
+	}
+	for _, tc := range []struct {
+		docs    int64
+		bits    int
+		dropped int
+	}{{64 * 8, 3, 0}, {64 * 2, 3, 0}, {64 * 16, 5, 8}, {64, 1, 8}, {0, 0, 8}} {
+		n, dropped, _ := d.next(tc.docs, nil)
+		assert.Equal(t, tc.bits, 64-int(n.shift), "docs %d", tc.docs)
+		assert.Len(t, n.slots, 1<<tc.bits, "docs %d", tc.docs)
+		assert.Len(t, dropped, tc.dropped, "docs %d", tc.docs)
+	}
+}
