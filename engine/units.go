@@ -83,6 +83,9 @@ func (d *unitDir) next(docs int64, ch []postingChange) (*unitDir, []*slot, []car
 	for i := range d.slots {
 		n.slots[i].Store(d.slots[i].Load())
 	}
+	// Only units that have a slot change: an index that nobody queries
+	// sorts nothing.
+	ch = slices.DeleteFunc(ch, func(c postingChange) bool { return n.slots[n.unit(c.fp)].Load() == nil })
 	// Removals before additions of the same posting: a document written
 	// again with the same fingerprint keeps its posting, with its new name.
 	slices.SortFunc(ch, func(a, b postingChange) int {
