@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"runtime"
 	"slices"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/simhashdb/simhashdb/codec"
+	"github.com/simhashdb/simhashdb/engine/internal/radix"
 	"github.com/simhashdb/simhashdb/huffman"
 )
 
@@ -119,15 +121,21 @@ func (e *DB) heldBy(it *pebble.Iterator, fp uint64, counts func(id uint64) bool)
 func (e *DB) flushMemtable(m *memtable, walFrom uint64) (flushStats, error) {
 	var fs flushStats
 	old := e.st // only flushes replace it, and flushMu is held
-	// Not an indexed batch: nothing reads it back, and indexing every block
-	// it holds costs a skip-list insert each.
-	b := e.pdb.NewBatch()
-	defer b.Close()
+	// The flush's writes, one batch per keyspace (the tables' per table
+	// too), joined in key order into one batch to commit: Pebble sorts a
+	// large batch's keys when it commits it, and keys in order take that
+	// sort one pass. None is indexed: nothing reads them back.
+	docsB := e.pdb.NewBatch()
+	defer docsB.Close()
 	docs := old.docs
 	// Documents and postings; fingerprints that may have lost their last
 	// document are checked once the batch holds every change.
 	orphans := map[uint64]bool{}
-	ids := slices.Sorted(maps.Keys(m.docs))
+	ids := make([]uint64, 0, len(m.docs))
+	for id := range m.docs {
+		ids = append(ids, id)
+	}
+	radix.Sort(ids)
 	// The postings this flush writes: the cache's units take them.
 	changes := make([]postingChange, 0, len(ids))
 	// An id above every stored one is new: no look-up, which a caller that
@@ -157,9 +165,6 @@ func (e *DB) flushMemtable(m *memtable, walFrom uint64) (flushStats, error) {
 			ofp := binary.BigEndian.Uint64(v)
 			c.Close()
 			changes = append(changes, postingChange{fp: ofp, id: id})
-			if err := b.Delete(postingKey(ofp, id), nil); err != nil {
-				return fs, err
-			}
 			if !d.live || d.fp != ofp {
 				orphans[ofp] = true
 			}
@@ -167,14 +172,27 @@ func (e *DB) flushMemtable(m *memtable, walFrom uint64) (flushStats, error) {
 		}
 		if d.live {
 			changes = append(changes, postingChange{fp: d.fp, id: id, name: d.name, add: true})
-			if err := b.Set(docKey(id), docValue(d.fp, d.name), nil); err != nil {
-				return fs, err
-			}
-			if err := b.Set(postingKey(d.fp, id), []byte(d.name), nil); err != nil {
+			if err := docsB.Set(docKey(id), docValue(d.fp, d.name), nil); err != nil {
 				return fs, err
 			}
 			docs++
-		} else if err := b.Delete(docKey(id), nil); err != nil {
+		} else if err := docsB.Delete(docKey(id), nil); err != nil {
+			return fs, err
+		}
+	}
+	// The postings in key order: changes are in id order, removal before
+	// addition, and the sort by fingerprint is stable.
+	sortChangesByFP(changes)
+	postB := e.pdb.NewBatch()
+	defer postB.Close()
+	for _, c := range changes {
+		var err error
+		if c.add {
+			err = postB.Set(postingKey(c.fp, c.id), []byte(c.name), nil)
+		} else {
+			err = postB.Delete(postingKey(c.fp, c.id), nil)
+		}
+		if err != nil {
 			return fs, err
 		}
 	}
@@ -196,7 +214,7 @@ func (e *DB) flushMemtable(m *memtable, walFrom uint64) (flushStats, error) {
 		// that it can put them in pending lists without reading their
 		// blocks. Each check is a seek, most of them cache misses in a
 		// large index: the cores take a share each, in order.
-		slices.Sort(adds)
+		radix.Sort(adds)
 		// Most of these fingerprints are new, and most postings are in
 		// the last level, where Pebble reads no bloom filter unless told:
 		// they are large, and most look-ups there find their key. Here
@@ -242,13 +260,11 @@ func (e *DB) flushMemtable(m *memtable, walFrom uint64) (flushStats, error) {
 	st.units, dropped, carry = old.units.next(docs, changes)
 	var fills []filled
 	// The tables are independent: the cores merge a share of them each,
-	// into batches of their own that join b in table order.
-	batches := make([]*pebble.Batch, len(e.design.Tables))
+	// into batches of their own.
+	batches := make([]tableBatches, len(e.design.Tables))
 	defer func() {
 		for _, tb := range batches {
-			if tb != nil {
-				tb.Close()
-			}
+			tb.close()
 		}
 	}()
 	outs, err := parallel(context.Background(), len(e.design.Tables), func(t int) ([]mergeResult, error) {
@@ -257,23 +273,27 @@ func (e *DB) flushMemtable(m *memtable, walFrom uint64) (flushStats, error) {
 		for _, fp := range adds {
 			perm = append(perm, tb.Permute(fp))
 		}
-		slices.Sort(perm)
+		radix.Sort(perm)
 		pdels := make([]uint64, 0, len(dels))
 		for _, fp := range dels {
 			pdels = append(pdels, tb.Permute(fp))
 		}
-		slices.Sort(pdels)
-		batches[t] = e.pdb.NewBatch()
-		r, err := e.mergeTable(batches[t], old, st, t, perm, pdels)
+		radix.Sort(pdels)
+		batches[t] = tableBatches{e.pdb.NewBatch(), e.pdb.NewBatch(), e.pdb.NewBatch()}
+		r, err := e.mergeTable(&batches[t], old, st, t, perm, pdels)
 		return []mergeResult{r}, err
 	})
 	if err != nil {
 		return fs, err
 	}
+	metaB := e.pdb.NewBatch()
+	defer metaB.Close()
 	for t, o := range outs {
 		r := o[0]
-		if err := b.Apply(batches[t], nil); err != nil {
-			return fs, err
+		if r.code != nil {
+			if err := metaB.Set(metaCodeKey(t, st.curCode[t]), r.code, nil); err != nil {
+				return fs, err
+			}
 		}
 		dropped = append(dropped, r.replaced...)
 		fills = append(fills, r.fill...)
@@ -284,16 +304,40 @@ func (e *DB) flushMemtable(m *memtable, walFrom uint64) (flushStats, error) {
 			st.fps += int64(r.added - r.removed)
 		}
 	}
-	if err := b.Set(metaCounts, binary.AppendUvarint(binary.AppendUvarint(nil, uint64(st.docs)), uint64(st.fps)), nil); err != nil {
-		return fs, err
-	}
-	if err := b.Set(metaWALFrom, binary.AppendUvarint(nil, walFrom), nil); err != nil {
-		return fs, err
-	}
 	// An older index may get pending lists of several runs now: mark it
 	// with this version.
-	if err := b.Set(metaFormat, binary.BigEndian.AppendUint32(nil, formatVersion), nil); err != nil {
+	if err := metaB.Set(metaFormat, binary.BigEndian.AppendUint32(nil, formatVersion), nil); err != nil {
 		return fs, err
+	}
+	if err := metaB.Set(metaCounts, binary.AppendUvarint(binary.AppendUvarint(nil, uint64(st.docs)), uint64(st.fps)), nil); err != nil {
+		return fs, err
+	}
+	if err := metaB.Set(metaWALFrom, binary.AppendUvarint(nil, walFrom), nil); err != nil {
+		return fs, err
+	}
+	// Keyspace order: meta, documents, postings, then blocks, directory
+	// entries and pending lists, each in table order.
+	parts := []*pebble.Batch{metaB, docsB, postB}
+	for _, space := range []func(tableBatches) *pebble.Batch{tableBatches.blocksOf, tableBatches.dirOf, tableBatches.pendOf} {
+		for _, tb := range batches {
+			parts = append(parts, space(tb))
+		}
+	}
+	size := 0
+	for _, p := range parts {
+		size += p.Len()
+	}
+	// Sized once: growing a batch of a few hundred megabytes copies it
+	// again at every doubling.
+	b := e.pdb.NewBatchWithSize(size)
+	defer b.Close()
+	for _, p := range parts {
+		if err := b.Apply(p, nil); err != nil {
+			return fs, err
+		}
+	}
+	if flushBatchHook != nil {
+		flushBatchHook(b)
 	}
 	if err := b.Commit(pebble.Sync); err != nil {
 		return fs, fmt.Errorf("engine: committing a flush: %w", err)
@@ -320,7 +364,23 @@ func (e *DB) flushMemtable(m *memtable, walFrom uint64) (flushStats, error) {
 	return fs, old.close()
 }
 
+// tableBatches are a table's writes in a flush, a batch per keyspace.
+type tableBatches struct{ blocks, dir, pend *pebble.Batch }
+
+func (b tableBatches) blocksOf() *pebble.Batch { return b.blocks }
+func (b tableBatches) dirOf() *pebble.Batch    { return b.dir }
+func (b tableBatches) pendOf() *pebble.Batch   { return b.pend }
+
+func (b tableBatches) close() {
+	for _, x := range []*pebble.Batch{b.blocks, b.dir, b.pend} {
+		if x != nil {
+			x.Close()
+		}
+	}
+}
+
 type mergeResult struct {
+	code                    []byte // the table's new code, if it has one
 	added, removed, written int
 	pended                  int     // fingerprints added to pending lists
 	replaced                []*slot // cache slots of blocks rewritten or deleted
@@ -365,8 +425,9 @@ const pendingDamaged = pendingMax + 1
 
 // mergeTable rewrites the blocks of table t that adds (new permuted
 // fingerprints, sorted) and dels (permuted fingerprints that leave, sorted)
-// fall in, into b, and updates st's block directory and codes.
-func (e *DB) mergeTable(b *pebble.Batch, old, st *state, t int, adds, dels []uint64) (mergeResult, error) {
+// fall in, into b, and updates st's block directory and codes. A new code
+// is in the result, for the caller to write.
+func (e *DB) mergeTable(b *tableBatches, old, st *state, t int, adds, dels []uint64) (mergeResult, error) {
 	var r mergeResult
 	keys := old.tables[t].keys
 	// adds and dels are sorted: each block's share of them is a run, cut
@@ -482,9 +543,7 @@ func (e *DB) mergeTable(b *pebble.Batch, old, st *state, t int, adds, dels []uin
 		if err != nil {
 			return r, err
 		}
-		if err := b.Set(metaCodeKey(t, id), cb, nil); err != nil {
-			return r, err
-		}
+		r.code = cb
 		codes := maps.Clone(st.codes[t])
 		codes[id] = best
 		st.codes[t], st.curCode[t], code = codes, id, best
@@ -522,10 +581,10 @@ func (e *DB) mergeTable(b *pebble.Batch, old, st *state, t int, adds, dels []uin
 				var err error
 				if had == 0 {
 					pbuf = appendPendingRun(pbuf[:0], g.fresh)
-					err = b.Set(tableKey(spacePending, t, key), pbuf, nil)
+					err = b.pend.Set(tableKey(spacePending, t, key), pbuf, nil)
 				} else {
 					pbuf = appendPendingRun(append(pbuf[:0], 0), g.fresh)
-					err = b.Merge(tableKey(spacePending, t, key), pbuf, nil)
+					err = b.pend.Merge(tableKey(spacePending, t, key), pbuf, nil)
 				}
 				if err != nil {
 					return r, err
@@ -549,12 +608,24 @@ func (e *DB) mergeTable(b *pebble.Batch, old, st *state, t int, adds, dels []uin
 		if g.j >= 0 {
 			r.replaced = append(r.replaced, oldIdx.slots[g.j])
 			if had > 0 {
-				if err := b.Delete(tableKey(spacePending, t, key), nil); err != nil {
+				if err := b.pend.Delete(tableKey(spacePending, t, key), nil); err != nil {
 					return r, err
 				}
 			}
 		}
-		rewritten := false
+		// The old block goes unless a new one has its key: deleted where
+		// its key falls among the new ones, to keep the batches in order.
+		gone := g.j >= 0
+		drop := func(upTo uint64) error {
+			if !gone || oldIdx.keys[g.j] > upTo {
+				return nil
+			}
+			gone = false
+			if err := b.blocks.Delete(tableKey(spaceTables, t, oldIdx.keys[g.j]), nil); err != nil {
+				return err
+			}
+			return b.dir.Delete(tableKey(spaceBlockDir, t, oldIdx.keys[g.j]), nil)
+		}
 		if len(g.merged) > 0 {
 			bl, err := codec.NewBuilder(code, id, e.block)
 			if err != nil {
@@ -564,13 +635,17 @@ func (e *DB) mergeTable(b *pebble.Batch, old, st *state, t int, adds, dels []uin
 			emit := func(to int) error {
 				var key uint64
 				key, buf = bl.Finish(buf[:0])
-				if g.j >= 0 && key == oldIdx.keys[g.j] {
-					rewritten = true
+				if gone && key == oldIdx.keys[g.j] {
+					gone = false // rewritten in place
+				} else if key > 0 {
+					if err := drop(key - 1); err != nil {
+						return err
+					}
 				}
-				if err := b.Set(tableKey(spaceTables, t, key), buf, nil); err != nil {
+				if err := b.blocks.Set(tableKey(spaceTables, t, key), buf, nil); err != nil {
 					return err
 				}
-				if err := b.Set(tableKey(spaceBlockDir, t, key), dirValue(len(buf)), nil); err != nil {
+				if err := b.dir.Set(tableKey(spaceBlockDir, t, key), dirValue(len(buf)), nil); err != nil {
 					return err
 				}
 				sl := new(slot)
@@ -598,13 +673,8 @@ func (e *DB) mergeTable(b *pebble.Batch, old, st *state, t int, adds, dels []uin
 				return r, err
 			}
 		}
-		if g.j >= 0 && !rewritten {
-			if err := b.Delete(tableKey(spaceTables, t, oldIdx.keys[g.j]), nil); err != nil {
-				return r, err
-			}
-			if err := b.Delete(tableKey(spaceBlockDir, t, oldIdx.keys[g.j]), nil); err != nil {
-				return r, err
-			}
+		if err := drop(math.MaxUint64); err != nil {
+			return r, err
 		}
 	}
 	nk = append(nk, oldIdx.keys[next:]...)
@@ -626,3 +696,23 @@ func appendPending(np []uint16, ti *tableIndex, from, to int) []uint16 {
 	}
 	return append(np, ti.pend[from:to]...)
 }
+
+// sortChangesByFP sorts ch by fingerprint, stably: changes in id order,
+// removal before addition, end up in posting key order.
+func sortChangesByFP(ch []postingChange) {
+	keys := make([]uint64, len(ch))
+	order := make([]uint32, len(ch))
+	for i, c := range ch {
+		keys[i], order[i] = c.fp, uint32(i)
+	}
+	radix.SortPairs(keys, order)
+	sorted := make([]postingChange, len(ch))
+	for i, o := range order {
+		sorted[i] = ch[o]
+	}
+	copy(ch, sorted)
+}
+
+// flushBatchHook, if set (by tests), sees each flush's batch before it is
+// committed.
+var flushBatchHook func(*pebble.Batch)
