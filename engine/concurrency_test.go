@@ -210,7 +210,7 @@ func TestInsertIfNew(t *testing.T) {
 }
 
 // TestMemtableBudget: a memtable size the caller sets is kept; the default
-// grows with the index, 2.5 bytes per fingerprint, between 64 MiB and
+// grows with the index, 5 bytes per fingerprint, between 64 MiB and
 // 1 GiB. Stats reports the budget in force.
 func TestMemtableBudget(t *testing.T) {
 	for _, tc := range []struct {
@@ -220,7 +220,7 @@ func TestMemtableBudget(t *testing.T) {
 		want int64
 	}{
 		{"default, small index", 0, 1e6, DefaultMemtableSize},
-		{"default, 100M", 0, 1e8, 250e6},
+		{"default, 100M", 0, 1e8, 500e6},
 		{"default, capped", 0, 1e10, maxAutoMemtable},
 		{"set, small index", 8 << 20, 0, 8 << 20},
 		{"set, 100M", 8 << 20, 1e8, 8 << 20},

@@ -34,7 +34,7 @@
 // block only when the list is full or a fingerprint leaves, so that its
 // cost follows what it adds, not the size of the index. The tables are
 // merged on every core. Unless set, the memtable's budget grows with the
-// index (2.5 bytes per fingerprint, 64 MiB to 1 GiB), so that a flush adds
+// index (5 bytes per fingerprint, 64 MiB to 1 GiB), so that a flush adds
 // several fingerprints to each block it touches however large the index.
 // Each new fingerprint costs a flush one postings look-up, to tell it from
 // one stored already; postings keys split after the fingerprint
