@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -37,8 +38,9 @@ func (e *DB) postingsPerSST() int {
 	return int(max(shard/16*8/10, 1<<16))
 }
 
-// testPostingsPerSST overrides postingsPerSST in tests.
-var testPostingsPerSST int
+// testPostingsPerSST overrides postingsPerSST in tests, and
+// testDocsPerSST the documents a bulk load writes to one sstable.
+var testPostingsPerSST, testDocsPerSST int
 
 // Load stores many documents at once. Into an empty index it builds every
 // table with a sort and a sequential pass and hands Pebble finished sstables
@@ -122,109 +124,115 @@ func (e *DB) ingest(ctx context.Context, in []Doc) error {
 	for i := range docs {
 		all[i] = docs[i].Fingerprint
 	}
-	// Documents, then postings, are written on one goroutine while the
-	// tables are built on the others.
-	docsErr := make(chan error, 1)
-	go func() {
-		docsErr <- func() error {
-			sw, err := newSST("docs")
+	// Every piece of work is a task on one of GOMAXPROCS slots: the
+	// documents in chunks of ids, the postings' sort and then each of its
+	// files, each table. Pebble spends as long writing the documents and
+	// postings as all the tables take to build; on one goroutine they were
+	// the load's critical path, with a core idle at the end.
+	procs := runtime.GOMAXPROCS(0)
+	p := newTaskPool(ctx, procs)
+	chunk := max((len(docs)+4*procs-1)/(4*procs), 1<<16)
+	if testDocsPerSST > 0 {
+		chunk = testDocsPerSST
+	}
+	for lo := 0; lo < len(docs); lo += chunk {
+		part := docs[lo:min(lo+chunk, len(docs))]
+		p.run("loading documents", func() error {
+			sw, err := newSST(fmt.Sprintf("docs-%d", lo))
 			if err != nil {
 				return err
 			}
 			// The writer copies what it is given, so one key and one value
 			// buffer serve every document.
 			var kb, vb []byte
-			for _, d := range docs {
+			for _, d := range part {
 				kb, vb = appendDocKey(kb[:0], d.ID), appendDocValue(vb[:0], d.Fingerprint, d.Name)
 				if err := sw.Set(kb, vb); err != nil {
 					sw.Close()
 					return err
 				}
 			}
-			if err := sw.Close(); err != nil {
-				return err
+			return sw.Close()
+		})
+	}
+	p.run("loading postings", func() error {
+		// Postings order: (fingerprint, id) pairs stably radix-sorted by
+		// fingerprint, which keeps id order within a fingerprint. The
+		// pairs carry the ids themselves, so the postings are written
+		// without reading docs in fingerprint order, a cache miss per
+		// document; only names, if there are any, are fetched by index.
+		named := slices.ContainsFunc(docs, func(d Doc) bool { return d.Name != "" })
+		keys := slices.Clone(all)
+		var ids []uint64
+		var order []uint32
+		if named {
+			order = make([]uint32, len(docs))
+			for i := range order {
+				order[i] = uint32(i)
 			}
-			// Postings order: (fingerprint, id) pairs stably radix-sorted
-			// by fingerprint, which keeps id order within a fingerprint.
-			// The pairs carry the ids themselves, so the postings are
-			// written without reading docs in fingerprint order, a cache
-			// miss per document; only names, if there are any, are fetched
-			// by index.
-			named := slices.ContainsFunc(docs, func(d Doc) bool { return d.Name != "" })
-			keys := slices.Clone(all)
-			var ids []uint64
-			var order []uint32
-			if named {
-				order = make([]uint32, len(docs))
-				for i := range order {
-					order[i] = uint32(i)
-				}
-				radix.SortPairs(keys, order)
-			} else {
-				ids = make([]uint64, len(docs))
-				for i := range docs {
-					ids[i] = docs[i].ID
-				}
-				radix.SortPairs(keys, ids)
+			radix.SortPairs(keys, order)
+		} else {
+			ids = make([]uint64, len(docs))
+			for i := range docs {
+				ids[i] = docs[i].ID
 			}
-			// Postings go to sstables of postingsPerSST keys or so: each
-			// has a bloom filter, which flushes read (see flushMemtable),
-			// and a filter block must fit in the cache.
-			files, perSST := 0, e.postingsPerSST()
-			if sw, err = newSST("postings-0"); err != nil {
-				return err
+			radix.SortPairs(keys, ids)
+		}
+		// Postings go to sstables of postingsPerSST keys or so, a
+		// fingerprint's postings in one: each has a bloom filter, which
+		// flushes read (see flushMemtable), and a filter block must fit
+		// in the cache. Each file is a task of its own.
+		perSST := e.postingsPerSST()
+		for lo := 0; lo < len(keys); {
+			hi := min(lo+perSST, len(keys))
+			for hi < len(keys) && keys[hi] == keys[hi-1] {
+				hi++
 			}
-			for i, fp := range keys {
-				if n := (files + 1) * perSST; i >= n && fp != keys[i-1] {
-					files++
-					if err := sw.Close(); err != nil {
-						return err
-					}
-					if sw, err = newSST(fmt.Sprintf("postings-%d", files)); err != nil {
-						return err
-					}
-				}
-				if named {
-					d := &docs[order[i]]
-					kb, vb = appendPostingKey(kb[:0], fp, d.ID), append(vb[:0], d.Name...)
-				} else {
-					kb, vb = appendPostingKey(kb[:0], fp, ids[i]), vb[:0]
-				}
-				if err := sw.Set(kb, vb); err != nil {
-					sw.Close()
+			from := lo
+			p.run("loading postings", func() error {
+				sw, err := newSST(fmt.Sprintf("postings-%d", from))
+				if err != nil {
 					return err
 				}
-			}
-			return sw.Close()
-		}()
-	}()
-	if err := ctx.Err(); err != nil {
-		<-docsErr
-		return err
-	}
-	// Tables, two at a time on two cores: permute, sort, train, encode.
+				var kb, vb []byte
+				for i := from; i < hi; i++ {
+					if named {
+						d := &docs[order[i]]
+						kb, vb = appendPostingKey(kb[:0], keys[i], d.ID), append(vb[:0], d.Name...)
+					} else {
+						kb, vb = appendPostingKey(kb[:0], keys[i], ids[i]), vb[:0]
+					}
+					if err := sw.Set(kb, vb); err != nil {
+						sw.Close()
+						return err
+					}
+				}
+				return sw.Close()
+			})
+			lo = hi
+		}
+		return nil
+	})
+	// Tables: permute, sort, train, encode.
 	type built struct {
 		code     *huffman.Code
 		keys     []uint64
 		sizes    []uint32
 		distinct int // fingerprints in the table
-		err      error
 	}
 	tables := make([]built, len(e.design.Tables))
-	var wg sync.WaitGroup
-	// One table per core at a time, each with a pair of buffers (the
-	// permuted fingerprints and the sort's scratch) that the next table on
-	// that core reuses: at 100M, 1.6 GB a table that would otherwise be
-	// garbage for the collector to let pile up.
-	scratch := make(chan *[2][]uint64, runtime.GOMAXPROCS(0))
-	for range cap(scratch) {
+	// Each table task takes a pair of buffers (the permuted fingerprints
+	// and the sort's scratch) that the next table reuses: at 100M, 1.6 GB a
+	// table that would otherwise be garbage for the collector to let pile
+	// up. There are as many pairs as slots, so a running task always finds
+	// one.
+	scratch := make(chan *[2][]uint64, procs)
+	for range procs {
 		scratch <- new([2][]uint64)
 	}
 	for t := range e.design.Tables {
-		wg.Add(1)
-		sc := <-scratch
-		go func() {
-			defer wg.Done()
+		p.run(fmt.Sprintf("loading table %d", t), func() error {
+			sc := <-scratch
 			defer func() { scratch <- sc }()
 			b := &tables[t]
 			tb := &e.design.Tables[t]
@@ -238,19 +246,20 @@ func (e *DB) ingest(ctx context.Context, in []Doc) error {
 			radix.SortBuf(perm, sc[1])
 			perm = slices.Compact(perm)
 			b.distinct = len(perm)
-			if b.code, b.err = codec.Train(perm); b.err != nil {
-				return
+			var err error
+			if b.code, err = codec.Train(perm); err != nil {
+				return err
 			}
 			tw, err := newSST(fmt.Sprintf("table-%03d", t))
-			var dw *sstable.Writer
-			if err == nil {
-				dw, err = newSST(fmt.Sprintf("dir-%03d", t))
-			}
 			if err != nil {
-				b.err = err
-				return
+				return err
 			}
-			b.err = codec.Encode(perm, b.code, 1, e.block, func(key uint64, block []byte) error {
+			dw, err := newSST(fmt.Sprintf("dir-%03d", t))
+			if err != nil {
+				tw.Close()
+				return err
+			}
+			err = codec.Encode(perm, b.code, 1, e.block, func(key uint64, block []byte) error {
 				if err := tw.Set(tableKey(spaceTables, t, key), block); err != nil {
 					return err
 				}
@@ -258,22 +267,11 @@ func (e *DB) ingest(ctx context.Context, in []Doc) error {
 				b.sizes = append(b.sizes, uint32(len(block)))
 				return dw.Set(tableKey(spaceBlockDir, t, key), binary.AppendUvarint(nil, uint64(len(block))))
 			})
-			if err := tw.Close(); b.err == nil {
-				b.err = err
-			}
-			if err := dw.Close(); b.err == nil {
-				b.err = err
-			}
-		}()
+			return cmp.Or(err, tw.Close(), dw.Close())
+		})
 	}
-	wg.Wait()
-	if err := <-docsErr; err != nil {
-		return fmt.Errorf("engine: loading documents: %w", err)
-	}
-	for t := range tables {
-		if tables[t].err != nil {
-			return fmt.Errorf("engine: loading table %d: %w", t, tables[t].err)
-		}
+	if err := p.wait(); err != nil {
+		return fmt.Errorf("engine: %w", err)
 	}
 	fps := tables[0].distinct // the same in every table
 	// Metadata: codes and counters, in the same atomic ingestion.
@@ -327,4 +325,58 @@ func hasRepeat(sorted []Doc) bool {
 		}
 	}
 	return false
+}
+
+// taskPool runs tasks on at most n goroutines at a time and keeps the first
+// error, after which the tasks not yet started are skipped.
+type taskPool struct {
+	ctx context.Context
+	sem chan struct{}
+	wg  sync.WaitGroup
+	mu  sync.Mutex
+	err error
+}
+
+func newTaskPool(ctx context.Context, n int) *taskPool {
+	return &taskPool{ctx: ctx, sem: make(chan struct{}, n)}
+}
+
+// run starts f when a slot is free; a task may start others. what names
+// the task in its error.
+func (p *taskPool) run(what string, f func() error) {
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		p.sem <- struct{}{}
+		defer func() { <-p.sem }()
+		if p.failed() {
+			return
+		}
+		if err := p.ctx.Err(); err != nil {
+			p.fail(err)
+		} else if err := f(); err != nil {
+			p.fail(fmt.Errorf("%s: %w", what, err))
+		}
+	}()
+}
+
+func (p *taskPool) fail(err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.err == nil {
+		p.err = err
+	}
+}
+
+func (p *taskPool) failed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err != nil
+}
+
+// wait waits for every task, those started by tasks included, and returns
+// the first error.
+func (p *taskPool) wait() error {
+	p.wg.Wait()
+	return p.err
 }

@@ -1,9 +1,14 @@
 package engine
 
 import (
+	"context"
+	"errors"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/simhashdb/simhashdb/bench/data"
 	"github.com/stretchr/testify/assert"
@@ -29,7 +34,14 @@ func TestLoad(t *testing.T) {
 			if named {
 				docs[len(docs)-1].Name = "replaced"
 			}
+			// Many small files: the documents and the postings are written
+			// by many tasks at once.
+			testDocsPerSST, testPostingsPerSST = 500, 97
 			require.NoError(t, db.Load(ctx, docs))
+			testDocsPerSST, testPostingsPerSST = 0, 0
+			ssts, err := filepath.Glob(filepath.Join(dir, "pebble", "*.sst"))
+			require.NoError(t, err)
+			require.Greater(t, len(ssts), 6000/500+6000/97)
 			model := oracle{}
 			for _, d := range docs {
 				model[d.ID] = d
@@ -39,6 +51,11 @@ func TestLoad(t *testing.T) {
 			rep, err := db.Check(ctx)
 			require.NoError(t, err)
 			assert.Equal(t, int64(len(model)), rep.Documents)
+			for _, d := range model {
+				got, err := db.Get(ctx, d.ID)
+				require.NoError(t, err, "id %d", d.ID)
+				require.Equal(t, d, got, "id %d", d.ID)
+			}
 			// A second Load into a non-empty index takes the insert path.
 			more := corpus(600, 9)
 			for i := range more {
@@ -81,4 +98,72 @@ func TestSearchHelpers(t *testing.T) {
 			require.Equal(t, want, lowerBound(keys, v), "%s: lowerBound(%016x)", name, v)
 		}
 	}
+}
+
+// TestLoadCanceled: a Load whose context is done stores nothing, and the
+// index takes a Load afterwards.
+func TestLoadCanceled(t *testing.T) {
+	db := openT(t, t.TempDir(), testOptions())
+	defer db.Close()
+	docs := corpus(3000, 4)
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	require.ErrorIs(t, db.Load(cctx, docs), context.Canceled)
+	st, err := db.Stats(ctx)
+	require.NoError(t, err)
+	require.Zero(t, st.Documents)
+	require.NoError(t, db.Load(ctx, docs))
+	model := oracle{}
+	for _, d := range docs {
+		model[d.ID] = d
+	}
+	checkQueries(t, db, model, queries(model, 3, 100, rand.New(rand.NewPCG(4, 4))), "loaded after a canceled load")
+}
+
+func TestTaskPool(t *testing.T) {
+	t.Run("runs every task, nested ones too, at most n at a time", func(t *testing.T) {
+		p := newTaskPool(ctx, 2)
+		var running, peak, done atomic.Int32
+		task := func() error {
+			n := running.Add(1)
+			for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+			}
+			time.Sleep(time.Millisecond)
+			running.Add(-1)
+			done.Add(1)
+			return nil
+		}
+		for range 10 {
+			p.run("outer", func() error {
+				p.run("inner", task)
+				return task()
+			})
+		}
+		require.NoError(t, p.wait())
+		assert.Equal(t, int32(20), done.Load())
+		assert.LessOrEqual(t, peak.Load(), int32(2))
+	})
+	t.Run("the first error, named; later tasks skipped", func(t *testing.T) {
+		p := newTaskPool(ctx, 1)
+		boom := errors.New("boom")
+		var after atomic.Int32
+		p.run("table 3", func() error { return boom })
+		p.wait()
+		p.run("table 4", func() error { after.Add(1); return errors.New("second") })
+		err := p.wait()
+		require.ErrorIs(t, err, boom)
+		assert.Contains(t, err.Error(), "table 3")
+		assert.Zero(t, after.Load())
+	})
+	t.Run("a done context skips the tasks", func(t *testing.T) {
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		p := newTaskPool(cctx, 2)
+		ran := false
+		p.run("docs", func() error { ran = true; return nil })
+		err := p.wait()
+		require.ErrorIs(t, err, context.Canceled)
+		assert.Equal(t, context.Canceled.Error(), err.Error(), "not a task's error")
+		assert.False(t, ran)
+	})
 }
