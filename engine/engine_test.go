@@ -48,6 +48,16 @@ func openT(t *testing.T, dir string, o Options) *DB {
 
 // queries returns query fingerprints: stored ones, neighbours of stored ones
 // at every distance 0..k+1, random ones, 0 and all-ones.
+// oracleOf is the oracle of docs stored in order: a repeated id keeps its
+// last document.
+func oracleOf(docs []Doc) oracle {
+	o := oracle{}
+	for _, d := range docs {
+		o[d.ID] = d
+	}
+	return o
+}
+
 func queries(o oracle, k, n int, r *rand.Rand) []uint64 {
 	qs := []uint64{0, ^uint64(0), 1, 1 << 63}
 	ids := slices.Sorted(func(yield func(uint64) bool) {

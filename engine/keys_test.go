@@ -101,10 +101,7 @@ func TestKeyOrderOfStores(t *testing.T) {
 			ssts, err := filepath.Glob(filepath.Join(dir, "pebble", "*.sst"))
 			require.NoError(t, err)
 			require.Greater(t, len(ssts), 3000/97)
-			model := oracle{}
-			for _, d := range docs {
-				model[d.ID] = d
-			}
+			model := oracleOf(docs)
 			require.NoError(t, db.Close())
 
 			db = openT(t, dir, testOptions())

@@ -42,10 +42,7 @@ func TestLoad(t *testing.T) {
 			ssts, err := filepath.Glob(filepath.Join(dir, "pebble", "*.sst"))
 			require.NoError(t, err)
 			require.Greater(t, len(ssts), 6000/500+6000/97)
-			model := oracle{}
-			for _, d := range docs {
-				model[d.ID] = d
-			}
+			model := oracleOf(docs)
 			qs := queries(model, 3, 200, r)
 			checkQueries(t, db, model, qs, "loaded")
 			rep, err := db.Check(ctx)
@@ -113,10 +110,7 @@ func TestLoadCanceled(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, st.Documents)
 	require.NoError(t, db.Load(ctx, docs))
-	model := oracle{}
-	for _, d := range docs {
-		model[d.ID] = d
-	}
+	model := oracleOf(docs)
 	checkQueries(t, db, model, queries(model, 3, 100, rand.New(rand.NewPCG(4, 4))), "loaded after a canceled load")
 }
 

@@ -125,10 +125,7 @@ func TestPendingAddsReadNoBlocks(t *testing.T) {
 	defer db.Close()
 	docs := corpus(3000, 5)
 	require.NoError(t, db.Load(ctx, docs))
-	model := oracle{}
-	for _, d := range docs {
-		model[d.ID] = d
-	}
+	model := oracleOf(docs)
 	db.cache.clear()
 	_, _, missed := db.cache.stats()
 	next := uint64(1 << 40)
@@ -283,10 +280,7 @@ func TestOpensVersion2(t *testing.T) {
 	defer func() { db.Close() }()
 	docs := corpus(3000, 7)
 	require.NoError(t, db.Load(ctx, docs))
-	model := oracle{}
-	for _, d := range docs {
-		model[d.ID] = d
-	}
+	model := oracleOf(docs)
 	next := uint64(1 << 40)
 	insert := func(n int) {
 		var batch []Doc
@@ -409,10 +403,7 @@ func TestFlushBatchInOrder(t *testing.T) {
 	defer db.Close()
 	docs := corpus(3000, 7)
 	require.NoError(t, db.Load(ctx, docs))
-	model := oracle{}
-	for _, d := range docs {
-		model[d.ID] = d
-	}
+	model := oracleOf(docs)
 	for round := range 30 {
 		var batch []Doc
 		for range 200 {
