@@ -9,7 +9,6 @@ import (
 	"math/bits"
 	"runtime"
 	"slices"
-	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/simhashdb/simhashdb/codec"
@@ -174,46 +173,6 @@ func (e *DB) batchTable(ctx context.Context, st *state, t int, queries []uint64,
 		i = j
 	}
 	return hits, nil
-}
-
-// parallel runs fn for each of n parts (tables, ranges of queries) on
-// every core and returns the results by part, or the first error.
-func parallel[T any](ctx context.Context, n int, fn func(part int) ([]T, error)) ([][]T, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	out := make([][]T, n)
-	next := make(chan int, n)
-	for t := range n {
-		next <- t
-	}
-	close(next)
-	var (
-		wg       sync.WaitGroup
-		errOnce  sync.Once
-		firstErr error
-	)
-	for range min(n, runtime.GOMAXPROCS(0)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for t := range next {
-				if ctx.Err() != nil {
-					return
-				}
-				r, err := fn(t)
-				if err != nil {
-					errOnce.Do(func() { firstErr = err; cancel() })
-					return
-				}
-				out[t] = r
-			}
-		}()
-	}
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	return out, ctx.Err()
 }
 
 // Pair is two documents within the distance of FindAll, A.ID < B.ID.
