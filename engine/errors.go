@@ -1,8 +1,16 @@
 package engine
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
 
-// Errors; match them with errors.Is.
+// Errors; match them with errors.Is. Every error the engine returns for
+// damaged data matches ErrCorrupt, also when it comes from a lower layer
+// (codec, huffman, wal), and says where: a *BlockError for a table block or
+// its pending list, a wal.CorruptError for the write-ahead log, a key or a
+// file otherwise.
 var (
 	// ErrClosed: the DB was closed.
 	ErrClosed = errors.New("engine: closed")
@@ -18,4 +26,47 @@ var (
 	ErrCorrupt = errors.New("engine: corrupt")
 	// ErrInput: a malformed argument (name too long, etc.).
 	ErrInput = errors.New("engine: invalid input")
+	// ErrLoadConflict: Load found writes it would race (a writer committed
+	// between Load's check for an empty index and its start); retry it.
+	ErrLoadConflict = errors.New("engine: Load raced other writes; retry")
 )
+
+// BlockError locates a problem in one block of a permuted table: the table
+// and the block's key (its last permuted fingerprint, as Check and the
+// block directory name it). It matches ErrCorrupt when the block or its
+// pending list is damaged, and whatever Err matches otherwise (an I/O
+// error reading it).
+type BlockError struct {
+	Table int
+	Block uint64
+	Err   error
+}
+
+func (e *BlockError) Error() string {
+	msg := e.Err.Error()
+	if errors.Is(e.Err, ErrCorrupt) {
+		// Say "corrupt" once, before the place.
+		msg = strings.TrimPrefix(msg, ErrCorrupt.Error()+": ")
+		return fmt.Sprintf("%v: table %d block %016x: %s", ErrCorrupt, e.Table, e.Block, msg)
+	}
+	return fmt.Sprintf("engine: table %d block %016x: %s", e.Table, e.Block, msg)
+}
+
+func (e *BlockError) Unwrap() error { return e.Err }
+
+// blockErr locates err at block key of table t.
+func blockErr(t int, key uint64, err error) error {
+	return &BlockError{Table: t, Block: key, Err: err}
+}
+
+// corruptBlock is a BlockError that matches ErrCorrupt, with a message
+// (and any error it wraps with %w, such as the codec's).
+func corruptBlock(t int, key uint64, format string, args ...any) error {
+	return blockErr(t, key, fmt.Errorf("%w: "+format, append([]any{ErrCorrupt}, args...)...))
+}
+
+// corrupt wraps a lower layer's error (codec, huffman, wal) so that it
+// matches ErrCorrupt too, with what says where.
+func corrupt(what string, err error) error {
+	return fmt.Errorf("%w: %s: %w", ErrCorrupt, what, err)
+}

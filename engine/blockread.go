@@ -1,0 +1,110 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/simhashdb/simhashdb/codec"
+)
+
+// readBlock returns the decoded block j of table t and its pending list,
+// from the cache or from st's snapshot.
+func (e *DB) readBlock(st *state, t, j int) (fps, pend []uint64, err error) {
+	ti := &st.tables[t]
+	if fps, pend, ok := e.cache.get(ti.slots[j]); ok {
+		return fps, pend, nil
+	}
+	if fps, pend, err = decodeBlock(st.snap, st.codes[t], t, ti.keys[j], ti.pending(j)); err != nil {
+		return nil, nil, err
+	}
+	e.cache.put(ti.slots[j], fps, pend)
+	return fps, pend, nil
+}
+
+// decodeBlock reads and decodes block key of table t and its pending list
+// of the given length.
+func decodeBlock(r reader, codes codec.CodeMap, t int, key uint64, pending int) (fps, pend []uint64, err error) {
+	v, c, err := r.Get(tableKey(spaceTables, t, key))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, nil, fmt.Errorf("%w: table %d block %016x is in the block directory but not stored", ErrCorrupt, t, key)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("engine: table %d block %016x: %w", t, key, err)
+	}
+	defer c.Close()
+	fps, err = codec.Decode(make([]uint64, 0, len(v)/4), v, codes)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: table %d block %016x: %w", ErrCorrupt, t, key, err)
+	}
+	if len(fps) == 0 || fps[len(fps)-1] != key {
+		return nil, nil, fmt.Errorf("%w: table %d block %016x ends with another fingerprint", ErrCorrupt, t, key)
+	}
+	if pend, err = readPending(r, t, key, pending); err != nil {
+		return nil, nil, err
+	}
+	for _, p := range pend {
+		if _, found := slices.BinarySearch(fps, p); found {
+			return nil, nil, inBlockToo(t, key, p)
+		}
+	}
+	return fps, pend, nil
+}
+
+// readPending returns the pending list of n fingerprints of block key of
+// table t.
+func readPending(r reader, t int, key uint64, n int) ([]uint64, error) {
+	if n == 0 {
+		return nil, nil
+	}
+	v, c, err := r.Get(tableKey(spacePending, t, key))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, fmt.Errorf("%w: table %d block %016x: the directory counts %d pending fingerprints, none are stored", ErrCorrupt, t, key, n)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("engine: table %d block %016x: %w", t, key, err)
+	}
+	defer c.Close()
+	pend, err := parsePending(v, n)
+	if err != nil {
+		return nil, fmt.Errorf("table %d block %016x: %w", t, key, err)
+	}
+	return pend, nil
+}
+
+func inBlockToo(t int, key, p uint64) error {
+	return fmt.Errorf("%w: table %d block %016x: pending %016x is in the block too", ErrCorrupt, t, key, p)
+}
+
+// withPending returns block key's fingerprints fps merged with its pending
+// list of n fingerprints.
+func withPending(r reader, t int, key uint64, n int, fps []uint64) ([]uint64, error) {
+	pend, err := readPending(r, t, key, n)
+	if err != nil {
+		return nil, err
+	}
+	return mergePending(t, key, fps, pend)
+}
+
+// mergePending merges block key's fingerprints fps with its pending list.
+func mergePending(t int, key uint64, fps, pend []uint64) ([]uint64, error) {
+	if len(pend) == 0 {
+		return fps, nil
+	}
+	out := make([]uint64, 0, len(fps)+len(pend))
+	i, p := 0, 0
+	for i < len(fps) || p < len(pend) {
+		switch {
+		case p == len(pend) || i < len(fps) && fps[i] < pend[p]:
+			out = append(out, fps[i])
+			i++
+		case i == len(fps) || pend[p] < fps[i]:
+			out = append(out, pend[p])
+			p++
+		default:
+			return nil, inBlockToo(t, key, pend[p])
+		}
+	}
+	return out, nil
+}

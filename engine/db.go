@@ -1,0 +1,112 @@
+package engine
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/simhashdb/simhashdb/permutation"
+	"github.com/simhashdb/simhashdb/wal"
+)
+
+// Doc is a stored document.
+type Doc struct {
+	ID          uint64
+	Fingerprint uint64
+	// Name is optional (a URL, a path), at most MaxName bytes.
+	Name string
+}
+
+// Match is a document found by a query.
+type Match struct {
+	Doc
+	Distance int
+}
+
+// reader is what queries read from: a Pebble snapshot.
+type reader interface {
+	Get(key []byte) ([]byte, io.Closer, error)
+	NewIter(o *pebble.IterOptions) (*pebble.Iterator, error)
+}
+
+// DB is an open index. Its methods are safe for concurrent use.
+type DB struct {
+	dir   string
+	opts  Options
+	log   *slog.Logger
+	pdb   *pebble.DB
+	popts *pebble.Options
+	// prefixSeek: the store orders keys with keyOrder (see seekPostings).
+	prefixSeek bool
+	// pebbleCache is the size of Pebble's block cache, besides its write
+	// room (see writeRoom).
+	pebbleCache int64
+	pcache      *pebble.Cache
+	roomMu      sync.Mutex
+	roomMax     int64    // the write room for the largest memtable budget
+	roomFree    func()   // releases the part of roomMax not needed now
+	wal         *wal.Log // nil when read-only
+	design      *permutation.Design
+	block       int
+	cache       *blockCache
+
+	mu        sync.RWMutex
+	cond      *sync.Cond // on mu: publication order, stalls, flush completion
+	st        *state
+	mem, imm  *memtable
+	immSeg    uint64 // WAL segment that starts after imm's records
+	published uint64 // sequence number of the last write applied to mem
+	closed    bool
+	bgErr     error // a failed background flush
+
+	commitMu sync.Mutex // orders WAL appends and sequence numbers
+	appended uint64
+	dedupMu  sync.Mutex // serialises InsertIfNew
+	flushMu  sync.Mutex // one flush (or check) at a time
+
+	flushCh chan struct{}
+	quit    chan struct{}
+	bg      sync.WaitGroup
+}
+
+// Design returns the index's table design.
+func (e *DB) Design() *permutation.Design { return e.design }
+
+// K returns the largest distance the index answers.
+func (e *DB) K() int { return e.design.K }
+
+// Close makes every acknowledged write durable and releases the index. The
+// memtable is not flushed: the next Open replays the log.
+func (e *DB) Close() error {
+	e.commitMu.Lock()
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		e.commitMu.Unlock()
+		return ErrClosed
+	}
+	e.closed = true
+	e.cond.Broadcast()
+	e.mu.Unlock()
+	e.commitMu.Unlock()
+	close(e.quit)
+	e.bg.Wait()
+	e.flushMu.Lock() // a Flush called by a user may still run
+	defer e.flushMu.Unlock()
+	return e.close()
+}
+
+func (e *DB) close() error {
+	var errs []error
+	if e.wal != nil {
+		errs = append(errs, e.wal.Close())
+	}
+	if e.st != nil && e.st.snap != nil {
+		errs = append(errs, e.st.close())
+	}
+	errs = append(errs, e.pdb.Close())
+	e.releaseCache()
+	return errors.Join(errs...)
+}

@@ -1,0 +1,97 @@
+package engine
+
+import (
+	"math/bits"
+)
+
+// probeState is one table's probe for a query: the permuted query, its
+// range, and where in the table the range starts.
+type probeState struct {
+	pq, lo, hi uint64
+	j          int      // first block that may hold lo
+	fps, pend  []uint64 // block j and its pending list, if it was cached
+	i          int      // lowerBound(fps, lo)
+	at         uint64   // fps[i] once guessed
+}
+
+// probeAll finds the fingerprints within distance k of q in every table and
+// calls add for each. A probe is a chain of dependent reads: the block
+// directory, the block's cache slot, the decoded block, each likely a cache
+// miss in a large index, and on their own they would run one after
+// another, table after table. The tables are independent, so probeAll takes
+// each step for every table before the next: the core then overlaps the
+// tables' misses. Blocks not cached, and ranges that span blocks, finish on
+// the one-table path.
+func (e *DB) probeAll(st *state, q uint64, k int, add func(fp uint64, d int)) error {
+	tabs := e.design.Tables
+	var stack [24]probeState
+	ps := stack[:0]
+	if len(tabs) > len(stack) {
+		ps = make([]probeState, 0, len(tabs))
+	}
+	for t := range tabs {
+		pq := tabs[t].Permute(q)
+		lo, hi := tabs[t].Range(pq)
+		ps = append(ps, probeState{pq: pq, lo: lo, hi: hi})
+	}
+	for t := range ps {
+		ps[t].j = st.tables[t].start(ps[t].lo)
+	}
+	hits := 0
+	for t := range ps {
+		if ti := &st.tables[t]; ps[t].j < len(ti.keys) {
+			var ok bool
+			if ps[t].fps, ps[t].pend, ok = e.cache.peek(ti.slots[ps[t].j]); ok {
+				hits++
+			}
+		}
+	}
+	e.cache.hit(hits)
+	for t := range ps {
+		i := guess(ps[t].fps, ps[t].lo)
+		if i < len(ps[t].fps) {
+			ps[t].at = ps[t].fps[i] // the load walk starts with, for every table at once
+		}
+		ps[t].i = i
+	}
+	for t := range ps {
+		ps[t].i = walk(ps[t].fps, ps[t].lo, ps[t].i)
+	}
+	for t := range ps {
+		if err := e.probe(st, t, &ps[t], k, add); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// probe scans table t for p's range from block p.j on, reading blocks that
+// probeAll did not find in the cache.
+func (e *DB) probe(st *state, t int, p *probeState, k int, add func(fp uint64, d int)) error {
+	tb := &e.design.Tables[t]
+	keys := st.tables[t].keys
+	for j := p.j; j < len(keys); j++ {
+		fps, pend, i := p.fps, p.pend, p.i
+		if j != p.j || fps == nil {
+			var err error
+			if fps, pend, err = e.readBlock(st, t, j); err != nil {
+				return err
+			}
+			i = lowerBound(fps, p.lo)
+		}
+		for ; i < len(fps) && fps[i] <= p.hi; i++ {
+			if d := bits.OnesCount64(fps[i] ^ p.pq); d <= k {
+				add(tb.Unpermute(fps[i]), d)
+			}
+		}
+		for x := lowerBound(pend, p.lo); x < len(pend) && pend[x] <= p.hi; x++ {
+			if d := bits.OnesCount64(pend[x] ^ p.pq); d <= k {
+				add(tb.Unpermute(pend[x]), d)
+			}
+		}
+		if keys[j] >= p.hi {
+			break
+		}
+	}
+	return nil
+}

@@ -1,0 +1,148 @@
+package engine
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"slices"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// seekPostings positions it at the first posting of fp, if any: a prefix
+// seek where the bloom filters hold fingerprints (keyOrder).
+func (e *DB) seekPostings(it *pebble.Iterator, fp uint64) bool {
+	if e.prefixSeek {
+		return it.SeekPrefixGE(postingPrefix(fp))
+	}
+	return it.SeekGE(postingPrefix(fp))
+}
+
+// Query returns every stored document within Hamming distance k of fp,
+// nearest first (then by id). k may be at most K.
+func (e *DB) Query(ctx context.Context, fp uint64, k int) ([]Match, error) {
+	if k < 0 || k > e.design.K {
+		return nil, fmt.Errorf("%w: k = %d, the index answers up to %d", ErrDistance, k, e.design.K)
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.closed {
+		return nil, ErrClosed
+	}
+	return e.queryLocked(ctx, fp, k)
+}
+
+type candidate struct {
+	fp uint64
+	d  int
+}
+
+func (e *DB) queryLocked(ctx context.Context, q uint64, k int) ([]Match, error) {
+	st := e.st
+	var cands []candidate
+	add := func(fp uint64, d int) { cands = append(cands, candidate{fp, d}) }
+	if err := e.probeAll(st, q, k, add); err != nil {
+		return nil, err
+	}
+	e.mem.search(q, k, add)
+	if e.imm != nil {
+		e.imm.search(q, k, add)
+	}
+	if len(cands) == 0 {
+		return nil, nil
+	}
+	var it *pebble.Iterator
+	defer func() { st.release(it) }()
+	return e.expand(st, cands, &it)
+}
+
+// expand turns candidate fingerprints into the documents that hold them
+// now (memtables first, then the snapshot's postings, less what the
+// memtables replace or delete), nearest first and then by id. *it is the
+// postings iterator, opened on first use so that callers with many queries
+// share one.
+func (e *DB) expand(st *state, cands []candidate, it **pebble.Iterator) ([]Match, error) {
+	slices.SortFunc(cands, func(a, b candidate) int { return cmpU64(a.fp, b.fp) })
+	cands = slices.CompactFunc(cands, func(a, b candidate) bool { return a.fp == b.fp })
+	var out []Match
+	for _, c := range cands {
+		for _, id := range e.mem.byFP[c.fp] {
+			out = append(out, Match{Doc{id, c.fp, e.mem.docs[id].name}, c.d})
+		}
+		if e.imm != nil {
+			for _, id := range e.imm.byFP[c.fp] {
+				if !e.mem.touched.Contains(id) {
+					out = append(out, Match{Doc{id, c.fp, e.imm.docs[id].name}, c.d})
+				}
+			}
+		}
+		var err error
+		if out, err = e.postings(st, it, c.fp, c.d, out); err != nil {
+			return nil, err
+		}
+	}
+	slices.SortFunc(out, func(a, b Match) int {
+		if a.Distance != b.Distance {
+			return a.Distance - b.Distance
+		}
+		return cmpU64(a.ID, b.ID)
+	})
+	return out, nil
+}
+
+// postings appends the flushed documents of fp that no memtable hides.
+func (e *DB) postings(st *state, it **pebble.Iterator, fp uint64, d int, out []Match) ([]Match, error) {
+	if *it == nil {
+		var err error
+		if *it, err = st.postingsIter(); err != nil {
+			return nil, err
+		}
+	}
+	pi := *it
+	if u, ok, err := e.unitOf(st, pi, fp); err != nil {
+		return nil, err
+	} else if ok {
+		for i := lowerBound(u.fps, fp); i < len(u.fps) && u.fps[i] == fp; i++ {
+			if id := u.unit.ids[i]; !e.hidden(id) {
+				var name string
+				if u.unit.names != nil {
+					name = u.unit.names[i]
+				}
+				out = append(out, Match{Doc{id, fp, name}, d})
+			}
+		}
+		return out, nil
+	}
+	for e.seekPostings(pi, fp); pi.Valid(); pi.Next() {
+		key := pi.Key()
+		if len(key) != 17 || binary.BigEndian.Uint64(key[1:]) != fp {
+			break
+		}
+		id := binary.BigEndian.Uint64(key[9:])
+		if e.hidden(id) {
+			continue
+		}
+		v, err := pi.ValueAndErr()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Match{Doc{id, fp, string(v)}, d})
+	}
+	return out, pi.Error()
+}
+
+// hidden reports whether a memtable holds a newer write of id than the
+// snapshot.
+func (e *DB) hidden(id uint64) bool {
+	return e.mem.touched.Contains(id) || e.imm != nil && e.imm.touched.Contains(id)
+}
+
+func cmpU64(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

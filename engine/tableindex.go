@@ -1,0 +1,119 @@
+package engine
+
+import (
+	"slices"
+)
+
+// tableIndex is the in-memory directory of one table's blocks.
+type tableIndex struct {
+	keys  []uint64 // last permuted fingerprint of each block, ascending
+	sizes []uint32
+	// pend counts each block's pending fingerprints: added by flushes but
+	// not yet merged into the block, kept beside it (spacePending) so that
+	// a flush rewrites a whole block only once it has gathered pendingMax
+	// of them. A block covers (keys[j-1], keys[j]], the last one also
+	// what lies above its key; readers see the block and its pending list
+	// merged. Nil when no block has any.
+	pend  []uint16
+	slots []*slot // the blocks' cache slots
+	// radix[b] is the first block whose key is >= b << shift: a probe
+	// binary-searches only between radix[b] and radix[b+1], a block or two,
+	// instead of the whole directory (whose misses cost more than the rest
+	// of a warm probe).
+	radix []uint32
+	shift uint
+}
+
+// index builds the radix directory over keys, about four entries a block.
+func (ti *tableIndex) index() {
+	bitsN := 1
+	for 1<<bitsN < 4*len(ti.keys) && bitsN < 24 {
+		bitsN++
+	}
+	ti.shift = uint(64 - bitsN)
+	ti.radix = make([]uint32, 1<<bitsN+1)
+	j := 0
+	for b := range 1 << bitsN {
+		for j < len(ti.keys) && ti.keys[j]>>ti.shift < uint64(b) {
+			j++
+		}
+		ti.radix[b] = uint32(j)
+	}
+	ti.radix[1<<bitsN] = uint32(len(ti.keys))
+}
+
+// find returns the first block whose key is >= v (len(keys) if none).
+// start returns the first block a probe of the range from lo must read:
+// find's, or the last block when lo lies above every key and that block's
+// pending list may hold values there.
+func (ti *tableIndex) start(lo uint64) int {
+	j := ti.find(lo)
+	if j == len(ti.keys) && j > 0 && ti.pending(j-1) > 0 {
+		j--
+	}
+	return j
+}
+
+// pending returns block j's pending count.
+func (ti *tableIndex) pending(j int) int {
+	if ti.pend == nil {
+		return 0
+	}
+	return int(ti.pend[j])
+}
+
+// pendingAt is pending for any j, 0 outside the directory.
+func (ti *tableIndex) pendingAt(j int) int {
+	if j < 0 || j >= len(ti.keys) {
+		return 0
+	}
+	return ti.pending(j)
+}
+
+func (ti *tableIndex) find(v uint64) int {
+	b := v >> ti.shift
+	lo, hi := int(ti.radix[b]), int(ti.radix[b+1])
+	if hi-lo > 8 { // a crowded bucket (clustered fingerprints)
+		j, _ := slices.BinarySearch(ti.keys[lo:hi], v)
+		return lo + j
+	}
+	for lo < hi && ti.keys[lo] < v {
+		lo++
+	}
+	return lo
+}
+
+// lowerBound returns the first i with fps[i] >= v in a sorted block,
+// guessing by interpolation and walking from there: entries of a block are
+// spread evenly enough that the walk is short, and it reads memory in order.
+func lowerBound(fps []uint64, v uint64) int { return walk(fps, v, guess(fps, v)) }
+
+// guess is lowerBound's first step: where v would be if fps were spread
+// evenly between its ends. It reads only the ends.
+func guess(fps []uint64, v uint64) int {
+	n := len(fps)
+	if n == 0 || v <= fps[0] {
+		return 0
+	}
+	if v > fps[n-1] {
+		return n
+	}
+	step := (fps[n-1]-fps[0])/uint64(n) + 1
+	return min(int((v-fps[0])/step), n-1)
+}
+
+// walk is lowerBound's second step: from guess i, the first i with fps[i]
+// >= v. guess returns len(fps) when v is above the last entry, so below
+// that the walk up stops within fps.
+func walk(fps []uint64, v uint64, i int) int {
+	if i == len(fps) {
+		return i
+	}
+	for i > 0 && fps[i-1] >= v {
+		i--
+	}
+	for fps[i] < v {
+		i++
+	}
+	return i
+}
