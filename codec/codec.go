@@ -7,8 +7,8 @@
 // takes their XOR. The XOR's top bit sits above the difference's whenever
 // adding the gap carries, so the XOR form stores the carried bits, which are
 // all but determined, and codes positions where the predecessor holds a 1,
-// which cannot occur; measured on 2^20 uniform fingerprints in 1 KiB blocks
-// it spends 5.5% over the information bound, the difference 1.3%.
+// which cannot occur: the difference comes closer to the information bound
+// (docs/performance.md, compression).
 //
 // Layout of a block (at most the block size, 1024 bytes by default):
 //
@@ -43,7 +43,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math"
-	"math/bits"
 	"slices"
 
 	"github.com/simhashdb/simhashdb/huffman"
@@ -100,32 +99,6 @@ func Bound(n int) float64 {
 	}
 	lg, _ := math.Lgamma(float64(n) + 1)
 	return 64 - lg/math.Ln2/float64(n) // n << 2^64: log2 C(2^64,n) ~ 64n - log2 n!
-}
-
-// H returns the symbol h of fingerprint next after prev (prev < next): the
-// number of leading zero bits of next-prev.
-func H(prev, next uint64) int { return bits.LeadingZeros64(next - prev) }
-
-// Histogram counts h over a sorted table: the input of Train.
-func Histogram(sorted []uint64) (*[huffman.Symbols]uint64, error) {
-	var hist [huffman.Symbols]uint64
-	for i := 1; i < len(sorted); i++ {
-		if sorted[i] <= sorted[i-1] {
-			return nil, fmt.Errorf("%w: at %d: %016x after %016x", ErrUnsorted, i, sorted[i], sorted[i-1])
-		}
-		hist[H(sorted[i-1], sorted[i])]++
-	}
-	return &hist, nil
-}
-
-// Train returns the Huffman code of a sorted table (the paper's method:
-// the distribution of h over the table).
-func Train(sorted []uint64) (*huffman.Code, error) {
-	hist, err := Histogram(sorted)
-	if err != nil {
-		return nil, err
-	}
-	return huffman.Build(hist), nil
 }
 
 // Builder fills one block at a time from a sorted stream of fingerprints.

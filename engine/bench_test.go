@@ -284,7 +284,7 @@ func BenchmarkOnlineInsert(b *testing.B) {
 	inserted := float64(b.N * len(docs))
 	b.ReportMetric(inserted/elapsed.Seconds(), "docs/s")
 	b.ReportMetric(loadRate, "load-docs/s")
-	// DESIGN.md's target: online inserts at a tenth of the bulk-load rate,
+	// The target (docs/performance.md): online inserts at a tenth of the bulk-load rate,
 	// so 1.0 here or more.
 	b.ReportMetric(10*inserted/elapsed.Seconds()/loadRate, "tenths-of-load")
 	b.ReportMetric(float64(written()-before)/inserted, "B-written/doc")

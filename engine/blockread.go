@@ -2,7 +2,6 @@ package engine
 
 import (
 	"errors"
-	"fmt"
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -16,7 +15,7 @@ func (e *DB) readBlock(st *state, t, j int) (fps, pend []uint64, err error) {
 	if fps, pend, ok := e.cache.get(ti.slots[j]); ok {
 		return fps, pend, nil
 	}
-	if fps, pend, err = decodeBlock(st.snap, st.codes[t], t, ti.keys[j], ti.pending(j)); err != nil {
+	if fps, pend, err = decodeBlock(st.snap, ti.codes, t, ti.keys[j], ti.pending(j)); err != nil {
 		return nil, nil, err
 	}
 	e.cache.put(ti.slots[j], fps, pend)
@@ -28,18 +27,14 @@ func (e *DB) readBlock(st *state, t, j int) (fps, pend []uint64, err error) {
 func decodeBlock(r reader, codes codec.CodeMap, t int, key uint64, pending int) (fps, pend []uint64, err error) {
 	v, c, err := r.Get(tableKey(spaceTables, t, key))
 	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, nil, fmt.Errorf("%w: table %d block %016x is in the block directory but not stored", ErrCorrupt, t, key)
+		return nil, nil, corruptBlock(t, key, "in the block directory but not stored")
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("engine: table %d block %016x: %w", t, key, err)
+		return nil, nil, blockErr(t, key, err)
 	}
 	defer c.Close()
-	fps, err = codec.Decode(make([]uint64, 0, len(v)/4), v, codes)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: table %d block %016x: %w", ErrCorrupt, t, key, err)
-	}
-	if len(fps) == 0 || fps[len(fps)-1] != key {
-		return nil, nil, fmt.Errorf("%w: table %d block %016x ends with another fingerprint", ErrCorrupt, t, key)
+	if fps, err = decodeValue(make([]uint64, 0, len(v)/4), v, codes, t, key); err != nil {
+		return nil, nil, err
 	}
 	if pend, err = readPending(r, t, key, pending); err != nil {
 		return nil, nil, err
@@ -52,6 +47,19 @@ func decodeBlock(r reader, codes codec.CodeMap, t int, key uint64, pending int) 
 	return fps, pend, nil
 }
 
+// decodeValue decodes v, the stored value of block key of table t, into
+// dst, and checks that it ends with its key.
+func decodeValue(dst []uint64, v []byte, codes codec.CodeMap, t int, key uint64) ([]uint64, error) {
+	fps, err := codec.Decode(dst, v, codes)
+	if err != nil {
+		return nil, corruptBlock(t, key, "%w", err)
+	}
+	if len(fps) == 0 || fps[len(fps)-1] != key {
+		return nil, corruptBlock(t, key, "ends with another fingerprint than its key")
+	}
+	return fps, nil
+}
+
 // readPending returns the pending list of n fingerprints of block key of
 // table t.
 func readPending(r reader, t int, key uint64, n int) ([]uint64, error) {
@@ -60,21 +68,21 @@ func readPending(r reader, t int, key uint64, n int) ([]uint64, error) {
 	}
 	v, c, err := r.Get(tableKey(spacePending, t, key))
 	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, fmt.Errorf("%w: table %d block %016x: the directory counts %d pending fingerprints, none are stored", ErrCorrupt, t, key, n)
+		return nil, corruptBlock(t, key, "the directory counts %d pending fingerprints, none are stored", n)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("engine: table %d block %016x: %w", t, key, err)
+		return nil, blockErr(t, key, err)
 	}
 	defer c.Close()
 	pend, err := parsePending(v, n)
 	if err != nil {
-		return nil, fmt.Errorf("table %d block %016x: %w", t, key, err)
+		return nil, blockErr(t, key, err)
 	}
 	return pend, nil
 }
 
 func inBlockToo(t int, key, p uint64) error {
-	return fmt.Errorf("%w: table %d block %016x: pending %016x is in the block too", ErrCorrupt, t, key, p)
+	return corruptBlock(t, key, "pending %016x is in the block too", p)
 }
 
 // withPending returns block key's fingerprints fps merged with its pending

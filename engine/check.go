@@ -2,13 +2,12 @@ package engine
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
 
-	"github.com/simhashdb/simhashdb/codec"
+	"github.com/simhashdb/simhashdb/permutation"
 	"github.com/simhashdb/simhashdb/wal"
 )
 
@@ -61,139 +60,188 @@ func (e *DB) Check(ctx context.Context) (CheckReport, error) {
 	}
 	st := e.st
 	e.mu.RUnlock()
-	snap := st.snap
-	var problems []error
-	bad := func(format string, args ...any) {
-		if len(problems) < 100 {
-			problems = append(problems, fmt.Errorf("%w: "+format, append([]any{ErrCorrupt}, args...)...))
-		}
-	}
-	// Documents, then postings: the same (id, fp) pairs.
-	var docs, posts, fpsOfPosts digest
-	if err := scanReader(snap, []byte{spaceDocs}, func(k, v []byte) error {
-		if len(k) != 9 || len(v) < 8 {
-			bad("document key %x: malformed", k)
-			return nil
-		}
-		docs.add(binary.BigEndian.Uint64(k[1:]), binary.BigEndian.Uint64(v))
-		return ctx.Err()
-	}); err != nil {
+	c := &checker{ctx: ctx, st: st, rep: &rep}
+	docs, err := c.documents()
+	if err != nil {
 		return rep, err
 	}
-	var lastFP uint64
-	first := true
-	if err := scanReader(snap, []byte{spacePostings}, func(k, v []byte) error {
-		if len(k) != 17 {
-			bad("posting key %x: malformed", k)
-			return nil
-		}
-		fp, id := binary.BigEndian.Uint64(k[1:]), binary.BigEndian.Uint64(k[9:])
-		posts.add(id, fp)
-		if first || fp != lastFP {
-			fpsOfPosts.add(fp, 0)
-		}
-		first, lastFP = false, fp
-		return ctx.Err()
-	}); err != nil {
+	posts, fps, err := c.postings()
+	if err != nil {
 		return rep, err
 	}
-	rep.Documents, rep.Postings, rep.Fingerprints = docs.n, posts.n, fpsOfPosts.n
+	rep.Documents, rep.Postings, rep.Fingerprints = docs.n, posts.n, fps.n
 	if docs != posts {
-		bad("documents (%d) and postings (%d) disagree", docs.n, posts.n)
+		c.bad("documents (%d) and postings (%d) disagree", docs.n, posts.n)
 	}
 	if docs.n != st.docs {
-		bad("document counter says %d, %d stored", st.docs, docs.n)
+		c.bad("document counter says %d, %d stored", st.docs, docs.n)
 	}
-	if fpsOfPosts.n != st.fps {
-		bad("fingerprint counter says %d, postings hold %d", st.fps, fpsOfPosts.n)
+	if fps.n != st.fps {
+		c.bad("fingerprint counter says %d, postings hold %d", st.fps, fps.n)
 	}
-	// Tables.
 	for t := range e.design.Tables {
-		tb := &e.design.Tables[t]
-		var fps digest
-		var prev uint64
-		n, pendBlocks := 0, 0
-		dir := st.tables[t]
-		if err := scanReader(snap, []byte{spaceTables, byte(t)}, func(k, v []byte) error {
-			if len(k) != 10 {
-				bad("table %d: malformed key %x", t, k)
-				return nil
-			}
-			key := binary.BigEndian.Uint64(k[2:])
-			rep.Blocks++
-			if n >= len(dir.keys) || dir.keys[n] != key {
-				bad("table %d block %016x: not in the block directory at position %d", t, key, n)
-			} else if int(dir.sizes[n]) != len(v) {
-				bad("table %d block %016x: %d bytes, the directory says %d", t, key, len(v), dir.sizes[n])
-			}
-			n++
-			blk, err := codec.Decode(nil, v, st.codes[t])
-			if err != nil {
-				bad("table %d block %016x: %v", t, key, err)
-				return nil
-			}
-			if blk[len(blk)-1] != key {
-				bad("table %d block %016x: last fingerprint %016x differs from its key", t, key, blk[len(blk)-1])
-			}
-			if n > 1 && blk[0] <= prev {
-				bad("table %d block %016x: starts at %016x, not above the previous block's %016x", t, key, blk[0], prev)
-			}
-			if pend := dir.pendingAt(n - 1); pend > 0 {
-				all, err := withPending(snap, t, key, pend, blk)
-				if err != nil {
-					bad("%v", err)
-					return nil
-				}
-				if n < len(dir.keys) && all[len(all)-1] != key {
-					bad("table %d block %016x: pending %016x lies above the block", t, key, all[len(all)-1])
-				}
-				if n > 1 && all[0] <= prev {
-					bad("table %d block %016x: pending %016x lies below the block", t, key, all[0])
-				}
-				blk = all
-				pendBlocks++
-			}
-			prev = key
-			for _, p := range blk {
-				fps.add(tb.Unpermute(p), 0)
-			}
-			return ctx.Err()
-		}); err != nil {
+		if err := c.table(t, &e.design.Tables[t], fps); err != nil {
 			return rep, err
-		}
-		if n != len(dir.keys) {
-			bad("table %d: %d blocks stored, %d in the block directory", t, n, len(dir.keys))
-		}
-		stored := 0
-		if err := scanReader(snap, []byte{spacePending, byte(t)}, func(k, v []byte) error {
-			stored++
-			return nil
-		}); err != nil {
-			return rep, err
-		}
-		if stored != pendBlocks {
-			bad("table %d: %d pending lists stored, the directory counts %d", t, stored, pendBlocks)
-		}
-		if fps != fpsOfPosts {
-			bad("table %d holds %d fingerprints, the postings %d (or other ones)", t, fps.n, fpsOfPosts.n)
 		}
 	}
-	// Block directory entries without a block are found above by count.
-	// The write-ahead log: every record readable.
+	if err := e.checkWAL(c); err != nil {
+		return rep, err
+	}
+	return rep, errors.Join(c.problems...)
+}
+
+// checker gathers Check's problems.
+type checker struct {
+	ctx      context.Context
+	st       *state
+	rep      *CheckReport
+	problems []error
+}
+
+// bad reports a problem (the first 100 of them).
+func (c *checker) bad(format string, args ...any) {
+	if len(c.problems) < 100 {
+		c.problems = append(c.problems, fmt.Errorf("%w: "+format, append([]any{ErrCorrupt}, args...)...))
+	}
+}
+
+// badErr reports a problem that is an error already.
+func (c *checker) badErr(err error) {
+	if len(c.problems) < 100 {
+		if !errors.Is(err, ErrCorrupt) {
+			err = corrupt("check", err)
+		}
+		c.problems = append(c.problems, err)
+	}
+}
+
+// documents digests the (id, fingerprint) pairs of the documents.
+func (c *checker) documents() (digest, error) {
+	var docs digest
+	err := scanReader(c.st.snap, spacePrefix(spaceDocs), func(k, v []byte) error {
+		id, err := parseDocKey(k)
+		if err != nil {
+			c.badErr(err)
+			return nil
+		}
+		fp, err := docFingerprint(id, v)
+		if err != nil {
+			c.badErr(err)
+			return nil
+		}
+		docs.add(id, fp)
+		return c.ctx.Err()
+	})
+	return docs, err
+}
+
+// postings digests the (id, fingerprint) pairs of the postings, and their
+// distinct fingerprints.
+func (c *checker) postings() (posts, fps digest, err error) {
+	var lastFP uint64
+	first := true
+	err = scanReader(c.st.snap, spacePrefix(spacePostings), func(k, v []byte) error {
+		fp, id, err := parsePostingKey(k)
+		if err != nil {
+			c.badErr(err)
+			return nil
+		}
+		posts.add(id, fp)
+		if first || fp != lastFP {
+			fps.add(fp, 0)
+		}
+		first, lastFP = false, fp
+		return c.ctx.Err()
+	})
+	return posts, fps, err
+}
+
+// table checks table t's blocks and pending lists against its directory,
+// and its fingerprints against want, the postings'.
+func (c *checker) table(t int, tb *permutation.Table, want digest) error {
+	var fps digest
+	var prev uint64
+	n, pendBlocks := 0, 0
+	dir := &c.st.tables[t]
+	snap := c.st.snap
+	if err := scanReader(snap, tablePrefix(spaceTables, t), func(k, v []byte) error {
+		_, key, err := parseTableKey(spaceTables, k, len(c.st.tables))
+		if err != nil {
+			c.badErr(err)
+			return nil
+		}
+		c.rep.Blocks++
+		if n >= len(dir.keys) || dir.keys[n] != key {
+			c.badErr(corruptBlock(t, key, "not in the block directory at position %d", n))
+		} else if int(dir.sizes[n]) != len(v) {
+			c.badErr(corruptBlock(t, key, "%d bytes, the directory says %d", len(v), dir.sizes[n]))
+		}
+		n++
+		blk, err := decodeValue(nil, v, dir.codes, t, key)
+		if err != nil {
+			c.badErr(err)
+			return nil
+		}
+		if n > 1 && blk[0] <= prev {
+			c.badErr(corruptBlock(t, key, "starts at %016x, not above the previous block's %016x", blk[0], prev))
+		}
+		if pend := dir.pendingAt(n - 1); pend > 0 {
+			all, err := withPending(snap, t, key, pend, blk)
+			if err != nil {
+				c.badErr(err)
+				return nil
+			}
+			if n < len(dir.keys) && all[len(all)-1] != key {
+				c.badErr(corruptBlock(t, key, "pending %016x lies above the block", all[len(all)-1]))
+			}
+			if n > 1 && all[0] <= prev {
+				c.badErr(corruptBlock(t, key, "pending %016x lies below the block", all[0]))
+			}
+			blk = all
+			pendBlocks++
+		}
+		prev = key
+		for _, p := range blk {
+			fps.add(tb.Unpermute(p), 0)
+		}
+		return c.ctx.Err()
+	}); err != nil {
+		return err
+	}
+	// Directory entries without a block are found by count.
+	if n != len(dir.keys) {
+		c.bad("table %d: %d blocks stored, %d in the block directory", t, n, len(dir.keys))
+	}
+	stored := 0
+	if err := scanReader(snap, tablePrefix(spacePending, t), func(k, v []byte) error {
+		stored++
+		return nil
+	}); err != nil {
+		return err
+	}
+	if stored != pendBlocks {
+		c.bad("table %d: %d pending lists stored, the directory counts %d", t, stored, pendBlocks)
+	}
+	if fps != want {
+		c.bad("table %d holds %d fingerprints, the postings %d (or other ones)", t, fps.n, want.n)
+	}
+	return nil
+}
+
+// checkWAL reads every record of the write-ahead log that the tables do
+// not hold yet.
+func (e *DB) checkWAL(c *checker) error {
 	if e.wal != nil {
 		if err := e.wal.Sync(); err != nil {
-			return rep, err
+			return err
 		}
 	}
-	rs, err := wal.Replay(filepath.Join(e.dir, "wal"), st.walFrom, true, func(typ byte, p []byte) error {
-		if typ != recOps {
-			return fmt.Errorf("unknown record type %d", typ)
-		}
-		return decodeOps(p, func(bool, Doc) {})
+	rs, err := wal.Replay(filepath.Join(e.dir, walDir), c.st.walFrom, true, func(typ byte, p []byte) error {
+		return decodeRecord(typ, p, func(bool, Doc) {})
 	})
-	rep.WALRecords = rs.Records
+	c.rep.WALRecords = rs.Records
 	if err != nil {
-		bad("%v", err)
+		c.badErr(walErr(err))
 	}
-	return rep, errors.Join(problems...)
+	return nil
 }

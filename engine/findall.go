@@ -3,13 +3,11 @@ package engine
 import (
 	"cmp"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"iter"
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
-	"github.com/simhashdb/simhashdb/codec"
 	"github.com/simhashdb/simhashdb/engine/internal/radix"
 	"github.com/simhashdb/simhashdb/engine/join"
 )
@@ -54,35 +52,7 @@ func (e *DB) findAll(ctx context.Context, k int) ([]Pair, error) {
 		return nil, ErrClosed
 	}
 	st := e.st
-	// Pairs of distinct flushed fingerprints, table by table.
-	fpPairs, err := parallel(ctx, len(e.design.Tables), func(t int) ([]join.Pair, error) {
-		var out []join.Pair
-		s := f.NewScan(t, func(p join.Pair) bool { out = append(out, p); return true })
-		var buf []uint64
-		ti, j := &st.tables[t], 0
-		err := scanReader(st.snap, []byte{spaceTables, byte(t)}, func(key, v []byte) error {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			last := binary.BigEndian.Uint64(key[2:])
-			if j >= len(ti.keys) || ti.keys[j] != last {
-				return fmt.Errorf("%w: table %d block %016x is not in the block directory", ErrCorrupt, t, last)
-			}
-			var err error
-			if buf, err = codec.Decode(buf[:0], v, st.codes[t]); err != nil {
-				return fmt.Errorf("%w: table %d block %016x: %w", ErrCorrupt, t, last, err)
-			}
-			fps, err := withPending(st.snap, t, last, ti.pending(j), buf)
-			if err != nil {
-				return err
-			}
-			j++
-			s.Feed(fps)
-			return nil
-		})
-		s.Close()
-		return out, err
-	})
+	fpPairs, err := e.tablePairs(ctx, st, f)
 	if err != nil {
 		return nil, err
 	}
@@ -176,11 +146,11 @@ func (e *DB) pairDocs(st *state, pairs []join.Pair, out *[]Pair) (map[uint64][]D
 		}
 		group = group[:0]
 	}
-	err := scanReader(st.snap, []byte{spacePostings}, func(key, v []byte) error {
-		if len(key) != 17 {
-			return fmt.Errorf("%w: posting key of %d bytes", ErrCorrupt, len(key))
+	err := scanReader(st.snap, spacePrefix(spacePostings), func(key, v []byte) error {
+		fp, id, err := parsePostingKey(key)
+		if err != nil {
+			return err
 		}
-		fp, id := binary.BigEndian.Uint64(key[1:]), binary.BigEndian.Uint64(key[9:])
 		if len(group) > 0 && group[0].Fingerprint != fp {
 			flush()
 		}
@@ -263,4 +233,40 @@ func clusters(pairs []Pair) [][]Doc {
 		}
 	}
 	return out
+}
+
+// tablePairs returns the pairs of distinct flushed fingerprints that f
+// finds, table by table: each table is read once, in order, its blocks
+// merged with their pending lists.
+func (e *DB) tablePairs(ctx context.Context, st *state, f *join.Finder) ([][]join.Pair, error) {
+	return parallel(ctx, len(e.design.Tables), func(t int) ([]join.Pair, error) {
+		var out []join.Pair
+		s := f.NewScan(t, func(p join.Pair) bool { out = append(out, p); return true })
+		var buf []uint64
+		ti, j := &st.tables[t], 0
+		err := scanReader(st.snap, tablePrefix(spaceTables, t), func(k, v []byte) error {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			_, last, err := parseTableKey(spaceTables, k, len(st.tables))
+			if err != nil {
+				return err
+			}
+			if j >= len(ti.keys) || ti.keys[j] != last {
+				return corruptBlock(t, last, "not in the block directory")
+			}
+			if buf, err = decodeValue(buf[:0], v, ti.codes, t, last); err != nil {
+				return err
+			}
+			fps, err := withPending(st.snap, t, last, ti.pending(j), buf)
+			if err != nil {
+				return err
+			}
+			j++
+			s.Feed(fps)
+			return nil
+		})
+		s.Close()
+		return out, err
+	})
 }

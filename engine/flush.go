@@ -2,16 +2,15 @@ package engine
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"runtime"
 	"slices"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/simhashdb/simhashdb/engine/internal/radix"
+	"github.com/simhashdb/simhashdb/permutation"
 )
 
 // Flush merges the memtable into the tables and makes it durable in Pebble,
@@ -78,16 +77,14 @@ type flushStats struct{ written, replaced, pended int }
 // lastDocID returns the largest document id r holds; stored is false when
 // it holds none.
 func lastDocID(r reader) (id uint64, stored bool, err error) {
-	it, err := r.NewIter(&pebble.IterOptions{LowerBound: []byte{spaceDocs}, UpperBound: []byte{spaceDocs + 1}})
+	lo, hi := spaceBounds(spaceDocs)
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
 		return 0, false, err
 	}
 	if it.Last() {
-		if k := it.Key(); len(k) == 9 {
-			id, stored = binary.BigEndian.Uint64(k[1:]), true
-		} else {
-			err = fmt.Errorf("%w: document key %x", ErrCorrupt, k)
-		}
+		id, err = parseDocKey(it.Key())
+		stored = err == nil
 	}
 	if err == nil {
 		err = it.Error()
@@ -102,243 +99,94 @@ func lastDocID(r reader) (id uint64, stored bool, err error) {
 // for an id that counts.
 func (e *DB) heldBy(it *pebble.Iterator, fp uint64, counts func(id uint64) bool) bool {
 	for e.seekPostings(it, fp); it.Valid(); it.Next() {
-		k := it.Key()
-		if len(k) != 17 || binary.BigEndian.Uint64(k[1:]) != fp {
+		f, id, err := parsePostingKey(it.Key())
+		if err != nil || f != fp {
 			return false
 		}
-		if counts(binary.BigEndian.Uint64(k[9:])) {
+		if counts(id) {
 			return true
 		}
 	}
 	return false
 }
 
+// flushJob is one flush of a memtable: its writes, one batch per keyspace
+// (the tables' per table too), joined in key order into one batch to
+// commit. Pebble sorts a large batch's keys when it commits it, and keys
+// in order take that sort one pass. None is indexed: nothing reads them
+// back.
+type flushJob struct {
+	e       *DB
+	m       *memtable
+	old     *state // only flushes replace it, and flushMu is held
+	docsB   *pebble.Batch
+	postB   *pebble.Batch
+	metaB   *pebble.Batch
+	tables  []tableBatches
+	docs    int64           // documents after the flush
+	changes []postingChange // the postings it writes: the cache's units take them
+	// orphans are fingerprints that may have lost their last document,
+	// checked once the batch holds every change.
+	orphans map[uint64]bool
+	stats   flushStats
+}
+
+func (f *flushJob) close() {
+	for _, b := range []*pebble.Batch{f.docsB, f.postB, f.metaB} {
+		if b != nil {
+			b.Close()
+		}
+	}
+	for _, tb := range f.tables {
+		tb.close()
+	}
+}
+
 // flushMemtable commits m to Pebble in one batch and installs the new state.
 func (e *DB) flushMemtable(m *memtable, walFrom uint64) (flushStats, error) {
-	var fs flushStats
-	old := e.st // only flushes replace it, and flushMu is held
-	// The flush's writes, one batch per keyspace (the tables' per table
-	// too), joined in key order into one batch to commit: Pebble sorts a
-	// large batch's keys when it commits it, and keys in order take that
-	// sort one pass. None is indexed: nothing reads them back.
-	docsB := e.pdb.NewBatch()
-	defer docsB.Close()
-	docs := old.docs
-	// Documents and postings; fingerprints that may have lost their last
-	// document are checked once the batch holds every change.
-	orphans := map[uint64]bool{}
-	ids := make([]uint64, 0, len(m.docs))
-	for id := range m.docs {
-		ids = append(ids, id)
+	f := &flushJob{e: e, m: m, old: e.st, docsB: e.pdb.NewBatch(), postB: e.pdb.NewBatch(), metaB: e.pdb.NewBatch(),
+		orphans: map[uint64]bool{}}
+	defer f.close()
+	if err := f.writeDocuments(); err != nil {
+		return f.stats, err
 	}
-	radix.Sort(ids)
-	// The postings this flush writes: the cache's units take them.
-	changes := make([]postingChange, 0, len(ids))
-	// An id above every stored one is new: no look-up, which a caller that
-	// numbers its documents as it goes (NextID) would otherwise pay for
-	// every insert.
-	top, stored, err := lastDocID(old.snap)
+	if err := f.writePostings(); err != nil {
+		return f.stats, err
+	}
+	adds, dels, err := f.tableChanges()
 	if err != nil {
-		return fs, err
+		return f.stats, err
 	}
-	for _, id := range ids {
-		d := m.docs[id]
-		var v []byte
-		var c io.Closer
-		err := pebble.ErrNotFound
-		if stored && id <= top {
-			v, c, err = e.pdb.Get(docKey(id))
-		}
-		switch {
-		case errors.Is(err, pebble.ErrNotFound):
-		case err != nil:
-			return fs, err
-		default:
-			if len(v) < 8 {
-				c.Close()
-				return fs, fmt.Errorf("%w: document %d: value of %d bytes", ErrCorrupt, id, len(v))
-			}
-			ofp := binary.BigEndian.Uint64(v)
-			c.Close()
-			changes = append(changes, postingChange{fp: ofp, id: id})
-			if !d.live || d.fp != ofp {
-				orphans[ofp] = true
-			}
-			docs--
-		}
-		if d.live {
-			changes = append(changes, postingChange{fp: d.fp, id: id, name: d.name, add: true})
-			if err := docsB.Set(docKey(id), docValue(d.fp, d.name), nil); err != nil {
-				return fs, err
-			}
-			docs++
-		} else if err := docsB.Delete(docKey(id), nil); err != nil {
-			return fs, err
-		}
+	old := f.old
+	units, dropped, carry := old.units.next(f.docs, f.changes)
+	st := newState(slices.Clone(old.tables), f.docs, old.fps, walFrom, units)
+	outs, err := f.mergeTables(st, adds, dels)
+	if err != nil {
+		return f.stats, err
 	}
-	// The postings in key order: changes are in id order, removal before
-	// addition, and the sort by fingerprint is stable.
-	sortChangesByFP(changes)
-	postB := e.pdb.NewBatch()
-	defer postB.Close()
-	for _, c := range changes {
-		var err error
-		if c.add {
-			err = postB.Set(postingKey(c.fp, c.id), []byte(c.name), nil)
-		} else {
-			err = postB.Delete(postingKey(c.fp, c.id), nil)
-		}
-		if err != nil {
-			return fs, err
-		}
-	}
-	var adds, dels []uint64
-	for fp, ids := range m.byFP {
-		if len(ids) > 0 {
-			adds = append(adds, fp)
-		} else {
-			orphans[fp] = true // indexed here, all its ids gone: maybe stored before
-		}
-	}
-	if len(adds) > 0 || len(orphans) > 0 {
-		it, err := old.snap.NewIter(&pebble.IterOptions{LowerBound: []byte{spacePostings}, UpperBound: []byte{spacePostings + 1}})
-		if err != nil {
-			return fs, err
-		}
-		// Fingerprints already in the tables (some stored document has
-		// them) change nothing there; mergeTable takes the rest as new, so
-		// that it can put them in pending lists without reading their
-		// blocks. Each check is a seek, most of them cache misses in a
-		// large index: the cores take a share each, in order.
-		radix.Sort(adds)
-		// Most of these fingerprints are new, and most postings are in
-		// the last level, where Pebble reads no bloom filter unless told:
-		// they are large, and most look-ups there find their key. Here
-		// most do not, and the filter saves a data block read from disk
-		// per fingerprint, but only while the filters (1.25 bytes per
-		// posting) stay in the cache; otherwise they would be read again
-		// and again.
-		useL6 := e.prefixSeek && old.docs*10/8 <= e.pebbleCache/2
-		parts := min(runtime.GOMAXPROCS(0), max(len(adds)/4096, 1))
-		fresh, err := parallel(context.Background(), parts, func(part int) ([]uint64, error) {
-			share := adds[part*len(adds)/parts : (part+1)*len(adds)/parts]
-			it, err := old.snap.NewIter(&pebble.IterOptions{LowerBound: []byte{spacePostings}, UpperBound: []byte{spacePostings + 1}, UseL6Filters: useL6})
-			if err != nil {
-				return nil, err
-			}
-			var out []uint64
-			for _, fp := range share {
-				if !e.heldBy(it, fp, func(uint64) bool { return true }) {
-					out = append(out, fp)
-				}
-			}
-			return out, errors.Join(it.Error(), it.Close())
-		})
-		if err != nil {
-			return fs, errors.Join(err, it.Close())
-		}
-		adds = slices.Concat(fresh...)
-		// An orphan stays if a document of this flush has it, or a stored
-		// one that this flush does not rewrite: every id it writes is in
-		// m.docs, and its new postings are in m.byFP.
-		for fp := range orphans {
-			if len(m.byFP[fp]) == 0 && !e.heldBy(it, fp, func(id uint64) bool { _, ok := m.docs[id]; return !ok }) {
-				dels = append(dels, fp)
-			}
-		}
-		if err := errors.Join(it.Error(), it.Close()); err != nil {
-			return fs, err
-		}
-	}
-	st := &state{tables: slices.Clone(old.tables), codes: slices.Clone(old.codes), curCode: slices.Clone(old.curCode), docs: docs, fps: old.fps, walFrom: walFrom}
-	var dropped []*slot
-	var carry []carried
-	st.units, dropped, carry = old.units.next(docs, changes)
 	var fills []filled
-	// The tables are independent: the cores merge a share of them each,
-	// into batches of their own.
-	batches := make([]tableBatches, len(e.design.Tables))
-	defer func() {
-		for _, tb := range batches {
-			tb.close()
-		}
-	}()
-	outs, err := parallel(context.Background(), len(e.design.Tables), func(t int) ([]mergeResult, error) {
-		tb := &e.design.Tables[t]
-		perm := make([]uint64, 0, len(adds))
-		for _, fp := range adds {
-			perm = append(perm, tb.Permute(fp))
-		}
-		radix.Sort(perm)
-		pdels := make([]uint64, 0, len(dels))
-		for _, fp := range dels {
-			pdels = append(pdels, tb.Permute(fp))
-		}
-		radix.Sort(pdels)
-		batches[t] = tableBatches{e.pdb.NewBatch(), e.pdb.NewBatch(), e.pdb.NewBatch()}
-		r, err := e.mergeTable(&batches[t], old, st, t, perm, pdels)
-		return []mergeResult{r}, err
-	})
-	if err != nil {
-		return fs, err
-	}
-	metaB := e.pdb.NewBatch()
-	defer metaB.Close()
-	for t, o := range outs {
-		r := o[0]
+	for t, r := range outs {
 		if r.code != nil {
-			if err := metaB.Set(metaCodeKey(t, st.curCode[t]), r.code, nil); err != nil {
-				return fs, err
+			if err := f.metaB.Set(metaCodeKey(t, st.tables[t].code), r.code, nil); err != nil {
+				return f.stats, err
 			}
 		}
 		dropped = append(dropped, r.replaced...)
 		fills = append(fills, r.fill...)
-		fs.written += r.written
-		fs.pended += r.pended
-		fs.replaced += len(r.replaced)
+		f.stats.written += r.written
+		f.stats.pended += r.pended
+		f.stats.replaced += len(r.replaced)
 		if t == 0 {
 			st.fps += int64(r.added - r.removed)
 		}
 	}
-	// An older index may get pending lists of several runs now: mark it
-	// with this version.
-	if err := metaB.Set(metaFormat, binary.BigEndian.AppendUint32(nil, formatVersion), nil); err != nil {
-		return fs, err
+	if err := f.writeMeta(st); err != nil {
+		return f.stats, err
 	}
-	if err := metaB.Set(metaCounts, binary.AppendUvarint(binary.AppendUvarint(nil, uint64(st.docs)), uint64(st.fps)), nil); err != nil {
-		return fs, err
+	if err := f.commit(); err != nil {
+		return f.stats, err
 	}
-	if err := metaB.Set(metaWALFrom, binary.AppendUvarint(nil, walFrom), nil); err != nil {
-		return fs, err
-	}
-	// Keyspace order: meta, documents, postings, then blocks, directory
-	// entries and pending lists, each in table order.
-	parts := []*pebble.Batch{metaB, docsB, postB}
-	for _, space := range []func(tableBatches) *pebble.Batch{tableBatches.blocksOf, tableBatches.dirOf, tableBatches.pendOf} {
-		for _, tb := range batches {
-			parts = append(parts, space(tb))
-		}
-	}
-	size := 0
-	for _, p := range parts {
-		size += p.Len()
-	}
-	// Sized once: growing a batch of a few hundred megabytes copies it
-	// again at every doubling.
-	b := e.pdb.NewBatchWithSize(size)
-	defer b.Close()
-	for _, p := range parts {
-		if err := b.Apply(p, nil); err != nil {
-			return fs, err
-		}
-	}
-	if flushBatchHook != nil {
-		flushBatchHook(b)
-	}
-	if err := b.Commit(pebble.Sync); err != nil {
-		return fs, fmt.Errorf("engine: committing a flush: %w", err)
-	}
-	st.snap, st.iters = e.pdb.NewSnapshot(), make(chan *pebble.Iterator, 8)
+	st.open(e.pdb)
 	e.mu.Lock()
 	e.st = st
 	for _, s := range dropped {
@@ -351,13 +199,236 @@ func (e *DB) flushMemtable(m *memtable, walFrom uint64) (flushStats, error) {
 	e.fitWriteRoom(budget)
 	// Outside the lock: a query may have cached a new block first, and put
 	// then keeps its copy.
-	for _, f := range fills {
-		e.cache.put(f.slot, f.fps, f.pend)
+	for _, fl := range fills {
+		e.cache.put(fl.slot, fl.fps, fl.pend)
 	}
 	for _, c := range carry {
 		e.cache.putBlock(c.slot, c.b)
 	}
-	return fs, old.close()
+	return f.stats, old.close()
+}
+
+// writeDocuments writes the memtable's documents, in id order, and notes
+// the postings changes they make.
+func (f *flushJob) writeDocuments() error {
+	m := f.m
+	f.docs = f.old.docs
+	ids := make([]uint64, 0, len(m.docs))
+	for id := range m.docs {
+		ids = append(ids, id)
+	}
+	radix.Sort(ids)
+	f.changes = make([]postingChange, 0, len(ids))
+	// An id above every stored one is new: no look-up, which a caller that
+	// numbers its documents as it goes (NextID) would otherwise pay for
+	// every insert.
+	top, stored, err := lastDocID(f.old.snap)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		d := m.docs[id]
+		if stored && id <= top {
+			ofp, found, err := f.storedFingerprint(id)
+			if err != nil {
+				return err
+			}
+			if found {
+				f.changes = append(f.changes, postingChange{fp: ofp, id: id})
+				if !d.live || d.fp != ofp {
+					f.orphans[ofp] = true
+				}
+				f.docs--
+			}
+		}
+		if d.live {
+			f.changes = append(f.changes, postingChange{fp: d.fp, id: id, name: d.name, add: true})
+			if err := f.docsB.Set(docKey(id), docValue(d.fp, d.name), nil); err != nil {
+				return err
+			}
+			f.docs++
+		} else if err := f.docsB.Delete(docKey(id), nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// storedFingerprint returns the fingerprint Pebble holds for document id.
+func (f *flushJob) storedFingerprint(id uint64) (fp uint64, found bool, err error) {
+	v, c, err := f.e.pdb.Get(docKey(id))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	defer c.Close()
+	fp, err = docFingerprint(id, v)
+	return fp, err == nil, err
+}
+
+// writePostings writes the postings changes in key order: they are in id
+// order, removal before addition, and the sort by fingerprint is stable.
+func (f *flushJob) writePostings() error {
+	sortChangesByFP(f.changes)
+	for _, c := range f.changes {
+		var err error
+		if c.add {
+			err = f.postB.Set(postingKey(c.fp, c.id), []byte(c.name), nil)
+		} else {
+			err = f.postB.Delete(postingKey(c.fp, c.id), nil)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// tableChanges returns the fingerprints the tables gain (adds: no stored
+// document had them) and lose (dels: no document keeps them), each sorted.
+func (f *flushJob) tableChanges() (adds, dels []uint64, err error) {
+	m := f.m
+	for fp, ids := range m.byFP {
+		if len(ids) > 0 {
+			adds = append(adds, fp)
+		} else {
+			f.orphans[fp] = true // indexed here, all its ids gone: maybe stored before
+		}
+	}
+	if len(adds) == 0 && len(f.orphans) == 0 {
+		return nil, nil, nil
+	}
+	radix.Sort(adds)
+	if adds, err = f.fresh(adds); err != nil {
+		return nil, nil, err
+	}
+	lo, hi := spaceBounds(spacePostings)
+	it, err := f.old.snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return nil, nil, err
+	}
+	// An orphan stays if a document of this flush has it, or a stored one
+	// that this flush does not rewrite: every id it writes is in m.docs,
+	// and its new postings are in m.byFP.
+	for fp := range f.orphans {
+		if len(m.byFP[fp]) == 0 && !f.e.heldBy(it, fp, func(id uint64) bool { _, ok := m.docs[id]; return !ok }) {
+			dels = append(dels, fp)
+		}
+	}
+	return adds, dels, errors.Join(it.Error(), it.Close())
+}
+
+// fresh returns the fingerprints of adds (sorted) that no stored document
+// has: those already in the tables change nothing there, and mergeTable
+// takes the rest as new, so that it can put them in pending lists without
+// reading their blocks. Each check is a seek, most of them cache misses in
+// a large index: the cores take a share each, in order.
+func (f *flushJob) fresh(adds []uint64) ([]uint64, error) {
+	e, old := f.e, f.old
+	// Most of these fingerprints are new, and most postings are in the
+	// last level, where Pebble reads no bloom filter unless told: they are
+	// large, and most look-ups there find their key. Here most do not, and
+	// the filter saves a data block read from disk per fingerprint, but
+	// only while the filters (1.25 bytes per posting) stay in the cache;
+	// otherwise they would be read again and again.
+	useL6 := e.prefixSeek && old.docs*10/8 <= e.pebbleCache/2
+	parts := min(runtime.GOMAXPROCS(0), max(len(adds)/4096, 1))
+	fresh, err := parallel(context.Background(), parts, func(part int) ([]uint64, error) {
+		share := adds[part*len(adds)/parts : (part+1)*len(adds)/parts]
+		lo, hi := spaceBounds(spacePostings)
+		it, err := old.snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi, UseL6Filters: useL6})
+		if err != nil {
+			return nil, err
+		}
+		var out []uint64
+		for _, fp := range share {
+			if !e.heldBy(it, fp, func(uint64) bool { return true }) {
+				out = append(out, fp)
+			}
+		}
+		return out, errors.Join(it.Error(), it.Close())
+	})
+	return slices.Concat(fresh...), err
+}
+
+// mergeTables merges adds and dels into every table of st, on every core,
+// each table into batches of its own.
+func (f *flushJob) mergeTables(st *state, adds, dels []uint64) ([]mergeResult, error) {
+	e := f.e
+	f.tables = make([]tableBatches, len(e.design.Tables))
+	outs, err := parallel(context.Background(), len(e.design.Tables), func(t int) ([]mergeResult, error) {
+		tb := &e.design.Tables[t]
+		f.tables[t] = tableBatches{e.pdb.NewBatch(), e.pdb.NewBatch(), e.pdb.NewBatch()}
+		r, err := e.mergeTable(&f.tables[t], f.old, st, t, permuteSorted(tb, adds), permuteSorted(tb, dels))
+		return []mergeResult{r}, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	rs := make([]mergeResult, len(outs))
+	for t, o := range outs {
+		rs[t] = o[0]
+	}
+	return rs, nil
+}
+
+// permuteSorted returns fps permuted by table tb, sorted.
+func permuteSorted(tb *permutation.Table, fps []uint64) []uint64 {
+	perm := make([]uint64, len(fps))
+	for i, fp := range fps {
+		perm[i] = tb.Permute(fp)
+	}
+	radix.Sort(perm)
+	return perm
+}
+
+// writeMeta writes the counters and WAL position of st, and the format
+// version: an older index may get pending lists of several runs now.
+func (f *flushJob) writeMeta(st *state) error {
+	for _, kv := range [][2][]byte{
+		{metaFormat, formatValue(formatVersion)},
+		{metaCounts, countsValue(st.docs, st.fps)},
+		{metaWALFrom, uvarintValue(st.walFrom)},
+	} {
+		if err := f.metaB.Set(kv[0], kv[1], nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// commit joins the batches in keyspace order (meta, documents, postings,
+// then blocks, directory entries and pending lists, each in table order)
+// and commits them, durably.
+func (f *flushJob) commit() error {
+	parts := []*pebble.Batch{f.metaB, f.docsB, f.postB}
+	for _, space := range []func(tableBatches) *pebble.Batch{tableBatches.blocksOf, tableBatches.dirOf, tableBatches.pendOf} {
+		for _, tb := range f.tables {
+			parts = append(parts, space(tb))
+		}
+	}
+	size := 0
+	for _, p := range parts {
+		size += p.Len()
+	}
+	// Sized once: growing a batch of a few hundred megabytes copies it
+	// again at every doubling.
+	b := f.e.pdb.NewBatchWithSize(size)
+	defer b.Close()
+	for _, p := range parts {
+		if err := b.Apply(p, nil); err != nil {
+			return err
+		}
+	}
+	if flushBatchHook != nil {
+		flushBatchHook(b)
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("engine: committing a flush: %w", err)
+	}
+	return nil
 }
 
 // tableBatches are a table's writes in a flush, a batch per keyspace.

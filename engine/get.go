@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -35,10 +34,11 @@ func (e *DB) Get(ctx context.Context, id uint64) (Doc, error) {
 		return Doc{}, err
 	}
 	defer c.Close()
-	if len(v) < 8 {
-		return Doc{}, fmt.Errorf("%w: document %d: value of %d bytes", ErrCorrupt, id, len(v))
+	fp, name, err := parseDocValue(id, v)
+	if err != nil {
+		return Doc{}, err
 	}
-	return Doc{ID: id, Fingerprint: binary.BigEndian.Uint64(v), Name: string(v[8:])}, nil
+	return Doc{ID: id, Fingerprint: fp, Name: name}, nil
 }
 
 // NextID returns one more than the largest id stored (1 for an empty
@@ -60,13 +60,17 @@ func (e *DB) NextID(ctx context.Context) (uint64, error) {
 			}
 		}
 	}
-	it, err := e.st.snap.NewIter(&pebble.IterOptions{LowerBound: []byte{spaceDocs}, UpperBound: []byte{spaceDocs + 1}})
+	lo, hi := spaceBounds(spaceDocs)
+	it, err := e.st.snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
 		return 0, err
 	}
 	defer it.Close()
 	for ok := it.Last(); ok; ok = it.Prev() {
-		id := binary.BigEndian.Uint64(it.Key()[1:])
+		id, err := parseDocKey(it.Key())
+		if err != nil {
+			return 0, err
+		}
 		if !e.hidden(id) {
 			top = max(top, id)
 			break

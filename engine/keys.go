@@ -27,6 +27,23 @@ var (
 	metaCodes   = []byte{spaceMeta, 'c'} // the prefix of metaCodeKey
 )
 
+// metaName names a metadata key in errors.
+func metaName(k []byte) string {
+	switch string(k) {
+	case string(metaFormat):
+		return "format version"
+	case string(metaDesign):
+		return "table design"
+	case string(metaBlock):
+		return "block size"
+	case string(metaWALFrom):
+		return "WAL position"
+	case string(metaCounts):
+		return "counters"
+	}
+	return fmt.Sprintf("metadata key %x", k)
+}
+
 // Key lengths.
 const (
 	docKeyLen       = 9
@@ -106,11 +123,14 @@ func parseTableKey(space byte, k []byte, tables int) (table int, key uint64, err
 	return int(k[1]), binary.BigEndian.Uint64(k[2:]), nil
 }
 
+// spacePrefix is the prefix of every key of a keyspace.
+func spacePrefix(space byte) []byte { return []byte{space} }
+
 // tablePrefix is the prefix of table's keys in space.
 func tablePrefix(space byte, table int) []byte { return []byte{space, byte(table)} }
 
 // spaceBounds are the iterator bounds of a whole keyspace.
-func spaceBounds(space byte) (lower, upper []byte) { return []byte{space}, []byte{space + 1} }
+func spaceBounds(space byte) (lower, upper []byte) { return spacePrefix(space), []byte{space + 1} }
 
 func spaceName(space byte) string {
 	switch space {

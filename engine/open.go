@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -22,13 +21,29 @@ import (
 // pebble/v2.1 (Pebble's default is an old row format).
 const pebbleFormat = pebble.FormatValueSeparation
 
+// Folders of an index directory.
+const (
+	pebbleDir = "pebble" // the Pebble store
+	walDir    = "wal"    // the engine's write-ahead log
+)
+
+// Exists reports whether dir holds an index (one that Open would open
+// rather than create).
+func Exists(dir string) (bool, error) {
+	_, err := os.Stat(filepath.Join(dir, pebbleDir))
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 // Open opens the index in dir, creating it unless opts.ReadOnly.
 func Open(dir string, opts Options) (*DB, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	pdir := filepath.Join(dir, "pebble")
+	pdir := filepath.Join(dir, pebbleDir)
 	if _, err := os.Stat(pdir); err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
 			return nil, err
@@ -45,25 +60,9 @@ func Open(dir string, opts Options) (*DB, error) {
 		return nil, err
 	}
 	e.prefixSeek = order == keyOrder
-	pebbleCache := max(opts.CacheSize/8, 8<<20)
-	e.cache = newBlockCache(max(opts.CacheSize-pebbleCache, 1<<20))
-	e.pebbleCache = pebbleCache
-	if !opts.ReadOnly {
-		e.roomMax = writeRoom(opts.maxMemtableBudget())
-	}
-	e.pcache = pebble.NewCache(pebbleCache + e.roomMax)
-	e.fitWriteRoom(opts.MemtableSize)
-	po := &pebble.Options{Cache: e.pcache, Comparer: order, FormatMajorVersion: pebbleFormat, ReadOnly: opts.ReadOnly,
-		Logger: pebbleLogger{opts.Logger}}
-	// Table blocks are Huffman-coded already and the other keys are mostly
-	// random 64-bit numbers: Pebble's compression would cost CPU for little.
-	po.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionNone })
-	for i := range po.Levels {
-		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
-	}
-	po.EnsureDefaults()
-	e.popts = po
-	if e.pdb, err = pebble.Open(pdir, po); err != nil {
+	e.newCaches()
+	e.popts = e.pebbleOptions(order)
+	if e.pdb, err = pebble.Open(pdir, e.popts); err != nil {
 		e.releaseCache()
 		return nil, fmt.Errorf("engine: opening %s: %w", pdir, err)
 	}
@@ -74,22 +73,9 @@ func Open(dir string, opts Options) (*DB, error) {
 	}
 	e.fitWriteRoom(e.memtableBudget())
 	e.mem = newMemtable(e.design)
-	walDir := filepath.Join(dir, "wal")
-	if !opts.ReadOnly {
-		// Open the log first: it starts a new segment after the ones replayed.
-		if e.wal, err = wal.Open(walDir, wal.Options{Sync: opts.Sync, Interval: opts.SyncInterval}); err != nil {
-			e.close()
-			return nil, fmt.Errorf("engine: %w", err)
-		}
-	}
-	rs, err := wal.Replay(walDir, e.st.walFrom, opts.ReadOnly, e.replayRecord)
-	if err != nil {
+	if err := e.openWAL(); err != nil {
 		e.close()
-		return nil, fmt.Errorf("engine: replaying the write-ahead log: %w", err)
-	}
-	if rs.Records > 0 || rs.Trimmed > 0 {
-		e.log.Info("simhashdb: replayed the write-ahead log", "dir", walDir, "segments", rs.Segments,
-			"records", rs.Records, "documents", len(e.mem.docs), "torn_tail_bytes", rs.Trimmed)
+		return nil, err
 	}
 	if !opts.ReadOnly {
 		e.bg.Add(1)
@@ -101,21 +87,120 @@ func Open(dir string, opts Options) (*DB, error) {
 	return e, nil
 }
 
-// load reads (or, for a new index, writes) the metadata, the block
-// directory and the codes.
-func (e *DB) load() error {
-	get := func(k []byte) ([]byte, bool, error) {
-		v, c, err := e.pdb.Get(k)
-		if errors.Is(err, pebble.ErrNotFound) {
-			return nil, false, nil
-		}
-		if err != nil {
-			return nil, false, err
-		}
-		defer c.Close()
-		return slices.Clone(v), true, nil
+// newCaches splits Options.CacheSize between the engine's block cache and
+// Pebble's, and gives Pebble's the room its writes take (writeroom.go).
+func (e *DB) newCaches() {
+	e.pebbleCache = max(e.opts.CacheSize/8, 8<<20)
+	e.cache = newBlockCache(max(e.opts.CacheSize-e.pebbleCache, 1<<20))
+	if !e.opts.ReadOnly {
+		e.roomMax = writeRoom(e.opts.maxMemtableBudget())
 	}
-	fv, ok, err := get(metaFormat)
+	e.pcache = pebble.NewCache(e.pebbleCache + e.roomMax)
+	e.fitWriteRoom(e.opts.MemtableSize)
+}
+
+// pebbleOptions are the options of the index's Pebble store.
+func (e *DB) pebbleOptions(order *pebble.Comparer) *pebble.Options {
+	po := &pebble.Options{Cache: e.pcache, Comparer: order, FormatMajorVersion: pebbleFormat, ReadOnly: e.opts.ReadOnly,
+		Logger: pebbleLogger{e.log}}
+	// Table blocks are Huffman-coded already and the other keys are mostly
+	// random 64-bit numbers: Pebble's compression would cost CPU for little.
+	po.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionNone })
+	for i := range po.Levels {
+		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+	}
+	po.EnsureDefaults()
+	return po
+}
+
+// openWAL opens the write-ahead log (unless read-only) and replays into the
+// memtable what the tables do not hold yet.
+func (e *DB) openWAL() error {
+	dir := filepath.Join(e.dir, walDir)
+	if !e.opts.ReadOnly {
+		// Open the log first: it starts a new segment after the ones replayed.
+		var err error
+		if e.wal, err = wal.Open(dir, wal.Options{Sync: e.opts.Sync, Interval: e.opts.SyncPeriod}); err != nil {
+			return fmt.Errorf("engine: %w", err)
+		}
+	}
+	rs, err := wal.Replay(dir, e.st.walFrom, e.opts.ReadOnly, e.replayRecord)
+	if err != nil {
+		return fmt.Errorf("engine: replaying the write-ahead log: %w", walErr(err))
+	}
+	if rs.Records > 0 || rs.Trimmed > 0 {
+		e.log.Info("simhashdb: replayed the write-ahead log", "dir", dir, "segments", rs.Segments,
+			"records", rs.Records, "documents", len(e.mem.docs), "torn_tail_bytes", rs.Trimmed)
+	}
+	return nil
+}
+
+// walErr makes the log's corruption errors match ErrCorrupt too.
+func walErr(err error) error {
+	if errors.Is(err, wal.ErrCorrupt) && !errors.Is(err, ErrCorrupt) {
+		return corrupt("write-ahead log", err)
+	}
+	return err
+}
+
+// load reads (or, for a new index, writes) the metadata, the codes and the
+// block directory, and makes the first state.
+func (e *DB) load() error {
+	if err := e.loadMeta(); err != nil {
+		return err
+	}
+	wv, err := e.getMeta(metaWALFrom)
+	if err != nil {
+		return err
+	}
+	walFrom, err := parseUvarint(wv, "WAL position")
+	if err != nil {
+		return fmt.Errorf("%s: %w", e.dir, err)
+	}
+	cv, err := e.getMeta(metaCounts)
+	if err != nil {
+		return err
+	}
+	docs, fps, err := parseCounts(cv)
+	if err != nil {
+		return fmt.Errorf("%s: %w", e.dir, err)
+	}
+	tables := make([]tableIndex, len(e.design.Tables))
+	for _, step := range []func([]tableIndex) error{e.loadCodes, e.loadDirectory, e.loadPending} {
+		if err := step(tables); err != nil {
+			return err
+		}
+	}
+	e.st = newState(tables, docs, fps, walFrom, nil).open(e.pdb)
+	return nil
+}
+
+// getMeta returns the value of metadata key k, which every index has.
+func (e *DB) getMeta(k []byte) ([]byte, error) {
+	v, ok, err := e.getMetaIf(k)
+	if err == nil && !ok {
+		err = fmt.Errorf("%w: %s: no %s", ErrCorrupt, e.dir, metaName(k))
+	}
+	return v, err
+}
+
+// getMetaIf returns the value of metadata key k, if it is stored.
+func (e *DB) getMetaIf(k []byte) ([]byte, bool, error) {
+	v, c, err := e.pdb.Get(k)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	defer c.Close()
+	return slices.Clone(v), true, nil
+}
+
+// loadMeta reads (or, for a new index, writes) the format version, the
+// table design and the block size, and checks them against the options.
+func (e *DB) loadMeta() error {
+	fv, ok, err := e.getMetaIf(metaFormat)
 	if err != nil {
 		return err
 	}
@@ -126,111 +211,94 @@ func (e *DB) load() error {
 		if err := e.create(); err != nil {
 			return err
 		}
-		fv, _, _ = get(metaFormat)
+		if fv, err = e.getMeta(metaFormat); err != nil {
+			return err
+		}
 	}
-	if len(fv) != 4 || binary.BigEndian.Uint32(fv) < 1 || binary.BigEndian.Uint32(fv) > formatVersion {
-		return fmt.Errorf("%w: %s: format version %x, this build reads 1..%d", ErrCorrupt, e.dir, fv, formatVersion)
+	if _, err := parseFormat(fv); err != nil {
+		return fmt.Errorf("%s: %w", e.dir, err)
 	}
-	dv, _, err := get(metaDesign)
+	dv, err := e.getMeta(metaDesign)
 	if err != nil {
 		return err
 	}
 	e.design = new(permutation.Design)
 	if err := e.design.UnmarshalBinary(dv); err != nil {
-		return fmt.Errorf("%w: %s: stored table design: %w", ErrCorrupt, e.dir, err)
+		return corrupt(e.dir+": stored table design", err)
 	}
-	if e.opts.K != DefaultK || e.opts.Design != nil {
-		// Options that name a K or design must agree with the index.
-		if e.opts.Design != nil && !sameDesign(e.opts.Design, e.design) {
-			return fmt.Errorf("%w: %s was built with a different table design (K = %d, %d tables)", ErrOptions, e.dir, e.design.K, len(e.design.Tables))
-		}
-		if e.opts.K != e.design.K {
-			return fmt.Errorf("%w: %s was built for K = %d, opened with K = %d", ErrOptions, e.dir, e.design.K, e.opts.K)
-		}
+	// Options that name a K or design must agree with the index.
+	if e.opts.Design != nil && !sameDesign(e.opts.Design, e.design) {
+		return fmt.Errorf("%w: %s was built with a different table design (K = %d, %d tables)", ErrOptions, e.dir, e.design.K, len(e.design.Tables))
 	}
-	bv, _, err := get(metaBlock)
+	if e.opts.kSet && e.opts.K != e.design.K {
+		return fmt.Errorf("%w: %s was built for K = %d, opened with K = %d", ErrOptions, e.dir, e.design.K, e.opts.K)
+	}
+	bv, err := e.getMeta(metaBlock)
 	if err != nil {
 		return err
 	}
-	bs, n := binary.Uvarint(bv)
-	if n <= 0 || bs < codec.MinBlockSize || bs > codec.MaxBlockSize {
-		return fmt.Errorf("%w: %s: stored block size", ErrCorrupt, e.dir)
+	bs, err := parseUvarint(bv, "block size")
+	if err == nil && (bs < codec.MinBlockSize || bs > codec.MaxBlockSize) {
+		err = fmt.Errorf("%w: stored block size %d", ErrCorrupt, bs)
 	}
-	if e.opts.BlockSize != codec.DefaultBlockSize && e.opts.BlockSize != int(bs) {
+	if err != nil {
+		return fmt.Errorf("%s: %w", e.dir, err)
+	}
+	if e.opts.blockSet && e.opts.BlockSize != int(bs) {
 		return fmt.Errorf("%w: %s was built with %d-byte blocks, opened with %d", ErrOptions, e.dir, bs, e.opts.BlockSize)
 	}
 	e.block = int(bs)
-	st := &state{tables: make([]tableIndex, len(e.design.Tables)), codes: make([]codec.CodeMap, len(e.design.Tables)),
-		curCode: make([]uint32, len(e.design.Tables))}
-	wv, _, err := get(metaWALFrom)
-	if err != nil {
-		return err
+	return nil
+}
+
+// loadCodes reads every table's Huffman codes.
+func (e *DB) loadCodes(tables []tableIndex) error {
+	for t := range tables {
+		tables[t].codes = codec.CodeMap{}
 	}
-	if st.walFrom, n = binary.Uvarint(wv); n <= 0 {
-		return fmt.Errorf("%w: %s: stored WAL position", ErrCorrupt, e.dir)
-	}
-	cv, _, err := get(metaCounts)
-	if err != nil {
-		return err
-	}
-	docs, n1 := binary.Uvarint(cv)
-	fps, n2 := binary.Uvarint(cv[max(n1, 0):])
-	if n1 <= 0 || n2 <= 0 {
-		return fmt.Errorf("%w: %s: stored counters", ErrCorrupt, e.dir)
-	}
-	st.docs, st.fps = int64(docs), int64(fps)
-	st.units = newUnitDir(st.docs)
-	for i := range st.codes {
-		st.codes[i] = codec.CodeMap{}
-	}
-	if err := e.scan([]byte{spaceMeta, 'c'}, func(k, v []byte) error {
-		if len(k) != 7 || int(k[2]) >= len(st.codes) {
-			return fmt.Errorf("%w: metadata key %x", ErrCorrupt, k)
+	return e.scan(metaCodes, func(k, v []byte) error {
+		t, id, err := parseMetaCodeKey(k, len(tables))
+		if err != nil {
+			return err
 		}
-		t, id := int(k[2]), binary.BigEndian.Uint32(k[3:])
 		c, err := huffman.Unmarshal(v)
 		if err != nil {
-			return fmt.Errorf("%w: table %d code %d: %w", ErrCorrupt, t, id, err)
+			return corrupt(fmt.Sprintf("table %d code %d", t, id), err)
 		}
-		st.codes[t][id] = c
-		st.curCode[t] = max(st.curCode[t], id)
+		tables[t].codes[id] = c
+		tables[t].code = max(tables[t].code, id)
 		return nil
-	}); err != nil {
-		return err
-	}
-	if err := e.scan([]byte{spaceBlockDir}, func(k, v []byte) error {
-		if len(k) != 10 || int(k[1]) >= len(st.tables) {
-			return fmt.Errorf("%w: block directory key %x", ErrCorrupt, k)
+	})
+}
+
+// loadDirectory reads every table's block directory.
+func (e *DB) loadDirectory(tables []tableIndex) error {
+	return e.scan(spacePrefix(spaceBlockDir), func(k, v []byte) error {
+		t, key, err := parseTableKey(spaceBlockDir, k, len(tables))
+		if err != nil {
+			return err
 		}
-		// The size, and in a version 2 index a pending count, which the
-		// pending lists below give.
-		size, n := binary.Uvarint(v)
-		m := 0
-		if n > 0 && n < len(v) {
-			_, m = binary.Uvarint(v[n:])
+		size, err := parseDirValue(v)
+		if err != nil {
+			return blockErr(t, key, err)
 		}
-		if n <= 0 || m < 0 || n+m != len(v) {
-			return fmt.Errorf("%w: block directory entry %x", ErrCorrupt, k)
-		}
-		ti := &st.tables[k[1]]
-		ti.keys = append(ti.keys, binary.BigEndian.Uint64(k[2:]))
-		ti.sizes = append(ti.sizes, uint32(size))
-		ti.slots = append(ti.slots, new(slot))
+		tables[t].appendBlock(key, size, 0, new(slot))
 		return nil
-	}); err != nil {
-		return err
-	}
-	// Pending counts: a flush appends to a list without rewriting its
-	// block's directory entry.
-	if err := e.scan([]byte{spacePending}, func(k, v []byte) error {
-		if len(k) != 10 || int(k[1]) >= len(st.tables) {
-			return fmt.Errorf("%w: pending list key %x", ErrCorrupt, k)
+	})
+}
+
+// loadPending counts the pending lists' fingerprints: a flush appends to a
+// list without rewriting its block's directory entry.
+func (e *DB) loadPending(tables []tableIndex) error {
+	return e.scan(spacePrefix(spacePending), func(k, v []byte) error {
+		t, key, err := parseTableKey(spacePending, k, len(tables))
+		if err != nil {
+			return err
 		}
-		t, key := int(k[1]), binary.BigEndian.Uint64(k[2:])
-		ti := &st.tables[t]
+		ti := &tables[t]
 		j, found := slices.BinarySearch(ti.keys, key)
 		if !found {
-			return fmt.Errorf("%w: table %d: a pending list for block %016x, which the directory does not have", ErrCorrupt, t, key)
+			return corruptBlock(t, key, "a pending list for a block the directory does not have")
 		}
 		n := 0
 		if _, err := scanPending(v, pendingMax, func(uint64) { n++ }); err != nil {
@@ -244,15 +312,7 @@ func (e *DB) load() error {
 		}
 		ti.pend[j] = uint16(n)
 		return nil
-	}); err != nil {
-		return err
-	}
-	for t := range st.tables {
-		st.tables[t].index()
-	}
-	st.snap, st.iters = e.pdb.NewSnapshot(), make(chan *pebble.Iterator, 8)
-	e.st = st
-	return nil
+	})
 }
 
 func sameDesign(a, b *permutation.Design) bool {
@@ -276,11 +336,17 @@ func (e *DB) create() error {
 	}
 	b := e.pdb.NewBatch()
 	defer b.Close()
-	b.Set(metaFormat, binary.BigEndian.AppendUint32(nil, formatVersion), nil)
-	b.Set(metaDesign, db, nil)
-	b.Set(metaBlock, binary.AppendUvarint(nil, uint64(e.opts.BlockSize)), nil)
-	b.Set(metaWALFrom, binary.AppendUvarint(nil, 1), nil)
-	b.Set(metaCounts, []byte{0, 0}, nil)
+	for _, kv := range [][2][]byte{
+		{metaFormat, formatValue(formatVersion)},
+		{metaDesign, db},
+		{metaBlock, uvarintValue(uint64(e.opts.BlockSize))},
+		{metaWALFrom, uvarintValue(1)},
+		{metaCounts, countsValue(0, 0)},
+	} {
+		if err := b.Set(kv[0], kv[1], nil); err != nil {
+			return err
+		}
+	}
 	e.log.Info("simhashdb: created index", "dir", e.dir, "k", d.K, "tables", len(d.Tables), "min_prefix", d.MinPrefix())
 	return b.Commit(pebble.Sync)
 }

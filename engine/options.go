@@ -20,12 +20,15 @@ const (
 	// share one fsync); it survives a power loss.
 	SyncAlways = wal.SyncAlways
 	// SyncInterval: acknowledged once written to the operating system (it
-	// survives kill -9), fsynced in the background within SyncInterval.
+	// survives kill -9), fsynced in the background within SyncPeriod.
 	SyncInterval = wal.SyncInterval
 	// SyncNone: acknowledged once written to the operating system; fsynced
 	// at flushes and Close only.
 	SyncNone = wal.SyncNone
 )
+
+// ParseSyncMode parses a sync mode's name: "always", "interval" or "none".
+func ParseSyncMode(s string) (SyncMode, error) { return wal.ParseSyncMode(s) }
 
 // Defaults.
 const (
@@ -60,14 +63,17 @@ type Options struct {
 	CacheSize int64
 	// Sync chooses durability; the default is SyncAlways.
 	Sync SyncMode
-	// SyncInterval is the background fsync period of SyncInterval.
-	SyncInterval time.Duration
+	// SyncPeriod is how often SyncInterval fsyncs in the background
+	// (default 100 ms).
+	SyncPeriod time.Duration
 	// ReadOnly opens an existing index without writing to it.
 	ReadOnly bool
 	// Logger receives the engine's logs; nil is slog.Default().
 	Logger *slog.Logger
 
 	autoMemtable bool // MemtableSize was left to the default
+	kSet         bool // K was given: it must match an existing index
+	blockSet     bool // BlockSize was given: likewise
 }
 
 // maxAutoMemtable caps the memtable budget that grows with the index.
@@ -76,13 +82,11 @@ const maxAutoMemtable = 1 << 30
 // memtableBudget is the memtable size that triggers a flush, for an index
 // of fps fingerprints. A flush rewrites or appends to the blocks its
 // fingerprints fall in, so what it writes per document grows with the
-// index over the memtable (DESIGN.md, write path). Unless the caller set a
-// size, the budget grows with the index to keep that ratio: 5 bytes per
-// stored fingerprint, 500 MB at 100M. Measured there (BenchmarkOnlineInsert,
-// 16 tables, 10M documents added): 74 K documents/s with 250 MB, 101 K/s
-// with 500 MB and 131 K/s with 1000 MB, against a bulk load of 0.81-0.85 M/s
-// in the same runs; more memtable also means more of Pebble's cache held
-// for writing it (twice the budget), which holds blocks between flushes.
+// index over the memtable (docs/design.md, the write path). Unless the
+// caller set a size, the budget grows with the index to keep that ratio: 5
+// bytes per stored fingerprint (docs/performance.md has the trade-off);
+// more memtable also means more of Pebble's cache held for writing it
+// (twice the budget), which holds blocks between flushes.
 func (o Options) memtableBudget(fps int64) int64 {
 	if !o.autoMemtable {
 		return o.MemtableSize
@@ -99,6 +103,7 @@ func (o Options) maxMemtableBudget() int64 {
 }
 
 func (o Options) withDefaults() (Options, error) {
+	o.kSet, o.blockSet = o.K != 0, o.BlockSize != 0
 	if o.K == 0 {
 		o.K = DefaultK
 	}

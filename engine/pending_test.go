@@ -2,7 +2,6 @@ package engine
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -216,60 +215,6 @@ func TestPendingAppendsReadNoLists(t *testing.T) {
 	require.Contains(t, err.Error(), "block")
 }
 
-func TestParsePending(t *testing.T) {
-	v2 := appendPendingRun(nil, []uint64{5, 9, 1 << 40})
-	twoRuns := append(appendPendingRun(nil, []uint64{7, 100}), appendPendingRun([]byte{0}, []uint64{3, 50, 1<<64 - 1})...)
-	tests := []struct {
-		name string
-		v    []byte
-		n    int
-		want []uint64
-		err  string
-	}{
-		{"one run (a version 2 list)", v2, 3, []uint64{5, 9, 1 << 40}, ""},
-		{"two runs, sorted on read", twoRuns, 5, []uint64{3, 7, 50, 100, 1<<64 - 1}, ""},
-		{"fewer than counted", v2, 4, nil, "the directory says 4"},
-		{"more than counted", twoRuns, 4, nil, "more than 4"},
-		{"too short", []byte{1, 2}, 1, nil, "pending list of 2 bytes"},
-		{"run cut short", append(slices.Clone(v2), 0, 1, 2), 4, nil, "run 2 cut short"},
-		{"same fingerprint in two runs", append(appendPendingRun(nil, []uint64{7}), appendPendingRun([]byte{0}, []uint64{7})...), 2, nil, "twice"},
-		{"gap past 2^64", append(appendPendingRun(nil, []uint64{1<<64 - 2}), 5), 2, nil, "bad entry 1"},
-		{"bad uvarint", append(appendPendingRun(nil, []uint64{1}), 0x80), 2, nil, "bad entry 1"},
-	}
-	for _, tt := range tests {
-		got, err := parsePending(tt.v, tt.n)
-		if tt.err != "" {
-			require.ErrorIs(t, err, ErrCorrupt, tt.name)
-			require.Contains(t, err.Error(), tt.err, tt.name)
-			continue
-		}
-		require.NoError(t, err, tt.name)
-		require.Equal(t, tt.want, got, tt.name)
-	}
-}
-
-// FuzzParsePending: any bytes give a sorted list of distinct fingerprints
-// of the length asked for, or an error; never a panic.
-func FuzzParsePending(f *testing.F) {
-	f.Add(appendPendingRun(nil, []uint64{5, 9, 1 << 40}), 3)
-	f.Add(append(appendPendingRun(nil, []uint64{7, 100}), appendPendingRun([]byte{0}, []uint64{3, 50})...), 4)
-	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0, 0}, 2)
-	f.Fuzz(func(t *testing.T, v []byte, n int) {
-		if n > 1<<16 {
-			return
-		}
-		got, err := parsePending(v, n)
-		if err != nil {
-			require.ErrorIs(t, err, ErrCorrupt)
-			return
-		}
-		require.Len(t, got, n)
-		for i := 1; i < len(got); i++ {
-			require.Less(t, got[i-1], got[i])
-		}
-	})
-}
-
 // TestOpensVersion2 opens an index as version 2 wrote it (pending lists of
 // one run, counted in the directory entries) and checks that it answers,
 // takes more flushes and becomes version 3.
@@ -326,128 +271,5 @@ func TestOpensVersion2(t *testing.T) {
 	require.NoError(t, c.Close())
 	checkQueries(t, db, model, qs, "version 3")
 	_, err = db.Check(ctx)
-	require.NoError(t, err)
-}
-
-// TestDamagedPendingList: an index whose pending list is damaged still
-// opens; Check, and a query that reads the list, report it with its place,
-// and queries elsewhere answer.
-func TestDamagedPendingList(t *testing.T) {
-	r := rand.New(rand.NewPCG(8, 8))
-	dir := t.TempDir()
-	db := openT(t, dir, testOptions())
-	docs := corpus(3000, 9)
-	require.NoError(t, db.Load(ctx, docs))
-	var batch []Doc
-	for i := range 40 {
-		batch = append(batch, Doc{ID: 1<<40 + uint64(i), Fingerprint: r.Uint64()})
-	}
-	require.NoError(t, db.InsertBatch(ctx, batch))
-	require.NoError(t, db.Flush(ctx))
-	ti := db.st.tables[1]
-	j := slices.IndexFunc(ti.pend, func(n uint16) bool { return n > 0 })
-	require.GreaterOrEqual(t, j, 0)
-	key := ti.keys[j]
-	require.NoError(t, db.pdb.Set(tableKey(spacePending, 1, key), []byte{1, 2, 3}, pebble.Sync))
-	require.NoError(t, db.Close())
-
-	db = openT(t, dir, testOptions())
-	defer db.Close()
-	_, err := db.Check(ctx)
-	require.ErrorIs(t, err, ErrCorrupt)
-	require.Contains(t, err.Error(), fmt.Sprintf("table 1 block %016x", key))
-	var hit, miss bool
-	for _, d := range append(docs, batch...) {
-		if _, err := db.Query(ctx, d.Fingerprint, 3); err != nil {
-			require.ErrorIs(t, err, ErrCorrupt)
-			require.Contains(t, err.Error(), "pending list")
-			hit = true
-		} else {
-			miss = true
-		}
-	}
-	require.True(t, hit && miss)
-}
-
-// TestFlushBatchInOrder checks that a flush's batch holds its keys in
-// Pebble's order: Pebble sorts a large batch when it commits it, and keys
-// in order make that one pass. The flushes add, replace and delete
-// documents, fill pending lists, split blocks, and replace the last
-// fingerprint of a table with a larger one, so that its block is rewritten
-// under a larger key.
-func TestFlushBatchInOrder(t *testing.T) {
-	var batches, keys, disorder int
-	flushBatchHook = func(b *pebble.Batch) {
-		batches++
-		r := b.Reader()
-		var prev []byte
-		for {
-			_, k, _, ok, err := r.Next()
-			require.NoError(t, err)
-			if !ok {
-				break
-			}
-			keys++
-			if prev != nil && keyOrder.Compare(prev, k) > 0 {
-				disorder++
-				t.Logf("flush %d: %x before %x", batches, prev, k)
-			}
-			prev = append(prev[:0], k...)
-		}
-	}
-	defer func() { flushBatchHook = nil }()
-	r := rand.New(rand.NewPCG(7, 7))
-	o := testOptions()
-	o.BlockSize = 256 // many blocks and splits
-	db := openT(t, t.TempDir(), o)
-	defer db.Close()
-	docs := corpus(3000, 7)
-	require.NoError(t, db.Load(ctx, docs))
-	model := oracleOf(docs)
-	for round := range 30 {
-		var batch []Doc
-		for range 200 {
-			d := Doc{ID: r.Uint64N(6000), Fingerprint: r.Uint64(), Name: fmt.Sprint("n", r.IntN(9))}
-			switch r.IntN(4) {
-			case 0: // the same fingerprint again, a new name
-				if old, ok := model[d.ID]; ok {
-					d.Fingerprint = old.Fingerprint
-				}
-			case 1:
-				d.Fingerprint = data.Planted(1, 3, 0, uint64(round))[0] ^ 1<<r.IntN(64)
-			}
-			batch = append(batch, d)
-			model[d.ID] = d
-		}
-		require.NoError(t, db.InsertBatch(ctx, batch))
-		if round%5 == 4 {
-			// Table 0's last fingerprint leaves and one above it comes:
-			// the last block is rewritten under a larger key.
-			tb := &db.design.Tables[0]
-			var last uint64
-			for _, d := range model {
-				last = max(last, tb.Permute(d.Fingerprint))
-			}
-			for id, d := range model {
-				if tb.Permute(d.Fingerprint) == last {
-					require.NoError(t, db.Delete(ctx, id))
-					delete(model, id)
-				}
-			}
-			top := Doc{ID: 10000 + uint64(round), Fingerprint: tb.Unpermute(last + ^last/2 + 1)}
-			require.NoError(t, db.Insert(ctx, top))
-			model[top.ID] = top
-		}
-		for range 20 {
-			id := r.Uint64N(6000)
-			require.NoError(t, db.Delete(ctx, id))
-			delete(model, id)
-		}
-		require.NoError(t, db.Flush(ctx))
-	}
-	require.Equal(t, 30, batches)
-	require.Zero(t, disorder, "keys out of order in %d flush batches of %d keys", batches, keys)
-	checkQueries(t, db, model, queries(model, 3, 100, r), "after the flushes")
-	_, err := db.Check(ctx)
 	require.NoError(t, err)
 }

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"slices"
 
@@ -114,11 +113,13 @@ func (e *DB) postings(st *state, it **pebble.Iterator, fp uint64, d int, out []M
 		return out, nil
 	}
 	for e.seekPostings(pi, fp); pi.Valid(); pi.Next() {
-		key := pi.Key()
-		if len(key) != 17 || binary.BigEndian.Uint64(key[1:]) != fp {
+		f, id, err := parsePostingKey(pi.Key())
+		if err != nil {
+			return nil, err
+		}
+		if f != fp {
 			break
 		}
-		id := binary.BigEndian.Uint64(key[9:])
 		if e.hidden(id) {
 			continue
 		}

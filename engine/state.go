@@ -2,16 +2,13 @@ package engine
 
 import (
 	"github.com/cockroachdb/pebble/v2"
-	"github.com/simhashdb/simhashdb/codec"
 )
 
 // state is what queries see of Pebble: a snapshot and the block directory
-// and codes that describe it. A flush replaces it whole.
+// and codes that describe it. A flush or a bulk load replaces it whole.
 type state struct {
 	snap    *pebble.Snapshot
 	tables  []tableIndex
-	codes   []codec.CodeMap
-	curCode []uint32 // per table; 0 = none yet
 	docs    int64
 	fps     int64
 	walFrom uint64
@@ -21,6 +18,29 @@ type state struct {
 	iters chan *pebble.Iterator
 }
 
+// newState returns the state of tables (those not yet indexed are indexed
+// here), with the
+// counters and the WAL position that go with them, and units, or a new
+// unit directory if nil. Its snapshot is taken by open, once Pebble holds
+// what it describes.
+func newState(tables []tableIndex, docs, fps int64, walFrom uint64, units *unitDir) *state {
+	for t := range tables {
+		if tables[t].radix == nil {
+			tables[t].index()
+		}
+	}
+	if units == nil {
+		units = newUnitDir(docs)
+	}
+	return &state{tables: tables, docs: docs, fps: fps, walFrom: walFrom, units: units}
+}
+
+// open takes st's snapshot of db: queries see db as it is now.
+func (st *state) open(db *pebble.DB) *state {
+	st.snap, st.iters = db.NewSnapshot(), make(chan *pebble.Iterator, 8)
+	return st
+}
+
 // postingsIter returns an iterator over st's postings, reused if one is
 // free.
 func (st *state) postingsIter() (*pebble.Iterator, error) {
@@ -28,7 +48,8 @@ func (st *state) postingsIter() (*pebble.Iterator, error) {
 	case it := <-st.iters:
 		return it, nil
 	default:
-		return st.snap.NewIter(&pebble.IterOptions{LowerBound: []byte{spacePostings}, UpperBound: []byte{spacePostings + 1}})
+		lo, hi := spaceBounds(spacePostings)
+		return st.snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	}
 }
 

@@ -61,7 +61,7 @@ func (e *DB) Stats(ctx context.Context) (Stats, error) {
 	st := e.st
 	s := Stats{K: e.design.K, Documents: st.docs, Fingerprints: st.fps, BlockSize: e.block, MemtableBudget: e.memtableBudget()}
 	for t, ti := range st.tables {
-		ts := TableStats{Prefix: e.design.Tables[t].Prefix, Layout: e.design.Tables[t].String(), Blocks: len(ti.keys), Codes: len(st.codes[t])}
+		ts := TableStats{Prefix: e.design.Tables[t].Prefix, Layout: e.design.Tables[t].String(), Blocks: len(ti.keys), Codes: len(ti.codes)}
 		for _, z := range ti.sizes {
 			ts.Bytes += int64(z)
 		}

@@ -2,10 +2,16 @@ package engine
 
 import (
 	"slices"
+
+	"github.com/simhashdb/simhashdb/codec"
 )
 
-// tableIndex is the in-memory directory of one table's blocks.
+// tableIndex is what a state knows of one permuted table: the in-memory
+// directory of its blocks, and its Huffman codes.
 type tableIndex struct {
+	codes codec.CodeMap // by id; every block names the code it was written with
+	code  uint32        // the id of the code new blocks use; 0: none yet
+
 	keys  []uint64 // last permuted fingerprint of each block, ascending
 	sizes []uint32
 	// pend counts each block's pending fingerprints: added by flushes but
@@ -22,6 +28,37 @@ type tableIndex struct {
 	// of a warm probe).
 	radix []uint32
 	shift uint
+}
+
+// appendBlock adds a block after the others: its key, size, pending count
+// and cache slot. The caller indexes the table once it is whole.
+func (ti *tableIndex) appendBlock(key uint64, size uint32, pending uint16, s *slot) {
+	ti.keys = append(ti.keys, key)
+	ti.sizes = append(ti.sizes, size)
+	ti.slots = append(ti.slots, s)
+	if ti.pend != nil || pending > 0 {
+		if ti.pend == nil {
+			ti.pend = make([]uint16, len(ti.keys)-1, cap(ti.keys))
+		}
+		ti.pend = append(ti.pend, pending)
+	}
+}
+
+// appendRange appends blocks from..to-1 of old, with their slots and
+// pending counts.
+func (ti *tableIndex) appendRange(old *tableIndex, from, to int) {
+	ti.keys = append(ti.keys, old.keys[from:to]...)
+	ti.sizes = append(ti.sizes, old.sizes[from:to]...)
+	ti.slots = append(ti.slots, old.slots[from:to]...)
+	switch {
+	case old.pend != nil:
+		if ti.pend == nil {
+			ti.pend = make([]uint16, len(ti.keys)-(to-from), cap(ti.keys))
+		}
+		ti.pend = append(ti.pend, old.pend[from:to]...)
+	case ti.pend != nil:
+		ti.pend = append(ti.pend, make([]uint16, to-from)...)
+	}
 }
 
 // index builds the radix directory over keys, about four entries a block.

@@ -2,8 +2,6 @@ package engine
 
 import (
 	"cmp"
-	"encoding/binary"
-	"fmt"
 	"math/bits"
 	"slices"
 	"sync/atomic"
@@ -12,9 +10,9 @@ import (
 )
 
 // A query's matches are fingerprints; their documents are in the postings
-// keyspace, and a Pebble seek there costs 3-4 us warm at 10M (file, filter,
-// two index levels and a data block, each a cache look-up and a search):
-// more than the probe of all the tables. So the postings are also cached,
+// keyspace, and a Pebble seek there (file, filter, two index levels and a
+// data block, each a cache look-up and a search) costs more than the probe
+// of all the tables. So the postings are also cached,
 // decoded, in the block cache, by unit: unit u holds the postings of the
 // fingerprints whose top bits are u, about unitTarget of them. A warm
 // look-up is then a slot load and a search in a sorted slice.
@@ -207,11 +205,10 @@ func (e *DB) unitOf(st *state, it *pebble.Iterator, fp uint64) (b *cachedBlock, 
 	var fps, ids []uint64
 	var names []string
 	for it.SeekGE(postingPrefix(lo)); it.Valid(); it.Next() {
-		key := it.Key()
-		if len(key) != 17 {
-			return nil, false, fmt.Errorf("%w: posting key %x", ErrCorrupt, key)
+		f, id, err := parsePostingKey(it.Key())
+		if err != nil {
+			return nil, false, err
 		}
-		f := binary.BigEndian.Uint64(key[1:])
 		if st.units.unit(f) != u {
 			break
 		}
@@ -230,7 +227,7 @@ func (e *DB) unitOf(st *state, it *pebble.Iterator, fp uint64) (b *cachedBlock, 
 			names = append(names, string(v))
 		}
 		fps = append(fps, f)
-		ids = append(ids, binary.BigEndian.Uint64(key[9:]))
+		ids = append(ids, id)
 	}
 	if err := it.Error(); err != nil {
 		return nil, false, err

@@ -6,15 +6,25 @@ import (
 	"fmt"
 )
 
-// WAL record types.
+// A record of the engine's write-ahead log (package wal frames and checks
+// it) is one commit: a batch of inserts and deletes. This file is the one
+// home of its layout: encodeOps, decodeRecord, and FuzzDecodeRecord.
+//
+//	uvarint count, then count ops:
+//	  opInsert id(8) fp(8) uvarint len(name) name
+//	  opDelete id(8)
+
+// recOps is the type of a record of ops, the only one.
 const recOps = 1
 
-// op kinds in a WAL record.
+// op kinds in a record.
 const (
 	opInsert = 1
 	opDelete = 2
 )
 
+// encodeOps is the payload of a record that inserts docs, then deletes
+// deletes.
 func encodeOps(docs []Doc, deletes []uint64) []byte {
 	size := 10
 	for _, d := range docs {
@@ -36,8 +46,21 @@ func encodeOps(docs []Doc, deletes []uint64) []byte {
 	return b
 }
 
-// decodeOps calls fn for each op of a WAL record.
-func decodeOps(b []byte, fn func(del bool, d Doc)) error {
+// decodeRecord calls fn for each op of a record of type typ, in order. It
+// checks the whole record first, so that fn sees a damaged record's ops not
+// at all.
+func decodeRecord(typ byte, b []byte, fn func(del bool, d Doc)) error {
+	if typ != recOps {
+		return fmt.Errorf("unknown record type %d", typ)
+	}
+	if err := scanOps(b, nil); err != nil {
+		return err
+	}
+	return scanOps(b, fn)
+}
+
+// scanOps calls fn, if not nil, for each op of a record's payload b.
+func scanOps(b []byte, fn func(del bool, d Doc)) error {
 	n, k := binary.Uvarint(b)
 	if k <= 0 || n > uint64(len(b)) {
 		return errors.New("bad op count")
@@ -51,7 +74,9 @@ func decodeOps(b []byte, fn func(del bool, d Doc)) error {
 		b = b[9:]
 		switch kind {
 		case opDelete:
-			fn(true, Doc{ID: id})
+			if fn != nil {
+				fn(true, Doc{ID: id})
+			}
 		case opInsert:
 			if len(b) < 8 {
 				return fmt.Errorf("op %d truncated", i)
@@ -61,7 +86,9 @@ func decodeOps(b []byte, fn func(del bool, d Doc)) error {
 			if k <= 0 || l > MaxName || uint64(len(b)-8-k) < l {
 				return fmt.Errorf("op %d: bad name", i)
 			}
-			fn(false, Doc{ID: id, Fingerprint: fp, Name: string(b[8+k : 8+k+int(l)])})
+			if fn != nil {
+				fn(false, Doc{ID: id, Fingerprint: fp, Name: string(b[8+k : 8+k+int(l)])})
+			}
 			b = b[8+k+int(l):]
 		default:
 			return fmt.Errorf("op %d: unknown kind %d", i, kind)
@@ -73,19 +100,13 @@ func decodeOps(b []byte, fn func(del bool, d Doc)) error {
 	return nil
 }
 
-func (m *memtable) applyRecord(payload []byte) error {
-	return decodeOps(payload, func(del bool, d Doc) {
+// replayRecord applies a record of the log to the memtable.
+func (e *DB) replayRecord(typ byte, payload []byte) error {
+	return decodeRecord(typ, payload, func(del bool, d Doc) {
 		if del {
-			m.delete(d.ID)
+			e.mem.delete(d.ID)
 		} else {
-			m.insert(d)
+			e.mem.insert(d)
 		}
 	})
-}
-
-func (e *DB) replayRecord(typ byte, payload []byte) error {
-	if typ != recOps {
-		return fmt.Errorf("unknown record type %d", typ)
-	}
-	return e.mem.applyRecord(payload)
 }

@@ -6,11 +6,9 @@ package engine
 // until it has written the batch to an sstable. A flush's batch was up to
 // 0.6 times the memtable it came from, and a memtable reaches twice its
 // budget while the one before it is flushed (stall); two batches may wait
-// at once. Without this room a flush's batch took all of a small cache,
-// and every block read, bloom filters too, missed the cache until Pebble
-// had written it: online inserts into an index growing past 2M documents
-// with the default CacheSize fell from 147 K/s (before the bloom
-// filters) to 20 K/s.
+// at once. Without this room a flush's batch takes all of a small cache,
+// and every block read, bloom filters too, misses the cache until Pebble
+// has written it: online inserts slow down several times.
 func writeRoom(budget int64) int64 { return 2*budget + 8<<20 }
 
 // fitWriteRoom leaves the write room of a memtable budget in Pebble's cache,

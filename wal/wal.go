@@ -164,7 +164,9 @@ func Segments(dir string) ([]uint64, error) {
 }
 
 // Open creates dir if needed and starts a new segment after the newest one
-// there. Replay the directory first: Open does not read old segments.
+// there. Open does not read old segments: Replay reads them, before or
+// after Open (the engine opens first, so that replay may trim a torn tail
+// in a segment no longer written to).
 func Open(dir string, opts Options) (*Log, error) {
 	if opts.Sync > SyncNone {
 		return nil, fmt.Errorf("wal: invalid sync mode %d", opts.Sync)

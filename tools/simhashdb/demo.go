@@ -4,13 +4,14 @@ import (
 	"context"
 	"embed"
 	"fmt"
-	"github.com/simhashdb/simhashdb/engine"
 	"io"
 	"io/fs"
 	"os"
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/simhashdb/simhashdb/engine"
 
 	"github.com/simhashdb/simhashdb/simhash"
 )

@@ -20,7 +20,6 @@ import (
 
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/simhash"
-	"github.com/simhashdb/simhashdb/wal"
 )
 
 // dbFlags are the flags of every command that opens an index.
@@ -51,7 +50,7 @@ func (d *dbFlags) open(opts engine.Options, create bool) (*engine.DB, error) {
 		return nil, errors.New("--db DIR is required")
 	}
 	if !create {
-		if _, err := os.Stat(filepath.Join(d.dir, "pebble")); err != nil {
+		if ok, err := engine.Exists(d.dir); err != nil || !ok {
 			return nil, fmt.Errorf("%s: no index there (create one with 'simhashdb add --db %s')", d.dir, d.dir)
 		}
 	}
@@ -150,7 +149,7 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err := d.check(fl); err != nil {
 		return fail(stderr, "add", exitUsage, err)
 	}
-	mode, err := wal.ParseSyncMode(*syncMode)
+	mode, err := engine.ParseSyncMode(*syncMode)
 	if err != nil {
 		return fail(stderr, "add", exitUsage, fmt.Errorf("--sync: %w", err))
 	}

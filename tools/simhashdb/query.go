@@ -12,7 +12,6 @@ import (
 
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/simhash"
-	"github.com/simhashdb/simhashdb/wal"
 )
 
 // jsonMatch is a match in our JSON: fingerprints as 16 hex digits.
@@ -235,7 +234,7 @@ func runDelete(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	opts := engine.Options{}
 	var err error
-	if opts.Sync, err = wal.ParseSyncMode(*syncMode); err != nil {
+	if opts.Sync, err = engine.ParseSyncMode(*syncMode); err != nil {
 		return fail(stderr, "delete", exitUsage, fmt.Errorf("--sync: %w", err))
 	}
 	db, err := d.open(opts, false)

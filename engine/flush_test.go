@@ -1,0 +1,94 @@
+package engine
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/simhashdb/simhashdb/bench/data"
+	"github.com/stretchr/testify/require"
+)
+
+// TestFlushBatchInOrder checks that a flush's batch holds its keys in
+// Pebble's order: Pebble sorts a large batch when it commits it, and keys
+// in order make that one pass. The flushes add, replace and delete
+// documents, fill pending lists, split blocks, and replace the last
+// fingerprint of a table with a larger one, so that its block is rewritten
+// under a larger key.
+func TestFlushBatchInOrder(t *testing.T) {
+	var batches, keys, disorder int
+	flushBatchHook = func(b *pebble.Batch) {
+		batches++
+		r := b.Reader()
+		var prev []byte
+		for {
+			_, k, _, ok, err := r.Next()
+			require.NoError(t, err)
+			if !ok {
+				break
+			}
+			keys++
+			if prev != nil && keyOrder.Compare(prev, k) > 0 {
+				disorder++
+				t.Logf("flush %d: %x before %x", batches, prev, k)
+			}
+			prev = append(prev[:0], k...)
+		}
+	}
+	defer func() { flushBatchHook = nil }()
+	r := rand.New(rand.NewPCG(7, 7))
+	o := testOptions()
+	o.BlockSize = 256 // many blocks and splits
+	db := openT(t, t.TempDir(), o)
+	defer db.Close()
+	docs := corpus(3000, 7)
+	require.NoError(t, db.Load(ctx, docs))
+	model := oracleOf(docs)
+	for round := range 30 {
+		var batch []Doc
+		for range 200 {
+			d := Doc{ID: r.Uint64N(6000), Fingerprint: r.Uint64(), Name: fmt.Sprint("n", r.IntN(9))}
+			switch r.IntN(4) {
+			case 0: // the same fingerprint again, a new name
+				if old, ok := model[d.ID]; ok {
+					d.Fingerprint = old.Fingerprint
+				}
+			case 1:
+				d.Fingerprint = data.Planted(1, 3, 0, uint64(round))[0] ^ 1<<r.IntN(64)
+			}
+			batch = append(batch, d)
+			model[d.ID] = d
+		}
+		require.NoError(t, db.InsertBatch(ctx, batch))
+		if round%5 == 4 {
+			// Table 0's last fingerprint leaves and one above it comes:
+			// the last block is rewritten under a larger key.
+			tb := &db.design.Tables[0]
+			var last uint64
+			for _, d := range model {
+				last = max(last, tb.Permute(d.Fingerprint))
+			}
+			for id, d := range model {
+				if tb.Permute(d.Fingerprint) == last {
+					require.NoError(t, db.Delete(ctx, id))
+					delete(model, id)
+				}
+			}
+			top := Doc{ID: 10000 + uint64(round), Fingerprint: tb.Unpermute(last + ^last/2 + 1)}
+			require.NoError(t, db.Insert(ctx, top))
+			model[top.ID] = top
+		}
+		for range 20 {
+			id := r.Uint64N(6000)
+			require.NoError(t, db.Delete(ctx, id))
+			delete(model, id)
+		}
+		require.NoError(t, db.Flush(ctx))
+	}
+	require.Equal(t, 30, batches)
+	require.Zero(t, disorder, "keys out of order in %d flush batches of %d keys", batches, keys)
+	checkQueries(t, db, model, queries(model, 3, 100, r), "after the flushes")
+	_, err := db.Check(ctx)
+	require.NoError(t, err)
+}

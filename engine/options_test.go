@@ -1,0 +1,96 @@
+package engine
+
+import (
+	"testing"
+
+	"github.com/simhashdb/simhashdb/codec"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestOptionsAgainstStoredIndex(t *testing.T) {
+	dir := t.TempDir()
+	db := openT(t, dir, testOptions())
+	require.NoError(t, db.Close())
+	_, err := Open(dir, Options{K: 4})
+	require.ErrorIs(t, err, ErrOptions)
+	assert.Contains(t, err.Error(), "K = 3")
+	_, err = Open(dir, Options{BlockSize: 4096})
+	require.ErrorIs(t, err, ErrOptions)
+	exists, err := Exists(dir)
+	require.NoError(t, err)
+	require.True(t, exists)
+	exists, err = Exists(t.TempDir())
+	require.NoError(t, err)
+	require.False(t, exists)
+	_, err = Open(t.TempDir(), Options{ReadOnly: true})
+	require.Error(t, err)
+	_, err = Open(t.TempDir(), Options{K: -1})
+	require.ErrorIs(t, err, ErrOptions)
+	db = openT(t, dir, Options{ReadOnly: true})
+	defer db.Close()
+	require.ErrorIs(t, db.Insert(ctx, Doc{ID: 1}), ErrReadOnly)
+	_, err = db.Query(ctx, 0, 4)
+	require.ErrorIs(t, err, ErrDistance)
+	_, err = db.Get(ctx, 1)
+	require.ErrorIs(t, err, ErrNotFound)
+}
+
+// TestMemtableBudget: a memtable size the caller sets is kept; the default
+// grows with the index, 5 bytes per fingerprint, between 64 MiB and
+// 1 GiB. Stats reports the budget in force.
+func TestMemtableBudget(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  int64
+		fps  int64
+		want int64
+	}{
+		{"default, small index", 0, 1e6, DefaultMemtableSize},
+		{"default, 100M", 0, 1e8, 500e6},
+		{"default, capped", 0, 1e10, maxAutoMemtable},
+		{"set, small index", 8 << 20, 0, 8 << 20},
+		{"set, 100M", 8 << 20, 1e8, 8 << 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := Options{MemtableSize: tc.set}.withDefaults()
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, o.memtableBudget(tc.fps))
+		})
+	}
+	db := openT(t, t.TempDir(), Options{Sync: SyncNone})
+	defer db.Close()
+	require.NoError(t, db.Load(ctx, corpus(300, 1)))
+	s, err := db.Stats(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(DefaultMemtableSize), s.MemtableBudget)
+}
+
+// TestOptionsGivenAsDefault: a K or block size given explicitly must match
+// the index even when it equals the default (a K = 4 index opened with
+// K = 3 is refused, not opened with another K than asked).
+func TestOptionsGivenAsDefault(t *testing.T) {
+	dir := t.TempDir()
+	o := testOptions()
+	o.K, o.BlockSize = 4, 2048
+	db := openT(t, dir, o)
+	require.NoError(t, db.Close())
+	_, err := Open(dir, Options{K: DefaultK})
+	require.ErrorIs(t, err, ErrOptions)
+	assert.Contains(t, err.Error(), "built for K = 4, opened with K = 3")
+	_, err = Open(dir, Options{BlockSize: codec.DefaultBlockSize})
+	require.ErrorIs(t, err, ErrOptions)
+	db = openT(t, dir, Options{}) // neither given: the index's
+	defer db.Close()
+	assert.Equal(t, 4, db.K())
+}
+
+func TestParseSyncMode(t *testing.T) {
+	for name, want := range map[string]SyncMode{"always": SyncAlways, "interval": SyncInterval, "none": SyncNone} {
+		got, err := ParseSyncMode(name)
+		require.NoError(t, err)
+		assert.Equal(t, want, got)
+	}
+	_, err := ParseSyncMode("sometimes")
+	require.Error(t, err)
+}
