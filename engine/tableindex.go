@@ -9,11 +9,15 @@ import (
 // tableIndex is what a state knows of one permuted table: the in-memory
 // directory of its blocks, and its Huffman codes.
 type tableIndex struct {
-	codes codec.CodeMap // by id; every block names the code it was written with
-	code  uint32        // the id of the code new blocks use; 0: none yet
+	// The fields a probe reads come first, so that they share cache lines.
 
+	// radix[b] is the first block whose key is >= b << shift: a probe
+	// binary-searches only between radix[b] and radix[b+1], a block or two,
+	// instead of the whole directory (whose misses cost more than the rest
+	// of a warm probe).
+	radix []uint32
+	shift uint
 	keys  []uint64 // last permuted fingerprint of each block, ascending
-	sizes []uint32
 	// pend counts each block's pending fingerprints: added by flushes but
 	// not yet merged into the block, kept beside it (spacePending) so that
 	// a flush rewrites a whole block only once it has gathered pendingMax
@@ -22,12 +26,10 @@ type tableIndex struct {
 	// merged. Nil when no block has any.
 	pend  []uint16
 	slots []*slot // the blocks' cache slots
-	// radix[b] is the first block whose key is >= b << shift: a probe
-	// binary-searches only between radix[b] and radix[b+1], a block or two,
-	// instead of the whole directory (whose misses cost more than the rest
-	// of a warm probe).
-	radix []uint32
-	shift uint
+	sizes []uint32
+
+	codes codec.CodeMap // by id; every block names the code it was written with
+	code  uint32        // the id of the code new blocks use; 0: none yet
 }
 
 // appendBlock adds a block after the others: its key, size, pending count
