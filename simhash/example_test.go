@@ -58,7 +58,7 @@ func ExampleParse() {
 	_, err := simhash.Parse("deadbeef")
 	fmt.Println(err)
 	// Output:
-	// 00000000deadbeef
+	// 0x00000000deadbeef
 	// simhash: invalid fingerprint "deadbeef": looks hexadecimal; write it as 0xdeadbeef
 }
 

@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // ErrSyntax is wrapped by every error of Parse.
@@ -15,45 +16,55 @@ var ErrSyntax = errors.New("simhash: invalid fingerprint")
 // of bit positions in which they differ.
 func Distance(a, b uint64) int { return bits.OnesCount64(a ^ b) }
 
-// Format returns fp as 16 lowercase hexadecimal digits, the form simhashdb
-// prints and stores in JSON (JSON numbers lose precision above 2^53).
+// Format returns fp as "0x" and 16 lowercase hexadecimal digits: the form
+// simhashdb prints, in text and in JSON (JSON numbers lose precision above
+// 2^53), and which Parse reads back.
 func Format(fp uint64) string {
 	const digits = "0123456789abcdef"
-	var b [16]byte
-	for i := 15; i >= 0; i-- {
+	var b [18]byte
+	b[0], b[1] = '0', 'x'
+	for i := 17; i >= 2; i-- {
 		b[i] = digits[fp&0xf]
 		fp >>= 4
 	}
 	return string(b[:])
 }
 
-// Parse reads a fingerprint written as an unsigned decimal integer below 2^64
-// or as "0x" followed by 1 to 16 hexadecimal digits: the input formats of the
-// command line. Surrounding spaces are ignored. Bare hexadecimal is refused
-// rather than guessed (a 16-digit decimal would read as a different number);
-// use ParseHex for Format's output. Errors wrap ErrSyntax and quote the input.
+// Parse reads a fingerprint written as "0x" followed by 1 to 16 hexadecimal
+// digits (Format's output) or as an unsigned decimal integer below 2^64.
+// Surrounding spaces are ignored. It refuses what it would have to guess:
+// bare hexadecimal, and a bare number of exactly 16 digits, which is how
+// hexadecimal fingerprints are often printed without "0x" (write such a
+// decimal with a leading 0). ParseDecimal reads decimal alone, as
+// simhash-cpp's programs do. Errors wrap ErrSyntax and quote the input.
 func Parse(s string) (uint64, error) {
 	t := strings.TrimSpace(s)
 	if strings.HasPrefix(t, "0x") || strings.HasPrefix(t, "0X") {
 		h := t[2:]
 		if h == "" || len(h) > 16 || !isHex(h) {
-			return 0, fmt.Errorf("%w %q: want 1 to 16 hex digits after 0x", ErrSyntax, s)
+			return 0, fmt.Errorf("%w %s: want 1 to 16 hex digits after 0x", ErrSyntax, quote(s))
 		}
 		v, _ := strconv.ParseUint(h, 16, 64) // at most 16 hex digits always fit
 		return v, nil
 	}
+	if len(t) == 16 && isHex(t) {
+		return 0, fmt.Errorf("%w %s: 16 digits without 0x may be hexadecimal; write 0x%s if it is, or a leading 0 if it is decimal", ErrSyntax, quote(s), t)
+	}
 	v, err := ParseDecimal(t)
 	if err != nil && t != "" && isHex(t) && strings.ContainsAny(t, "abcdefABCDEF") {
-		return 0, fmt.Errorf("%w %q: looks hexadecimal; write it as 0x%s", ErrSyntax, s, t)
+		return 0, fmt.Errorf("%w %s: looks hexadecimal; write it as 0x%s", ErrSyntax, quote(s), t)
 	}
 	return v, err
 }
 
-// ParseHex reads exactly 16 hexadecimal digits, the form Format writes.
+// ParseHex reads exactly 16 hexadecimal digits, with or without "0x".
 func ParseHex(s string) (uint64, error) {
 	t := strings.TrimSpace(s)
+	if strings.HasPrefix(t, "0x") || strings.HasPrefix(t, "0X") {
+		t = t[2:]
+	}
 	if len(t) != 16 || !isHex(t) {
-		return 0, fmt.Errorf("%w %q: want exactly 16 hex digits", ErrSyntax, s)
+		return 0, fmt.Errorf("%w %s: want exactly 16 hex digits", ErrSyntax, quote(s))
 	}
 	v, _ := strconv.ParseUint(t, 16, 64)
 	return v, nil
@@ -70,9 +81,9 @@ func ParseDecimal(s string) (uint64, error) {
 	if err != nil {
 		var ne *strconv.NumError
 		if errors.As(err, &ne) && errors.Is(ne.Err, strconv.ErrRange) {
-			return 0, fmt.Errorf("%w %q: larger than 2^64-1", ErrSyntax, s)
+			return 0, fmt.Errorf("%w %s: larger than 2^64-1", ErrSyntax, quote(s))
 		}
-		return 0, fmt.Errorf("%w %q: want an unsigned decimal or 0x-prefixed hex", ErrSyntax, s)
+		return 0, fmt.Errorf("%w %s: want an unsigned decimal or 0x-prefixed hex", ErrSyntax, quote(s))
 	}
 	return v, nil
 }
@@ -85,4 +96,19 @@ func isHex(s string) bool {
 		}
 	}
 	return true
+}
+
+// quote quotes s for an error, cut to its first 40 bytes: a fingerprint is
+// at most 20 characters, and an error names bad input, it does not echo a
+// whole line of it.
+func quote(s string) string {
+	const most = 40
+	if len(s) <= most {
+		return strconv.Quote(s)
+	}
+	cut := most
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(s[:cut]), len(s))
 }

@@ -57,22 +57,26 @@ func TestDistance(t *testing.T) {
 func TestFormatParse(t *testing.T) {
 	for _, v := range []uint64{0, 1, 0xdeadbeef, 1 << 63, ^uint64(0)} {
 		s := Format(v)
-		require.Len(t, s, 16)
+		require.Len(t, s, 18)
 		got, err := ParseHex(s)
+		require.NoError(t, err)
+		assert.Equal(t, v, got)
+		got, err = ParseHex(s[2:])
 		require.NoError(t, err)
 		assert.Equal(t, v, got)
 		got, err = Parse(fmt.Sprint(v))
 		require.NoError(t, err)
 		assert.Equal(t, v, got)
-		got, err = Parse("0x" + s)
+		got, err = Parse(s) // what Format writes, Parse reads
 		require.NoError(t, err)
 		assert.Equal(t, v, got)
 	}
-	assert.Equal(t, "00000000000000ff", Format(255))
+	assert.Equal(t, "0x00000000000000ff", Format(255))
 	ok := []struct {
 		in   string
 		want uint64
-	}{{" 42 ", 42}, {"0XFF", 255}, {"0x1", 1}, {"18446744073709551615", ^uint64(0)}}
+	}{{" 42 ", 42}, {"0XFF", 255}, {"0x1", 1}, {"18446744073709551615", ^uint64(0)},
+		{"04682519354896071", 4682519354896071}, {"468251935489607", 468251935489607}}
 	for _, tc := range ok {
 		got, err := Parse(tc.in)
 		require.NoError(t, err, tc.in)
@@ -87,6 +91,8 @@ func TestFormatParse(t *testing.T) {
 		{"0xzz", "hex digits after 0x"},
 		{"deadbeef", "write it as 0xdeadbeef"},
 		{"12 34", "unsigned decimal"},
+		{"4682519354896071", "16 digits without 0x may be hexadecimal"},
+		{"0123456789abcdef", "16 digits without 0x may be hexadecimal"},
 	}
 	for _, tc := range bad {
 		_, err := Parse(tc.in)
@@ -97,6 +103,10 @@ func TestFormatParse(t *testing.T) {
 	}
 	_, err := ParseHex("123")
 	assert.ErrorIs(t, err, ErrSyntax)
+	_, err = Parse(strings.Repeat("9", 10000))
+	require.ErrorIs(t, err, ErrSyntax)
+	assert.Less(t, len(err.Error()), 200, "a long input is not echoed whole")
+	assert.Contains(t, err.Error(), "(10000 bytes)")
 }
 
 // text returns n words of seeded pseudo-English.

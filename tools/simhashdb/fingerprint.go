@@ -11,32 +11,6 @@ import (
 	"github.com/simhashdb/simhashdb/simhash"
 )
 
-// newFlagSet returns a flag set that prints its usage, with an example, to
-// stderr and reports errors instead of exiting.
-func newFlagSet(name, synopsis, example string, stderr io.Writer) *flag.FlagSet {
-	fl := flag.NewFlagSet(name, flag.ContinueOnError)
-	fl.SetOutput(stderr)
-	fl.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: %s %s %s\n\nFlags:\n", programName, name, synopsis)
-		fl.PrintDefaults()
-		fmt.Fprintf(stderr, "\nExample:\n%s\n", example)
-		fmt.Fprintf(stderr, "\nExit codes: 0 success, 1 the command ran but some input failed (reported on stderr as FILE:LINE: problem)\nor the index could not be used, 2 bad command line.\n")
-	}
-	return fl
-}
-
-// parseFlags parses args and returns the exit code to stop with, or -1 to
-// go on.
-func parseFlags(fl *flag.FlagSet, args []string) int {
-	if err := fl.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return exitOK
-		}
-		return exitUsage
-	}
-	return -1
-}
-
 // fingerprintFlags are the fingerprinter's options as flags, shared by every
 // command that fingerprints text.
 type fingerprintFlags struct {

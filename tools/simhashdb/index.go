@@ -211,11 +211,14 @@ func addRecords(ctx context.Context, db *engine.DB, input string, stdin io.Reade
 	scanErr := make(chan error, 1)
 	go func() {
 		defer close(recs)
-		scanErr <- scanLines(cr, name, func(n int, line string) error {
-			if t := strings.TrimSpace(line); t == "" || t[0] == '#' {
+		scanErr <- scanLines(cr, name, func(n int, line string, tooLong error) error {
+			if t := strings.TrimSpace(line); tooLong == nil && (t == "" || t[0] == '#') {
 				return nil
 			}
 			doc, err := parseRecord(line)
+			if tooLong != nil {
+				err = tooLong
+			}
 			select {
 			case recs <- record{doc, n, err}:
 				return nil

@@ -53,11 +53,11 @@ func TestIndexCommands(t *testing.T) {
 		require.Equal(t, 0, r.code, r.stderr)
 		var a jsonAnswer
 		require.NoError(t, json.Unmarshal([]byte(r.stdout), &a))
-		assert.Equal(t, "0123456789abcdef", a.Query)
+		assert.Equal(t, "0x0123456789abcdef", a.Query)
 		assert.Equal(t, []jsonMatch{
-			{1, "https://example.com/a b", "0123456789abcdef", 0},
-			{2, "", "0123456789abcdef", 0},
-			{3, "", "0123456789abcdee", 1},
+			{1, "https://example.com/a b", "0x0123456789abcdef", 0},
+			{2, "", "0x0123456789abcdef", 0},
+			{3, "", "0x0123456789abcdee", 1},
 		}, a.Matches)
 		r = runCLI(t, "", "query", "--db", db, "--k", "0", "--fp", "81985529216486895")
 		require.Equal(t, 0, r.code, r.stderr)
@@ -97,11 +97,24 @@ func TestIndexCommands(t *testing.T) {
 		assert.Equal(t, "q7", a[1]["qid"])
 		assert.Len(t, a[1]["matches"], 1)
 		assert.EqualValues(t, 42, a[2]["qid"])
-		assert.Equal(t, "0000000000000001", a[2]["query"])
+		assert.Equal(t, "0x0000000000000001", a[2]["query"])
 		assert.Empty(t, a[2]["matches"])
-		r = runCLI(t, "1\n\n0xfg\n", "batch", "--db", db)
+		// Bad lines are reported and skipped; blank lines and comments
+		// are not bad; the good lines are answered; exit code 1.
+		long := strings.Repeat("9", 1000)
+		r = runCLI(t, "1\n\n# a comment\n0xfg\n"+long+"\n"+strings.Repeat("x", 70000)+"\n0x0123456789abcdef\n", "batch", "--db", db)
 		assert.Equal(t, 1, r.code)
-		assert.Contains(t, r.stderr, "<stdin>:2:")
+		assert.Contains(t, r.stderr, "<stdin>:4: ")
+		assert.Contains(t, r.stderr, `"0xfg"`)
+		assert.Contains(t, r.stderr, "<stdin>:5: ")
+		assert.Contains(t, r.stderr, "(1000 bytes)")
+		assert.Less(t, len(r.stderr), 2000, "bad lines are named, not echoed: %s", r.stderr)
+		assert.Contains(t, r.stderr, "<stdin>:6: line of 70000 bytes")
+		assert.NotContains(t, r.stderr, "<stdin>:2:")
+		assert.NotContains(t, r.stderr, "<stdin>:3:")
+		lines = strings.Split(strings.TrimSpace(r.stdout), "\n")
+		require.Len(t, lines, 2, "the good lines are answered")
+		assert.Contains(t, lines[1], `"qid":7`)
 		in := filepath.Join(t.TempDir(), "q.txt")
 		require.NoError(t, os.WriteFile(in, []byte("1\n0x1 2 3\n"), 0o644))
 		r = runCLI(t, "", "batch", "--db", db, "--input", in)
@@ -298,7 +311,7 @@ func TestAddDurableSurvivesKill(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(round), 1))
 			w := bufio.NewWriter(stdin)
 			for i := 1; ; i++ {
-				if _, err := fmt.Fprintf(w, "%d %d\n", i, r.Uint64()); err != nil {
+				if _, err := fmt.Fprintf(w, "%d %#x\n", i, r.Uint64()); err != nil {
 					return
 				}
 				if i%500 == 0 {

@@ -83,7 +83,7 @@ func TestFingerprintCommand(t *testing.T) {
 	})
 	t.Run("empty input has fingerprint zero", func(t *testing.T) {
 		r := runCLI(t, "", "fingerprint", "-")
-		assert.Equal(t, "0000000000000000\t-\n", r.stdout)
+		assert.Equal(t, "0x0000000000000000\t-\n", r.stdout)
 	})
 	t.Run("options change the fingerprint", func(t *testing.T) {
 		r := runCLI(t, "", "fingerprint", "--shingle", "1", "--weighting", "binary", "--hash", "fnv1", "--stopwords", a)
@@ -143,7 +143,7 @@ func TestDemoCommand(t *testing.T) {
 	assert.Contains(t, r.stdout, "Indexed 35 license texts")
 	assert.Contains(t, r.stdout, "CC-BY-4.0, CC-BY-NC-4.0, CC-BY-NC-ND-4.0, CC-BY-NC-SA-4.0, CC-BY-ND-4.0, CC-BY-SA-4.0")
 	assert.Contains(t, r.stdout, "LPPL-1.3a, LPPL-1.3c")
-	assert.Regexp(t, `Apache-2.0 with a new copyright line \([0-9a-f]{16}\):\n\s+Apache-2.0\s+distance \d`, r.stdout)
+	assert.Regexp(t, `Apache-2.0 with a new copyright line \(0x[0-9a-f]{16}\):\n\s+Apache-2.0\s+distance \d`, r.stdout)
 	r = runCLI(t, "", "demo", "--k", "99")
 	assert.Equal(t, 2, r.code)
 }

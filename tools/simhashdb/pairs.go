@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/engine/join"
@@ -110,11 +111,14 @@ func runPairs(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 		}
 		fps = make([]uint64, 0, n+1)
 	}
-	err = scanLines(r, name, func(n int, line string) error {
+	err = scanLines(r, name, func(n int, line string, tooLong error) error {
+		if tooLong != nil {
+			return &inputError{name, n, tooLong}
+		}
 		if line == "" {
 			return &inputError{name, n, errors.New("empty line: want a fingerprint")}
 		}
-		fp, err := simhash.Parse(line)
+		fp, err := parseCppFingerprint(line)
 		if err != nil {
 			return &inputError{name, n, err}
 		}
@@ -247,4 +251,14 @@ func countLines(path string) (int, error) {
 			return n, err
 		}
 	}
+}
+
+// parseCppFingerprint reads a fingerprint of find-all's and
+// find-clusters' input: decimal, as simhash-cpp's programs read it (any
+// number of digits), or 0x hex.
+func parseCppFingerprint(s string) (uint64, error) {
+	if t := strings.TrimSpace(s); strings.HasPrefix(t, "0x") || strings.HasPrefix(t, "0X") {
+		return simhash.Parse(t)
+	}
+	return simhash.ParseDecimal(s)
 }

@@ -175,7 +175,19 @@ func runBatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		qs, qids = qs[:0], qids[:0]
 		return nil
 	}
-	err = scanLines(r, name, func(n int, line string) error {
+	code := exitOK
+	bad := func(n int, err error) {
+		fmt.Fprintf(stderr, "%s batch: %v\n", programName, &inputError{name, n, err})
+		code = exitFailed
+	}
+	err = scanLines(r, name, func(n int, line string, tooLong error) error {
+		if tooLong != nil {
+			bad(n, tooLong)
+			return nil
+		}
+		if t := strings.TrimSpace(line); t == "" || t[0] == '#' {
+			return nil
+		}
 		f := strings.Fields(line)
 		var qid json.RawMessage
 		switch len(f) {
@@ -189,11 +201,13 @@ func runBatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			}
 			f = f[1:]
 		default:
-			return &inputError{name, n, fmt.Errorf("want <fingerprint> or <qid> <fingerprint>, got %q", line)}
+			bad(n, fmt.Errorf("want <fingerprint> or <qid> <fingerprint>, got %s", quoteShort(line)))
+			return nil
 		}
 		fp, err := simhash.Parse(f[0])
 		if err != nil {
-			return &inputError{name, n, err}
+			bad(n, err)
+			return nil
 		}
 		qs, qids = append(qs, fp), append(qids, qid)
 		if len(qs) == batchChunk {
@@ -210,7 +224,7 @@ func runBatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "batch", exitFailed, err)
 	}
-	return exitOK
+	return code
 }
 
 func runDelete(args []string, _ io.Reader, stdout, stderr io.Writer) int {
