@@ -157,8 +157,8 @@ func ExampleDB_FindAll() {
 		fmt.Println("cluster of", len(c), "starting with", c[0].Name)
 	}
 	// Output:
-	// a ~ a, edited (1)
 	// a ~ a, copied (0)
+	// a ~ a, edited (1)
 	// a, edited ~ a, copied (1)
 	// cluster of 3 starting with a
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"maps"
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -19,29 +20,121 @@ type Pair struct {
 }
 
 // FindAll returns every pair of stored documents within distance k <= K
-// (the self-join), by A's id and then B's. Documents that share a
+// (the self-join), each once with A.ID < B.ID. Documents that share a
 // fingerprint are pairs at distance 0. Each table is read once in order:
 // its runs of fingerprints that share the table's prefix are compared among
 // themselves (package join), and a pair that several tables bring together
-// is reported by the first. Documents still in the memtable are queried
-// against everything. The result is of one state of the index; writers wait
-// while it is computed.
+// is reported by the first. Fingerprints still in the memtable are probed
+// against everything.
+//
+// The work is done at the level of distinct fingerprints, and the pairs of
+// documents are produced as they are read: memory is proportional to the
+// documents that have a near-duplicate, not to the pairs, which grow with
+// the square of a fingerprint's documents (every empty page has
+// fingerprint 0). The pairs come fingerprint by fingerprint: first those of
+// documents that share one, then those of near fingerprints. They are of one
+// state of the index; writers wait while the fingerprints are gathered, not
+// while the pairs are read.
 func (e *DB) FindAll(ctx context.Context, k int) iter.Seq2[Pair, error] {
 	return func(yield func(Pair, error) bool) {
-		pairs, err := e.findAll(ctx, k)
+		g, err := e.nearGraph(ctx, k)
 		if err != nil {
 			yield(Pair{}, err)
 			return
 		}
-		for _, p := range pairs {
-			if !yield(p, nil) {
+		n := 0
+		emit := func(a, b Doc, d int) bool {
+			if n++; n%4096 == 0 && ctx.Err() != nil {
+				yield(Pair{}, ctx.Err())
+				return false
+			}
+			return yield(orderedPair(a, b, d), nil)
+		}
+		for _, fp := range slices.Sorted(maps.Keys(g.docs)) {
+			ds := g.docs[fp]
+			for i, a := range ds {
+				for _, b := range ds[i+1:] {
+					if !emit(a, b, 0) {
+						return
+					}
+				}
+			}
+		}
+		for _, p := range g.pairs {
+			for _, a := range g.docs[p.A] {
+				for _, b := range g.docs[p.B] {
+					if !emit(a, b, p.Distance) {
+						return
+					}
+				}
+			}
+		}
+	}
+}
+
+func orderedPair(a, b Doc, d int) Pair {
+	if a.ID > b.ID {
+		a, b = b, a
+	}
+	return Pair{a, b, d}
+}
+
+// Clusters returns the connected components of the graph whose edges are
+// the pairs within distance k (FindAll's pairs), each as its documents by
+// id, the clusters by their smallest id. Documents with no neighbour are
+// left out. A cluster is connected, not close: two of its members can be
+// much farther apart than k when a chain of near-duplicates links them.
+// The components are found over distinct fingerprints, so memory is
+// proportional to the documents in clusters, however many share one
+// fingerprint.
+func (e *DB) Clusters(ctx context.Context, k int) iter.Seq2[[]Doc, error] {
+	return func(yield func([]Doc, error) bool) {
+		g, err := e.nearGraph(ctx, k)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		for _, c := range g.clusters() {
+			if !yield(c, nil) {
 				return
 			}
 		}
 	}
 }
 
-func (e *DB) findAll(ctx context.Context, k int) ([]Pair, error) {
+// nearGraph is the index at one moment as FindAll and Clusters see it: the
+// pairs of distinct fingerprints within k that both have live documents,
+// and the live documents (by id) of every fingerprint in such a pair or
+// shared by several documents.
+type nearGraph struct {
+	pairs []join.Pair
+	docs  map[uint64][]Doc
+}
+
+// clusters groups g's documents by the connected components of its
+// fingerprints.
+func (g *nearGraph) clusters() [][]Doc {
+	edges := slices.Clone(g.pairs)
+	for fp, ds := range g.docs {
+		if len(ds) > 1 {
+			edges = append(edges, join.Pair{A: fp, B: fp})
+		}
+	}
+	var out [][]Doc
+	for _, comp := range join.Components(edges) {
+		var c []Doc
+		for _, fp := range comp {
+			c = append(c, g.docs[fp]...)
+		}
+		slices.SortFunc(c, func(a, b Doc) int { return cmp.Compare(a.ID, b.ID) })
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b []Doc) int { return cmp.Compare(a[0].ID, b[0].ID) })
+	return out
+}
+
+// nearGraph gathers g under the read lock.
+func (e *DB) nearGraph(ctx context.Context, k int) (*nearGraph, error) {
 	f, err := join.New(e.design, k)
 	if err != nil {
 		return nil, fmt.Errorf("%w: k = %d, the index answers up to %d", ErrDistance, k, e.design.K)
@@ -52,71 +145,92 @@ func (e *DB) findAll(ctx context.Context, k int) ([]Pair, error) {
 		return nil, ErrClosed
 	}
 	st := e.st
-	fpPairs, err := e.tablePairs(ctx, st, f)
+	byTable, err := e.tablePairs(ctx, st, f)
 	if err != nil {
 		return nil, err
 	}
-	var out []Pair
-	// The flushed documents of every fingerprint in a pair, and pairs of
-	// documents that share a fingerprint.
-	docs, err := e.pairDocs(st, slices.Concat(fpPairs...), &out)
+	pairs := slices.Concat(byTable...)
+	mem := memDocsByFP(e.memDocs())
+	memPairs, err := e.memPairs(ctx, st, mem, k)
 	if err != nil {
 		return nil, err
 	}
-	for _, ps := range fpPairs {
-		for _, p := range ps {
-			for _, a := range docs[p.A] {
-				for _, b := range docs[p.B] {
-					out = append(out, orderedPair(a, b, p.Distance))
-				}
-			}
-		}
+	if len(memPairs) > 0 {
+		// A pair of flushed fingerprints may come again from the memtable.
+		pairs = append(pairs, memPairs...)
+		slices.SortFunc(pairs, func(a, b join.Pair) int { return cmp.Or(cmp.Compare(a.A, b.A), cmp.Compare(a.B, b.B)) })
+		pairs = slices.CompactFunc(pairs, func(a, b join.Pair) bool { return a.A == b.A && a.B == b.B })
 	}
-	// Memtable documents, against everything.
-	var it *pebble.Iterator
-	defer func() { st.release(it) }()
-	live := e.memDocs()
-	for i, d := range live {
-		if i%1024 == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		ms, err := e.queryLocked(ctx, d.Fingerprint, k)
-		if err != nil {
-			return nil, err
-		}
-		for _, m := range ms {
-			if m.ID == d.ID {
-				continue
-			}
-			if _, inMem := e.memDoc(m.ID); inMem && m.ID < d.ID {
-				continue // reported when m was the query
-			}
-			out = append(out, orderedPair(d, m.Doc, m.Distance))
-		}
-	}
-	slices.SortFunc(out, func(a, b Pair) int { return cmp.Or(cmp.Compare(a.A.ID, b.A.ID), cmp.Compare(a.B.ID, b.B.ID)) })
-	return out, nil
-}
-
-func orderedPair(a, b Doc, d int) Pair {
-	if a.ID > b.ID {
-		a, b = b, a
-	}
-	return Pair{a, b, d}
-}
-
-// pairDocs returns the flushed, unhidden documents of each fingerprint in
-// pairs, and appends to out the pairs of flushed documents that share a
-// fingerprint. When every flushed fingerprint has one document, it seeks
-// only the fingerprints of pairs; otherwise it reads all postings in order.
-func (e *DB) pairDocs(st *state, pairs []join.Pair, out *[]Pair) (map[uint64][]Doc, error) {
-	want := make([]uint64, 0, 2*len(pairs))
+	want := make([]uint64, 0, 2*len(pairs)+len(mem))
 	for _, p := range pairs {
 		want = append(want, p.A, p.B)
 	}
+	for fp := range mem {
+		want = append(want, fp)
+	}
 	radix.Sort(want)
 	want = slices.Compact(want)
-	docs := make(map[uint64][]Doc, len(want))
+	docs, err := e.flushedDocs(st, want, mem)
+	if err != nil {
+		return nil, err
+	}
+	for fp, ds := range mem {
+		docs[fp] = append(docs[fp], ds...)
+	}
+	// A pair counts only when both fingerprints have live documents: the
+	// tables and the memtable's index keep fingerprints whose documents a
+	// newer write deleted, and such a fingerprint must not link two others.
+	g := &nearGraph{docs: map[uint64][]Doc{}}
+	paired := map[uint64]bool{}
+	for _, p := range pairs {
+		if len(docs[p.A]) > 0 && len(docs[p.B]) > 0 {
+			g.pairs = append(g.pairs, p)
+			paired[p.A], paired[p.B] = true, true
+		}
+	}
+	// A fingerprint in no pair counts only when documents share it.
+	for fp, ds := range docs {
+		if len(ds) > 1 || len(ds) == 1 && paired[fp] {
+			slices.SortFunc(ds, func(a, b Doc) int { return cmp.Compare(a.ID, b.ID) })
+			g.docs[fp] = ds
+		}
+	}
+	return g, nil
+}
+
+// memPairs returns the pairs of distinct fingerprints within k of which at
+// least one is a memtable document's: each is probed against the tables
+// and the memtables.
+func (e *DB) memPairs(ctx context.Context, st *state, mem map[uint64][]Doc, k int) ([]join.Pair, error) {
+	var out []join.Pair
+	i := 0
+	for fp := range mem {
+		if i++; i%1024 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		add := func(c uint64, d int) {
+			if c != fp {
+				out = append(out, join.Pair{A: min(fp, c), B: max(fp, c), Distance: d})
+			}
+		}
+		if err := e.probeAll(st, fp, k, add); err != nil {
+			return nil, err
+		}
+		e.mem.search(fp, k, add)
+		if e.imm != nil {
+			e.imm.search(fp, k, add)
+		}
+	}
+	return out, nil
+}
+
+// flushedDocs returns the flushed documents that no memtable hides, by
+// fingerprint: those of the fingerprints want (sorted), and of every
+// fingerprint that several documents share (counting mem, the memtables'
+// documents by fingerprint). When every flushed fingerprint has one
+// document it seeks only want; otherwise it reads all postings in order.
+func (e *DB) flushedDocs(st *state, want []uint64, mem map[uint64][]Doc) (map[uint64][]Doc, error) {
+	docs := map[uint64][]Doc{}
 	if st.docs == st.fps {
 		var it *pebble.Iterator
 		defer func() { st.release(it) }()
@@ -133,15 +247,11 @@ func (e *DB) pairDocs(st *state, pairs []join.Pair, out *[]Pair) (map[uint64][]D
 		return docs, nil
 	}
 	var group []Doc
-	flush := func() {
-		for i, a := range group {
-			for _, b := range group[i+1:] {
-				*out = append(*out, orderedPair(a, b, 0))
-			}
-		}
+	keep := func() {
 		if len(group) > 0 {
-			if _, ok := slices.BinarySearch(want, group[0].Fingerprint); ok {
-				docs[group[0].Fingerprint] = slices.Clone(group)
+			fp := group[0].Fingerprint
+			if _, wanted := slices.BinarySearch(want, fp); wanted || len(group)+len(mem[fp]) > 1 {
+				docs[fp] = slices.Clone(group)
 			}
 		}
 		group = group[:0]
@@ -152,15 +262,24 @@ func (e *DB) pairDocs(st *state, pairs []join.Pair, out *[]Pair) (map[uint64][]D
 			return err
 		}
 		if len(group) > 0 && group[0].Fingerprint != fp {
-			flush()
+			keep()
 		}
 		if !e.hidden(id) {
 			group = append(group, Doc{id, fp, string(v)})
 		}
 		return nil
 	})
-	flush()
+	keep()
 	return docs, err
+}
+
+// memDocsByFP groups documents by fingerprint.
+func memDocsByFP(docs []Doc) map[uint64][]Doc {
+	out := map[uint64][]Doc{}
+	for _, d := range docs {
+		out[d.Fingerprint] = append(out[d.Fingerprint], d)
+	}
+	return out
 }
 
 // memDocs returns the live documents of the memtables, the newest write of
@@ -177,59 +296,6 @@ func (e *DB) memDocs() []Doc {
 			if d.live && !e.mem.touched.Contains(id) {
 				out = append(out, Doc{id, d.fp, d.name})
 			}
-		}
-	}
-	slices.SortFunc(out, func(a, b Doc) int { return cmp.Compare(a.ID, b.ID) })
-	return out
-}
-
-// memDoc returns the memtables' newest live write of id.
-func (e *DB) memDoc(id uint64) (Doc, bool) {
-	for _, m := range []*memtable{e.mem, e.imm} {
-		if m == nil {
-			continue
-		}
-		if d, ok := m.docs[id]; ok {
-			return Doc{id, d.fp, d.name}, d.live
-		}
-	}
-	return Doc{}, false
-}
-
-// Clusters returns the connected components of the graph whose edges are
-// the pairs within distance k (FindAll's pairs), each as its documents by
-// id, the clusters by their smallest id. Documents with no neighbour are
-// left out. A cluster is connected, not close: two of its members can be
-// much farther apart than k when a chain of near-duplicates links them.
-func (e *DB) Clusters(ctx context.Context, k int) iter.Seq2[[]Doc, error] {
-	return func(yield func([]Doc, error) bool) {
-		pairs, err := e.findAll(ctx, k)
-		if err != nil {
-			yield(nil, err)
-			return
-		}
-		for _, c := range clusters(pairs) {
-			if !yield(c, nil) {
-				return
-			}
-		}
-	}
-}
-
-// clusters groups the pairs' documents with join.Components over their ids.
-func clusters(pairs []Pair) [][]Doc {
-	docs := map[uint64]Doc{}
-	edges := make([]join.Pair, len(pairs))
-	for i, p := range pairs {
-		docs[p.A.ID], docs[p.B.ID] = p.A, p.B
-		edges[i] = join.Pair{A: p.A.ID, B: p.B.ID}
-	}
-	comps := join.Components(edges)
-	out := make([][]Doc, len(comps))
-	for i, c := range comps {
-		out[i] = make([]Doc, len(c))
-		for j, id := range c {
-			out[i][j] = docs[id]
 		}
 	}
 	return out

@@ -1,18 +1,80 @@
 package engine
 
 import (
+	"runtime"
 	"testing"
 
+	"github.com/simhashdb/simhashdb/engine/join"
 	"github.com/stretchr/testify/require"
 )
 
 func TestClustersChain(t *testing.T) {
-	d := func(id uint64) Doc { return Doc{ID: id, Fingerprint: id * 3} }
-	pairs := []Pair{
-		{d(5), d(9), 1}, {d(1), d(5), 2}, // a chain: 1-5-9 (1 and 9 need not be close)
-		{d(7), d(8), 0}, // a separate pair
-		{d(9), d(1), 3}, // a cycle adds nothing
+	d := func(id, fp uint64) Doc { return Doc{ID: id, Fingerprint: fp} }
+	g := &nearGraph{
+		pairs: []join.Pair{{A: 10, B: 20, Distance: 1}, {A: 20, B: 30, Distance: 2}, {A: 10, B: 30, Distance: 3}}, // a chain with a cycle
+		docs: map[uint64][]Doc{
+			10: {d(1, 10)}, 20: {d(5, 20)}, 30: {d(9, 30)},
+			40: {d(7, 40), d(8, 40)}, // documents sharing a fingerprint, no other neighbour
+		},
 	}
-	require.Equal(t, [][]Doc{{d(1), d(5), d(9)}, {d(7), d(8)}}, clusters(pairs))
-	require.Empty(t, clusters(nil))
+	require.Equal(t, [][]Doc{{d(1, 10), d(5, 20), d(9, 30)}, {d(7, 40), d(8, 40)}}, g.clusters())
+	require.Empty(t, (&nearGraph{}).clusters())
+}
+
+// TestFindAllDuplicates: thousands of documents on one fingerprint (every
+// empty page has fingerprint 0) make a cluster in memory proportional to
+// them, and their pairs stream: a caller that stops early stops the work,
+// and reading them all allocates far less than the pairs would take.
+func TestFindAllDuplicates(t *testing.T) {
+	const copies = 5000
+	db := openT(t, t.TempDir(), testOptions())
+	defer db.Close()
+	var docs []Doc
+	for i := range copies {
+		docs = append(docs, Doc{ID: uint64(i + 1), Fingerprint: 0})
+	}
+	docs = append(docs, Doc{ID: copies + 1, Fingerprint: 1}, Doc{ID: copies + 2, Fingerprint: 0xffff0000ffff})
+	require.NoError(t, db.Load(ctx, docs))
+	// And some in the memtable, on the same fingerprint.
+	require.NoError(t, db.InsertBatch(ctx, []Doc{{ID: copies + 3, Fingerprint: 0}, {ID: copies + 4, Fingerprint: 3}}))
+	n := copies + 2 // documents on fingerprints 0 and 1 (at distance 1), and 3
+
+	first := 0
+	for _, err := range db.FindAll(ctx, 1) {
+		require.NoError(t, err)
+		if first++; first == 1 {
+			break
+		}
+	}
+	require.Equal(t, 1, first)
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	pairs, unordered := 0, 0
+	var firstErr error
+	for p, err := range db.FindAll(ctx, 2) { // no testify in the loop: it allocates
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+		if p.A.ID >= p.B.ID {
+			unordered++
+		}
+		pairs++
+	}
+	runtime.ReadMemStats(&after)
+	require.NoError(t, firstErr)
+	require.Zero(t, unordered, "A.ID < B.ID")
+	// Every two of the n documents within 2 of each other: fingerprints 0,
+	// 1 and 3 are all within 2.
+	require.Equal(t, (n+1)*n/2, pairs)
+	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(pairs)*8, "pairs are streamed, not gathered (%d of them)", pairs)
+
+	var cs [][]Doc
+	for c, err := range db.Clusters(ctx, 1) {
+		require.NoError(t, err)
+		cs = append(cs, c)
+	}
+	require.Len(t, cs, 1, "fingerprints 0 and 1 and 3 are linked at distance 1")
+	require.Len(t, cs[0], n+1)
 }

@@ -68,7 +68,9 @@ type Options struct {
 	SyncPeriod time.Duration
 	// ReadOnly opens an existing index without writing to it.
 	ReadOnly bool
-	// Logger receives the engine's logs; nil is slog.Default().
+	// Logger receives the engine's logs (index created, log replayed,
+	// damage found, a background flush failed); nil discards them: a
+	// library is quiet unless asked.
 	Logger *slog.Logger
 
 	autoMemtable bool // MemtableSize was left to the default
@@ -138,7 +140,7 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("%w: Sync = %d", ErrOptions, o.Sync)
 	}
 	if o.Logger == nil {
-		o.Logger = slog.Default()
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	return o, nil
 }

@@ -141,10 +141,21 @@ func TestIndexCommands(t *testing.T) {
 	t.Run("find-all and clusters over the index", func(t *testing.T) {
 		r := runCLI(t, "", "find-all", "--db", db, "-d", "1")
 		require.Equal(t, 0, r.code, r.stderr)
-		assert.Equal(t, "[1, 2]\n[1, 3]\n[2, 3]\n", r.stdout)
+		var got []string
+		for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+			var p jsonPair
+			require.NoError(t, json.Unmarshal([]byte(l), &p), l)
+			got = append(got, fmt.Sprintf("%d-%d@%d %q", p.A.ID, p.B.ID, p.Distance, p.A.Name))
+		}
+		slices.Sort(got)
+		assert.Equal(t, []string{`1-2@0 "https://example.com/a b"`, `1-3@1 "https://example.com/a b"`, `2-3@1 ""`}, got)
+		assert.Contains(t, r.stdout, `"fp":"0x0123456789abcdee"`)
 		r = runCLI(t, "", "find-clusters", "--db", db)
 		require.Equal(t, 0, r.code, r.stderr)
-		assert.Equal(t, "[1, 2, 3]\n", r.stdout)
+		var c jsonCluster
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &c))
+		assert.Equal(t, 3, c.Size)
+		assert.Equal(t, []jsonDoc{{1, "https://example.com/a b", "0x0123456789abcdef"}, {2, "", "0x0123456789abcdef"}, {3, "", "0x0123456789abcdee"}}, c.Documents)
 		r = runCLI(t, "", "find-all", "--db", db, "-d", "5")
 		assert.Equal(t, 2, r.code)
 		assert.Contains(t, r.stderr, "answers up to 3")

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -62,12 +63,15 @@ func runPairs(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 	example := "  simhashdb find-all -b 6 -d 3 -i fingerprints.txt -o pairs.jsonl\n" +
 		"  simhashdb find-all --db idx -d 2\n\n" +
 		"Each line is a pair [a, b] with a < b; a fingerprint that occurs on several lines\n" +
-		"pairs with itself once: [a, a]. With --db the pairs are of document ids.\n\n" + pairsHelp
+		"pairs with itself once: [a, a]. With --db each line is a JSON object of two documents\n" +
+		"and their distance: {\"a\":{\"id\",\"name\",\"fp\"},\"b\":{...},\"distance\"}, a.id < b.id, streamed\n" +
+		"as found (documents that share a fingerprint first).\n\n" + pairsHelp
 	if cmd == "find-clusters" {
 		example = "  simhashdb find-clusters -d 3 -i fingerprints.txt\n" +
 			"  simhashdb find-clusters --db idx\n\n" +
 			"Each line is a cluster: the fingerprints (or, with --db, the document ids) of a connected\n" +
 			"group of near-duplicates, ascending, a fingerprint as often as it occurs in the input.\n" +
+			"With --db each line is a JSON object: {\"size\":N,\"documents\":[{\"id\",\"name\",\"fp\"},...]}, by id.\n" +
 			"Two members of a cluster can be farther apart than --distance: a chain links them.\n\n" + pairsHelp
 	}
 	fl := newFlagSet(cmd, "[-b BLOCKS] [-d DISTANCE] [-i PATH|-] [-o PATH|-] | --db DIR [-d DISTANCE] [-o PATH|-]", example, stderr)
@@ -203,24 +207,29 @@ func pairsFromDB(ctx context.Context, cmd string, p *pairFlags, stdout, stderr i
 	if err != nil {
 		return fail(stderr, cmd, exitFailed, err)
 	}
+	enc := json.NewEncoder(w)
 	if cmd == "find-all" {
 		for pr, e := range db.FindAll(ctx, p.distance) {
 			if err = e; err != nil {
 				break
 			}
-			writeArray(w, pr.A.ID, pr.B.ID)
+			if err = enc.Encode(jsonPair{jsonDocOf(pr.A), jsonDocOf(pr.B), pr.Distance}); err != nil {
+				break
+			}
 		}
 	} else {
-		var ids []uint64
-		for c, e := range db.Clusters(ctx, p.distance) {
+		var c jsonCluster
+		for docs, e := range db.Clusters(ctx, p.distance) {
 			if err = e; err != nil {
 				break
 			}
-			ids = ids[:0]
-			for _, doc := range c {
-				ids = append(ids, doc.ID)
+			c.Size, c.Documents = len(docs), c.Documents[:0]
+			for _, d := range docs {
+				c.Documents = append(c.Documents, jsonDocOf(d))
 			}
-			writeArray(w, ids...)
+			if err = enc.Encode(c); err != nil {
+				break
+			}
 		}
 	}
 	if cerr := closeOut(); err == nil {
@@ -261,4 +270,26 @@ func parseCppFingerprint(s string) (uint64, error) {
 		return simhash.Parse(t)
 	}
 	return simhash.ParseDecimal(s)
+}
+
+// jsonDoc is a document in our JSON.
+type jsonDoc struct {
+	ID   uint64 `json:"id"`
+	Name string `json:"name"`
+	FP   string `json:"fp"`
+}
+
+func jsonDocOf(d engine.Doc) jsonDoc { return jsonDoc{d.ID, d.Name, simhash.Format(d.Fingerprint)} }
+
+// jsonPair is a line of find-all --db.
+type jsonPair struct {
+	A        jsonDoc `json:"a"`
+	B        jsonDoc `json:"b"`
+	Distance int     `json:"distance"`
+}
+
+// jsonCluster is a line of find-clusters --db.
+type jsonCluster struct {
+	Size      int       `json:"size"`
+	Documents []jsonDoc `json:"documents"`
 }
