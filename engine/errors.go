@@ -26,6 +26,9 @@ var (
 	ErrCorrupt = errors.New("engine: corrupt")
 	// ErrInput: a malformed argument (name too long, etc.).
 	ErrInput = errors.New("engine: invalid input")
+	// ErrNotIndex: the folder holds no index (and, to create one, is not
+	// empty).
+	ErrNotIndex = errors.New("engine: not an index")
 	// ErrLoadConflict: Load found writes it would race (a writer committed
 	// between Load's check for an empty index and its start); retry it.
 	ErrLoadConflict = errors.New("engine: Load raced other writes; retry")

@@ -25,7 +25,11 @@ var (
 	metaWALFrom = []byte{spaceMeta, 'w'} // uvarintValue: replay the WAL from this segment
 	metaCounts  = []byte{spaceMeta, 'n'} // countsValue
 	metaCodes   = []byte{spaceMeta, 'c'} // the prefix of metaCodeKey
+	metaUser    = []byte{spaceMeta, 'u'} // the prefix of metaUserKey
 )
+
+// metaUserKey names an application's setting (DB.SetMeta): 0x01 'u' name.
+func metaUserKey(name string) []byte { return append(append([]byte(nil), metaUser...), name...) }
 
 // metaName names a metadata key in errors.
 func metaName(k []byte) string {

@@ -37,7 +37,26 @@ func Exists(dir string) (bool, error) {
 	return err == nil, err
 }
 
-// Open opens the index in dir, creating it unless opts.ReadOnly.
+// newIndexDir checks that dir may take a new index: it does not exist, or
+// it is empty. An index made among other files would be easy to read as
+// input by mistake, and to delete with them.
+func newIndexDir(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	if len(entries) > 0 {
+		return fmt.Errorf("%w: %s holds %d other files or folders (such as %q): create an index in a new or empty folder", ErrNotIndex, dir, len(entries), entries[0].Name())
+	}
+	return nil
+}
+
+// Open opens the index in dir. Unless opts.ReadOnly, it creates one in a
+// dir that does not exist or is empty; a dir that holds other files is
+// refused with ErrNotIndex.
 func Open(dir string, opts Options) (*DB, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
@@ -49,7 +68,10 @@ func Open(dir string, opts Options) (*DB, error) {
 			return nil, err
 		}
 		if opts.ReadOnly {
-			return nil, fmt.Errorf("engine: no index in %s: %w", dir, err)
+			return nil, fmt.Errorf("%w: no index in %s", ErrNotIndex, dir)
+		}
+		if err := newIndexDir(dir); err != nil {
+			return nil, err
 		}
 	}
 	e := &DB{dir: dir, opts: opts, log: opts.Logger, block: opts.BlockSize,

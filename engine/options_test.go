@@ -94,3 +94,22 @@ func TestParseSyncMode(t *testing.T) {
 	_, err := ParseSyncMode("sometimes")
 	require.Error(t, err)
 }
+
+func TestMeta(t *testing.T) {
+	dir := t.TempDir()
+	db := openT(t, dir, testOptions())
+	_, err := db.Meta(ctx, "app.settings")
+	require.ErrorIs(t, err, ErrNotFound)
+	require.NoError(t, db.SetMeta(ctx, "app.settings", []byte(`{"shingle":1}`)))
+	require.ErrorIs(t, db.SetMeta(ctx, "", nil), ErrInput)
+	require.ErrorIs(t, db.SetMeta(ctx, "big", make([]byte, MaxMetaValue+1)), ErrInput)
+	require.NoError(t, db.Close())
+	db = openT(t, dir, Options{ReadOnly: true})
+	defer db.Close()
+	v, err := db.Meta(ctx, "app.settings")
+	require.NoError(t, err)
+	assert.Equal(t, `{"shingle":1}`, string(v))
+	require.ErrorIs(t, db.SetMeta(ctx, "app.settings", nil), ErrReadOnly)
+	_, err = db.Check(ctx)
+	require.NoError(t, err, "a setting is not a table, document or code")
+}

@@ -1,13 +1,19 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
+	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/simhash"
 )
 
@@ -54,9 +60,67 @@ func (ff *fingerprintFlags) fingerprinter() (*simhash.Fingerprinter, error) {
 	return simhash.New(o)
 }
 
+// fingerprintSetting names the setting (engine.DB.SetMeta) in which an
+// index keeps the fingerprint options it was created with.
+const fingerprintSetting = "simhashdb.fingerprint"
+
+// storedFingerprint is that setting's JSON.
+type storedFingerprint struct {
+	Shingle   int    `json:"shingle"`
+	Weighting string `json:"weighting"`
+	StopWords bool   `json:"stopwords"`
+	Hash      string `json:"hash"`
+}
+
+// fingerprintFlagNames are the flags that storedFingerprint holds.
+var fingerprintFlagNames = []string{"shingle", "weighting", "stopwords", "hash"}
+
+// withIndex makes ff the fingerprint options of db: those it was created
+// with, which a new index (created) stores now. A flag given on the command
+// line that differs from them is an error, so that text is never queried
+// or added with other options than the index's. An index created before
+// the options were stored takes the flags as given.
+func (ff *fingerprintFlags) withIndex(ctx context.Context, db *engine.DB, fl *flag.FlagSet, created bool) error {
+	mine := storedFingerprint{ff.shingle, ff.weighting, ff.stopwords, ff.hash}
+	v, err := db.Meta(ctx, fingerprintSetting)
+	if errors.Is(err, engine.ErrNotFound) {
+		if !created {
+			return nil
+		}
+		b, err := json.Marshal(mine)
+		if err != nil {
+			return err
+		}
+		return db.SetMeta(ctx, fingerprintSetting, b)
+	}
+	if err != nil {
+		return err
+	}
+	var st storedFingerprint
+	if err := json.Unmarshal(v, &st); err != nil {
+		return fmt.Errorf("the index's fingerprint options %q: %w", v, err)
+	}
+	stored := map[string]string{"shingle": strconv.Itoa(st.Shingle), "weighting": st.Weighting,
+		"stopwords": strconv.FormatBool(st.StopWords), "hash": st.Hash}
+	var conflicts []string
+	fl.Visit(func(f *flag.Flag) {
+		if want, ok := stored[f.Name]; ok && f.Value.String() != want {
+			conflicts = append(conflicts, fmt.Sprintf("--%s %s (the index's is %s)", f.Name, f.Value, want))
+		}
+	})
+	if len(conflicts) > 0 {
+		return fmt.Errorf("%w: %s: the index fingerprints text as it was created to; leave these flags out", errConflict, strings.Join(conflicts, ", "))
+	}
+	ff.shingle, ff.weighting, ff.stopwords, ff.hash = st.Shingle, st.Weighting, st.StopWords, st.Hash
+	return nil
+}
+
+// errConflict marks a flag that contradicts the index: a usage error.
+var errConflict = errors.New("conflicting flags")
+
 func runFingerprint(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fl := newFlagSet("fingerprint", "[flags] PATH...",
-		"  simhashdb fingerprint README.md docs/      # one line per file: <16 hex digits><TAB><path>\n"+
+		"  simhashdb fingerprint README.md docs/      # one line per file: 0x<16 hex digits><TAB><path>\n"+
 			"  curl -s https://example.com | simhashdb fingerprint --html -", stderr)
 	html := fl.Bool("html", false, "read input as HTML and fingerprint its visible text")
 	var ff fingerprintFlags

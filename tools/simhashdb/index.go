@@ -2,21 +2,17 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
-	"time"
 
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/simhash"
@@ -31,18 +27,28 @@ type dbFlags struct {
 func (d *dbFlags) register(fl *flag.FlagSet, kHelp string) {
 	fl.StringVar(&d.dir, "db", "", "the index folder (required)")
 	fl.IntVar(&d.k, "k", -1, kHelp)
+	// -1 means "not given", which kHelp explains: the flag package would
+	// print "(default -1)" beside it.
+	fl.Lookup("k").DefValue = "0"
 }
 
-// check rejects a negative --k given on the command line (-1, the flag's
-// default, means "not given").
+// check rejects a missing --db, and a --k given on the command line that
+// no index answers (-1, the flag's default, means "not given"): usage
+// errors, found before anything is opened.
 func (d *dbFlags) check(fl *flag.FlagSet) error {
+	if d.dir == "" {
+		return errors.New("--db DIR is required")
+	}
 	given := false
 	fl.Visit(func(f *flag.Flag) { given = given || f.Name == "k" })
-	if given && d.k < 0 {
-		return fmt.Errorf("--k %d: want a distance of 0 or more", d.k)
+	if given && (d.k < 0 || d.k > maxK) {
+		return fmt.Errorf("--k %d: want a distance of 0 to %d", d.k, maxK)
 	}
 	return nil
 }
+
+// maxK is the largest K an index can be built for.
+const maxK = 16
 
 // open opens the index, which must exist unless create.
 func (d *dbFlags) open(opts engine.Options, create bool) (*engine.DB, error) {
@@ -176,15 +182,23 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if d.k == 0 {
 		return fail(stderr, "add", exitUsage, errors.New("--k 0: an index answers distances up to at least 1"))
 	}
+	existed, err := engine.Exists(d.dir)
+	if err != nil {
+		return fail(stderr, "add", exitFailed, err)
+	}
 	db, err := d.open(opts, true)
 	if err != nil {
 		return fail(stderr, "add", exitFailed, err)
 	}
 	ctx, stop := signalContext()
 	defer stop()
+	if err := ff.withIndex(ctx, db, fl, !existed); err != nil {
+		db.Close()
+		return fail(stderr, "add", usageOr(err), err)
+	}
 	code := exitOK
 	if *text {
-		code = addText(ctx, db, fl.Args(), &ff, stdout, stderr)
+		code = addText(ctx, db, d.dir, fl.Args(), &ff, *progress, *bulk, stdout, stderr)
 	} else {
 		code = addRecords(ctx, db, *input, stdin, stderr, *progress, *bulk)
 	}
@@ -289,159 +303,4 @@ func addRecords(ctx context.Context, db *engine.DB, input string, stdin io.Reade
 	}
 	p.update()
 	return code
-}
-
-// addText fingerprints files and stores them with new ids.
-func addText(ctx context.Context, db *engine.DB, paths []string, ff *fingerprintFlags, stdout, stderr io.Writer) int {
-	f, err := ff.fingerprinter()
-	if err != nil {
-		return fail(stderr, "add", exitUsage, err)
-	}
-	next, err := db.NextID(ctx)
-	if err != nil {
-		return fail(stderr, "add", exitFailed, err)
-	}
-	code := exitOK
-	for _, arg := range paths {
-		err := filepath.WalkDir(arg, func(path string, de fs.DirEntry, err error) error {
-			if err != nil {
-				code = fail(stderr, "add", exitFailed, fmt.Errorf("%s: %w", path, unwrapPathError(err)))
-				return nil
-			}
-			if de.IsDir() || !de.Type().IsRegular() {
-				return nil
-			}
-			b, err := os.ReadFile(path)
-			if err != nil {
-				code = fail(stderr, "add", exitFailed, fmt.Errorf("%s: %w", path, unwrapPathError(err)))
-				return nil
-			}
-			doc := engine.Doc{ID: next, Fingerprint: f.Bytes(b), Name: path}
-			if len(doc.Name) > engine.MaxName {
-				doc.Name = doc.Name[:engine.MaxName]
-			}
-			if err := db.Insert(ctx, doc); err != nil {
-				return err
-			}
-			fmt.Fprintf(stdout, "%d\t%s\t%s\n", doc.ID, simhash.Format(doc.Fingerprint), path)
-			next++
-			return nil
-		})
-		if err != nil {
-			return fail(stderr, "add", exitFailed, err)
-		}
-	}
-	return code
-}
-
-// progressReporter prints add's progress: a bar with rate and ETA on a
-// terminal, or JSON lines.
-type progressReporter struct {
-	mode                    string
-	w                       io.Writer
-	size                    int64
-	bytes                   func() int64
-	read, durable, rejected *atomic.Int64
-	start                   time.Time
-	lastDurable             int64
-	done                    chan struct{}
-	stopped                 chan struct{}
-	printing                atomic.Bool
-	lastPrint               atomic.Int64
-}
-
-func newProgress(mode string, w io.Writer, size int64, bytes func() int64, read, durable, rejected *atomic.Int64) *progressReporter {
-	p := &progressReporter{mode: mode, w: w, size: size, bytes: bytes, read: read, durable: durable,
-		rejected: rejected, start: time.Now(), lastDurable: -1, done: make(chan struct{}), stopped: make(chan struct{})}
-	go func() {
-		defer close(p.stopped)
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				p.print(true)
-			case <-p.done:
-				return
-			}
-		}
-	}()
-	return p
-}
-
-// update prints when durable has grown (JSON) or a tenth of a second has
-// passed (bar).
-func (p *progressReporter) update() { p.print(false) }
-
-func (p *progressReporter) print(tick bool) {
-	if p.mode == "none" || !p.printing.CompareAndSwap(false, true) {
-		return
-	}
-	defer p.printing.Store(false)
-	now := time.Now()
-	d := p.durable.Load()
-	switch p.mode {
-	case "json":
-		if !tick && d == p.lastDurable {
-			return
-		}
-		p.lastDurable = d
-		el := now.Sub(p.start).Seconds()
-		b, _ := json.Marshal(map[string]any{"read": p.read.Load(), "durable": d, "rejected": p.rejected.Load(),
-			"elapsed_s": round3(el), "rate": round3(float64(d) / max(el, 1e-9))})
-		fmt.Fprintf(p.w, "%s\n", b)
-	case "bar":
-		if !tick && now.UnixNano()-p.lastPrint.Load() < int64(100*time.Millisecond) {
-			return
-		}
-		p.lastPrint.Store(now.UnixNano())
-		el := now.Sub(p.start).Seconds()
-		rate := float64(d) / max(el, 1e-9)
-		line := fmt.Sprintf("%s durable, %s/s", human(d), human(int64(rate)))
-		if p.size > 0 {
-			frac := min(float64(p.bytes())/float64(p.size), 1)
-			const width = 30
-			n := int(frac * width)
-			eta := "?"
-			if frac > 0 {
-				eta = (time.Duration(el*(1-frac)/frac) * time.Second).Round(time.Second).String()
-			}
-			line = fmt.Sprintf("[%s%s] %3.0f%% %s, ETA %s", strings.Repeat("=", n), strings.Repeat(" ", width-n), frac*100, line, eta)
-		}
-		fmt.Fprintf(p.w, "\r%-78s", line)
-	}
-}
-
-func (p *progressReporter) stop() {
-	close(p.done)
-	<-p.stopped
-	p.print(true)
-	if p.mode == "bar" {
-		fmt.Fprintln(p.w)
-	}
-}
-
-func round3(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }
-
-// human writes 1234567 as 1.2M.
-func human(n int64) string {
-	switch {
-	case n >= 1e9:
-		return fmt.Sprintf("%.1fG", float64(n)/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.1fM", float64(n)/1e6)
-	case n >= 1e4:
-		return fmt.Sprintf("%.1fK", float64(n)/1e3)
-	}
-	return strconv.FormatInt(n, 10)
-}
-
-// isTerminal reports whether w is a character device (a terminal).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

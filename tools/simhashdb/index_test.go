@@ -73,13 +73,18 @@ func TestIndexCommands(t *testing.T) {
 			{[]string{"query", "--db", db}, 2, "exactly one of"},
 			{[]string{"query", "--db", db, "--fp", "12abc"}, 2, "12abc"},
 			{[]string{"query", "--db", db, "--fp", "1", "--k", "9"}, 2, "answers up to 3"},
-			{[]string{"query", "--fp", "1"}, 1, "--db DIR is required"},
+			{[]string{"query", "--fp", "1"}, 2, "--db DIR is required"},
+			{[]string{"stats"}, 2, "--db DIR is required"},
+			{[]string{"add", "--db", filepath.Join(t.TempDir(), "new"), "--k", "17"}, 2, "--k 17: want a distance of 0 to 16"},
 			{[]string{"query", "--db", filepath.Join(t.TempDir(), "none"), "--fp", "1"}, 1, "no index there"},
 		} {
 			r := runCLI(t, "", c.args...)
 			assert.Equal(t, c.code, r.code, "%v: %s", c.args, r.stderr)
 			assert.Contains(t, r.stderr, c.msg, "%v", c.args)
 		}
+		r := runCLI(t, "", "query", "--db", db, "--text", "") // the empty text's fingerprint is 0
+		assert.Equal(t, 0, r.code, r.stderr)
+		assert.Contains(t, r.stdout, "query 0x0000000000000000:")
 	})
 	t.Run("batch", func(t *testing.T) {
 		r := runCLI(t, "0x0123456789abcdef\nq7 0x0123456789abcd10\n42 1\n", "batch", "--db", db, "--k", "1")
@@ -192,7 +197,7 @@ func TestIndexCommands(t *testing.T) {
 		for _, args := range [][]string{{"add"}, {"query", "--fp", "1"}, {"batch"}} {
 			r := runCLI(t, "1\n", append(args, "--db", db, "--k", "-3")...)
 			assert.Equal(t, 2, r.code, args[0])
-			assert.Contains(t, r.stderr, "--k -3: want a distance of 0 or more", args[0])
+			assert.Contains(t, r.stderr, "--k -3: want a distance of 0 to 16", args[0])
 		}
 	})
 	t.Run("options fixed at creation", func(t *testing.T) {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,4 +98,103 @@ func TestFlagsAnywhere(t *testing.T) {
 	r = runCLI(t, "", "fingerprint", "--", "--shingle")
 	assert.Equal(t, 1, r.code)
 	assert.Contains(t, r.stderr, "--shingle")
+}
+
+// TestIndexKeepsFingerprintOptions: an index created with fingerprint
+// options uses them for every later text query and add; a flag that
+// contradicts them is a usage error.
+func TestIndexKeepsFingerprintOptions(t *testing.T) {
+	dir := t.TempDir()
+	docs := filepath.Join(dir, "docs")
+	require.NoError(t, os.Mkdir(docs, 0o755))
+	text := "alpha beta gamma delta epsilon zeta eta theta"
+	require.NoError(t, os.WriteFile(filepath.Join(docs, "a.txt"), []byte(text), 0o644))
+	db := filepath.Join(dir, "idx")
+	r := runCLI(t, "", "add", "--db", db, "--shingle", "1", "--text", docs)
+	require.Equal(t, 0, r.code, r.stderr)
+	// Queried with default flags: the index's options are used.
+	r = runCLI(t, "", "query", "--db", db, "--k", "0", "--text", text, "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, `"id":1`, "found with the stored --shingle 1")
+	r = runCLI(t, text, "query", "--db", db, "--k", "0", "--file", "-", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, `"id":1`)
+	// The same options given again are fine; others are refused.
+	r = runCLI(t, "", "query", "--db", db, "--shingle", "1", "--text", text)
+	assert.Equal(t, 0, r.code, r.stderr)
+	r = runCLI(t, "", "query", "--db", db, "--shingle", "2", "--text", text)
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, "--shingle 2 (the index's is 1)")
+	r = runCLI(t, "", "add", "--db", db, "--hash", "fnv1", "--text", docs)
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, "--hash fnv1 (the index's is xxhash)")
+}
+
+// TestNewIndexFolder: an index is created only in a new or empty folder,
+// and add --text does not read the index's own files.
+func TestNewIndexFolder(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "LICENSE"), []byte("text"), 0o644))
+	r := runCLI(t, "1 0x1\n", "add", "--db", dir)
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, "create an index in a new or empty folder")
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, entries, 1, "nothing written beside LICENSE")
+
+	empty := filepath.Join(dir, "empty")
+	require.NoError(t, os.Mkdir(empty, 0o755))
+	r = runCLI(t, "1 0x1\n", "add", "--db", empty)
+	require.Equal(t, 0, r.code, r.stderr)
+
+	// --text over a folder that holds the index: the index is not read.
+	r = runCLI(t, "", "add", "--db", empty, "--text", dir)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "LICENSE")
+	assert.NotContains(t, r.stdout, filepath.Join(empty, "pebble"))
+	assert.Contains(t, r.stderr, "skipped")
+	r = runCLI(t, "", "add", "--db", empty, "--text", filepath.Join(empty, "wal"))
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, "inside the index")
+}
+
+// TestAddTextBatches: add --text reports progress as JSON, its last line
+// once, and --bulk loads the files at once; both store every file.
+func TestAddTextBatches(t *testing.T) {
+	dir := t.TempDir()
+	docs := filepath.Join(dir, "docs")
+	require.NoError(t, os.Mkdir(docs, 0o755))
+	for i := range 30 {
+		require.NoError(t, os.WriteFile(filepath.Join(docs, fmt.Sprintf("%02d.txt", i)), []byte(fmt.Sprintf("document number %d of thirty", i)), 0o644))
+	}
+	for _, bulk := range []bool{false, true} {
+		db := filepath.Join(dir, fmt.Sprintf("idx-%v", bulk))
+		args := []string{"add", "--db", db, "--text", docs, "--progress", "json"}
+		if bulk {
+			args = append(args, "--bulk")
+		}
+		r := runCLI(t, "", args...)
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Len(t, strings.Split(strings.TrimSpace(r.stdout), "\n"), 30)
+		var last struct {
+			Durable int64
+			Elapsed float64 `json:"elapsed_s"`
+		}
+		n, finalEarly := 0, 0 // lines saying all 30 are durable within the first second
+		for _, l := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
+			if strings.HasPrefix(l, "{") {
+				require.NoError(t, json.Unmarshal([]byte(l), &last))
+				if last.Durable == 30 && last.Elapsed < 1 {
+					finalEarly++
+				}
+				n++
+			}
+		}
+		require.Positive(t, n, "progress lines: %q", r.stderr)
+		assert.EqualValues(t, 30, last.Durable)
+		assert.LessOrEqual(t, finalEarly, 1, "the last line is not printed twice: %s", r.stderr)
+		r = runCLI(t, "", "stats", "--db", db, "--json")
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Contains(t, r.stdout, `"documents": 30`, "bulk=%v", bulk)
+	}
 }

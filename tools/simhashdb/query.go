@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -55,28 +56,32 @@ func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err := d.check(fl); err != nil {
 		return fail(stderr, "query", exitUsage, err)
 	}
-	given := 0
-	for _, s := range []string{*fpArg, *textArg, *fileArg} {
-		if s != "" {
-			given++
-		}
-	}
-	if given != 1 || fl.NArg() > 0 {
+	given := map[string]bool{}
+	fl.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if n := btoi(given["fp"]) + btoi(given["text"]) + btoi(given["file"]); n != 1 || fl.NArg() > 0 {
 		return fail(stderr, "query", exitUsage, errors.New("give exactly one of --fp, --text or --file"))
 	}
 	var q uint64
-	switch {
-	case *fpArg != "":
+	if given["fp"] {
 		var err error
 		if q, err = simhash.Parse(*fpArg); err != nil {
 			return fail(stderr, "query", exitUsage, fmt.Errorf("--fp: %w", err))
 		}
-	default:
+	}
+	db, err := d.open(engine.Options{ReadOnly: true}, false)
+	if err != nil {
+		return fail(stderr, "query", exitFailed, err)
+	}
+	defer db.Close()
+	if err := ff.withIndex(context.Background(), db, fl, false); err != nil {
+		return fail(stderr, "query", usageOr(err), err)
+	}
+	if !given["fp"] {
 		f, err := ff.fingerprinter()
 		if err != nil {
 			return fail(stderr, "query", exitUsage, err)
 		}
-		if *textArg != "" {
+		if given["text"] {
 			q = f.String(*textArg)
 		} else {
 			r, name, _, closeIn, err := openInput(*fileArg, stdin)
@@ -90,11 +95,6 @@ func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	db, err := d.open(engine.Options{ReadOnly: true}, false)
-	if err != nil {
-		return fail(stderr, "query", exitFailed, err)
-	}
-	defer db.Close()
 	ms, err := db.Query(context.Background(), q, d.distance(db))
 	if err != nil {
 		return fail(stderr, "query", exitUsage, err)
@@ -235,6 +235,9 @@ func runDelete(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if code := parseFlags(fl, args); code >= 0 {
 		return code
 	}
+	if err := d.check(fl); err != nil {
+		return fail(stderr, "delete", exitUsage, err)
+	}
 	if fl.NArg() == 0 {
 		return fail(stderr, "delete", exitUsage, errors.New("no ID given"))
 	}
@@ -284,6 +287,9 @@ func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if code := parseFlags(fl, args); code >= 0 {
 		return code
 	}
+	if err := d.check(fl); err != nil {
+		return fail(stderr, "stats", exitUsage, err)
+	}
 	db, err := d.open(engine.Options{ReadOnly: true}, false)
 	if err != nil {
 		return fail(stderr, "stats", exitFailed, err)
@@ -315,6 +321,9 @@ func runCheck(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if code := parseFlags(fl, args); code >= 0 {
 		return code
 	}
+	if err := d.check(fl); err != nil {
+		return fail(stderr, "check", exitUsage, err)
+	}
 	db, err := d.open(engine.Options{ReadOnly: true}, false)
 	if err != nil {
 		return fail(stderr, "check", exitFailed, err)
@@ -327,4 +336,20 @@ func runCheck(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "ok: %d documents, %d postings, %d fingerprints, %d blocks, %d log records verified\n",
 		rep.Documents, rep.Postings, rep.Fingerprints, rep.Blocks, rep.WALRecords)
 	return exitOK
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// usageOr is the exit code of err: a usage error for flags that contradict
+// the index, a failure otherwise.
+func usageOr(err error) int {
+	if errors.Is(err, errConflict) {
+		return exitUsage
+	}
+	return exitFailed
 }

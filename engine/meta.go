@@ -1,0 +1,59 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// Limits of an application's settings.
+const (
+	MaxMetaName  = 255
+	MaxMetaValue = 64 << 10
+)
+
+// SetMeta stores value under name in the index, durably, for Meta to
+// return: a small setting that an application keeps with its index, such
+// as how it fingerprints text (simhashdb's command line keeps its
+// fingerprint options there, so that every later command uses them).
+func (e *DB) SetMeta(ctx context.Context, name string, value []byte) error {
+	if e.opts.ReadOnly {
+		return ErrReadOnly
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if name == "" || len(name) > MaxMetaName || len(value) > MaxMetaValue {
+		return fmt.Errorf("%w: setting %q of %d bytes: want a name of 1 to %d bytes and at most %d bytes", ErrInput, name, len(value), MaxMetaName, MaxMetaValue)
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.closed {
+		return ErrClosed
+	}
+	return e.pdb.Set(metaUserKey(name), value, pebble.Sync)
+}
+
+// Meta returns the value SetMeta stored under name, or ErrNotFound.
+func (e *DB) Meta(ctx context.Context, name string) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.closed {
+		return nil, ErrClosed
+	}
+	v, c, err := e.pdb.Get(metaUserKey(name))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, fmt.Errorf("%w: setting %q", ErrNotFound, name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return slices.Clone(v), nil
+}

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/simhash"
+)
+
+// textBatch is how many files add --text fingerprints before it commits
+// them together: one fsync a batch, not a file.
+const textBatch = 1024
+
+// textBatchAge is the longest a fingerprinted file waits for its commit.
+const textBatchAge = time.Second
+
+// textAdder stores files as documents with new ids, in batches.
+type textAdder struct {
+	ctx      context.Context
+	db       *engine.DB
+	f        *simhash.Fingerprinter
+	index    string // the index folder, absolute: never read as input
+	bulk     bool   // gather everything, then Load
+	next     uint64
+	docs     []engine.Doc
+	since    time.Time // when docs got its first document
+	stdout   io.Writer
+	stderr   io.Writer
+	code     int
+	read     atomic.Int64
+	durable  atomic.Int64
+	rejected atomic.Int64
+	bytes    atomic.Int64
+}
+
+// addText fingerprints files and folders and stores them with new ids,
+// committed in batches (each batch durable as --sync says before its ids
+// are printed), or loaded at once with bulk.
+func addText(ctx context.Context, db *engine.DB, dbDir string, paths []string, ff *fingerprintFlags, progress string, bulk bool, stdout, stderr io.Writer) int {
+	f, err := ff.fingerprinter()
+	if err != nil {
+		return fail(stderr, "add", exitUsage, err)
+	}
+	index, err := filepath.Abs(dbDir)
+	if err != nil {
+		return fail(stderr, "add", exitFailed, err)
+	}
+	a := &textAdder{ctx: ctx, db: db, f: f, index: index, bulk: bulk, stdout: stdout, stderr: stderr}
+	if a.next, err = db.NextID(ctx); err != nil {
+		return fail(stderr, "add", exitFailed, err)
+	}
+	p := newProgress(progress, stderr, -1, a.bytes.Load, &a.read, &a.durable, &a.rejected)
+	defer p.stop()
+	for _, arg := range paths {
+		if err := a.walk(arg, p); err != nil {
+			return fail(stderr, "add", exitFailed, err)
+		}
+	}
+	if err := a.commit(p); err != nil {
+		return fail(stderr, "add", exitFailed, err)
+	}
+	return a.code
+}
+
+// bad reports a file that could not be added, and goes on.
+func (a *textAdder) bad(path string, err error) {
+	fmt.Fprintf(a.stderr, "%s add: %s: %v\n", programName, path, err)
+	a.rejected.Add(1)
+	a.code = exitFailed
+}
+
+// inIndex reports whether path is the index folder or inside it.
+func (a *textAdder) inIndex(path string) bool {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return false
+	}
+	rel, err := filepath.Rel(a.index, abs)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+func (a *textAdder) walk(arg string, p *progressReporter) error {
+	if a.inIndex(arg) {
+		a.bad(arg, fmt.Errorf("inside the index %s: not read", a.index))
+		return nil
+	}
+	return filepath.WalkDir(arg, func(path string, de fs.DirEntry, err error) error {
+		if err != nil {
+			a.bad(path, unwrapPathError(err))
+			return nil
+		}
+		if de.IsDir() && a.inIndex(path) {
+			fmt.Fprintf(a.stderr, "%s add: %s: the index's own folder, skipped\n", programName, path)
+			return filepath.SkipDir
+		}
+		if de.IsDir() || !de.Type().IsRegular() {
+			return nil
+		}
+		if err := a.ctx.Err(); err != nil {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			a.bad(path, unwrapPathError(err))
+			return nil
+		}
+		a.read.Add(1)
+		a.bytes.Add(int64(len(b)))
+		name := path
+		if len(name) > engine.MaxName {
+			name = name[:engine.MaxName]
+		}
+		if len(a.docs) == 0 {
+			a.since = time.Now()
+		}
+		a.docs = append(a.docs, engine.Doc{ID: a.next, Fingerprint: a.f.Bytes(b), Name: name})
+		a.next++
+		if !a.bulk && (len(a.docs) >= textBatch || time.Since(a.since) >= textBatchAge) {
+			return a.commit(p)
+		}
+		return nil
+	})
+}
+
+// commit stores the documents gathered, then prints their ids.
+func (a *textAdder) commit(p *progressReporter) error {
+	if len(a.docs) == 0 {
+		return nil
+	}
+	var err error
+	if a.bulk {
+		err = a.db.Load(a.ctx, a.docs)
+	} else {
+		err = a.db.InsertBatch(a.ctx, a.docs)
+	}
+	if err != nil {
+		return err
+	}
+	for _, d := range a.docs {
+		fmt.Fprintf(a.stdout, "%d\t%s\t%s\n", d.ID, simhash.Format(d.Fingerprint), d.Name)
+	}
+	a.durable.Add(int64(len(a.docs)))
+	a.docs = a.docs[:0]
+	p.update()
+	return nil
+}
