@@ -72,9 +72,6 @@ type storedFingerprint struct {
 	Hash      string `json:"hash"`
 }
 
-// fingerprintFlagNames are the flags that storedFingerprint holds.
-var fingerprintFlagNames = []string{"shingle", "weighting", "stopwords", "hash"}
-
 // withIndex makes ff the fingerprint options of db: those it was created
 // with, which a new index (created) stores now. A flag given on the command
 // line that differs from them is an error, so that text is never queried
