@@ -104,7 +104,7 @@ func (e *DB) close() error {
 		errs = append(errs, e.wal.Close())
 	}
 	if e.st != nil && e.st.snap != nil {
-		errs = append(errs, e.st.close())
+		errs = append(errs, e.st.unref())
 	}
 	errs = append(errs, e.pdb.Close())
 	e.releaseCache()

@@ -78,3 +78,30 @@ func TestFindAllDuplicates(t *testing.T) {
 	require.Len(t, cs, 1, "fingerprints 0 and 1 and 3 are linked at distance 1")
 	require.Len(t, cs[0], n+1)
 }
+
+// TestDocsDuringFlush: Docs reads the state it began with while writes and
+// flushes go on; the writer does not wait for it.
+func TestDocsDuringFlush(t *testing.T) {
+	db := openT(t, t.TempDir(), testOptions())
+	defer db.Close()
+	docs := corpus(2000, 11)
+	require.NoError(t, db.Load(ctx, docs))
+	require.NoError(t, db.InsertBatch(ctx, []Doc{{ID: 1 << 50, Fingerprint: 7}}))
+	n := 0
+	for _, err := range db.Docs(ctx) {
+		require.NoError(t, err)
+		if n == 10 {
+			require.NoError(t, db.Delete(ctx, 1<<50))
+			require.NoError(t, db.Insert(ctx, Doc{ID: 1 << 51, Fingerprint: 9}))
+			require.NoError(t, db.Flush(ctx))
+		}
+		n++
+	}
+	require.Equal(t, len(oracleOf(docs))+1, n, "the state Docs began with")
+	n = 0
+	for _, err := range db.Docs(ctx) {
+		require.NoError(t, err)
+		n++
+	}
+	require.Equal(t, len(oracleOf(docs))+1, n, "one deleted, one added")
+}

@@ -205,7 +205,7 @@ func (e *DB) flushMemtable(m *memtable, walFrom uint64) (flushStats, error) {
 	for _, c := range carry {
 		e.cache.putBlock(c.slot, c.b)
 	}
-	return f.stats, old.close()
+	return f.stats, old.unref()
 }
 
 // writeDocuments writes the memtable's documents, in id order, and notes

@@ -1,9 +1,12 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"iter"
+	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -83,4 +86,78 @@ func (e *DB) NextID(ctx context.Context) (uint64, error) {
 		return 0, fmt.Errorf("%w: the largest id, 2^64-1, is taken", ErrInput)
 	}
 	return top + 1, nil
+}
+
+// Docs returns every stored document, by id: the index as one state saw
+// it when the iteration began. Writers do not wait for the caller; Close
+// the DB only after the iteration ends. It is how an index is read back
+// whole (simhashdb export), to rebuild it with another K or design.
+func (e *DB) Docs(ctx context.Context) iter.Seq2[Doc, error] {
+	return func(yield func(Doc, error) bool) {
+		e.mu.RLock()
+		if e.closed {
+			e.mu.RUnlock()
+			yield(Doc{}, ErrClosed)
+			return
+		}
+		st := e.acquire()
+		mem := e.memDocs()
+		touched := e.mem.touched.Clone()
+		if e.imm != nil {
+			touched.Or(e.imm.touched)
+		}
+		e.mu.RUnlock()
+		defer st.unref()
+		slices.SortFunc(mem, func(a, b Doc) int { return cmp.Compare(a.ID, b.ID) })
+		lo, hi := spaceBounds(spaceDocs)
+		it, err := st.snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+		if err != nil {
+			yield(Doc{}, err)
+			return
+		}
+		defer it.Close()
+		n := 0
+		for ok := it.First(); ok; ok = it.Next() {
+			if n++; n%4096 == 0 && ctx.Err() != nil {
+				yield(Doc{}, ctx.Err())
+				return
+			}
+			id, err := parseDocKey(it.Key())
+			if err != nil {
+				yield(Doc{}, err)
+				return
+			}
+			for len(mem) > 0 && mem[0].ID < id {
+				if !yield(mem[0], nil) {
+					return
+				}
+				mem = mem[1:]
+			}
+			if touched.Contains(id) {
+				continue // the memtable has its newest write, in mem if live
+			}
+			v, err := it.ValueAndErr()
+			if err == nil {
+				var d Doc
+				d.ID = id
+				if d.Fingerprint, d.Name, err = parseDocValue(id, v); err == nil {
+					if !yield(d, nil) {
+						return
+					}
+					continue
+				}
+			}
+			yield(Doc{}, err)
+			return
+		}
+		if err := it.Error(); err != nil {
+			yield(Doc{}, err)
+			return
+		}
+		for _, d := range mem {
+			if !yield(d, nil) {
+				return
+			}
+		}
+	}
 }

@@ -132,7 +132,7 @@ func (e *DB) ingest(ctx context.Context, in []Doc) error {
 	budget := e.memtableBudget()
 	e.mu.Unlock()
 	e.fitWriteRoom(budget)
-	return old.close()
+	return old.unref()
 }
 
 // byID returns docs by id, the last of a repeated id winning. Input already

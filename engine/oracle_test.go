@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"math/bits"
 	"math/rand/v2"
 	"slices"
@@ -105,6 +106,20 @@ func checkQueries(t *testing.T, db *DB, o oracle, qs []uint64, stage string) {
 		require.Equal(t, len(qs), n, "%s: QueryBatch answers every query", stage)
 	}
 	checkPairs(t, db, o, stage)
+	checkDocs(t, db, o, stage)
+}
+
+// checkDocs compares Docs with the oracle: every document, by id.
+func checkDocs(t *testing.T, db *DB, o oracle, stage string) {
+	t.Helper()
+	var got []Doc
+	for d, err := range db.Docs(ctx) {
+		require.NoError(t, err)
+		got = append(got, d)
+	}
+	want := slices.SortedFunc(maps.Values(o), func(a, b Doc) int { return cmpU64(a.ID, b.ID) })
+	require.Equal(t, len(want), len(got), "%s: Docs", stage)
+	require.Equal(t, want, got, "%s: Docs", stage)
 }
 
 // pairs is the oracle's FindAll: every pair of documents within k.

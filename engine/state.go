@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"sync/atomic"
+
 	"github.com/cockroachdb/pebble/v2"
 )
 
@@ -16,6 +18,27 @@ type state struct {
 	// iters keeps postings iterators on snap for reuse: opening one costs
 	// about as much as the seek a match needs (a third of a warm query).
 	iters chan *pebble.Iterator
+	// refs counts the DB's reference (while st is e.st) and those of
+	// readers that use st without holding e.mu (acquire): the snapshot is
+	// closed when the last goes.
+	refs atomic.Int32
+}
+
+// acquire returns the current state with a reference the caller gives back
+// with unref: for readers that stream results without holding e.mu.
+// e.mu is held.
+func (e *DB) acquire() *state {
+	st := e.st
+	st.refs.Add(1)
+	return st
+}
+
+// unref gives back a reference; the last one closes st.
+func (st *state) unref() error {
+	if st.refs.Add(-1) == 0 {
+		return st.close()
+	}
+	return nil
 }
 
 // newState returns the state of tables (those not yet indexed are indexed
@@ -32,7 +55,9 @@ func newState(tables []tableIndex, docs, fps int64, walFrom uint64, units *unitD
 	if units == nil {
 		units = newUnitDir(docs)
 	}
-	return &state{tables: tables, docs: docs, fps: fps, walFrom: walFrom, units: units}
+	st := &state{tables: tables, docs: docs, fps: fps, walFrom: walFrom, units: units}
+	st.refs.Store(1)
+	return st
 }
 
 // open takes st's snapshot of db: queries see db as it is now.

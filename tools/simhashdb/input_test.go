@@ -198,3 +198,39 @@ func TestAddTextBatches(t *testing.T) {
 		assert.Contains(t, r.stdout, `"documents": 30`, "bulk=%v", bulk)
 	}
 }
+
+// TestGetExport: documents read back by id, and a whole index exported as
+// add's input and rebuilt with another K.
+func TestGetExport(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "idx")
+	in := "1 0x0123456789abcdef https://a.example/\n2 0x0123456789abcdee\n3 0xff00ff00ff00ff00 a name with spaces\n"
+	r := runCLI(t, in, "add", "--db", db)
+	require.Equal(t, 0, r.code, r.stderr)
+	r = runCLI(t, "4 0x1 in the memtable\n", "add", "--db", db)
+	require.Equal(t, 0, r.code, r.stderr)
+
+	r = runCLI(t, "", "get", "--db", db, "3", "9", "1")
+	assert.Equal(t, 1, r.code)
+	assert.Equal(t, "3 0xff00ff00ff00ff00 a name with spaces\n1 0x0123456789abcdef https://a.example/\n", r.stdout)
+	assert.Contains(t, r.stderr, "9: not stored")
+	r = runCLI(t, "", "get", "--db", db, "--json", "2")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, `{"id":2,"name":"","fp":"0x0123456789abcdee"}`+"\n", r.stdout)
+
+	r = runCLI(t, "", "export", "--db", db)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, in+"4 0x0000000000000001 in the memtable\n", r.stdout)
+	k4 := filepath.Join(dir, "idx-k4")
+	r2 := runCLI(t, r.stdout, "add", "--db", k4, "--k", "4")
+	require.Equal(t, 0, r2.code, r2.stderr)
+	r2 = runCLI(t, "", "export", "--db", k4)
+	require.Equal(t, 0, r2.code, r2.stderr)
+	assert.Equal(t, r.stdout, r2.stdout, "rebuilt whole")
+	r2 = runCLI(t, "", "stats", "--db", k4, "--json")
+	assert.Contains(t, r2.stdout, `"k": 4`)
+
+	r = runCLI(t, "", "delete", "--db", db, "2", "2", "77")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "deleted 1 document; not stored: 77\n", r.stdout)
+}

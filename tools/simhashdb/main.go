@@ -32,6 +32,8 @@ var commands = map[string]command{
 	"check":         {"verify every checksum and cross-reference of an index", runCheck},
 	"delete":        {"remove documents by id", runDelete},
 	"demo":          {"find near-duplicates in the bundled sample of license texts", runDemo},
+	"export":        {"write every document of an index, as add reads them (rebuild with another K)", runExport},
+	"get":           {"print documents by id", runGet},
 	"find-all":      {"print every pair within distance K (simhash-cpp compatible)", runFindAll},
 	"find-clusters": {"print groups of near-duplicates (simhash-cpp compatible)", runFindClusters},
 	"fingerprint":   {"print the SimHash fingerprint of documents", runFingerprint},

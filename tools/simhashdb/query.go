@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -238,19 +239,13 @@ func runDelete(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err := d.check(fl); err != nil {
 		return fail(stderr, "delete", exitUsage, err)
 	}
-	if fl.NArg() == 0 {
-		return fail(stderr, "delete", exitUsage, errors.New("no ID given"))
+	ids, err := parseIDs(fl.Args())
+	if err != nil {
+		return fail(stderr, "delete", exitUsage, err)
 	}
-	ids := make([]uint64, fl.NArg())
-	for i, a := range fl.Args() {
-		id, err := strconv.ParseUint(a, 10, 64)
-		if err != nil {
-			return fail(stderr, "delete", exitUsage, fmt.Errorf("argument %d, %q: want a document id (an unsigned decimal integer)", i+1, a))
-		}
-		ids[i] = id
-	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
 	opts := engine.Options{}
-	var err error
 	if opts.Sync, err = engine.ParseSyncMode(*syncMode); err != nil {
 		return fail(stderr, "delete", exitUsage, fmt.Errorf("--sync: %w", err))
 	}
@@ -259,10 +254,10 @@ func runDelete(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return fail(stderr, "delete", exitFailed, err)
 	}
 	ctx := context.Background()
-	found := 0
+	var missing []string
 	for _, id := range ids {
-		if _, err := db.Get(ctx, id); err == nil {
-			found++
+		if _, err := db.Get(ctx, id); errors.Is(err, engine.ErrNotFound) {
+			missing = append(missing, strconv.FormatUint(id, 10))
 		}
 	}
 	err = db.Delete(ctx, ids...)
@@ -275,7 +270,14 @@ func runDelete(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "delete", exitFailed, err)
 	}
-	fmt.Fprintf(stdout, "deleted %d of %d ids (the others were not stored)\n", found, len(ids))
+	switch {
+	case len(missing) == 0:
+		fmt.Fprintf(stdout, "deleted %s\n", plural(len(ids), "document"))
+	case len(missing) == len(ids):
+		fmt.Fprintf(stdout, "deleted nothing: %s not stored\n", strings.Join(missing, ", "))
+	default:
+		fmt.Fprintf(stdout, "deleted %s; not stored: %s\n", plural(len(ids)-len(missing), "document"), strings.Join(missing, ", "))
+	}
 	return exitOK
 }
 

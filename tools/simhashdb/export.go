@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/simhashdb/simhashdb/engine"
+)
+
+func runGet(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fl := newFlagSet("get", "--db DIR [--json] ID...",
+		"  simhashdb get --db idx 17 42\n\n"+
+			"Prints each document: <id> <fingerprint> <name>, or with --json {\"id\",\"name\",\"fp\"} a line.\n"+
+			"An id that is not stored is reported on stderr (exit code 1).", stderr)
+	var d dbFlags
+	fl.StringVar(&d.dir, "db", "", "the index folder (required)")
+	asJSON := fl.Bool("json", false, "one JSON object a document")
+	if code := parseFlags(fl, args); code >= 0 {
+		return code
+	}
+	if err := d.check(fl); err != nil {
+		return fail(stderr, "get", exitUsage, err)
+	}
+	ids, err := parseIDs(fl.Args())
+	if err != nil {
+		return fail(stderr, "get", exitUsage, err)
+	}
+	db, err := d.open(engine.Options{ReadOnly: true}, false)
+	if err != nil {
+		return fail(stderr, "get", exitFailed, err)
+	}
+	defer db.Close()
+	code := exitOK
+	enc := json.NewEncoder(stdout)
+	for _, id := range ids {
+		doc, err := db.Get(context.Background(), id)
+		if err != nil {
+			if !errors.Is(err, engine.ErrNotFound) {
+				return fail(stderr, "get", exitFailed, err)
+			}
+			code = fail(stderr, "get", exitFailed, fmt.Errorf("%d: not stored", id))
+			continue
+		}
+		if *asJSON {
+			enc.Encode(jsonDocOf(doc))
+		} else {
+			fmt.Fprintln(stdout, recordLine(doc))
+		}
+	}
+	return code
+}
+
+// parseIDs reads document ids given as arguments.
+func parseIDs(args []string) ([]uint64, error) {
+	if len(args) == 0 {
+		return nil, errors.New("no ID given")
+	}
+	ids := make([]uint64, len(args))
+	for i, a := range args {
+		id, err := strconv.ParseUint(a, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("argument %d, %s: want a document id (an unsigned decimal integer)", i+1, quoteShort(a))
+		}
+		ids[i] = id
+	}
+	return ids, nil
+}
+
+// recordLine is doc as a line of add's input.
+func recordLine(doc engine.Doc) string {
+	if doc.Name == "" {
+		return fmt.Sprintf("%d %s", doc.ID, jsonDocOf(doc).FP)
+	}
+	return fmt.Sprintf("%d %s %s", doc.ID, jsonDocOf(doc).FP, doc.Name)
+}
+
+func runExport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fl := newFlagSet("export", "--db DIR [--json] [--output FILE|-]",
+		"  simhashdb export --db idx > docs.txt\n"+
+			"  simhashdb export --db idx | simhashdb add --db idx-k4 --k 4   # rebuild with another K\n\n"+
+			"Writes every document, by id, as add reads it: <id> <fingerprint> [name] a line. A name\n"+
+			"that lines cannot carry as it is (a line break, or spaces at its ends) is reported on\n"+
+			"stderr with its id and written trimmed, line breaks as spaces; --json keeps it exact.", stderr)
+	var d dbFlags
+	fl.StringVar(&d.dir, "db", "", "the index folder (required)")
+	asJSON := fl.Bool("json", false, `one JSON object a document: {"id","name","fp"}`)
+	output := fl.String("output", "-", "where the documents go (- is standard output)")
+	if code := parseFlags(fl, args); code >= 0 {
+		return code
+	}
+	if err := d.check(fl); err != nil {
+		return fail(stderr, "export", exitUsage, err)
+	}
+	if fl.NArg() > 0 {
+		return fail(stderr, "export", exitUsage, fmt.Errorf("unexpected arguments %q", fl.Args()))
+	}
+	db, err := d.open(engine.Options{ReadOnly: true}, false)
+	if err != nil {
+		return fail(stderr, "export", exitFailed, err)
+	}
+	defer db.Close()
+	w, closeOut, err := openOutput(*output, stdout)
+	if err != nil {
+		return fail(stderr, "export", exitFailed, err)
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	enc := json.NewEncoder(w)
+	for doc, e := range db.Docs(ctx) {
+		if err = e; err != nil {
+			break
+		}
+		if *asJSON {
+			err = enc.Encode(jsonDocOf(doc))
+		} else {
+			if clean := strings.TrimSpace(strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(doc.Name)); clean != doc.Name {
+				fmt.Fprintf(stderr, "%s export: document %d: name %s cannot be a line's end as it is: written as %s (--json keeps it)\n",
+					programName, doc.ID, quoteShort(doc.Name), quoteShort(clean))
+				doc.Name = clean
+			}
+			_, err = fmt.Fprintln(w, recordLine(doc))
+		}
+		if err != nil {
+			break
+		}
+	}
+	if cerr := closeOut(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fail(stderr, "export", exitFailed, err)
+	}
+	return exitOK
+}
