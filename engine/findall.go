@@ -102,6 +102,52 @@ func (e *DB) Clusters(ctx context.Context, k int) iter.Seq2[[]Doc, error] {
 	}
 }
 
+// Stars returns clusters whose members all lie within k of a centre: the
+// documents are taken by id, and each that no star holds yet becomes a
+// centre and takes every document within k of it not yet taken (leader
+// clustering; the document stored first leads). Each star is its centre,
+// then the other members by id, so two members are at most 2k apart; the
+// stars come in their centres' order. Unlike Clusters, a chain of
+// near-duplicates does not make one large group of documents far apart:
+// choose Stars to keep one document of each group of near-duplicates,
+// Clusters to find everything that is connected. Documents with no
+// neighbour are left out.
+func (e *DB) Stars(ctx context.Context, k int) iter.Seq2[[]Doc, error] {
+	return func(yield func([]Doc, error) bool) {
+		g, err := e.nearGraph(ctx, k)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		for _, c := range g.stars() {
+			if !yield(c, nil) {
+				return
+			}
+		}
+	}
+}
+
+// stars is Stars over g: the fingerprints lead in the order of their
+// first documents.
+func (g *nearGraph) stars() [][]Doc {
+	order := slices.Collect(maps.Keys(g.docs))
+	slices.SortFunc(order, func(a, b uint64) int { return cmp.Compare(g.docs[a][0].ID, g.docs[b][0].ID) })
+	var out [][]Doc
+	for _, s := range join.Stars(g.pairs, order) {
+		// The centre is the first document of the leading fingerprint; its
+		// other documents and the members' follow by id.
+		c := slices.Clone(g.docs[s[0]])
+		for _, fp := range s[1:] {
+			c = append(c, g.docs[fp]...)
+		}
+		if len(c) > 1 {
+			slices.SortFunc(c[1:], func(a, b Doc) int { return cmp.Compare(a.ID, b.ID) })
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // nearGraph is the index at one moment as FindAll and Clusters see it: the
 // pairs of distinct fingerprints within k that both have live documents,
 // and the live documents (by id) of every fingerprint in such a pair or

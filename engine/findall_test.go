@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math/bits"
 	"runtime"
 	"testing"
 
@@ -104,4 +105,37 @@ func TestDocsDuringFlush(t *testing.T) {
 		n++
 	}
 	require.Equal(t, len(oracleOf(docs))+1, n, "one deleted, one added")
+}
+
+// TestStars: every member of a star lies within k of its centre, every
+// document with a neighbour is in exactly one star, and the centres are
+// taken by id.
+func TestStars(t *testing.T) {
+	db := openT(t, t.TempDir(), testOptions())
+	defer db.Close()
+	docs := corpus(3000, 21)
+	require.NoError(t, db.Load(ctx, docs[:2000]))
+	require.NoError(t, db.InsertBatch(ctx, docs[2000:]))
+	model := oracleOf(docs)
+	for k := 1; k <= 3; k++ {
+		seen := map[uint64]bool{}
+		lastCentre := uint64(0)
+		for s, err := range db.Stars(ctx, k) {
+			require.NoError(t, err)
+			require.Greater(t, len(s), 1)
+			require.Greater(t, s[0].ID+1, lastCentre, "centres by id")
+			lastCentre = s[0].ID + 1
+			for i, d := range s {
+				require.False(t, seen[d.ID], "document %d in two stars", d.ID)
+				seen[d.ID] = true
+				require.LessOrEqual(t, bits.OnesCount64(d.Fingerprint^s[0].Fingerprint), k, "member %d of centre %d", d.ID, s[0].ID)
+				if i > 1 {
+					require.Less(t, s[i-1].ID, d.ID)
+				}
+			}
+		}
+		for _, p := range model.pairs(k) {
+			require.True(t, seen[p.A.ID] || seen[p.B.ID], "a pair within k has a document in a star")
+		}
+	}
 }

@@ -391,3 +391,43 @@ func Components(pairs []Pair) [][]uint64 {
 	slices.SortFunc(out, func(a, b []uint64) int { return cmp.Compare(a[0], b[0]) })
 	return out
 }
+
+// Stars groups values by leader clustering over the graph whose edges are
+// pairs: the values of order, in that order, each not yet taken, become a
+// leader and take every neighbour not yet taken. Each star is its leader
+// and then its members ascending, all within the pairs' distance of the
+// leader (so within twice it of each other), unlike a component, which a
+// chain can stretch without bound; the stars are in their leaders' order.
+// A leader whose neighbours were all taken is a star of one. Values not in
+// order are not leaders, nor members.
+func Stars(pairs []Pair, order []uint64) [][]uint64 {
+	adj := map[uint64][]uint64{}
+	for _, p := range pairs {
+		if p.A != p.B {
+			adj[p.A] = append(adj[p.A], p.B)
+			adj[p.B] = append(adj[p.B], p.A)
+		}
+	}
+	known := make(map[uint64]bool, len(order))
+	for _, v := range order {
+		known[v] = true
+	}
+	taken := make(map[uint64]bool, len(order))
+	var out [][]uint64
+	for _, v := range order {
+		if taken[v] {
+			continue
+		}
+		taken[v] = true
+		star := []uint64{v}
+		for _, w := range adj[v] {
+			if known[w] && !taken[w] {
+				taken[w] = true
+				star = append(star, w)
+			}
+		}
+		slices.Sort(star[1:])
+		out = append(out, star)
+	}
+	return out
+}

@@ -178,3 +178,14 @@ func TestComponents(t *testing.T) {
 	require.Equal(t, [][]uint64{{1, 5, 9}, {4}, {7, 8}}, Components(pairs))
 	require.Empty(t, Components(nil))
 }
+
+func TestStars(t *testing.T) {
+	// A chain 1-2-3-4-5 at distance 1 each: one component, but stars keep
+	// every member next to its leader.
+	chain := []Pair{{1, 2, 1}, {2, 3, 1}, {3, 4, 1}, {4, 5, 1}, {7, 7, 0}}
+	require.Equal(t, [][]uint64{{1, 2, 3, 4, 5}}, Components(chain[:4]))
+	require.Equal(t, [][]uint64{{1, 2}, {3, 4}, {5}, {7}}, Stars(chain, []uint64{1, 2, 3, 4, 5, 7}))
+	require.Equal(t, [][]uint64{{3, 2, 4}, {1}, {5}}, Stars(chain, []uint64{3, 2, 4, 1, 5}), "leaders in the order given")
+	require.Equal(t, [][]uint64{{3}, {1}}, Stars(chain, []uint64{3, 1}), "values not in order are not members")
+	require.Empty(t, Stars(nil, nil))
+}

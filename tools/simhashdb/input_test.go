@@ -234,3 +234,27 @@ func TestGetExport(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Equal(t, "deleted 1 document; not stored: 77\n", r.stdout)
 }
+
+// TestStarClusters: --method star keeps every member within --distance of
+// its leader, where components chain.
+func TestStarClusters(t *testing.T) {
+	in := "1\n2\n3\n7\n15\n31\n1000000\n"
+	r := runCLI(t, in, "find-clusters", "-d", "1")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "[1, 2, 3, 7, 15, 31]\n", r.stdout, "a chain: 1 and 31 are 4 bits apart")
+	r = runCLI(t, in, "find-clusters", "-d", "1", "--method", "star")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "[1, 3]\n[7, 15]\n", r.stdout)
+	r = runCLI(t, in, "find-clusters", "--method", "nearest")
+	assert.Equal(t, 2, r.code)
+
+	db := filepath.Join(t.TempDir(), "idx")
+	r = runCLI(t, "10 0x7\n11 0xf\n12 0x1f\n13 0x7\n", "add", "--db", db)
+	require.Equal(t, 0, r.code, r.stderr)
+	r = runCLI(t, "", "find-clusters", "--db", db, "-d", "1", "--method", "star")
+	require.Equal(t, 0, r.code, r.stderr)
+	var c jsonCluster
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &c))
+	assert.Equal(t, []jsonDoc{{10, "", "0x0000000000000007"}, {11, "", "0x000000000000000f"}, {13, "", "0x0000000000000007"}}, c.Documents,
+		"the first document leads; 12 is 2 bits from it")
+}

@@ -28,6 +28,7 @@ type pairFlags struct {
 	blocks, distance int
 	input, output    string
 	db               string
+	method           string // find-clusters: components or star
 }
 
 func (p *pairFlags) register(fl *flag.FlagSet) {
@@ -43,8 +44,18 @@ func (p *pairFlags) register(fl *flag.FlagSet) {
 	for _, n := range []string{"output", "o"} {
 		fl.StringVar(&p.output, n, "-", "where the JSON arrays go; - is standard output")
 	}
-	fl.StringVar(&p.db, "db", "", "run over this index instead of --input (its document ids are printed)")
+	fl.StringVar(&p.db, "db", "", "run over this index instead of --input (its documents are printed)")
 }
+
+const methodHelp = `How to cluster (--method):
+  components  connected components of the within-distance graph (simhash-cpp's): all that
+              is linked, however long the chain; two members can be far apart. Choose it
+              to find every document related to another.
+  star        leader clustering: in order (with --db the document stored first, from a
+              file the smallest fingerprint), each document not yet in a cluster leads
+              one and takes every document within --distance of it not yet taken. Every
+              member is within --distance of its leader, which is printed first. Choose
+              it to keep one document of each group of near-duplicates.`
 
 const pairsHelp = `Like simhash-cpp, input is newline-separated fingerprints and output is one JSON
 array a line. Unlike it: an empty or malformed line is an error naming its line
@@ -72,13 +83,20 @@ func runPairs(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 			"Each line is a cluster: the fingerprints (or, with --db, the document ids) of a connected\n" +
 			"group of near-duplicates, ascending, a fingerprint as often as it occurs in the input.\n" +
 			"With --db each line is a JSON object: {\"size\":N,\"documents\":[{\"id\",\"name\",\"fp\"},...]}, by id.\n" +
-			"Two members of a cluster can be farther apart than --distance: a chain links them.\n\n" + pairsHelp
+			"Two members of a cluster can be farther apart than --distance: a chain links them.\n\n" +
+			methodHelp + "\n\n" + pairsHelp
 	}
 	fl := newFlagSet(cmd, "[-b BLOCKS] [-d DISTANCE] [-i PATH|-] [-o PATH|-] | --db DIR [-d DISTANCE] [-o PATH|-]", example, stderr)
 	var p pairFlags
 	p.register(fl)
+	if cmd == "find-clusters" {
+		fl.StringVar(&p.method, "method", "components", "components (all that is linked) or star (members within --distance of a leader); see below")
+	}
 	if code := parseFlags(fl, args); code >= 0 {
 		return code
+	}
+	if p.method != "" && p.method != "components" && p.method != "star" {
+		return fail(stderr, cmd, exitUsage, fmt.Errorf("--method %s: want components or star", quoteShort(p.method)))
 	}
 	if fl.NArg() > 0 {
 		return fail(stderr, cmd, exitUsage, fmt.Errorf("unexpected arguments %q", fl.Args()))
@@ -163,8 +181,12 @@ func runPairs(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 			writeArray(w, pr.A, pr.B)
 		}
 	} else {
+		clusters := join.Components(pairs)
+		if p.method == "star" {
+			clusters = slices.DeleteFunc(join.Stars(pairs, distinct), func(s []uint64) bool { return len(s) == 1 && repeated[s[0]] == 0 })
+		}
 		var members []uint64
-		for _, c := range join.Components(pairs) {
+		for _, c := range clusters {
 			members = members[:0]
 			for _, v := range c {
 				for range max(repeated[v], 1) { // as often as it occurs
@@ -219,7 +241,11 @@ func pairsFromDB(ctx context.Context, cmd string, p *pairFlags, stdout, stderr i
 		}
 	} else {
 		var c jsonCluster
-		for docs, e := range db.Clusters(ctx, p.distance) {
+		clusters := db.Clusters
+		if p.method == "star" {
+			clusters = db.Stars
+		}
+		for docs, e := range clusters(ctx, p.distance) {
 			if err = e; err != nil {
 				break
 			}
