@@ -43,6 +43,9 @@ type Stats struct {
 	// MemtableBudget is the memtable size that triggers a flush now.
 	MemtableBudget int64  `json:"memtable_budget"`
 	WALBytes       int64  `json:"wal_bytes"`
+	// PebbleBytes and BytesOnDisk count what the files take on disk
+	// (allocated blocks: Pebble preallocates its logs), Pebble's and the
+	// whole index's.
 	PebbleBytes    int64  `json:"pebble_bytes"`
 	BytesOnDisk    int64  `json:"bytes_on_disk"`
 	CacheBytes     int64  `json:"cache_bytes"`
@@ -87,21 +90,21 @@ func (e *DB) Stats(ctx context.Context) (Stats, error) {
 		s.WALBytes = e.wal.Size()
 	}
 	pm := e.pdb.Metrics()
-	s.PebbleBytes = dirSize(filepath.Join(e.dir, "pebble"))
-	s.BytesOnDisk = s.PebbleBytes + s.WALBytes
+	s.PebbleBytes = dirSize(filepath.Join(e.dir, pebbleDir))
+	s.BytesOnDisk = s.PebbleBytes + dirSize(filepath.Join(e.dir, walDir))
 	s.CacheBytes, s.CacheHits, s.CacheMisses = e.cache.stats()
 	s.PebbleCacheHit = pm.BlockCache.Hits
 	return s, nil
 }
 
-// dirSize returns the bytes of the files under dir (Pebble's own metrics
-// miss freshly ingested tables).
+// dirSize returns the bytes the files under dir take on disk (Pebble's own
+// metrics miss freshly ingested tables and preallocated logs).
 func dirSize(dir string) int64 {
 	var n int64
 	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			if fi, err := d.Info(); err == nil {
-				n += fi.Size()
+				n += onDisk(fi)
 			}
 		}
 		return nil

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -29,6 +30,7 @@ type textAdder struct {
 	f        *simhash.Fingerprinter
 	index    string // the index folder, absolute: never read as input
 	bulk     bool   // gather everything, then Load
+	html     bool   // fingerprint the visible text of HTML
 	next     uint64
 	docs     []engine.Doc
 	since    time.Time // when docs got its first document
@@ -44,7 +46,7 @@ type textAdder struct {
 // addText fingerprints files and folders and stores them with new ids,
 // committed in batches (each batch durable as --sync says before its ids
 // are printed), or loaded at once with bulk.
-func addText(ctx context.Context, db *engine.DB, dbDir string, paths []string, ff *fingerprintFlags, progress string, bulk bool, stdout, stderr io.Writer) int {
+func addText(ctx context.Context, db *engine.DB, dbDir string, paths []string, ff *fingerprintFlags, progress string, bulk, html bool, stdout, stderr io.Writer) int {
 	f, err := ff.fingerprinter()
 	if err != nil {
 		return fail(stderr, "add", exitUsage, err)
@@ -53,7 +55,7 @@ func addText(ctx context.Context, db *engine.DB, dbDir string, paths []string, f
 	if err != nil {
 		return fail(stderr, "add", exitFailed, err)
 	}
-	a := &textAdder{ctx: ctx, db: db, f: f, index: index, bulk: bulk, stdout: stdout, stderr: stderr}
+	a := &textAdder{ctx: ctx, db: db, f: f, index: index, bulk: bulk, html: html, stdout: stdout, stderr: stderr}
 	if a.next, err = db.NextID(ctx); err != nil {
 		return fail(stderr, "add", exitFailed, err)
 	}
@@ -121,7 +123,14 @@ func (a *textAdder) walk(arg string, p *progressReporter) error {
 		if len(a.docs) == 0 {
 			a.since = time.Now()
 		}
-		a.docs = append(a.docs, engine.Doc{ID: a.next, Fingerprint: a.f.Bytes(b), Name: name})
+		fp := a.f.Bytes(b)
+		if a.html {
+			if fp, err = a.f.HTML(bytes.NewReader(b)); err != nil {
+				a.bad(path, err)
+				return nil
+			}
+		}
+		a.docs = append(a.docs, engine.Doc{ID: a.next, Fingerprint: fp, Name: name})
 		a.next++
 		if !a.bulk && (len(a.docs) >= textBatch || time.Since(a.since) >= textBatchAge) {
 			return a.commit(p)

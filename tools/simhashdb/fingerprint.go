@@ -120,6 +120,7 @@ func runFingerprint(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 		"  simhashdb fingerprint README.md docs/      # one line per file: 0x<16 hex digits><TAB><path>\n"+
 			"  curl -s https://example.com | simhashdb fingerprint --html -", stderr)
 	html := fl.Bool("html", false, "read input as HTML and fingerprint its visible text")
+	asJSON := fl.Bool("json", false, `one JSON object a file: {"path":..,"fp":"0x.."}`)
 	var ff fingerprintFlags
 	ff.register(fl)
 	if code := parseFlags(fl, args); code >= 0 {
@@ -150,6 +151,14 @@ func runFingerprint(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 		fp, err := sum(r)
 		if err != nil {
 			fail(path, err)
+			return
+		}
+		if *asJSON {
+			b, _ := json.Marshal(struct {
+				Path string `json:"path"`
+				FP   string `json:"fp"`
+			}{path, simhash.Format(fp)})
+			fmt.Fprintf(stdout, "%s\n", b)
 			return
 		}
 		fmt.Fprintf(stdout, "%s\t%s\n", simhash.Format(fp), path)

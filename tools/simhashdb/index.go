@@ -146,6 +146,7 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	input := fl.String("input", "-", "records to add, one per line (- is standard input)")
 	text := fl.Bool("text", false, "fingerprint the files and folders given as arguments instead of reading records")
 	progress := fl.String("progress", "auto", "progress on stderr: auto (a bar on a terminal), bar, json or none")
+	html := fl.Bool("html", false, "with --text: read the files as HTML and fingerprint their visible text")
 	bulk := fl.Bool("bulk", false, "into an empty index: read all records, then build the tables at once (fastest; durable only at the end)")
 	var ff fingerprintFlags
 	ff.register(fl)
@@ -198,7 +199,7 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	code := exitOK
 	if *text {
-		code = addText(ctx, db, d.dir, fl.Args(), &ff, *progress, *bulk, stdout, stderr)
+		code = addText(ctx, db, d.dir, fl.Args(), &ff, *progress, *bulk, *html, stdout, stderr)
 	} else {
 		code = addRecords(ctx, db, *input, stdin, stderr, *progress, *bulk)
 	}

@@ -258,3 +258,29 @@ func TestStarClusters(t *testing.T) {
 	assert.Equal(t, []jsonDoc{{10, "", "0x0000000000000007"}, {11, "", "0x000000000000000f"}, {13, "", "0x0000000000000007"}}, c.Documents,
 		"the first document leads; 12 is 2 bits from it")
 }
+
+// TestSmallerThings: --version, fingerprint --json, --html for add --text
+// and query.
+func TestSmallerThings(t *testing.T) {
+	r := runCLI(t, "", "--version")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Regexp(t, `^simhashdb \S+ \(go1\.\d+`, r.stdout)
+
+	dir := t.TempDir()
+	page := filepath.Join(dir, "page.html")
+	require.NoError(t, os.WriteFile(page, []byte("<html><head><title>T</title><script>var x = 1;</script></head><body><p>The quick brown fox jumps over the lazy dog</p></body></html>"), 0o644))
+	r = runCLI(t, "", "fingerprint", "--json", "--html", page)
+	require.Equal(t, 0, r.code, r.stderr)
+	var fp struct{ Path, FP string }
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &fp))
+	assert.Equal(t, page, fp.Path)
+
+	db := filepath.Join(dir, "idx")
+	r = runCLI(t, "", "add", "--db", db, "--html", "--text", page)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, fp.FP, "add --text --html fingerprints the visible text")
+	r = runCLI(t, "", "query", "--db", db, "--k", "0", "--html", "--file", page, "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, `"query":"`+fp.FP+`"`)
+	assert.Contains(t, r.stdout, `"id":1`)
+}

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"runtime/pprof"
 	"sort"
 )
@@ -72,6 +73,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "help", "-h", "--help", "-help":
 		usage(stdout)
 		return exitOK
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, version())
+		return exitOK
 	}
 	c, ok := commands[args[0]]
 	if !ok {
@@ -92,6 +96,31 @@ func usage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-14s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintf(w, "\nRun '%s <command> --help' for a command's flags and an example.\n", programName)
+	fmt.Fprintf(w, "\nRun '%s <command> --help' for a command's flags and an example, '%s --version' for the build.\n", programName, programName)
 	fmt.Fprintf(w, "Exit codes: 0 success, 1 some input failed (reported on stderr), 2 bad command line.\n")
+}
+
+// version names this build: the module's version (or the commit it was
+// built from, with "+dirty" for uncommitted changes) and Go's.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return programName + " (no build information)"
+	}
+	v := bi.Main.Version
+	var rev, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+dirty"
+			}
+		}
+	}
+	if rev != "" && (v == "" || v == "(devel)") {
+		v = rev[:min(len(rev), 12)] + dirty
+	}
+	return fmt.Sprintf("%s %s (%s)", programName, v, bi.GoVersion)
 }

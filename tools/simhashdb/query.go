@@ -48,6 +48,7 @@ func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fpArg := fl.String("fp", "", "the query fingerprint, decimal or 0x hex")
 	textArg := fl.String("text", "", "fingerprint this text and query it")
 	fileArg := fl.String("file", "", "fingerprint this file (- for standard input) and query it")
+	html := fl.Bool("html", false, "with --text or --file: read HTML and fingerprint its visible text")
 	asJSON := fl.Bool("json", false, `print {"query":"<hex>","matches":[{"id":..,"name":..,"fp":"<hex>","distance":d},...]}`)
 	var ff fingerprintFlags
 	ff.register(fl)
@@ -82,14 +83,20 @@ func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(stderr, "query", exitUsage, err)
 		}
+		sum := f.Reader
+		if *html {
+			sum = f.HTML
+		}
 		if given["text"] {
-			q = f.String(*textArg)
+			if q, err = sum(strings.NewReader(*textArg)); err != nil {
+				return fail(stderr, "query", exitFailed, err)
+			}
 		} else {
 			r, name, _, closeIn, err := openInput(*fileArg, stdin)
 			if err != nil {
 				return fail(stderr, "query", exitFailed, fmt.Errorf("%s: %w", name, err))
 			}
-			q, err = f.Reader(r)
+			q, err = sum(r)
 			closeIn()
 			if err != nil {
 				return fail(stderr, "query", exitFailed, fmt.Errorf("%s: %w", name, err))
