@@ -41,8 +41,8 @@ type Stats struct {
 	PendingWrites int     `json:"pending_writes"`
 	MemtableBytes int64   `json:"memtable_bytes"`
 	// MemtableBudget is the memtable size that triggers a flush now.
-	MemtableBudget int64  `json:"memtable_budget"`
-	WALBytes       int64  `json:"wal_bytes"`
+	MemtableBudget int64 `json:"memtable_budget"`
+	WALBytes       int64 `json:"wal_bytes"`
 	// PebbleBytes and BytesOnDisk count what the files take on disk
 	// (allocated blocks: Pebble preallocates its logs), Pebble's and the
 	// whole index's.
