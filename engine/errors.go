@@ -29,6 +29,9 @@ var (
 	// ErrNotIndex: the folder holds no index (and, to create one, is not
 	// empty).
 	ErrNotIndex = errors.New("engine: not an index")
+	// ErrLocked: another DB, in this process or another, has the index
+	// open (one at a time: share it through a server).
+	ErrLocked = errors.New("engine: the index is in use")
 	// ErrLoadConflict: Load found writes it would race (a writer committed
 	// between Load's check for an empty index and its start); retry it.
 	ErrLoadConflict = errors.New("engine: Load raced other writes; retry")

@@ -86,6 +86,9 @@ func Open(dir string, opts Options) (*DB, error) {
 	e.popts = e.pebbleOptions(order)
 	if e.pdb, err = pebble.Open(pdir, e.popts); err != nil {
 		e.releaseCache()
+		if lockHeld(err) {
+			return nil, fmt.Errorf("%w: %s (%v)", ErrLocked, dir, err)
+		}
 		return nil, fmt.Errorf("engine: opening %s: %w", pdir, err)
 	}
 	if err := e.load(); err != nil {

@@ -113,3 +113,13 @@ func TestMeta(t *testing.T) {
 	_, err = db.Check(ctx)
 	require.NoError(t, err, "a setting is not a table, document or code")
 }
+
+func TestLocked(t *testing.T) {
+	dir := t.TempDir()
+	db := openT(t, dir, testOptions())
+	defer db.Close()
+	_, err := Open(dir, testOptions())
+	require.ErrorIs(t, err, ErrLocked)
+	_, err = Open(dir, Options{ReadOnly: true})
+	require.ErrorIs(t, err, ErrLocked)
+}

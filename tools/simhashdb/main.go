@@ -39,6 +39,7 @@ var commands = map[string]command{
 	"find-clusters": {"print groups of near-duplicates (simhash-cpp compatible)", runFindClusters},
 	"fingerprint":   {"print the SimHash fingerprint of documents", runFingerprint},
 	"query":         {"find the stored documents within distance K of one fingerprint or text", runQuery},
+	"serve":         {"serve an index over HTTP with JSON, to many clients in any language", runServe},
 	"stats":         {"describe an index: documents, tables, bits per fingerprint", runStats},
 }
 

@@ -1,0 +1,11 @@
+//go:build !unix
+
+package engine
+
+import "strings"
+
+// lockHeld reports whether Pebble failed to open because the store's lock
+// is held.
+func lockHeld(err error) bool {
+	return strings.Contains(err.Error(), "lock held by current process")
+}

@@ -1,0 +1,291 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/simhash"
+)
+
+// docJSON is a document in answers.
+type docJSON struct {
+	ID   uint64 `json:"id"`
+	Name string `json:"name"`
+	FP   string `json:"fp"`
+}
+
+// matchJSON is a match in answers.
+type matchJSON struct {
+	docJSON
+	Distance int `json:"distance"`
+}
+
+func docOf(d engine.Doc) docJSON { return docJSON{d.ID, d.Name, simhash.Format(d.Fingerprint)} }
+
+func matchesOf(ms []engine.Match) []matchJSON {
+	out := make([]matchJSON, len(ms))
+	for i, m := range ms {
+		out[i] = matchJSON{docOf(m.Doc), m.Distance}
+	}
+	return out
+}
+
+// docRequest is a document or query in a request: a fingerprint or a text.
+type docRequest struct {
+	ID          json.RawMessage `json:"id"`
+	Fingerprint json.RawMessage `json:"fingerprint"`
+	Text        *string         `json:"text"`
+	Name        string          `json:"name"`
+	K           *int            `json:"k"`
+}
+
+// decodeJSON reads one JSON object of at most limit bytes into v, refusing
+// fields v does not have and anything after it.
+func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return requestErr(err)
+	}
+	if dec.More() {
+		return bad("the body holds more than one JSON value")
+	}
+	return nil
+}
+
+// requestErr makes a decoding error the client's (a body over its limit
+// stays itself: 413).
+func requestErr(err error) error {
+	var mb *http.MaxBytesError
+	if errors.As(err, &mb) {
+		return err
+	}
+	if errors.Is(err, io.EOF) {
+		return bad("empty body: want a JSON object")
+	}
+	return bad("malformed JSON: %v", err)
+}
+
+// fingerprint returns the request's fingerprint: the one given, or its
+// text's.
+func (s *Server) fingerprint(req *docRequest) (uint64, error) {
+	switch {
+	case req.Fingerprint != nil && req.Text != nil:
+		return 0, bad(`give "fingerprint" or "text", not both`)
+	case req.Fingerprint != nil:
+		var str string
+		if err := json.Unmarshal(req.Fingerprint, &str); err != nil {
+			return 0, bad(`"fingerprint": want a string ("0x" and hex digits, or decimal): JSON numbers lose precision past 2^53`)
+		}
+		fp, err := simhash.Parse(str)
+		if err != nil {
+			return 0, bad(`"fingerprint": %v`, err)
+		}
+		return fp, nil
+	case req.Text != nil:
+		if s.opts.Fingerprinter == nil {
+			return 0, bad(`"text" is not served: send "fingerprint"`)
+		}
+		return s.opts.Fingerprinter.String(*req.Text), nil
+	}
+	return 0, bad(`want "fingerprint" or "text"`)
+}
+
+// parseID reads a document id: a JSON number, or a string of one.
+func parseID(raw json.RawMessage) (uint64, error) {
+	if raw == nil {
+		return 0, bad(`want "id"`)
+	}
+	s := string(raw)
+	if len(s) >= 2 && s[0] == '"' {
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return 0, bad(`"id": %v`, err)
+		}
+	}
+	id, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, bad(`"id" %s: want an unsigned integer below 2^64`, trimmed(s))
+	}
+	return id, nil
+}
+
+// pathID reads the {id} of the path.
+func pathID(r *http.Request) (uint64, error) {
+	id, err := strconv.ParseUint(r.PathValue("id"), 10, 64)
+	if err != nil {
+		return 0, bad("document id %s: want an unsigned integer below 2^64", trimmed(r.PathValue("id")))
+	}
+	return id, nil
+}
+
+// document checks a document of a request.
+func (s *Server) document(id uint64, req *docRequest) (engine.Doc, error) {
+	if req.K != nil {
+		return engine.Doc{}, bad(`"k" does not belong to a document`)
+	}
+	fp, err := s.fingerprint(req)
+	if err != nil {
+		return engine.Doc{}, err
+	}
+	if len(req.Name) > engine.MaxName {
+		return engine.Doc{}, bad(`"name" of %d bytes, at most %d`, len(req.Name), engine.MaxName)
+	}
+	return engine.Doc{ID: id, Fingerprint: fp, Name: req.Name}, nil
+}
+
+func (s *Server) putDocument(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	var req docRequest
+	if err := decodeJSON(w, r, s.opts.MaxBody, &req); err != nil {
+		return err
+	}
+	if req.ID != nil {
+		if bid, err := parseID(req.ID); err != nil || bid != id {
+			return bad(`"id" in the body differs from the path's %d`, id)
+		}
+	}
+	d, err := s.document(id, &req)
+	if err != nil {
+		return err
+	}
+	if err := s.db.Insert(r.Context(), d); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, docOf(d))
+	return nil
+}
+
+// lineError is a bad line of a body of lines.
+type lineError struct {
+	Line  int    `json:"line"`
+	Error string `json:"error"`
+}
+
+// maxLineErrors bounds the bad lines an answer lists (it counts them all).
+const maxLineErrors = 100
+
+// bodyLines calls fn with each line of a request body of lines (blank
+// lines and "#" comments skipped), at most MaxBatch of them and
+// MaxBatchBody bytes; a line longer than the body limit's share is an
+// error of its own.
+func (s *Server) bodyLines(w http.ResponseWriter, r *http.Request, fn func(n int, line []byte) error) error {
+	br := bufio.NewReaderSize(http.MaxBytesReader(w, r.Body, s.opts.MaxBatchBody), 64<<10)
+	lines := 0
+	for n := 1; ; n++ {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			line = bytes.TrimSpace(line)
+			if len(line) > 0 && line[0] != '#' {
+				if lines++; lines > s.opts.MaxBatch {
+					return bad("more than %d lines in one request", s.opts.MaxBatch)
+				}
+				if ferr := fn(n, line); ferr != nil {
+					return ferr
+				}
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return requestErr(err)
+		}
+	}
+}
+
+// documentsAnswer is the answer to POST /v1/documents.
+type documentsAnswer struct {
+	Stored   int         `json:"stored"`
+	Rejected int         `json:"rejected"`
+	Errors   []lineError `json:"errors"`
+}
+
+func (s *Server) postDocuments(w http.ResponseWriter, r *http.Request) error {
+	var docs []engine.Doc
+	ans := documentsAnswer{Errors: []lineError{}}
+	err := s.bodyLines(w, r, func(n int, line []byte) error {
+		var req docRequest
+		dec := json.NewDecoder(bytes.NewReader(line))
+		dec.DisallowUnknownFields()
+		err := dec.Decode(&req)
+		if err != nil {
+			err = fmt.Errorf("malformed JSON: %w", err)
+		} else if dec.More() {
+			err = errors.New("more than one JSON value on the line")
+		}
+		var d engine.Doc
+		if err == nil {
+			var id uint64
+			if id, err = parseID(req.ID); err == nil {
+				d, err = s.document(id, &req)
+			}
+		}
+		if err != nil {
+			ans.Rejected++
+			if len(ans.Errors) < maxLineErrors {
+				ans.Errors = append(ans.Errors, lineError{n, err.Error()})
+			}
+			return nil
+		}
+		docs = append(docs, d)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := s.db.InsertBatch(r.Context(), docs); err != nil {
+		return err
+	}
+	ans.Stored = len(docs)
+	writeJSON(w, http.StatusOK, ans)
+	return nil
+}
+
+func (s *Server) getDocument(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	d, err := s.db.Get(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, docOf(d))
+	return nil
+}
+
+func (s *Server) deleteDocument(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.Get(r.Context(), id)
+	stored := err == nil
+	if err != nil && !errors.Is(err, engine.ErrNotFound) {
+		return err
+	}
+	if err := s.db.Delete(r.Context(), id); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"id": id, "deleted": stored})
+	return nil
+}
+
+func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
+	st, err := s.db.Stats(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, st)
+	return nil
+}

@@ -1,0 +1,134 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/simhashdb/simhashdb/engine"
+)
+
+// metrics are the server's Prometheus metrics, in a registry of its own
+// (not the process's global one: a library does not take it over).
+type metrics struct {
+	reg          *prometheus.Registry
+	requests     *prometheus.CounterVec
+	latency      *prometheus.HistogramVec
+	unauthorized prometheus.Counter
+}
+
+func newMetrics(db *engine.DB) *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "simhashdb_http_requests_total", Help: "HTTP requests by endpoint and status code.",
+		}, []string{"endpoint", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "simhashdb_http_request_duration_seconds", Help: "HTTP request latency by endpoint.",
+			Buckets: prometheus.ExponentialBuckets(20e-6, 2, 20),
+		}, []string{"endpoint"}),
+		unauthorized: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "simhashdb_http_unauthorized_total", Help: "Requests refused for a missing or wrong token.",
+		}),
+	}
+	m.reg.MustRegister(m.requests, m.latency, m.unauthorized, &engineCollector{db: db},
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+// statusWriter remembers the status an endpoint answered with.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush passes streaming on (POST /v1/batch).
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// instrument counts and times endpoint name.
+func (m *metrics) instrument(name string, h http.Handler) http.Handler {
+	obs := m.latency.WithLabelValues(name)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		h.ServeHTTP(sw, r)
+		obs.Observe(timeSince(start))
+		m.requests.WithLabelValues(name, strconv.Itoa(max(sw.status, http.StatusOK))).Inc()
+	})
+}
+
+// engineCollector reports the index's own figures (engine.Stats) at each
+// scrape.
+type engineCollector struct{ db *engine.DB }
+
+var engineDescs = map[string]*prometheus.Desc{
+	"documents":     prometheus.NewDesc("simhashdb_documents", "Documents flushed to the tables.", nil, nil),
+	"fingerprints":  prometheus.NewDesc("simhashdb_fingerprints", "Distinct fingerprints flushed.", nil, nil),
+	"pending":       prometheus.NewDesc("simhashdb_pending_writes", "Writes in the memtable, not yet flushed.", nil, nil),
+	"memtable":      prometheus.NewDesc("simhashdb_memtable_bytes", "Memory of the memtable.", nil, nil),
+	"disk":          prometheus.NewDesc("simhashdb_disk_bytes", "What the index takes on disk.", nil, nil),
+	"cache":         prometheus.NewDesc("simhashdb_block_cache_bytes", "Decoded blocks cached.", nil, nil),
+	"cache_hits":    prometheus.NewDesc("simhashdb_block_cache_hits_total", "Block cache hits.", nil, nil),
+	"cache_misses":  prometheus.NewDesc("simhashdb_block_cache_misses_total", "Block cache misses.", nil, nil),
+	"bits_per_fp":   prometheus.NewDesc("simhashdb_table_bits_per_fingerprint", "Bits per fingerprint in one table.", nil, nil),
+	"stats_failure": prometheus.NewDesc("simhashdb_stats_failed", "1 when the index's statistics could not be read.", nil, nil),
+}
+
+func (c *engineCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range engineDescs {
+		ch <- d
+	}
+}
+
+func (c *engineCollector) Collect(ch chan<- prometheus.Metric) {
+	st, err := c.db.Stats(context.Background())
+	failed := 0.0
+	if err != nil {
+		failed = 1
+	}
+	ch <- prometheus.MustNewConstMetric(engineDescs["stats_failure"], prometheus.GaugeValue, failed)
+	if err != nil {
+		return
+	}
+	gauge := func(name string, v float64) {
+		ch <- prometheus.MustNewConstMetric(engineDescs[name], prometheus.GaugeValue, v)
+	}
+	counter := func(name string, v float64) {
+		ch <- prometheus.MustNewConstMetric(engineDescs[name], prometheus.CounterValue, v)
+	}
+	gauge("documents", float64(st.Documents))
+	gauge("fingerprints", float64(st.Fingerprints))
+	gauge("pending", float64(st.PendingWrites))
+	gauge("memtable", float64(st.MemtableBytes))
+	gauge("disk", float64(st.BytesOnDisk))
+	gauge("cache", float64(st.CacheBytes))
+	counter("cache_hits", float64(st.CacheHits))
+	counter("cache_misses", float64(st.CacheMisses))
+	gauge("bits_per_fp", st.BitsPerFingerprint)
+}

@@ -1,0 +1,212 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/simhashdb/simhashdb/simhash"
+)
+
+// queryAnswer is the answer to a query.
+type queryAnswer struct {
+	Query   string          `json:"query"`
+	QID     json.RawMessage `json:"qid,omitempty"`
+	Matches []matchJSON     `json:"matches"`
+}
+
+// distance returns k, or the index's K if not given.
+func (s *Server) distance(k *int) (int, error) {
+	if k == nil {
+		return s.db.K(), nil
+	}
+	if *k < 0 || *k > s.db.K() {
+		return 0, bad(`"k" %d: the index answers 0 to %d`, *k, s.db.K())
+	}
+	return *k, nil
+}
+
+func (s *Server) getQuery(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	fps := q.Get("fp")
+	if fps == "" {
+		return bad("want ?fp=<fingerprint>")
+	}
+	fp, err := simhash.Parse(fps)
+	if err != nil {
+		return bad("fp: %v", err)
+	}
+	var kp *int
+	if ks := q.Get("k"); ks != "" {
+		k, err := strconv.Atoi(ks)
+		if err != nil {
+			return bad("k %s: want a distance", trimmed(ks))
+		}
+		kp = &k
+	}
+	return s.answerQuery(w, r, fp, kp)
+}
+
+func (s *Server) postQuery(w http.ResponseWriter, r *http.Request) error {
+	var req docRequest
+	if err := decodeJSON(w, r, s.opts.MaxBody, &req); err != nil {
+		return err
+	}
+	if req.ID != nil || req.Name != "" {
+		return bad(`a query has "fingerprint" or "text", and "k"`)
+	}
+	fp, err := s.fingerprint(&req)
+	if err != nil {
+		return err
+	}
+	return s.answerQuery(w, r, fp, req.K)
+}
+
+func (s *Server) answerQuery(w http.ResponseWriter, r *http.Request, fp uint64, kp *int) error {
+	k, err := s.distance(kp)
+	if err != nil {
+		return err
+	}
+	ms, err := s.db.Query(r.Context(), fp, k)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, queryAnswer{Query: simhash.Format(fp), Matches: matchesOf(ms)})
+	return nil
+}
+
+func (s *Server) insertIfNew(w http.ResponseWriter, r *http.Request) error {
+	var req docRequest
+	if err := decodeJSON(w, r, s.opts.MaxBody, &req); err != nil {
+		return err
+	}
+	id, err := parseID(req.ID)
+	if err != nil {
+		return err
+	}
+	k, err := s.distance(req.K)
+	if err != nil {
+		return err
+	}
+	req.K = nil
+	d, err := s.document(id, &req)
+	if err != nil {
+		return err
+	}
+	dups, inserted, err := s.db.InsertIfNew(r.Context(), d, k)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"inserted": inserted, "duplicates": matchesOf(dups)})
+	return nil
+}
+
+// batchChunk is how many queries of a batch go to QueryBatch at once, so
+// that answers stream while the rest is read.
+const batchChunk = 10_000
+
+// batch answers fingerprints, one a line ("<fp>" or "<qid> <fp>"), with a
+// JSON line each, in order; a bad line gets {"line","error"} in its place.
+// A client that goes away stops the work.
+func (s *Server) batch(w http.ResponseWriter, r *http.Request) error {
+	var kp *int
+	if ks := r.URL.Query().Get("k"); ks != "" {
+		k, err := strconv.Atoi(ks)
+		if err != nil {
+			return bad("k %s: want a distance", trimmed(ks))
+		}
+		kp = &k
+	}
+	k, err := s.distance(kp)
+	if err != nil {
+		return err
+	}
+	type item struct {
+		fp   uint64
+		qid  json.RawMessage
+		line int
+		err  string
+	}
+	var items []item
+	var qs []uint64
+	started := false
+	enc := newEncoder(w)
+	flush := func() error {
+		if !started {
+			w.Header().Set("Content-Type", "application/x-ndjson")
+			w.WriteHeader(http.StatusOK)
+			started = true
+		}
+		res := make([]queryAnswer, 0, len(qs))
+		for a, err := range s.db.QueryBatch(r.Context(), qs, k) {
+			if err != nil {
+				return err
+			}
+			res = append(res, queryAnswer{Query: simhash.Format(a.Query), Matches: matchesOf(a.Matches)})
+		}
+		j := 0
+		for _, it := range items {
+			var err error
+			if it.err != "" {
+				err = enc.Encode(lineError{it.line, it.err})
+			} else {
+				res[j].QID = it.qid
+				err = enc.Encode(res[j])
+				j++
+			}
+			if err != nil {
+				return err // the client went away
+			}
+		}
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+		items, qs = items[:0], qs[:0]
+		return nil
+	}
+	err = s.bodyLines(w, r, func(n int, line []byte) error {
+		f := bytes.Fields(line)
+		it := item{line: n, qid: json.RawMessage(strconv.Itoa(n))}
+		switch len(f) {
+		case 1:
+		case 2:
+			if _, err := strconv.ParseUint(string(f[0]), 10, 64); err == nil {
+				it.qid = json.RawMessage(f[0])
+			} else {
+				it.qid, _ = json.Marshal(string(f[0]))
+			}
+			f = f[1:]
+		default:
+			it.err = "want <fingerprint> or <qid> <fingerprint>, got " + trimmed(string(line))
+		}
+		if it.err == "" {
+			fp, err := simhash.Parse(string(f[0]))
+			if err != nil {
+				it.err = err.Error()
+			} else {
+				it.fp = fp
+				qs = append(qs, fp)
+			}
+		}
+		items = append(items, it)
+		if len(qs) >= batchChunk {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil {
+		err = flush()
+	}
+	if err != nil && started {
+		// The status is sent: end the stream with the error.
+		msg := err.Error()
+		if statusOf(err) == http.StatusInternalServerError {
+			s.opts.Logger.Error("simhashdb server: batch failed", "err", err)
+			msg = "internal error"
+		}
+		enc.Encode(map[string]string{"error": msg})
+		return nil
+	}
+	return err
+}

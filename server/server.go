@@ -1,0 +1,215 @@
+// Package server serves an open simhashdb index over HTTP with JSON, so
+// that many clients, in any language, share one index: the handler behind
+// "simhashdb serve". It authenticates with a bearer token, bounds every
+// input, and exports Prometheus metrics.
+//
+// Endpoints (fingerprints in JSON are strings, "0x" hex or decimal: JSON
+// numbers lose precision past 2^53):
+//
+//	PUT    /v1/documents/{id}   {"fingerprint"|"text", "name"}: store one document
+//	POST   /v1/documents        JSON lines of {"id", "fingerprint"|"text", "name"}
+//	GET    /v1/documents/{id}   the document
+//	DELETE /v1/documents/{id}   remove it
+//	GET    /v1/query?fp=..&k=.. the documents within k, nearest first
+//	POST   /v1/query            {"fingerprint"|"text", "k"}
+//	POST   /v1/insert-if-new    {"id", "fingerprint"|"text", "name", "k"}: the crawler's decision
+//	POST   /v1/batch?k=..       fingerprints, one a line ("<fp>" or "<qid> <fp>"); JSON lines out, streamed
+//	GET    /v1/stats            the index's statistics
+//	GET    /healthz             "ok" (no token needed)
+//	GET    /metrics             Prometheus text format
+//
+// Writes answer once they are durable as the index's sync mode says.
+package server
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/simhash"
+)
+
+// Options configure a Server. The zero value is usable: no token (so
+// serve on loopback only), default limits.
+type Options struct {
+	// Token, if set, is required as "Authorization: Bearer <token>" on
+	// every endpoint but /healthz.
+	Token string
+	// MaxBody bounds a request body in bytes (default 1 MiB); MaxBatchBody
+	// bounds those of POST /v1/documents and /v1/batch (default 64 MiB).
+	MaxBody, MaxBatchBody int64
+	// MaxBatch bounds the lines of one POST /v1/documents or /v1/batch
+	// (default 100,000).
+	MaxBatch int
+	// Fingerprinter fingerprints "text" (the index's options); nil refuses
+	// text.
+	Fingerprinter *simhash.Fingerprinter
+	// Logger receives errors the clients are not told of (nil: none).
+	Logger *slog.Logger
+}
+
+// Defaults of Options.
+const (
+	DefaultMaxBody      = 1 << 20
+	DefaultMaxBatchBody = 64 << 20
+	DefaultMaxBatch     = 100_000
+)
+
+// Server is the HTTP handler of one open index.
+type Server struct {
+	db      *engine.DB
+	opts    Options
+	mux     *http.ServeMux
+	metrics *metrics
+}
+
+// New returns a Server for db, which the caller opens and closes.
+func New(db *engine.DB, opts Options) *Server {
+	if opts.MaxBody <= 0 {
+		opts.MaxBody = DefaultMaxBody
+	}
+	if opts.MaxBatchBody <= 0 {
+		opts.MaxBatchBody = DefaultMaxBatchBody
+	}
+	if opts.MaxBatch <= 0 {
+		opts.MaxBatch = DefaultMaxBatch
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{db: db, opts: opts, mux: http.NewServeMux()}
+	s.metrics = newMetrics(db)
+	s.route("PUT /v1/documents/{id}", "put", s.putDocument)
+	s.route("POST /v1/documents", "post_documents", s.postDocuments)
+	s.route("GET /v1/documents/{id}", "get", s.getDocument)
+	s.route("DELETE /v1/documents/{id}", "delete", s.deleteDocument)
+	s.route("GET /v1/query", "query", s.getQuery)
+	s.route("POST /v1/query", "query", s.postQuery)
+	s.route("POST /v1/insert-if-new", "insert_if_new", s.insertIfNew)
+	s.route("POST /v1/batch", "batch", s.batch)
+	s.route("GET /v1/stats", "stats", s.stats)
+	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintln(w, "ok")
+	})
+	s.mux.Handle("GET /metrics", s.authenticated(s.metrics.handler()))
+	return s
+}
+
+// ServeHTTP serves the API.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// handlerFunc is an endpoint: it returns the error to answer with, if it
+// has not answered.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// route registers an endpoint behind authentication, metrics, and the
+// translation of errors into JSON answers.
+func (s *Server) route(pattern, name string, h handlerFunc) {
+	s.mux.Handle(pattern, s.authenticated(s.metrics.instrument(name, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if p := recover(); p != nil {
+				s.opts.Logger.Error("simhashdb server: panic", "endpoint", name, "panic", p)
+				writeError(w, http.StatusInternalServerError, errors.New("internal error"))
+			}
+		}()
+		if err := h(w, r); err != nil {
+			status := statusOf(err)
+			if status == http.StatusInternalServerError {
+				s.opts.Logger.Error("simhashdb server: request failed", "endpoint", name, "err", err)
+			}
+			writeError(w, status, err)
+		}
+	}))))
+}
+
+// authenticated requires the token, if there is one.
+func (s *Server) authenticated(h http.Handler) http.Handler {
+	if s.opts.Token == "" {
+		return h
+	}
+	want := []byte("Bearer " + s.opts.Token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got := []byte(r.Header.Get("Authorization"))
+		if subtle.ConstantTimeCompare(got, want) != 1 {
+			s.metrics.unauthorized.Inc()
+			w.Header().Set("WWW-Authenticate", `Bearer realm="simhashdb"`)
+			writeError(w, http.StatusUnauthorized, errors.New("unauthorized"))
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// badRequest marks an error as the client's.
+type badRequest struct{ err error }
+
+func (e badRequest) Error() string { return e.err.Error() }
+func (e badRequest) Unwrap() error { return e.err }
+
+func bad(format string, args ...any) error { return badRequest{fmt.Errorf(format, args...)} }
+
+// statusOf maps an error to its HTTP status.
+func statusOf(err error) int {
+	var br badRequest
+	var mb *http.MaxBytesError
+	switch {
+	case errors.As(err, &mb):
+		return http.StatusRequestEntityTooLarge
+	case errors.As(err, &br), errors.Is(err, engine.ErrDistance), errors.Is(err, engine.ErrInput):
+		return http.StatusBadRequest
+	case errors.Is(err, engine.ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, engine.ErrReadOnly):
+		return http.StatusForbidden
+	case errors.Is(err, engine.ErrClosed):
+		return http.StatusServiceUnavailable
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+// writeError answers {"error": "..."}; a server error says no more than
+// that it is one.
+func writeError(w http.ResponseWriter, status int, err error) {
+	msg := err.Error()
+	if status == http.StatusInternalServerError {
+		msg = "internal error"
+	}
+	writeJSON(w, status, map[string]string{"error": msg})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	newEncoder(w).Encode(v)
+}
+
+// timeSince is for the metrics' latencies.
+func timeSince(t time.Time) float64 { return time.Since(t).Seconds() }
+
+// trimmed cuts s for an error message.
+func trimmed(s string) string {
+	const most = 60
+	if len(s) <= most {
+		return fmt.Sprintf("%q", s)
+	}
+	return fmt.Sprintf("%q... (%d bytes)", strings.ToValidUTF8(s[:most], ""), len(s))
+}
+
+// newEncoder writes JSON as it is: no escaping of <, > and & (the answers
+// are not HTML).
+func newEncoder(w io.Writer) *json.Encoder {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc
+}

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/server"
+)
+
+// serveFlags are serve's limits and addresses.
+type serveFlags struct {
+	addr, tokenFile, tlsCert, tlsKey          string
+	maxBody, maxBatchBody                     int64
+	maxBatch                                  int
+	readHeader, read, write, idle, shutdownTO time.Duration
+}
+
+func (s *serveFlags) register(fl *flag.FlagSet) {
+	fl.StringVar(&s.addr, "addr", "127.0.0.1:7700", "address to listen on; port 0 picks a free one (the log line says which)")
+	fl.StringVar(&s.tokenFile, "token-file", "", "a file holding the bearer token every endpoint but /healthz requires; without one, only loopback addresses are served")
+	fl.StringVar(&s.tlsCert, "tls-cert", "", "TLS certificate file (with --tls-key): serve HTTPS")
+	fl.StringVar(&s.tlsKey, "tls-key", "", "TLS key file")
+	fl.Int64Var(&s.maxBody, "max-body", server.DefaultMaxBody, "the largest request body in bytes")
+	fl.Int64Var(&s.maxBatchBody, "max-batch-body", server.DefaultMaxBatchBody, "the largest body of POST /v1/documents and /v1/batch, in bytes")
+	fl.IntVar(&s.maxBatch, "max-batch", server.DefaultMaxBatch, "the most lines in one POST /v1/documents or /v1/batch")
+	fl.DurationVar(&s.readHeader, "read-header-timeout", 5*time.Second, "time to read a request's headers")
+	fl.DurationVar(&s.read, "read-timeout", time.Minute, "time to read a whole request")
+	fl.DurationVar(&s.write, "write-timeout", 10*time.Minute, "time to write an answer (a batch streams within it)")
+	fl.DurationVar(&s.idle, "idle-timeout", 2*time.Minute, "time a kept-alive connection may wait for its next request")
+	fl.DurationVar(&s.shutdownTO, "shutdown-timeout", 30*time.Second, "on SIGTERM or SIGINT, time for the requests in flight to finish")
+}
+
+// check validates the flags and returns the token.
+func (s *serveFlags) check() (string, error) {
+	if (s.tlsCert == "") != (s.tlsKey == "") {
+		return "", errors.New("--tls-cert and --tls-key go together")
+	}
+	for _, l := range []struct {
+		name string
+		v    int64
+	}{{"--max-body", s.maxBody}, {"--max-batch-body", s.maxBatchBody}, {"--max-batch", int64(s.maxBatch)}} {
+		if l.v <= 0 {
+			return "", fmt.Errorf("%s %d: want a positive limit", l.name, l.v)
+		}
+	}
+	token := ""
+	if s.tokenFile != "" {
+		b, err := os.ReadFile(s.tokenFile)
+		if err != nil {
+			return "", fmt.Errorf("--token-file: %w", unwrapPathError(err))
+		}
+		if token = strings.TrimSpace(string(b)); token == "" || strings.ContainsAny(token, " \t\r\n") {
+			return "", fmt.Errorf("--token-file %s: want one token, without spaces", s.tokenFile)
+		}
+	}
+	host, _, err := net.SplitHostPort(s.addr)
+	if err != nil {
+		return "", fmt.Errorf("--addr %s: %w", s.addr, err)
+	}
+	if token == "" && !loopback(host) {
+		return "", fmt.Errorf("--addr %s: without --token-file only a loopback address (127.0.0.1, ::1, localhost) is served", s.addr)
+	}
+	return token, nil
+}
+
+// loopback reports whether host names only this machine.
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fl := newFlagSet("serve", "--db DIR [--addr HOST:PORT] [--token-file FILE] [--tls-cert F --tls-key F] [flags]",
+		"  simhashdb serve --db idx --addr 127.0.0.1:7700\n"+
+			"  curl -s 'http://127.0.0.1:7700/v1/query?fp=0x0123456789abcdef&k=3'\n\n"+
+			"Serves the index (created if absent, with add's flags) over HTTP with JSON; see the\n"+
+			"server package's documentation and docs/server.md for the endpoints. SIGTERM or SIGINT\n"+
+			"stops accepting, lets the requests in flight finish, flushes and closes the index.", stderr)
+	var d dbFlags
+	d.register(fl, "the largest distance the index answers, fixed at creation (default 3)")
+	expect := fl.Int64("expect", 0, "expected number of fingerprints, which sizes the table design; only at creation")
+	syncMode := fl.String("sync", "always", "durability of each write: always (fsync), interval or none")
+	var ff fingerprintFlags
+	ff.register(fl)
+	var sf serveFlags
+	sf.register(fl)
+	if code := parseFlags(fl, args); code >= 0 {
+		return code
+	}
+	if fl.NArg() > 0 {
+		return fail(stderr, "serve", exitUsage, fmt.Errorf("unexpected arguments %q", fl.Args()))
+	}
+	if err := d.check(fl); err != nil {
+		return fail(stderr, "serve", exitUsage, err)
+	}
+	token, err := sf.check()
+	if err != nil {
+		return fail(stderr, "serve", exitUsage, err)
+	}
+	mode, err := engine.ParseSyncMode(*syncMode)
+	if err != nil {
+		return fail(stderr, "serve", exitUsage, fmt.Errorf("--sync: %w", err))
+	}
+	if d.k == 0 {
+		return fail(stderr, "serve", exitUsage, errors.New("--k 0: an index answers distances up to at least 1"))
+	}
+	opts := engine.Options{Sync: mode, Expected: *expect}
+	if d.k > 0 {
+		opts.K = d.k
+	}
+	existed, err := engine.Exists(d.dir)
+	if err != nil {
+		return fail(stderr, "serve", exitFailed, err)
+	}
+	db, err := d.open(opts, true)
+	if err != nil {
+		return fail(stderr, "serve", exitFailed, err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	code := serve(ctx, db, &d, &ff, fl, &sf, token, !existed, stderr)
+	if err := db.Flush(context.Background()); err != nil && code == exitOK {
+		code = fail(stderr, "serve", exitFailed, err)
+	}
+	if err := db.Close(); err != nil && code == exitOK {
+		code = fail(stderr, "serve", exitFailed, err)
+	}
+	if code == exitOK {
+		fmt.Fprintf(stderr, "%s serve: stopped; every acknowledged write is in the index\n", programName)
+	}
+	return code
+}
+
+// serve runs the server on db until ctx is done, then shuts it down.
+func serve(ctx context.Context, db *engine.DB, d *dbFlags, ff *fingerprintFlags, fl *flag.FlagSet, sf *serveFlags, token string, created bool, stderr io.Writer) int {
+	if err := ff.withIndex(ctx, db, fl, created); err != nil {
+		return fail(stderr, "serve", usageOr(err), err)
+	}
+	f, err := ff.fingerprinter()
+	if err != nil {
+		return fail(stderr, "serve", exitUsage, err)
+	}
+	h := server.New(db, server.Options{Token: token, MaxBody: sf.maxBody, MaxBatchBody: sf.maxBatchBody,
+		MaxBatch: sf.maxBatch, Fingerprinter: f, Logger: quietLogger()})
+	ln, err := net.Listen("tcp", sf.addr)
+	if err != nil {
+		return fail(stderr, "serve", exitFailed, err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: sf.readHeader, ReadTimeout: sf.read, WriteTimeout: sf.write,
+		IdleTimeout: sf.idle, MaxHeaderBytes: 64 << 10}
+	scheme := "http"
+	if sf.tlsCert != "" {
+		scheme = "https"
+	}
+	auth := "no token: loopback only"
+	if token != "" {
+		auth = "bearer token required"
+	}
+	fmt.Fprintf(stderr, "%s serve: listening on %s://%s (index %s, K = %d, %s)\n", programName, scheme, ln.Addr(), d.dir, db.K(), auth)
+	done := make(chan error, 1)
+	go func() {
+		if sf.tlsCert != "" {
+			done <- srv.ServeTLS(ln, sf.tlsCert, sf.tlsKey)
+		} else {
+			done <- srv.Serve(ln)
+		}
+	}()
+	select {
+	case err := <-done:
+		return fail(stderr, "serve", exitFailed, err)
+	case <-ctx.Done():
+	}
+	fmt.Fprintf(stderr, "%s serve: stopping: finishing the requests in flight\n", programName)
+	sctx, cancel := context.WithTimeout(context.Background(), sf.shutdownTO)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fail(stderr, "serve", exitFailed, fmt.Errorf("shutting down: %w", err))
+	}
+	return exitOK
+}
