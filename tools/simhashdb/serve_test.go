@@ -1,0 +1,239 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/simhashdb/simhashdb/engine"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// served is a running "simhashdb serve" process.
+type served struct {
+	cmd    *exec.Cmd
+	url    string
+	stderr *strings.Builder
+	mu     *sync.Mutex
+	done   chan struct{}
+}
+
+// startServe starts the server on a free loopback port and waits for the
+// line that says where it listens.
+func startServe(t *testing.T, args ...string) *served {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	pipe, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	s := &served{cmd: cmd, stderr: &strings.Builder{}, mu: &sync.Mutex{}, done: make(chan struct{})}
+	addr := make(chan string, 1)
+	go func() {
+		defer close(s.done)
+		sc := bufio.NewScanner(pipe)
+		re := regexp.MustCompile(`listening on (https?://\S+)`)
+		for sc.Scan() {
+			s.mu.Lock()
+			s.stderr.WriteString(sc.Text() + "\n")
+			s.mu.Unlock()
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				addr <- m[1]
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	select {
+	case s.url = <-addr:
+	case <-s.done:
+		t.Fatalf("serve exited: %s", s.log())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("serve did not say where it listens: %s", s.log())
+	}
+	return s
+}
+
+func (s *served) log() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stderr.String()
+}
+
+// stop signals the server and returns its exit code.
+func (s *served) stop(t *testing.T, sig syscall.Signal) int {
+	t.Helper()
+	require.NoError(t, s.cmd.Process.Signal(sig))
+	<-s.done
+	err := s.cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	require.NoError(t, err)
+	return 0
+}
+
+func httpDo(method, url, body, token string) (int, string, error) {
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		return 0, "", err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), err
+}
+
+func TestServe(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "idx")
+	tokenFile := filepath.Join(dir, "token")
+	require.NoError(t, os.WriteFile(tokenFile, []byte("s3cret\n"), 0o600))
+	s := startServe(t, "--db", db, "--token-file", tokenFile)
+	assert.Contains(t, s.log(), "bearer token required")
+
+	code, body, err := httpDo("PUT", s.url+"/v1/documents/7", `{"fingerprint":"0x0123456789abcdef","name":"seven"}`, "")
+	require.NoError(t, err)
+	assert.Equal(t, 401, code, "no token")
+	assert.JSONEq(t, `{"error":"unauthorized"}`, body)
+	code, body, err = httpDo("PUT", s.url+"/v1/documents/7", `{"fingerprint":"0x0123456789abcdef","name":"seven"}`, "s3cret")
+	require.NoError(t, err)
+	require.Equal(t, 200, code, body)
+	code, _, err = httpDo("GET", s.url+"/healthz", "", "")
+	require.NoError(t, err)
+	assert.Equal(t, 200, code)
+
+	// The index is the server's now: another command says so.
+	r := runCLI(t, "", "stats", "--db", db)
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, "in use by another process")
+	assert.Contains(t, r.stderr, "simhashdb serve")
+
+	if py, err := exec.LookPath("python3"); err == nil {
+		client, err := filepath.Abs("../../docs/client.py")
+		require.NoError(t, err)
+		out, err := exec.Command(py, client, s.url, "s3cret").CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		assert.Contains(t, string(out), "near-duplicate: 101 https://a.example/fox")
+		assert.Contains(t, string(out), "inserted: False duplicates: [101]")
+	} else {
+		t.Log("no python3: the Python client is not run")
+	}
+
+	assert.Equal(t, 0, s.stop(t, syscall.SIGTERM), s.log())
+	assert.Contains(t, s.log(), "stopped; every acknowledged write is in the index")
+	r = runCLI(t, "", "get", "--db", db, "7")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "7 0x0123456789abcdef seven\n", r.stdout)
+}
+
+func TestServeRefuses(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "idx")
+	for _, c := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--addr", "0.0.0.0:0"}, "only a loopback address"},
+		{[]string{"--addr", ":7700"}, "only a loopback address"},
+		{[]string{"--token-file", "/nonexistent/token"}, "--token-file"},
+		{[]string{"--tls-cert", "x.pem"}, "go together"},
+		{[]string{"--max-body", "0"}, "want a positive limit"},
+	} {
+		r := runCLI(t, "", append([]string{"serve", "--db", db}, c.args...)...)
+		assert.Equal(t, 2, r.code, "%v: %s", c.args, r.stderr)
+		assert.Contains(t, r.stderr, c.msg, "%v", c.args)
+	}
+	_, err := os.Stat(db)
+	assert.True(t, os.IsNotExist(err), "nothing created")
+}
+
+// TestServeKill: writers hammer the server; it is killed with SIGKILL;
+// every write that got a 2xx answer is in the index after it restarts.
+func TestServeKill(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "idx")
+	for round := range 3 {
+		s := startServe(t, "--db", db, "--sync", "always")
+		var acked sync.Map
+		var stop atomic.Bool
+		var next atomic.Uint64
+		next.Store(uint64(round) << 32)
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for !stop.Load() {
+					id := next.Add(1)
+					code, _, err := httpDo("PUT", fmt.Sprintf("%s/v1/documents/%d", s.url, id), fmt.Sprintf(`{"fingerprint":"%#x"}`, id*0x9e3779b97f4a7c15), "")
+					if err == nil && code == 200 {
+						acked.Store(id, true)
+					}
+				}
+			}()
+		}
+		time.Sleep(time.Duration(200+100*round) * time.Millisecond)
+		require.NoError(t, s.cmd.Process.Signal(syscall.SIGKILL))
+		stop.Store(true)
+		wg.Wait()
+		<-s.done
+		s.cmd.Wait()
+		idx, err := engine.Open(db, engine.Options{ReadOnly: true})
+		require.NoError(t, err)
+		n := 0
+		acked.Range(func(k, _ any) bool {
+			_, err := idx.Get(context.Background(), k.(uint64))
+			assert.NoError(t, err, "round %d: acknowledged id %d", round, k)
+			n++
+			return true
+		})
+		require.NoError(t, idx.Close())
+		require.Positive(t, n, "round %d: some writes were acknowledged", round)
+		t.Logf("round %d: %d acknowledged writes, all found", round, n)
+	}
+	r := runCLI(t, "", "check", "--db", db)
+	require.Equal(t, 0, r.code, r.stderr)
+}
+
+// TestServeBatchStreams: a batch answers line by line, and a client that
+// stops reading costs the server nothing more (it goes on serving).
+func TestServeBatchStreams(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "idx")
+	s := startServe(t, "--db", db)
+	var in strings.Builder
+	for i := range 50000 {
+		fmt.Fprintf(&in, "%#x\n", uint64(i)*0x9e3779b97f4a7c15)
+	}
+	resp, err := http.Post(s.url+"/v1/batch?k=1", "text/plain", strings.NewReader(in.String()))
+	require.NoError(t, err)
+	line, err := bufio.NewReader(resp.Body).ReadString('\n')
+	require.NoError(t, err)
+	var a struct{ QID int }
+	require.NoError(t, json.Unmarshal([]byte(line), &a))
+	assert.Equal(t, 1, a.QID)
+	resp.Body.Close() // gone mid-batch
+	code, _, err := httpDo("GET", s.url+"/v1/query?fp=0x1", "", "")
+	require.NoError(t, err)
+	assert.Equal(t, 200, code)
+	assert.Equal(t, 0, s.stop(t, syscall.SIGINT), s.log())
+}
