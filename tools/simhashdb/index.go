@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -153,11 +154,26 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	bulk := fl.Bool("bulk", false, "into an empty index: read all records, then build the tables at once (fastest; durable only at the end)")
 	var ff fingerprintFlags
 	ff.register(fl)
+	var rf remoteFlags
+	rf.register(fl)
 	if code := parseFlags(fl, args); code >= 0 {
 		return code
 	}
-	if err := d.check(fl); err != nil {
+	if err := checkTarget(&d, &rf, fl); err != nil {
 		return fail(stderr, "add", exitUsage, err)
+	}
+	if rf.server != "" {
+		only := map[string]bool{"server": true, "token-file": true, "input": true}
+		var other []string
+		fl.Visit(func(f *flag.Flag) {
+			if !only[f.Name] {
+				other = append(other, "--"+f.Name)
+			}
+		})
+		if len(other) > 0 || fl.NArg() > 0 {
+			return fail(stderr, "add", exitUsage, fmt.Errorf("with --server, add reads records from --input and takes no other flags or arguments (got %s)", strings.Join(append(other, fl.Args()...), " ")))
+		}
+		return addRemote(&rf, *input, stdin, stderr)
 	}
 	mode, err := engine.ParseSyncMode(*syncMode)
 	if err != nil {
@@ -306,5 +322,72 @@ func addRecords(ctx context.Context, db *engine.DB, input string, stdin io.Reade
 		return fail(stderr, "add", exitFailed, err)
 	}
 	p.update()
+	return code
+}
+
+// addRemote sends add's records to a server, in requests of up to 50,000,
+// each answered once durable.
+func addRemote(rf *remoteFlags, input string, stdin io.Reader, stderr io.Writer) int {
+	c, err := rf.client()
+	if err != nil {
+		return fail(stderr, "add", exitUsage, err)
+	}
+	r, name, _, closeIn, err := openInput(input, stdin)
+	if err != nil {
+		return fail(stderr, "add", exitFailed, fmt.Errorf("%s: %w", name, err))
+	}
+	defer closeIn()
+	ctx, stop := signalContext()
+	defer stop()
+	code := exitOK
+	var lines []string
+	var at []int
+	send := func() error {
+		base := 0
+		err := c.postLines(ctx, "/v1/documents", lines, func(body io.Reader) error {
+			var a struct {
+				Stored int
+				Errors []struct {
+					Line  int
+					Error string
+				}
+			}
+			if err := json.NewDecoder(body).Decode(&a); err != nil {
+				return err
+			}
+			for _, e := range a.Errors {
+				code = fail(stderr, "add", exitFailed, &inputError{name, at[base+e.Line-1], errors.New(e.Error)})
+			}
+			base += min(len(lines)-base, 50_000)
+			return nil
+		})
+		lines, at = lines[:0], at[:0]
+		return err
+	}
+	err = scanLines(r, name, func(n int, line string, tooLong error) error {
+		if t := strings.TrimSpace(line); tooLong == nil && (t == "" || t[0] == '#') {
+			return nil
+		}
+		doc, err := parseRecord(line)
+		if tooLong != nil {
+			err = tooLong
+		}
+		if err != nil {
+			code = fail(stderr, "add", exitFailed, &inputError{name, n, err})
+			return nil
+		}
+		b, _ := json.Marshal(map[string]any{"id": doc.ID, "fingerprint": simhash.Format(doc.Fingerprint), "name": doc.Name})
+		lines, at = append(lines, string(b)), append(at, n)
+		if len(lines) == 50_000 {
+			return send()
+		}
+		return nil
+	})
+	if err == nil && len(lines) > 0 {
+		err = send()
+	}
+	if err != nil {
+		return fail(stderr, "add", exitFailed, err)
+	}
 	return code
 }

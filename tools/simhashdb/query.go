@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -31,7 +32,7 @@ type jsonAnswer struct {
 	Matches []jsonMatch     `json:"matches"`
 }
 
-func answer(q uint64, qid json.RawMessage, ms []engine.Match) jsonAnswer {
+func answerOf(q uint64, qid json.RawMessage, ms []engine.Match) jsonAnswer {
 	a := jsonAnswer{Query: simhash.Format(q), QID: qid, Matches: make([]jsonMatch, len(ms))}
 	for i, m := range ms {
 		a.Matches[i] = jsonMatch{m.ID, m.Name, simhash.Format(m.Fingerprint), m.Distance}
@@ -52,10 +53,12 @@ func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	asJSON := fl.Bool("json", false, `print {"query":"<hex>","matches":[{"id":..,"name":..,"fp":"<hex>","distance":d},...]}`)
 	var ff fingerprintFlags
 	ff.register(fl)
+	var rf remoteFlags
+	rf.register(fl)
 	if code := parseFlags(fl, args); code >= 0 {
 		return code
 	}
-	if err := d.check(fl); err != nil {
+	if err := checkTarget(&d, &rf, fl); err != nil {
 		return fail(stderr, "query", exitUsage, err)
 	}
 	given := map[string]bool{}
@@ -69,6 +72,30 @@ func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if q, err = simhash.Parse(*fpArg); err != nil {
 			return fail(stderr, "query", exitUsage, fmt.Errorf("--fp: %w", err))
 		}
+	}
+	if rf.server != "" {
+		if *html || given["shingle"] || given["weighting"] || given["stopwords"] || given["hash"] {
+			return fail(stderr, "query", exitUsage, errors.New("with --server the server fingerprints text with the index's options: leave out --html and the fingerprint flags"))
+		}
+		req := map[string]any{}
+		switch {
+		case given["fp"]:
+			req["fingerprint"] = simhash.Format(q)
+		case given["text"]:
+			req["text"] = *textArg
+		default:
+			r, name, _, closeIn, err := openInput(*fileArg, stdin)
+			if err != nil {
+				return fail(stderr, "query", exitFailed, fmt.Errorf("%s: %w", name, err))
+			}
+			b, err := io.ReadAll(r)
+			closeIn()
+			if err != nil {
+				return fail(stderr, "query", exitFailed, fmt.Errorf("%s: %w", name, err))
+			}
+			req["text"] = string(b)
+		}
+		return queryRemote(&d, &rf, req, *asJSON, stdout, stderr)
 	}
 	db, err := d.open(engine.Options{ReadOnly: true}, false)
 	if err != nil {
@@ -107,21 +134,51 @@ func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "query", exitUsage, err)
 	}
-	if *asJSON {
-		b, _ := json.Marshal(answer(q, nil, ms))
-		fmt.Fprintf(stdout, "%s\n", b)
-		return exitOK
+	printAnswer(stdout, answerOf(q, nil, ms), d.distance(db), *asJSON)
+	return exitOK
+}
+
+// queryRemote asks the server.
+func queryRemote(d *dbFlags, rf *remoteFlags, req map[string]any, asJSON bool, stdout, stderr io.Writer) int {
+	c, err := rf.client()
+	if err != nil {
+		return fail(stderr, "query", exitUsage, err)
 	}
-	fmt.Fprintf(stdout, "query %s: %d within distance %d\n", simhash.Format(q), len(ms), d.distance(db))
-	if len(ms) > 0 {
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	ctx := context.Background()
+	k := d.k
+	if k < 0 {
+		var st engine.Stats
+		if err := c.call(ctx, "GET", "/v1/stats", nil, &st); err != nil {
+			return fail(stderr, "query", exitFailed, err)
+		}
+		k = st.K
+	}
+	req["k"] = k
+	body, _ := json.Marshal(req)
+	var a jsonAnswer
+	if err := c.call(ctx, "POST", "/v1/query", bytes.NewReader(body), &a); err != nil {
+		return fail(stderr, "query", exitFailed, err)
+	}
+	printAnswer(stdout, a, k, asJSON)
+	return exitOK
+}
+
+// printAnswer prints a query's answer: a table, or its JSON.
+func printAnswer(w io.Writer, a jsonAnswer, k int, asJSON bool) {
+	if asJSON {
+		b, _ := json.Marshal(a)
+		fmt.Fprintf(w, "%s\n", b)
+		return
+	}
+	fmt.Fprintf(w, "query %s: %d within distance %d\n", a.Query, len(a.Matches), k)
+	if len(a.Matches) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "DISTANCE\tID\tFINGERPRINT\tNAME")
-		for _, m := range ms {
-			fmt.Fprintf(tw, "%d\t%d\t%s\t%s\n", m.Distance, m.ID, simhash.Format(m.Fingerprint), m.Name)
+		for _, m := range a.Matches {
+			fmt.Fprintf(tw, "%d\t%d\t%s\t%s\n", m.Distance, m.ID, m.FP, m.Name)
 		}
 		tw.Flush()
 	}
-	return exitOK
 }
 
 // batchChunk is how many queries one QueryBatch call answers: the paper's
@@ -139,23 +196,63 @@ func runBatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	d.register(fl, "the largest distance of a match (default: the index's K)")
 	input := fl.String("input", "-", "query fingerprints, one per line (- is standard input)")
 	output := fl.String("output", "-", "where the JSON lines go (- is standard output)")
+	var rf remoteFlags
+	rf.register(fl)
 	if code := parseFlags(fl, args); code >= 0 {
 		return code
 	}
 	if fl.NArg() > 0 {
 		return fail(stderr, "batch", exitUsage, fmt.Errorf("unexpected arguments %q", fl.Args()))
 	}
-	if err := d.check(fl); err != nil {
+	if err := checkTarget(&d, &rf, fl); err != nil {
 		return fail(stderr, "batch", exitUsage, err)
 	}
-	db, err := d.open(engine.Options{ReadOnly: true}, false)
-	if err != nil {
-		return fail(stderr, "batch", exitFailed, err)
-	}
-	defer db.Close()
-	k := d.distance(db)
-	if k > db.K() {
-		return fail(stderr, "batch", exitUsage, fmt.Errorf("--k %d: the index answers up to %d", k, db.K()))
+	ctx, stop := signalContext()
+	defer stop()
+	// answer answers a chunk of queries, writing their JSON lines to w.
+	var answer func(w io.Writer, qs []uint64, qids []json.RawMessage, at []int) error
+	var report func(error)
+	chunk := batchChunk
+	if rf.server != "" {
+		c, err := rf.client()
+		if err != nil {
+			return fail(stderr, "batch", exitUsage, err)
+		}
+		chunk = 50_000
+		answer = func(w io.Writer, qs []uint64, qids []json.RawMessage, at []int) error {
+			lines := make([]string, len(qs))
+			for i := range qs {
+				qid := string(qids[i])
+				var str string
+				if json.Unmarshal(qids[i], &str) == nil {
+					qid = str // sent as it was read: the server quotes it again
+				}
+				lines[i] = qid + " " + simhash.Format(qs[i])
+			}
+			return c.batch(ctx, d.k, lines, at, "", w, report)
+		}
+	} else {
+		db, err := d.open(engine.Options{ReadOnly: true}, false)
+		if err != nil {
+			return fail(stderr, "batch", exitFailed, err)
+		}
+		defer db.Close()
+		k := d.distance(db)
+		if k > db.K() {
+			return fail(stderr, "batch", exitUsage, fmt.Errorf("--k %d: the index answers up to %d", k, db.K()))
+		}
+		answer = func(w io.Writer, qs []uint64, qids []json.RawMessage, _ []int) error {
+			enc := json.NewEncoder(w)
+			for res, err := range db.QueryBatch(ctx, qs, k) {
+				if err != nil {
+					return err
+				}
+				if err := enc.Encode(answerOf(res.Query, qids[res.Index], res.Matches)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
 	}
 	r, name, _, closeIn, err := openInput(*input, stdin)
 	if err != nil {
@@ -166,27 +263,19 @@ func runBatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "batch", exitFailed, err)
 	}
-	ctx, stop := signalContext()
-	defer stop()
+	code := exitOK
+	report = func(err error) {
+		fmt.Fprintf(stderr, "%s batch: %v\n", programName, err)
+		code = exitFailed
+	}
+	bad := func(n int, err error) { report(&inputError{name, n, err}) }
 	var qs []uint64
 	var qids []json.RawMessage
-	enc := json.NewEncoder(w)
+	var at []int
 	run := func() error {
-		for res, err := range db.QueryBatch(ctx, qs, k) {
-			if err != nil {
-				return err
-			}
-			if err := enc.Encode(answer(res.Query, qids[res.Index], res.Matches)); err != nil {
-				return err
-			}
-		}
-		qs, qids = qs[:0], qids[:0]
-		return nil
-	}
-	code := exitOK
-	bad := func(n int, err error) {
-		fmt.Fprintf(stderr, "%s batch: %v\n", programName, &inputError{name, n, err})
-		code = exitFailed
+		err := answer(w, qs, qids, at)
+		qs, qids, at = qs[:0], qids[:0], at[:0]
+		return err
 	}
 	err = scanLines(r, name, func(n int, line string, tooLong error) error {
 		if tooLong != nil {
@@ -217,8 +306,8 @@ func runBatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			bad(n, err)
 			return nil
 		}
-		qs, qids = append(qs, fp), append(qids, qid)
-		if len(qs) == batchChunk {
+		qs, qids, at = append(qs, fp), append(qids, qid), append(at, n)
+		if len(qs) == chunk {
 			return run()
 		}
 		return nil
@@ -240,10 +329,12 @@ func runDelete(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	var d dbFlags
 	fl.StringVar(&d.dir, "db", "", "the index folder (required)")
 	syncMode := fl.String("sync", "always", "durability: always, interval or none")
+	var rf remoteFlags
+	rf.register(fl)
 	if code := parseFlags(fl, args); code >= 0 {
 		return code
 	}
-	if err := d.check(fl); err != nil {
+	if err := checkTarget(&d, &rf, fl); err != nil {
 		return fail(stderr, "delete", exitUsage, err)
 	}
 	ids, err := parseIDs(fl.Args())
@@ -252,6 +343,24 @@ func runDelete(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
+	if rf.server != "" {
+		c, err := rf.client()
+		if err != nil {
+			return fail(stderr, "delete", exitUsage, err)
+		}
+		var missing []string
+		for _, id := range ids {
+			var a struct{ Deleted bool }
+			if err := c.call(context.Background(), "DELETE", fmt.Sprintf("/v1/documents/%d", id), nil, &a); err != nil {
+				return fail(stderr, "delete", exitFailed, err)
+			}
+			if !a.Deleted {
+				missing = append(missing, strconv.FormatUint(id, 10))
+			}
+		}
+		printDeleted(stdout, len(ids), missing)
+		return exitOK
+	}
 	opts := engine.Options{}
 	if opts.Sync, err = engine.ParseSyncMode(*syncMode); err != nil {
 		return fail(stderr, "delete", exitUsage, fmt.Errorf("--sync: %w", err))
@@ -277,14 +386,7 @@ func runDelete(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "delete", exitFailed, err)
 	}
-	switch {
-	case len(missing) == 0:
-		fmt.Fprintf(stdout, "deleted %s\n", plural(len(ids), "document"))
-	case len(missing) == len(ids):
-		fmt.Fprintf(stdout, "deleted nothing: %s not stored\n", strings.Join(missing, ", "))
-	default:
-		fmt.Fprintf(stdout, "deleted %s; not stored: %s\n", plural(len(ids)-len(missing), "document"), strings.Join(missing, ", "))
-	}
+	printDeleted(stdout, len(ids), missing)
 	return exitOK
 }
 
@@ -293,20 +395,33 @@ func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	var d dbFlags
 	fl.StringVar(&d.dir, "db", "", "the index folder (required)")
 	asJSON := fl.Bool("json", false, "print the statistics as one JSON object")
+	var rf remoteFlags
+	rf.register(fl)
 	if code := parseFlags(fl, args); code >= 0 {
 		return code
 	}
-	if err := d.check(fl); err != nil {
+	if err := checkTarget(&d, &rf, fl); err != nil {
 		return fail(stderr, "stats", exitUsage, err)
 	}
-	db, err := d.open(engine.Options{ReadOnly: true}, false)
-	if err != nil {
-		return fail(stderr, "stats", exitFailed, err)
-	}
-	defer db.Close()
-	st, err := db.Stats(context.Background())
-	if err != nil {
-		return fail(stderr, "stats", exitFailed, err)
+	var st engine.Stats
+	var db *engine.DB
+	if rf.server != "" {
+		c, err := rf.client()
+		if err != nil {
+			return fail(stderr, "stats", exitUsage, err)
+		}
+		if err := c.call(context.Background(), "GET", "/v1/stats", nil, &st); err != nil {
+			return fail(stderr, "stats", exitFailed, err)
+		}
+	} else {
+		var err error
+		if db, err = d.open(engine.Options{ReadOnly: true}, false); err != nil {
+			return fail(stderr, "stats", exitFailed, err)
+		}
+		defer db.Close()
+		if st, err = db.Stats(context.Background()); err != nil {
+			return fail(stderr, "stats", exitFailed, err)
+		}
 	}
 	if *asJSON {
 		b, _ := json.MarshalIndent(st, "", "  ")
@@ -318,8 +433,10 @@ func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "tables             %d, answering distances up to %d\n", len(st.Tables), st.K)
 	fmt.Fprintf(stdout, "table bytes        %d (%.2f bits a fingerprint a table; the bound is %.2f)\n", st.TableBytes, st.BitsPerFingerprint, st.EntropyBound)
 	fmt.Fprintf(stdout, "bytes on disk      %d\n", st.BytesOnDisk)
-	fmt.Fprintln(stdout)
-	db.Describe(stdout)
+	if db != nil {
+		fmt.Fprintln(stdout)
+		db.Describe(stdout)
+	}
 	return exitOK
 }
 
@@ -361,4 +478,16 @@ func usageOr(err error) int {
 		return exitUsage
 	}
 	return exitFailed
+}
+
+// printDeleted says what delete did.
+func printDeleted(w io.Writer, ids int, missing []string) {
+	switch {
+	case len(missing) == 0:
+		fmt.Fprintf(w, "deleted %s\n", plural(ids, "document"))
+	case len(missing) == ids:
+		fmt.Fprintf(w, "deleted nothing: %s not stored\n", strings.Join(missing, ", "))
+	default:
+		fmt.Fprintf(w, "deleted %s; not stored: %s\n", plural(ids-len(missing), "document"), strings.Join(missing, ", "))
+	}
 }

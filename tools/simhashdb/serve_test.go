@@ -237,3 +237,51 @@ func TestServeBatchStreams(t *testing.T) {
 	assert.Equal(t, 200, code)
 	assert.Equal(t, 0, s.stop(t, syscall.SIGINT), s.log())
 }
+
+// TestServeCLI: query, batch, add, delete and stats talk to a running
+// server with --server, and answer as they do over --db.
+func TestServeCLI(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "idx")
+	tokenFile := filepath.Join(dir, "token")
+	require.NoError(t, os.WriteFile(tokenFile, []byte("t0ken"), 0o600))
+	s := startServe(t, "--db", db, "--token-file", tokenFile)
+	srv := []string{"--server", s.url, "--token-file", tokenFile}
+	cli := func(stdin string, args ...string) result {
+		return runCLI(t, stdin, append(args, srv...)...)
+	}
+	r := cli("1 0x0123456789abcdef https://a.example/\n2 0x0123456789abcdee\nbad line\n3 0xff\n", "add")
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, "<stdin>:3:")
+	r = cli("", "query", "--fp", "0x0123456789abcdef", "--k", "1", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.JSONEq(t, `{"query":"0x0123456789abcdef","matches":[
+		{"id":1,"name":"https://a.example/","fp":"0x0123456789abcdef","distance":0},
+		{"id":2,"name":"","fp":"0x0123456789abcdee","distance":1}]}`, r.stdout)
+	r = cli("", "query", "--fp", "0xff")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "query 0x00000000000000ff: 1 within distance 3")
+	r = cli("0x0123456789abcdef\nq 0xff\n0xzz\n", "batch", "--k", "0")
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, "<stdin>:3:")
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	require.Len(t, lines, 2, r.stdout)
+	assert.Contains(t, lines[0], `"qid":1`)
+	assert.Contains(t, lines[1], `"qid":"q"`)
+	r = cli("", "delete", "2", "9")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "deleted 1 document; not stored: 9\n", r.stdout)
+	r = cli("", "stats", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, `"k": 3`)
+
+	r = runCLI(t, "", "stats", "--server", s.url)
+	assert.Equal(t, 1, r.code, "no token")
+	assert.Contains(t, r.stderr, "401")
+	r = runCLI(t, "", "stats", "--server", s.url, "--db", db)
+	assert.Equal(t, 2, r.code)
+	r = runCLI(t, "", "add", "--server", s.url, "--text", dir)
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, "takes no other flags")
+	assert.Equal(t, 0, s.stop(t, syscall.SIGTERM), s.log())
+}

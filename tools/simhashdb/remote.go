@@ -1,0 +1,161 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+)
+
+// remoteFlags send a command to a running "simhashdb serve" instead of
+// opening the index.
+type remoteFlags struct {
+	server, tokenFile string
+}
+
+func (rf *remoteFlags) register(fl *flag.FlagSet) {
+	fl.StringVar(&rf.server, "server", "", "talk to a running 'simhashdb serve' at this URL instead of opening --db")
+	fl.StringVar(&rf.tokenFile, "token-file", "", "with --server: a file holding the server's bearer token")
+}
+
+// checkTarget requires --db or --server, not both.
+func checkTarget(d *dbFlags, rf *remoteFlags, fl *flag.FlagSet) error {
+	if rf.server == "" {
+		if rf.tokenFile != "" {
+			return errors.New("--token-file goes with --server")
+		}
+		return d.check(fl)
+	}
+	if d.dir != "" {
+		return errors.New("give --db or --server, not both")
+	}
+	u, err := url.Parse(rf.server)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("--server %s: want http://HOST:PORT or https://HOST:PORT", quoteShort(rf.server))
+	}
+	d.dir = "-" // d.check wants --db; the server has it
+	defer func() { d.dir = "" }()
+	return d.check(fl)
+}
+
+// remote is a client of the server's API.
+type remote struct {
+	base, token string
+	hc          *http.Client
+}
+
+func (rf *remoteFlags) client() (*remote, error) {
+	r := &remote{base: strings.TrimRight(rf.server, "/"), hc: &http.Client{Timeout: 10 * time.Minute}}
+	if rf.tokenFile != "" {
+		b, err := os.ReadFile(rf.tokenFile)
+		if err != nil {
+			return nil, fmt.Errorf("--token-file: %w", unwrapPathError(err))
+		}
+		r.token = strings.TrimSpace(string(b))
+	}
+	return r, nil
+}
+
+// call sends a request and decodes a JSON answer into out (if not nil), or
+// returns the server's error.
+func (r *remote) call(ctx context.Context, method, path string, body io.Reader, out any) error {
+	resp, err := r.send(ctx, method, path, body)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if out == nil {
+		return nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("%s %s: the answer: %w", method, path, err)
+	}
+	return nil
+}
+
+// send sends a request; an answer other than 200 is returned as the
+// server's error.
+func (r *remote) send(ctx context.Context, method, path string, body io.Reader) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, r.base+path, body)
+	if err != nil {
+		return nil, err
+	}
+	if r.token != "" {
+		req.Header.Set("Authorization", "Bearer "+r.token)
+	}
+	resp, err := r.hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		defer resp.Body.Close()
+		var e struct{ Error string }
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		if json.Unmarshal(b, &e) != nil || e.Error == "" {
+			e.Error = strings.TrimSpace(string(b))
+		}
+		return nil, fmt.Errorf("%s: %s %s", r.base, resp.Status, e.Error)
+	}
+	return resp, nil
+}
+
+// postLines sends a body of lines in requests of at most chunk lines, and
+// calls each with the answer to each request.
+func (r *remote) postLines(ctx context.Context, path string, lines []string, each func(io.Reader) error) error {
+	const chunk = 50_000
+	for len(lines) > 0 {
+		n := min(len(lines), chunk)
+		resp, err := r.send(ctx, "POST", path, strings.NewReader(strings.Join(lines[:n], "\n")+"\n"))
+		if err != nil {
+			return err
+		}
+		err = each(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return err
+		}
+		lines = lines[n:]
+	}
+	return nil
+}
+
+// remoteBatch answers batch's queries (qid and fingerprint, each line)
+// through the server, writing its JSON lines to w; a line the server
+// refuses is reported with its line of the input (at[i] for request line
+// i+1 of the chunk).
+func (r *remote) batch(ctx context.Context, k int, lines []string, at []int, name string, w io.Writer, bad func(error)) error {
+	path := "/v1/batch"
+	if k >= 0 {
+		path += fmt.Sprintf("?k=%d", k)
+	}
+	base := 0
+	return r.postLines(ctx, path, lines, func(body io.Reader) error {
+		sc := bufio.NewScanner(body)
+		sc.Buffer(make([]byte, 64<<10), 64<<20)
+		for sc.Scan() {
+			var e struct {
+				Line  int    `json:"line"`
+				Error string `json:"error"`
+			}
+			if json.Unmarshal(sc.Bytes(), &e) == nil && e.Error != "" {
+				if e.Line == 0 {
+					return fmt.Errorf("%s: %s", r.base, e.Error)
+				}
+				bad(&inputError{name, at[base+e.Line-1], errors.New(e.Error)})
+			} else if _, err := w.Write(append(bytes.Clone(sc.Bytes()), '\n')); err != nil {
+				return err
+			}
+		}
+		base += min(len(lines)-base, 50_000)
+		return sc.Err()
+	})
+}
