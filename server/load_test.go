@@ -50,20 +50,26 @@ func BenchmarkLoad(b *testing.B) {
 	ts := httptest.NewServer(New(db, Options{}))
 	defer ts.Close()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 128}}
+	do := func(req *http.Request, err error) error {
+		if err != nil {
+			return err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			return fmt.Errorf("status %d", resp.StatusCode)
+		}
+		return nil
+	}
 	query := func(i int) uint64 { return docs[(i*7919)%n].Fingerprint ^ 1<<(i%64) }
 	for _, clients := range []int{1, 8, 64} {
 		b.Run(fmt.Sprintf("query-http-%d", clients), func(b *testing.B) {
 			run(b, clients, func(i int) error {
-				resp, err := client.Get(fmt.Sprintf("%s/v1/query?fp=%s&k=3", ts.URL, simhash.Format(query(i))))
-				if err != nil {
-					return err
-				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != 200 {
-					return fmt.Errorf("status %d", resp.StatusCode)
-				}
-				return nil
+				return do(http.NewRequest("GET", fmt.Sprintf("%s/v1/query?fp=%s&k=3", ts.URL, simhash.Format(query(i))), nil))
 			})
 		})
 		b.Run(fmt.Sprintf("query-inprocess-%d", clients), func(b *testing.B) {
@@ -85,17 +91,7 @@ func BenchmarkLoad(b *testing.B) {
 		b.Run(fmt.Sprintf("insert-http-%d", clients), func(b *testing.B) {
 			run(b, clients, func(int) error {
 				i := id()
-				req, _ := http.NewRequest("PUT", fmt.Sprintf("%s/v1/documents/%d", ts.URL, i), strings.NewReader(`{"fingerprint":"`+simhash.Format(i*0x9e3779b97f4a7c15)+`"}`))
-				resp, err := client.Do(req)
-				if err != nil {
-					return err
-				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != 200 {
-					return fmt.Errorf("status %d", resp.StatusCode)
-				}
-				return nil
+				return do(http.NewRequest("PUT", fmt.Sprintf("%s/v1/documents/%d", ts.URL, i), strings.NewReader(`{"fingerprint":"`+simhash.Format(i*0x9e3779b97f4a7c15)+`"}`)))
 			})
 		})
 		b.Run(fmt.Sprintf("insert-inprocess-%d", clients), func(b *testing.B) {

@@ -30,8 +30,9 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
+
+	"github.com/simhashdb/simhashdb/internal/quote"
 
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/simhash"
@@ -197,14 +198,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // timeSince is for the metrics' latencies.
 func timeSince(t time.Time) float64 { return time.Since(t).Seconds() }
 
-// trimmed cuts s for an error message.
-func trimmed(s string) string {
-	const most = 60
-	if len(s) <= most {
-		return fmt.Sprintf("%q", s)
-	}
-	return fmt.Sprintf("%q... (%d bytes)", strings.ToValidUTF8(s[:most], ""), len(s))
-}
+// trimmed quotes s for an error message, cut to its first 60 bytes.
+func trimmed(s string) string { return quote.Short(s, 60) }
 
 // newEncoder writes JSON as it is: no escaping of <, > and & (the answers
 // are not HTML).

@@ -6,7 +6,8 @@ import (
 	"math/bits"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	quotepkg "github.com/simhashdb/simhashdb/internal/quote"
 )
 
 // ErrSyntax is wrapped by every error of Parse.
@@ -98,17 +99,5 @@ func isHex(s string) bool {
 	return true
 }
 
-// quote quotes s for an error, cut to its first 40 bytes: a fingerprint is
-// at most 20 characters, and an error names bad input, it does not echo a
-// whole line of it.
-func quote(s string) string {
-	const most = 40
-	if len(s) <= most {
-		return strconv.Quote(s)
-	}
-	cut := most
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(s[:cut]), len(s))
-}
+// quote quotes s for an error: a fingerprint is at most 20 characters.
+func quote(s string) string { return quotepkg.Short(s, 40) }

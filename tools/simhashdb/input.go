@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
-	"unicode/utf8"
 	"unsafe"
+
+	"github.com/simhashdb/simhashdb/internal/quote"
 
 	"github.com/simhashdb/simhashdb/engine"
 )
@@ -133,16 +133,5 @@ func scanLines(r io.Reader, name string, fn func(n int, line string, tooLong err
 	}
 }
 
-// quoteShort quotes s for an error message, cut to its first 60 bytes: an
-// error names a bad line, it does not echo 10,000 characters of it.
-func quoteShort(s string) string {
-	const most = 60
-	if len(s) <= most {
-		return strconv.Quote(s)
-	}
-	cut := most
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(s[:cut]), len(s))
-}
+// quoteShort quotes s for an error message, cut to its first 60 bytes.
+func quoteShort(s string) string { return quote.Short(s, 60) }
