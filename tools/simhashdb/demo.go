@@ -88,7 +88,7 @@ func runDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return fail(stderr, "demo", exitFailed, err)
 	}
 	fmt.Fprintf(stdout, "Indexed %d license texts bundled with simhashdb by their 64-bit SimHash fingerprints\n", len(docs))
-	fmt.Fprintf(stdout, "(a temporary index: %d permuted tables, %d bytes on disk).\n", len(st.Tables), st.BytesOnDisk)
+	fmt.Fprintf(stdout, "(a temporary index: %d permuted tables of %d bytes in all, %.1f bits a fingerprint each).\n", len(st.Tables), st.TableBytes, st.BitsPerFingerprint)
 	fmt.Fprintf(stdout, "Two texts are near-duplicates when their fingerprints differ in at most %d of 64 bits.\n\n", *k)
 
 	var clusters [][]engine.Doc
