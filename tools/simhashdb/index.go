@@ -145,8 +145,8 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			"a kill -9 of this process (and, with --sync always, a power loss): stored, or rejected.", stderr)
 	var d dbFlags
 	d.register(fl, "the largest distance the index answers, fixed at creation (default 3)")
-	expect := fl.Int64("expect", 0, "expected number of fingerprints, which sizes the table design (default 2^24); only at creation")
-	syncMode := fl.String("sync", "always", "durability of each write: always (fsync), interval (fsync every 100ms) or none")
+	var cf createFlags
+	cf.register(fl)
 	input := fl.String("input", "-", "records to add, one per line (- is standard input)")
 	text := fl.Bool("text", false, "fingerprint the files and folders given as arguments instead of reading records")
 	progress := fl.String("progress", "auto", "progress on stderr: auto (a bar on a terminal), bar, json or none")
@@ -175,9 +175,9 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return addRemote(&rf, *input, stdin, stderr)
 	}
-	mode, err := engine.ParseSyncMode(*syncMode)
+	opts, err := cf.options(&d)
 	if err != nil {
-		return fail(stderr, "add", exitUsage, fmt.Errorf("--sync: %w", err))
+		return fail(stderr, "add", exitUsage, err)
 	}
 	switch *progress {
 	case "auto":
@@ -195,28 +195,12 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return fail(stderr, "add", exitUsage, fmt.Errorf("unexpected arguments %q (records come from --input; files need --text)", fl.Args()))
 	}
-	opts := engine.Options{Sync: mode, Expected: *expect}
-	if d.k >= 0 {
-		opts.K = d.k
-	}
-	if d.k == 0 {
-		return fail(stderr, "add", exitUsage, errors.New("--k 0: an index answers distances up to at least 1"))
-	}
-	existed, err := engine.Exists(d.dir)
-	if err != nil {
-		return fail(stderr, "add", exitFailed, err)
-	}
-	db, err := d.open(opts, true)
-	if err != nil {
-		return fail(stderr, "add", exitFailed, err)
-	}
 	ctx, stop := signalContext()
 	defer stop()
-	if err := ff.withIndex(ctx, db, fl, !existed); err != nil {
-		db.Close()
-		return fail(stderr, "add", usageOr(err), err)
+	db, code, err := cf.open(ctx, &d, opts, &ff, fl)
+	if err != nil {
+		return fail(stderr, "add", code, err)
 	}
-	code := exitOK
 	if *text {
 		code = addText(ctx, db, d.dir, fl.Args(), &ff, *progress, *bulk, *html, stdout, stderr)
 	} else {
@@ -390,4 +374,51 @@ func addRemote(rf *remoteFlags, input string, stdin io.Reader, stderr io.Writer)
 		return fail(stderr, "add", exitFailed, err)
 	}
 	return code
+}
+
+// createFlags are the flags of the commands that open an index to write
+// and create it if absent (add, serve).
+type createFlags struct {
+	expect int64
+	sync   string
+}
+
+func (c *createFlags) register(fl *flag.FlagSet) {
+	fl.Int64Var(&c.expect, "expect", 0, "expected number of fingerprints, which sizes the table design (default 2^24); only at creation")
+	fl.StringVar(&c.sync, "sync", "always", "durability of each write: always (fsync), interval (fsync every 100ms) or none")
+}
+
+// options checks the flags (usage errors) and returns the index's options.
+func (c *createFlags) options(d *dbFlags) (engine.Options, error) {
+	mode, err := engine.ParseSyncMode(c.sync)
+	if err != nil {
+		return engine.Options{}, fmt.Errorf("--sync: %w", err)
+	}
+	if d.k == 0 {
+		return engine.Options{}, errors.New("--k 0: an index answers distances up to at least 1")
+	}
+	opts := engine.Options{Sync: mode, Expected: c.expect}
+	if d.k > 0 {
+		opts.K = d.k
+	}
+	return opts, nil
+}
+
+// open opens d's index to write, creating it with opts if absent, and
+// makes ff the index's fingerprint options (a new index stores ff's). On
+// failure it returns the exit code to stop with.
+func (c *createFlags) open(ctx context.Context, d *dbFlags, opts engine.Options, ff *fingerprintFlags, fl *flag.FlagSet) (*engine.DB, int, error) {
+	existed, err := engine.Exists(d.dir)
+	if err != nil {
+		return nil, exitFailed, err
+	}
+	db, err := d.open(opts, true)
+	if err != nil {
+		return nil, exitFailed, err
+	}
+	if err := ff.withIndex(ctx, db, fl, !existed); err != nil {
+		db.Close()
+		return nil, usageOr(err), err
+	}
+	return db, exitOK, nil
 }

@@ -92,8 +92,8 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			"stops accepting, lets the requests in flight finish, flushes and closes the index.", stderr)
 	var d dbFlags
 	d.register(fl, "the largest distance the index answers, fixed at creation (default 3)")
-	expect := fl.Int64("expect", 0, "expected number of fingerprints, which sizes the table design; only at creation")
-	syncMode := fl.String("sync", "always", "durability of each write: always (fsync), interval or none")
+	var cf createFlags
+	cf.register(fl)
 	var ff fingerprintFlags
 	ff.register(fl)
 	var sf serveFlags
@@ -111,28 +111,17 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "serve", exitUsage, err)
 	}
-	mode, err := engine.ParseSyncMode(*syncMode)
+	opts, err := cf.options(&d)
 	if err != nil {
-		return fail(stderr, "serve", exitUsage, fmt.Errorf("--sync: %w", err))
-	}
-	if d.k == 0 {
-		return fail(stderr, "serve", exitUsage, errors.New("--k 0: an index answers distances up to at least 1"))
-	}
-	opts := engine.Options{Sync: mode, Expected: *expect}
-	if d.k > 0 {
-		opts.K = d.k
-	}
-	existed, err := engine.Exists(d.dir)
-	if err != nil {
-		return fail(stderr, "serve", exitFailed, err)
-	}
-	db, err := d.open(opts, true)
-	if err != nil {
-		return fail(stderr, "serve", exitFailed, err)
+		return fail(stderr, "serve", exitUsage, err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	code := serve(ctx, db, &d, &ff, fl, &sf, token, !existed, stderr)
+	db, code, err := cf.open(ctx, &d, opts, &ff, fl)
+	if err != nil {
+		return fail(stderr, "serve", code, err)
+	}
+	code = serve(ctx, db, &d, &ff, &sf, token, stderr)
 	if err := db.Flush(context.Background()); err != nil && code == exitOK {
 		code = fail(stderr, "serve", exitFailed, err)
 	}
@@ -146,10 +135,7 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 }
 
 // serve runs the server on db until ctx is done, then shuts it down.
-func serve(ctx context.Context, db *engine.DB, d *dbFlags, ff *fingerprintFlags, fl *flag.FlagSet, sf *serveFlags, token string, created bool, stderr io.Writer) int {
-	if err := ff.withIndex(ctx, db, fl, created); err != nil {
-		return fail(stderr, "serve", usageOr(err), err)
-	}
+func serve(ctx context.Context, db *engine.DB, d *dbFlags, ff *fingerprintFlags, sf *serveFlags, token string, stderr io.Writer) int {
 	f, err := ff.fingerprinter()
 	if err != nil {
 		return fail(stderr, "serve", exitUsage, err)
