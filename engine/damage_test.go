@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/simhashdb/simhashdb/codec"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -29,7 +28,7 @@ func TestDamagedBlock(t *testing.T) {
 	bad := append([]byte(nil), v...)
 	c.Close()
 	bad[len(bad)/2] ^= 0x10
-	require.NoError(t, db.pdb.Set(tableKey(spaceTables, 1, key), bad, pebble.Sync))
+	setRaw(t, db, tableKey(spaceTables, 1, key), bad)
 	require.NoError(t, db.Close())
 
 	db = openT(t, dir, Options{})
@@ -127,7 +126,7 @@ func TestDamagedPendingList(t *testing.T) {
 	j := slices.IndexFunc(ti.pend, func(n uint16) bool { return n > 0 })
 	require.GreaterOrEqual(t, j, 0)
 	key := ti.keys[j]
-	require.NoError(t, db.pdb.Set(tableKey(spacePending, 1, key), []byte{1, 2, 3}, pebble.Sync))
+	setRaw(t, db, tableKey(spacePending, 1, key), []byte{1, 2, 3})
 	require.NoError(t, db.Close())
 
 	db = openT(t, dir, testOptions())

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/simhashdb/simhashdb/permutation"
 	"github.com/simhashdb/simhashdb/wal"
 )
@@ -40,13 +41,10 @@ type DB struct {
 	popts *pebble.Options
 	// prefixSeek: the store orders keys with keyOrder (see seekPostings).
 	prefixSeek bool
-	// pebbleCache is the size of Pebble's block cache, besides its write
-	// room (see writeRoom).
+	fs         vfs.FS // the files of Pebble and of the engine's flushes
+	// pebbleCache is the size of Pebble's block cache.
 	pebbleCache int64
 	pcache      *pebble.Cache
-	roomMu      sync.Mutex
-	roomMax     int64    // the write room for the largest memtable budget
-	roomFree    func()   // releases the part of roomMax not needed now
 	wal         *wal.Log // nil when read-only
 	design      *permutation.Design
 	block       int
@@ -107,6 +105,6 @@ func (e *DB) close() error {
 		errs = append(errs, e.st.unref())
 	}
 	errs = append(errs, e.pdb.Close())
-	e.releaseCache()
+	e.pcache.Unref()
 	return errors.Join(errs...)
 }

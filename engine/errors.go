@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"syscall"
 )
 
 // Errors; match them with errors.Is. Every error the engine returns for
@@ -32,6 +33,10 @@ var (
 	// ErrLocked: another DB, in this process or another, has the index
 	// open (one at a time: share it through a server).
 	ErrLocked = errors.New("engine: the index is in use")
+	// ErrDiskFull: a write needed disk space there was not. Nothing
+	// acknowledged is lost: free some space and write again (the engine
+	// retries its flush by itself), or reopen the index.
+	ErrDiskFull = errors.New("engine: disk full")
 	// ErrLoadConflict: Load found writes it would race (a writer committed
 	// between Load's check for an empty index and its start); retry it.
 	ErrLoadConflict = errors.New("engine: Load raced other writes; retry")
@@ -75,4 +80,13 @@ func corruptBlock(t int, key uint64, format string, args ...any) error {
 // matches ErrCorrupt too, with what says where.
 func corrupt(what string, err error) error {
 	return fmt.Errorf("%w: %s: %w", ErrCorrupt, what, err)
+}
+
+// diskErr names what failed and makes an out-of-space error match
+// ErrDiskFull too.
+func diskErr(what string, err error) error {
+	if errors.Is(err, syscall.ENOSPC) && !errors.Is(err, ErrDiskFull) {
+		return fmt.Errorf("%w: %s: %w", ErrDiskFull, what, err)
+	}
+	return fmt.Errorf("engine: %s: %w", what, err)
 }

@@ -111,10 +111,8 @@ func (e *DB) heldBy(it *pebble.Iterator, fp uint64, counts func(id uint64) bool)
 }
 
 // flushJob is one flush of a memtable: its writes, one batch per keyspace
-// (the tables' per table too), joined in key order into one batch to
-// commit. Pebble sorts a large batch's keys when it commits it, and keys
-// in order take that sort one pass. None is indexed: nothing reads them
-// back.
+// (the tables' per table too), each in key order, which commit writes
+// into one sstable. None is indexed: nothing reads them back.
 type flushJob struct {
 	e       *DB
 	m       *memtable
@@ -142,7 +140,7 @@ func (f *flushJob) close() {
 	}
 }
 
-// flushMemtable commits m to Pebble in one batch and installs the new state.
+// flushMemtable commits m to Pebble at once and installs the new state.
 func (e *DB) flushMemtable(m *memtable, walFrom uint64) (flushStats, error) {
 	f := &flushJob{e: e, m: m, old: e.st, docsB: e.pdb.NewBatch(), postB: e.pdb.NewBatch(), metaB: e.pdb.NewBatch(),
 		orphans: map[uint64]bool{}}
@@ -193,10 +191,8 @@ func (e *DB) flushMemtable(m *memtable, walFrom uint64) (flushStats, error) {
 		e.cache.drop(s)
 	}
 	e.imm = nil
-	budget := e.memtableBudget()
 	e.cond.Broadcast()
 	e.mu.Unlock()
-	e.fitWriteRoom(budget)
 	// Outside the lock: a query may have cached a new block first, and put
 	// then keeps its copy.
 	for _, fl := range fills {
@@ -399,9 +395,9 @@ func (f *flushJob) writeMeta(st *state) error {
 	return nil
 }
 
-// commit joins the batches in keyspace order (meta, documents, postings,
-// then blocks, directory entries and pending lists, each in table order)
-// and commits them, durably.
+// commit writes the batches in keyspace order (meta, documents, postings,
+// then blocks, directory entries and pending lists, each in table order),
+// durably and at once.
 func (f *flushJob) commit() error {
 	parts := []*pebble.Batch{f.metaB, f.docsB, f.postB}
 	for _, space := range []func(tableBatches) *pebble.Batch{tableBatches.blocksOf, tableBatches.dirOf, tableBatches.pendOf} {
@@ -409,23 +405,10 @@ func (f *flushJob) commit() error {
 			parts = append(parts, space(tb))
 		}
 	}
-	size := 0
-	for _, p := range parts {
-		size += p.Len()
-	}
-	// Sized once: growing a batch of a few hundred megabytes copies it
-	// again at every doubling.
-	b := f.e.pdb.NewBatchWithSize(size)
-	defer b.Close()
-	for _, p := range parts {
-		if err := b.Apply(p, nil); err != nil {
-			return err
-		}
-	}
 	if flushBatchHook != nil {
-		flushBatchHook(b)
+		flushBatchHook(parts)
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := f.e.commit(context.Background(), parts...); err != nil {
 		return fmt.Errorf("engine: committing a flush: %w", err)
 	}
 	return nil
@@ -464,6 +447,6 @@ func sortChangesByFP(ch []postingChange) {
 	copy(ch, sorted)
 }
 
-// flushBatchHook, if set (by tests), sees each flush's batch before it is
-// committed.
-var flushBatchHook func(*pebble.Batch)
+// flushBatchHook, if set (by tests), sees each flush's batches before they
+// are committed.
+var flushBatchHook func([]*pebble.Batch)

@@ -93,7 +93,7 @@ type loadJob struct {
 }
 
 func (e *DB) ingest(ctx context.Context, in []Doc) error {
-	tmp, err := os.MkdirTemp(e.dir, "load-")
+	tmp, err := os.MkdirTemp(e.dir, tmpPrefix)
 	if err != nil {
 		return err
 	}
@@ -129,9 +129,7 @@ func (e *DB) ingest(ctx context.Context, in []Doc) error {
 	e.mu.Lock()
 	old := e.st
 	e.st = st
-	budget := e.memtableBudget()
 	e.mu.Unlock()
-	e.fitWriteRoom(budget)
 	return old.unref()
 }
 
@@ -157,7 +155,7 @@ func byID(in []Doc) []Doc {
 // newSST starts an sstable of the load, named name.
 func (j *loadJob) newSST(name string) (*sstable.Writer, error) {
 	path := filepath.Join(j.tmp, name+".sst")
-	f, err := vfs.Default.Create(path, vfs.WriteCategoryUnspecified)
+	f, err := j.e.fs.Create(path, vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return nil, err
 	}

@@ -34,7 +34,12 @@ func (e *DB) SetMeta(ctx context.Context, name string, value []byte) error {
 	if e.closed {
 		return ErrClosed
 	}
-	return e.pdb.Set(metaUserKey(name), value, pebble.Sync)
+	b := e.pdb.NewBatch()
+	defer b.Close()
+	if err := b.Set(metaUserKey(name), value, nil); err != nil {
+		return err
+	}
+	return e.commit(ctx, b)
 }
 
 // Meta returns the value SetMeta stored under name, or ErrNotFound.

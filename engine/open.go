@@ -1,9 +1,9 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/simhashdb/simhashdb/codec"
 	"github.com/simhashdb/simhashdb/huffman"
 	"github.com/simhashdb/simhashdb/permutation"
@@ -74,8 +75,11 @@ func Open(dir string, opts Options) (*DB, error) {
 			return nil, err
 		}
 	}
-	e := &DB{dir: dir, opts: opts, log: opts.Logger, block: opts.BlockSize,
+	e := &DB{dir: dir, opts: opts, log: opts.Logger, block: opts.BlockSize, fs: opts.fs,
 		flushCh: make(chan struct{}, 1), quit: make(chan struct{})}
+	if e.fs == nil {
+		e.fs = vfs.Default
+	}
 	e.cond = sync.NewCond(&e.mu)
 	order, err := storedOrder(pdir)
 	if err != nil {
@@ -85,7 +89,7 @@ func Open(dir string, opts Options) (*DB, error) {
 	e.newCaches()
 	e.popts = e.pebbleOptions(order)
 	if e.pdb, err = pebble.Open(pdir, e.popts); err != nil {
-		e.releaseCache()
+		e.pcache.Unref()
 		if lockHeld(err) {
 			return nil, fmt.Errorf("%w: %s (%v)", ErrLocked, dir, err)
 		}
@@ -93,10 +97,9 @@ func Open(dir string, opts Options) (*DB, error) {
 	}
 	if err := e.load(); err != nil {
 		e.pdb.Close()
-		e.releaseCache()
+		e.pcache.Unref()
 		return nil, err
 	}
-	e.fitWriteRoom(e.memtableBudget())
 	e.mem = newMemtable(e.design)
 	if err := e.openWAL(); err != nil {
 		e.close()
@@ -113,21 +116,19 @@ func Open(dir string, opts Options) (*DB, error) {
 }
 
 // newCaches splits Options.CacheSize between the engine's block cache and
-// Pebble's, and gives Pebble's the room its writes take (writeroom.go).
+// Pebble's.
 func (e *DB) newCaches() {
 	e.pebbleCache = max(e.opts.CacheSize/8, 8<<20)
 	e.cache = newBlockCache(max(e.opts.CacheSize-e.pebbleCache, 1<<20))
-	if !e.opts.ReadOnly {
-		e.roomMax = writeRoom(e.opts.maxMemtableBudget())
-	}
-	e.pcache = pebble.NewCache(e.pebbleCache + e.roomMax)
-	e.fitWriteRoom(e.opts.MemtableSize)
+	e.pcache = pebble.NewCache(e.pebbleCache)
 }
 
 // pebbleOptions are the options of the index's Pebble store.
 func (e *DB) pebbleOptions(order *pebble.Comparer) *pebble.Options {
 	po := &pebble.Options{Cache: e.pcache, Comparer: order, FormatMajorVersion: pebbleFormat, ReadOnly: e.opts.ReadOnly,
-		Logger: pebbleLogger{e.log}}
+		FS: e.fs, Logger: pebbleLogger{e.log}, EventListener: e.pebbleEvents(),
+		// The engine's log holds what Pebble does not yet (ingest.go).
+		DisableWAL: true}
 	// Table blocks are Huffman-coded already and the other keys are mostly
 	// random 64-bit numbers: Pebble's compression would cost CPU for little.
 	po.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionNone })
@@ -373,7 +374,7 @@ func (e *DB) create() error {
 		}
 	}
 	e.log.Info("simhashdb: created index", "dir", e.dir, "k", d.K, "tables", len(d.Tables), "min_prefix", d.MinPrefix())
-	return b.Commit(pebble.Sync)
+	return e.commit(context.Background(), b)
 }
 
 // scan calls fn for every key with the prefix p in the live database.
@@ -398,20 +399,4 @@ func scanReader(r reader, p []byte, fn func(k, v []byte) error) error {
 		}
 	}
 	return it.Close()
-}
-
-// pebbleLogger sends Pebble's logs to slog at debug level (errors at error).
-type pebbleLogger struct{ l *slog.Logger }
-
-func (p pebbleLogger) Infof(format string, args ...any) {
-	p.l.Debug("pebble: " + fmt.Sprintf(format, args...))
-}
-
-func (p pebbleLogger) Errorf(format string, args ...any) {
-	p.l.Error("pebble: " + fmt.Sprintf(format, args...))
-}
-
-func (p pebbleLogger) Fatalf(format string, args ...any) {
-	p.l.Error("pebble: fatal: " + fmt.Sprintf(format, args...))
-	os.Exit(1)
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/simhashdb/simhashdb/codec"
 	"github.com/simhashdb/simhashdb/permutation"
 	"github.com/simhashdb/simhashdb/wal"
@@ -56,10 +57,7 @@ type Options struct {
 	MemtableSize int64
 	// CacheSize bounds the cache of decoded table blocks (and of the
 	// postings of matched fingerprints, 16 bytes a document) and Pebble's
-	// block cache together (default 256 MiB). Pebble's cache of a writable index
-	// has room for Pebble's writes besides (twice the memtable budget and
-	// 8 MiB), which Pebble reserves while it writes a flush and which holds
-	// blocks otherwise.
+	// block cache together (default 256 MiB).
 	CacheSize int64
 	// Sync chooses durability; the default is SyncAlways.
 	Sync SyncMode
@@ -73,9 +71,10 @@ type Options struct {
 	// library is quiet unless asked.
 	Logger *slog.Logger
 
-	autoMemtable bool // MemtableSize was left to the default
-	kSet         bool // K was given: it must match an existing index
-	blockSet     bool // BlockSize was given: likewise
+	fs           vfs.FS // nil: the operating system's (tests inject faults)
+	autoMemtable bool   // MemtableSize was left to the default
+	kSet         bool   // K was given: it must match an existing index
+	blockSet     bool   // BlockSize was given: likewise
 }
 
 // maxAutoMemtable caps the memtable budget that grows with the index.
@@ -86,22 +85,12 @@ const maxAutoMemtable = 1 << 30
 // fingerprints fall in, so what it writes per document grows with the
 // index over the memtable (docs/design.md, the write path). Unless the
 // caller set a size, the budget grows with the index to keep that ratio: 5
-// bytes per stored fingerprint (docs/performance.md has the trade-off);
-// more memtable also means more of Pebble's cache held for writing it
-// (twice the budget), which holds blocks between flushes.
+// bytes per stored fingerprint (docs/performance.md has the trade-off).
 func (o Options) memtableBudget(fps int64) int64 {
 	if !o.autoMemtable {
 		return o.MemtableSize
 	}
 	return max(o.MemtableSize, min(maxAutoMemtable, fps*5))
-}
-
-// maxMemtableBudget is the largest memtableBudget.
-func (o Options) maxMemtableBudget() int64 {
-	if !o.autoMemtable {
-		return o.MemtableSize
-	}
-	return max(o.MemtableSize, maxAutoMemtable)
 }
 
 func (o Options) withDefaults() (Options, error) {

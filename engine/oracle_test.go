@@ -301,3 +301,13 @@ func oracleClusters(pairs []Pair) [][]Doc {
 	}
 	return out
 }
+
+// setRaw writes key = value into db's Pebble store as the engine writes
+// there, durably: tests that damage or age stored data use it.
+func setRaw(t *testing.T, db *DB, key, value []byte) {
+	t.Helper()
+	b := db.pdb.NewBatch()
+	defer b.Close()
+	require.NoError(t, b.Set(key, value, nil))
+	require.NoError(t, db.commit(ctx, b))
+}

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/simhashdb/simhashdb/bench/data"
 	"github.com/stretchr/testify/require"
 )
@@ -189,7 +188,7 @@ func TestPendingAppendsReadNoLists(t *testing.T) {
 				require.NoError(t, err)
 				bad := append(slices.Clone(v), appendPendingRun([]byte{0}, []uint64{binary.BigEndian.Uint64(v)})...)
 				require.NoError(t, c.Close())
-				require.NoError(t, db.pdb.Set(k, bad, pebble.NoSync))
+				setRaw(t, db, k, bad)
 				damaged++
 			}
 		}
@@ -245,13 +244,13 @@ func TestOpensVersion2(t *testing.T) {
 		for j, key := range ti.keys {
 			if n := ti.pending(j); n > 0 {
 				v := binary.AppendUvarint(dirValue(int(ti.sizes[j])), uint64(n))
-				require.NoError(t, db.pdb.Set(tableKey(spaceBlockDir, t2, key), v, pebble.NoSync))
+				setRaw(t, db, tableKey(spaceBlockDir, t2, key), v)
 				pending += n
 			}
 		}
 	}
 	require.Positive(t, pending)
-	require.NoError(t, db.pdb.Set(metaFormat, binary.BigEndian.AppendUint32(nil, 2), pebble.Sync))
+	setRaw(t, db, metaFormat, binary.BigEndian.AppendUint32(nil, 2))
 	require.NoError(t, db.Close())
 
 	db = openT(t, dir, testOptions())

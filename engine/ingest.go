@@ -1,0 +1,183 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
+	"github.com/cockroachdb/pebble/v2/sstable"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// Every write the engine makes to Pebble is an ingested sstable: Pebble's
+// own write-ahead log is off (the engine's log covers whatever Pebble does
+// not hold yet), and its memtable stays empty. So a flush is written once,
+// not twice, and an error writing it (a full disk) comes back to the
+// engine, which owns the file, rather than to Pebble's background flushes,
+// which retry without end and treat a failed log write as fatal.
+
+// tmpPrefix starts the names of the engine's scratch folders in an index
+// directory: sstables being written for an ingest. A crash may leave
+// them; a writable open removes them.
+const tmpPrefix = "tmp-"
+
+// headroom is the free space a flush leaves on the disk beyond what it
+// writes: Pebble needs some to record the new files in its MANIFEST (a
+// failed MANIFEST write is fatal to Pebble) and to compact.
+const headroom = 4 << 20
+
+// ingestSeq names the sstables of an ingest within this process.
+var ingestSeq atomic.Uint64
+
+// commit makes the writes of batches durable in Pebble, atomically: it
+// writes them as one sstable and ingests it. Each batch's keys must be in
+// Pebble's order (a key may repeat: its last write wins) and every key of
+// a batch must sort before the next batch's.
+func (e *DB) commit(ctx context.Context, batches ...*pebble.Batch) error {
+	size := uint64(0)
+	for _, b := range batches {
+		size += uint64(b.Len())
+	}
+	if size == 0 {
+		return nil
+	}
+	if err := e.checkRoom(size); err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp(e.dir, tmpPrefix)
+	if err != nil {
+		return diskErr("making a scratch folder", err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, fmt.Sprintf("%06d.sst", ingestSeq.Add(1)))
+	n, err := e.writeSST(path, batches)
+	if err != nil {
+		return diskErr("writing "+path, err)
+	}
+	if n == 0 {
+		return nil
+	}
+	if err := e.pdb.Ingest(ctx, []string{path}); err != nil {
+		return diskErr("ingesting "+path, err)
+	}
+	return nil
+}
+
+// checkRoom refuses a write of size bytes that would leave less than
+// headroom on the disk.
+func (e *DB) checkRoom(size uint64) error {
+	du, err := e.fs.GetDiskUsage(e.dir)
+	if err != nil {
+		return nil // unknown: the write itself will say
+	}
+	if du.AvailBytes < size+headroom {
+		return fmt.Errorf("%w: %s has %d bytes free, a flush needs about %d and keeps %d free", ErrDiskFull, e.dir, du.AvailBytes, size, headroom)
+	}
+	return nil
+}
+
+// writeSST writes the batches' writes into a new sstable at path and
+// returns how many keys it holds.
+func (e *DB) writeSST(path string, batches []*pebble.Batch) (int, error) {
+	f, err := e.fs.Create(path, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return 0, err
+	}
+	w := sstable.NewWriter(objstorageprovider.NewFileWritable(f), e.popts.MakeWriterOptions(0, pebbleFormat.MaxTableFormat()))
+	n := 0
+	var ops []batchOp
+	for _, b := range batches {
+		if ops, err = e.batchOps(b, ops[:0]); err != nil {
+			break
+		}
+		for _, op := range ops {
+			switch op.kind {
+			case pebble.InternalKeyKindSet:
+				err = w.Set(op.key, op.value)
+			case pebble.InternalKeyKindDelete:
+				err = w.Delete(op.key)
+			default:
+				err = w.Merge(op.key, op.value)
+			}
+			if err != nil {
+				break
+			}
+			n++
+		}
+		if err != nil {
+			break
+		}
+	}
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	return n, err
+}
+
+// batchOp is one write of a batch.
+type batchOp struct {
+	key, value []byte
+	kind       pebble.InternalKeyKind
+}
+
+// batchOps appends b's writes to ops in key order, the last write of a
+// key only (a merge must be a key's only write: it would need the one
+// before).
+func (e *DB) batchOps(b *pebble.Batch, ops []batchOp) ([]batchOp, error) {
+	r := b.Reader()
+	for {
+		kind, k, v, ok, err := r.Next()
+		if err != nil {
+			return ops, corrupt("a flush's batch", err)
+		}
+		if !ok {
+			break
+		}
+		switch kind {
+		case pebble.InternalKeyKindSet, pebble.InternalKeyKindDelete, pebble.InternalKeyKindMerge:
+			ops = append(ops, batchOp{key: k, value: v, kind: kind})
+		default:
+			return ops, fmt.Errorf("engine: a flush's batch holds a write of kind %v", kind)
+		}
+	}
+	cmp := e.popts.Comparer.Compare
+	byKey := func(a, b batchOp) int { return cmp(a.key, b.key) }
+	if !slices.IsSortedFunc(ops, byKey) {
+		slices.SortStableFunc(ops, byKey)
+	}
+	w := 0
+	for i := range ops {
+		if i+1 < len(ops) && cmp(ops[i].key, ops[i+1].key) == 0 {
+			if ops[i+1].kind == pebble.InternalKeyKindMerge {
+				return ops, fmt.Errorf("engine: a flush's batch merges into key %x after writing it", ops[i].key)
+			}
+			continue
+		}
+		ops[w] = ops[i]
+		w++
+	}
+	return ops[:w], nil
+}
+
+// removeScratch removes the scratch folders a crash left in the index
+// directory.
+func (e *DB) removeScratch() error {
+	ents, err := os.ReadDir(e.dir)
+	if err != nil {
+		return err
+	}
+	for _, d := range ents {
+		if d.IsDir() && strings.HasPrefix(d.Name(), tmpPrefix) {
+			if err := os.RemoveAll(filepath.Join(e.dir, d.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
