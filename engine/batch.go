@@ -36,7 +36,7 @@ type batchHit struct {
 // every core. The whole batch sees one state of the index (writers wait
 // while it is computed, not while results are consumed).
 func (e *DB) QueryBatch(ctx context.Context, queries []uint64, k int) iter.Seq2[BatchResult, error] {
-	return func(yield func(BatchResult, error) bool) {
+	return storeSeq(func(yield func(BatchResult, error) bool) {
 		if k < 0 || k > e.design.K {
 			yield(BatchResult{}, fmt.Errorf("%w: k = %d, the index answers up to %d", ErrDistance, k, e.design.K))
 			return
@@ -55,7 +55,7 @@ func (e *DB) QueryBatch(ctx context.Context, queries []uint64, k int) iter.Seq2[
 				return
 			}
 		}
-	}
+	})
 }
 
 func (e *DB) queryBatch(ctx context.Context, queries []uint64, k int) ([][]Match, error) {

@@ -259,7 +259,7 @@ func BenchmarkOnlineInsert(b *testing.B) {
 	db, _, loadRate := loadedRate(b, n, 1)
 	written := func() uint64 {
 		t := db.pdb.Metrics().Total()
-		return t.TableBytesFlushed + t.TableBytesCompacted
+		return t.TableBytesFlushed + t.TableBytesCompacted + t.TableBytesIngested
 	}
 	r := rand.New(rand.NewPCG(9, 9))
 	before := written()

@@ -49,7 +49,8 @@ func mix(x uint64) uint64 {
 // postings, that documents and postings agree, the counters, and the
 // write-ahead log. Each problem is reported with its location; the error
 // wraps ErrCorrupt.
-func (e *DB) Check(ctx context.Context) (CheckReport, error) {
+func (e *DB) Check(ctx context.Context) (_ CheckReport, err error) {
+	defer func() { err = storeErr(err) }()
 	var rep CheckReport
 	e.flushMu.Lock() // the tables hold still; writes go on into the memtable
 	defer e.flushMu.Unlock()
@@ -231,17 +232,30 @@ func (c *checker) table(t int, tb *permutation.Table, want digest) error {
 // checkWAL reads every record of the write-ahead log that the tables do
 // not hold yet.
 func (e *DB) checkWAL(c *checker) error {
-	if e.wal != nil {
-		if err := e.wal.Sync(); err != nil {
+	if log := e.currentLog(); log != nil {
+		if err := log.Sync(); err != nil {
 			return err
 		}
 	}
-	rs, err := wal.Replay(filepath.Join(e.dir, walDir), c.st.walFrom, true, func(typ byte, p []byte) error {
-		return decodeRecord(typ, p, func(bool, Doc) {})
-	})
+	dir := filepath.Join(e.dir, walDir)
+	rs, err := wal.Replay(dir, c.st.walFrom, wal.ReplayOptions{FS: e.fs, Recovery: e.opts.WALRecovery, ReadOnly: true},
+		func(_ wal.Position, typ byte, p []byte) error {
+			return decodeRecord(typ, p, func(bool, Doc) {})
+		})
 	c.rep.WALRecords = rs.Records
 	if err != nil {
 		c.badErr(walErr(err))
+	}
+	for _, d := range rs.Damage {
+		c.bad("write-ahead log: a damaged record: %s", d)
+	}
+	// What an open discarded stays in quarantine until removed by hand.
+	kept, err := wal.Quarantined(e.fs, dir)
+	if err != nil {
+		return err
+	}
+	for _, q := range kept {
+		c.bad("write-ahead log: %s holds a damaged part of the log that an open discarded (the records in it are lost unless written again); remove the file once dealt with", q)
 	}
 	return nil
 }

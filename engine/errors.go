@@ -3,8 +3,11 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"strings"
 	"syscall"
+
+	"github.com/cockroachdb/pebble/v2"
 )
 
 // Errors; match them with errors.Is. Every error the engine returns for
@@ -89,4 +92,24 @@ func diskErr(what string, err error) error {
 		return fmt.Errorf("%w: %s: %w", ErrDiskFull, what, err)
 	}
 	return fmt.Errorf("engine: %s: %w", what, err)
+}
+
+// storeErr makes damage that Pebble found (a checksum that failed in one
+// of its files: the message names the file and block) match ErrCorrupt.
+func storeErr(err error) error {
+	if err != nil && pebble.IsCorruptionError(err) && !errors.Is(err, ErrCorrupt) {
+		return fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	return err
+}
+
+// storeSeq applies storeErr to the errors of seq.
+func storeSeq[T any](seq iter.Seq2[T, error]) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		for v, err := range seq {
+			if !yield(v, storeErr(err)) {
+				return
+			}
+		}
+	}
 }

@@ -36,7 +36,7 @@ type Pair struct {
 // state of the index; writers wait while the fingerprints are gathered, not
 // while the pairs are read.
 func (e *DB) FindAll(ctx context.Context, k int) iter.Seq2[Pair, error] {
-	return func(yield func(Pair, error) bool) {
+	return storeSeq(func(yield func(Pair, error) bool) {
 		g, err := e.nearGraph(ctx, k)
 		if err != nil {
 			yield(Pair{}, err)
@@ -69,7 +69,7 @@ func (e *DB) FindAll(ctx context.Context, k int) iter.Seq2[Pair, error] {
 				}
 			}
 		}
-	}
+	})
 }
 
 func orderedPair(a, b Doc, d int) Pair {
@@ -88,7 +88,7 @@ func orderedPair(a, b Doc, d int) Pair {
 // proportional to the documents in clusters, however many share one
 // fingerprint.
 func (e *DB) Clusters(ctx context.Context, k int) iter.Seq2[[]Doc, error] {
-	return func(yield func([]Doc, error) bool) {
+	return storeSeq(func(yield func([]Doc, error) bool) {
 		g, err := e.nearGraph(ctx, k)
 		if err != nil {
 			yield(nil, err)
@@ -99,7 +99,7 @@ func (e *DB) Clusters(ctx context.Context, k int) iter.Seq2[[]Doc, error] {
 				return
 			}
 		}
-	}
+	})
 }
 
 // Stars returns clusters whose members all lie within k of a centre: the
@@ -113,7 +113,7 @@ func (e *DB) Clusters(ctx context.Context, k int) iter.Seq2[[]Doc, error] {
 // Clusters to find everything that is connected. Documents with no
 // neighbour are left out.
 func (e *DB) Stars(ctx context.Context, k int) iter.Seq2[[]Doc, error] {
-	return func(yield func([]Doc, error) bool) {
+	return storeSeq(func(yield func([]Doc, error) bool) {
 		g, err := e.nearGraph(ctx, k)
 		if err != nil {
 			yield(nil, err)
@@ -124,7 +124,7 @@ func (e *DB) Stars(ctx context.Context, k int) iter.Seq2[[]Doc, error] {
 				return
 			}
 		}
-	}
+	})
 }
 
 // stars is Stars over g: the fingerprints lead in the order of their

@@ -11,11 +11,13 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/simhashdb/simhashdb/engine/internal/radix"
 	"github.com/simhashdb/simhashdb/permutation"
+	"github.com/simhashdb/simhashdb/wal"
 )
 
 // Flush merges the memtable into the tables and makes it durable in Pebble,
 // then drops the log segments it covers.
-func (e *DB) Flush(ctx context.Context) error {
+func (e *DB) Flush(ctx context.Context) (err error) {
+	defer func() { err = storeErr(err) }()
 	if e.opts.ReadOnly {
 		return ErrReadOnly
 	}
@@ -48,10 +50,13 @@ func (e *DB) flush() error {
 			e.commitMu.Unlock()
 			return nil
 		}
-		var err error
-		if seg, err = e.wal.Rotate(); err != nil {
+		log, err := e.liveLog()
+		if err == nil {
+			seg, err = log.Rotate()
+		}
+		if err != nil {
 			e.commitMu.Unlock()
-			return fmt.Errorf("engine: %w", err)
+			return diskErr("starting a log segment", err)
 		}
 		e.mu.Lock()
 		imm, e.imm, e.immSeg = e.mem, e.mem, seg
@@ -60,12 +65,19 @@ func (e *DB) flush() error {
 		e.commitMu.Unlock()
 	}
 	start := time.Now()
-	fs, err := e.flushMemtable(imm, seg)
+	fs, err := e.flushMemtable(imm, wal.Position{Segment: seg})
 	if err != nil {
 		return err
 	}
-	if err := e.wal.RemoveBefore(seg); err != nil {
-		return fmt.Errorf("engine: removing flushed log segments: %w", err)
+	e.mu.Lock()
+	if errors.Is(e.bgErr, ErrDiskFull) {
+		e.bgErr = nil // flushes work again
+		e.log.Info("simhashdb: flushed after a full disk")
+	}
+	e.cond.Broadcast()
+	e.mu.Unlock()
+	if err := e.currentLog().RemoveBefore(seg); err != nil {
+		return diskErr("removing flushed log segments", err)
 	}
 	e.log.Debug("simhashdb: flushed", "documents", len(imm.docs), "blocks_written", fs.written,
 		"blocks_replaced", fs.replaced, "pending_added", fs.pended, "elapsed", time.Since(start))
@@ -141,7 +153,7 @@ func (f *flushJob) close() {
 }
 
 // flushMemtable commits m to Pebble at once and installs the new state.
-func (e *DB) flushMemtable(m *memtable, walFrom uint64) (flushStats, error) {
+func (e *DB) flushMemtable(m *memtable, walFrom wal.Position) (flushStats, error) {
 	f := &flushJob{e: e, m: m, old: e.st, docsB: e.pdb.NewBatch(), postB: e.pdb.NewBatch(), metaB: e.pdb.NewBatch(),
 		orphans: map[uint64]bool{}}
 	defer f.close()
@@ -386,7 +398,7 @@ func (f *flushJob) writeMeta(st *state) error {
 	for _, kv := range [][2][]byte{
 		{metaFormat, formatValue(formatVersion)},
 		{metaCounts, countsValue(st.docs, st.fps)},
-		{metaWALFrom, uvarintValue(st.walFrom)},
+		{metaWALFrom, walPosValue(st.walFrom)},
 	} {
 		if err := f.metaB.Set(kv[0], kv[1], nil); err != nil {
 			return err

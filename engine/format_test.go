@@ -3,6 +3,7 @@ package engine
 import (
 	"testing"
 
+	"github.com/simhashdb/simhashdb/wal"
 	"github.com/stretchr/testify/require"
 )
 
@@ -109,6 +110,15 @@ func FuzzUvarintValue(f *testing.F) {
 	f.Add([]byte{0x80, 0x00}) // a non-minimal uvarint
 	f.Fuzz(func(t *testing.T, b []byte) {
 		fuzzFormat(t, b, false, func(b []byte) (uint64, error) { return parseUvarint(b, "value") }, uvarintValue)
+	})
+}
+
+func FuzzWALPosValue(f *testing.F) {
+	f.Add(walPosValue(wal.Position{Segment: 1}))
+	f.Add(walPosValue(wal.Position{Segment: 7, Offset: 1 << 40}))
+	f.Add([]byte{0x01, 0x00}) // an offset of 0 written out
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fuzzFormat(t, b, false, parseWALPos, walPosValue)
 	})
 }
 

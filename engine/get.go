@@ -12,7 +12,8 @@ import (
 )
 
 // Get returns the document with the id, or ErrNotFound.
-func (e *DB) Get(ctx context.Context, id uint64) (Doc, error) {
+func (e *DB) Get(ctx context.Context, id uint64) (_ Doc, err error) {
+	defer func() { err = storeErr(err) }()
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	if e.closed {
@@ -46,7 +47,8 @@ func (e *DB) Get(ctx context.Context, id uint64) (Doc, error) {
 
 // NextID returns one more than the largest id stored (1 for an empty
 // index): where a caller that numbers its documents itself can go on.
-func (e *DB) NextID(ctx context.Context) (uint64, error) {
+func (e *DB) NextID(ctx context.Context) (_ uint64, err error) {
+	defer func() { err = storeErr(err) }()
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	if e.closed {
@@ -93,7 +95,7 @@ func (e *DB) NextID(ctx context.Context) (uint64, error) {
 // the DB only after the iteration ends. It is how an index is read back
 // whole (simhashdb export), to rebuild it with another K or design.
 func (e *DB) Docs(ctx context.Context) iter.Seq2[Doc, error] {
-	return func(yield func(Doc, error) bool) {
+	return storeSeq(func(yield func(Doc, error) bool) {
 		e.mu.RLock()
 		if e.closed {
 			e.mu.RUnlock()
@@ -159,5 +161,5 @@ func (e *DB) Docs(ctx context.Context) iter.Seq2[Doc, error] {
 				return
 			}
 		}
-	}
+	})
 }

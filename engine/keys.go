@@ -22,7 +22,7 @@ var (
 	metaFormat  = []byte{spaceMeta, 'f'} // formatValue
 	metaDesign  = []byte{spaceMeta, 'd'} // permutation.Design binary
 	metaBlock   = []byte{spaceMeta, 'b'} // uvarintValue: block size
-	metaWALFrom = []byte{spaceMeta, 'w'} // uvarintValue: replay the WAL from this segment
+	metaWALFrom = []byte{spaceMeta, 'w'} // walPosValue: replay the WAL from here
 	metaCounts  = []byte{spaceMeta, 'n'} // countsValue
 	metaCodes   = []byte{spaceMeta, 'c'} // the prefix of metaCodeKey
 	metaUser    = []byte{spaceMeta, 'u'} // the prefix of metaUserKey

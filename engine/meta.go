@@ -43,7 +43,8 @@ func (e *DB) SetMeta(ctx context.Context, name string, value []byte) error {
 }
 
 // Meta returns the value SetMeta stored under name, or ErrNotFound.
-func (e *DB) Meta(ctx context.Context, name string) ([]byte, error) {
+func (e *DB) Meta(ctx context.Context, name string) (_ []byte, err error) {
+	defer func() { err = storeErr(err) }()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

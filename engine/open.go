@@ -80,6 +80,9 @@ func Open(dir string, opts Options) (*DB, error) {
 	if e.fs == nil {
 		e.fs = vfs.Default
 	}
+	if opts.ReadOnly {
+		e.fs = readOnlyFS{e.fs}
+	}
 	e.cond = sync.NewCond(&e.mu)
 	order, err := storedOrder(pdir)
 	if err != nil {
@@ -96,6 +99,7 @@ func Open(dir string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("engine: opening %s: %w", pdir, err)
 	}
 	if err := e.load(); err != nil {
+		err = storeErr(err)
 		e.pdb.Close()
 		e.pcache.Unref()
 		return nil, err
@@ -140,24 +144,73 @@ func (e *DB) pebbleOptions(order *pebble.Comparer) *pebble.Options {
 }
 
 // openWAL opens the write-ahead log (unless read-only) and replays into the
-// memtable what the tables do not hold yet.
+// memtable what the tables do not hold yet. A writable open flushes
+// whenever the memtable reaches its budget during the replay: memory stays
+// bounded, and an open that dies part way has made progress that the next
+// one keeps.
 func (e *DB) openWAL() error {
 	dir := filepath.Join(e.dir, walDir)
 	if !e.opts.ReadOnly {
-		// Open the log first: it starts a new segment after the ones replayed.
-		var err error
-		if e.wal, err = wal.Open(dir, wal.Options{Sync: e.opts.Sync, Interval: e.opts.SyncPeriod}); err != nil {
+		if err := e.removeScratch(); err != nil {
 			return fmt.Errorf("engine: %w", err)
 		}
+		// Open the log first: it starts a new segment after the ones replayed.
+		if err := e.newLog(); err != nil {
+			return err
+		}
 	}
-	rs, err := wal.Replay(dir, e.st.walFrom, e.opts.ReadOnly, e.replayRecord)
+	steps := 0
+	rs, err := wal.Replay(dir, e.st.walFrom, wal.ReplayOptions{FS: e.fs, Recovery: e.opts.WALRecovery, ReadOnly: e.opts.ReadOnly},
+		func(end wal.Position, typ byte, payload []byte) error {
+			if err := e.replayRecord(typ, payload); err != nil {
+				return err
+			}
+			if e.opts.ReadOnly || e.mem.size < e.memtableBudget() {
+				return nil
+			}
+			steps++
+			return e.replayStep(end)
+		})
 	if err != nil {
 		return fmt.Errorf("engine: replaying the write-ahead log: %w", walErr(err))
 	}
-	if rs.Records > 0 || rs.Trimmed > 0 {
-		e.log.Info("simhashdb: replayed the write-ahead log", "dir", dir, "segments", rs.Segments,
-			"records", rs.Records, "documents", len(e.mem.docs), "torn_tail_bytes", rs.Trimmed)
+	for _, d := range rs.Damage {
+		e.log.Warn("simhashdb: discarded a damaged part of the write-ahead log", "damage", d.String())
 	}
+	if rs.Records > 0 || rs.Torn > 0 {
+		e.log.Info("simhashdb: replayed the write-ahead log", "dir", dir, "segments", rs.Segments,
+			"records", rs.Records, "flushes", steps, "torn_tail_bytes", rs.Torn)
+	}
+	return nil
+}
+
+// replayStep flushes the memtable that a replay filled up to end.
+func (e *DB) replayStep(end wal.Position) error {
+	if _, err := e.flushMemtable(e.mem, end); err != nil {
+		return err
+	}
+	e.mem = newMemtable(e.design)
+	if err := e.wal.RemoveBefore(end.Segment); err != nil {
+		return diskErr("removing flushed log segments", err)
+	}
+	if replayStepHook != nil {
+		return replayStepHook()
+	}
+	return nil
+}
+
+// replayStepHook, if set (by tests), runs after each flush of a replay; an
+// error it returns ends the open there, as a crash would.
+var replayStepHook func() error
+
+// newLog starts a new log segment: at open, and after the log failed on a
+// full disk.
+func (e *DB) newLog() error {
+	l, err := wal.Open(filepath.Join(e.dir, walDir), wal.Options{FS: e.fs, Sync: e.opts.Sync, Interval: e.opts.SyncPeriod})
+	if err != nil {
+		return diskErr("starting a log segment", err)
+	}
+	e.wal = l
 	return nil
 }
 
@@ -179,7 +232,7 @@ func (e *DB) load() error {
 	if err != nil {
 		return err
 	}
-	walFrom, err := parseUvarint(wv, "WAL position")
+	walFrom, err := parseWALPos(wv)
 	if err != nil {
 		return fmt.Errorf("%s: %w", e.dir, err)
 	}
@@ -366,7 +419,7 @@ func (e *DB) create() error {
 		{metaFormat, formatValue(formatVersion)},
 		{metaDesign, db},
 		{metaBlock, uvarintValue(uint64(e.opts.BlockSize))},
-		{metaWALFrom, uvarintValue(1)},
+		{metaWALFrom, walPosValue(wal.Position{Segment: 1})},
 		{metaCounts, countsValue(0, 0)},
 	} {
 		if err := b.Set(kv[0], kv[1], nil); err != nil {

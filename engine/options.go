@@ -28,6 +28,21 @@ const (
 	SyncNone = wal.SyncNone
 )
 
+// WALRecovery says what Open does with damage in the write-ahead log; see
+// Options.WALRecovery.
+type WALRecovery = wal.Recovery
+
+// Recovery modes.
+const (
+	WALRecoverTail        = wal.RecoverTail
+	WALRecoverStrict      = wal.RecoverStrict
+	WALRecoverPointInTime = wal.RecoverPointInTime
+)
+
+// ParseWALRecovery parses a recovery mode's name: "tail", "strict" or
+// "point-in-time".
+func ParseWALRecovery(s string) (WALRecovery, error) { return wal.ParseRecovery(s) }
+
 // ParseSyncMode parses a sync mode's name: "always", "interval" or "none".
 func ParseSyncMode(s string) (SyncMode, error) { return wal.ParseSyncMode(s) }
 
@@ -64,8 +79,18 @@ type Options struct {
 	// SyncPeriod is how often SyncInterval fsyncs in the background
 	// (default 100 ms).
 	SyncPeriod time.Duration
-	// ReadOnly opens an existing index without writing to it.
+	// ReadOnly opens an existing index without writing to it; it works
+	// on read-only media too.
 	ReadOnly bool
+	// WALRecovery says what opening does with a damaged record in the
+	// write-ahead log (a torn tail, an unfinished write, is skipped in
+	// every mode): by default (WALRecoverTail) it discards a damaged last
+	// record, logs a warning, keeps its bytes in a file beside the log and
+	// Check fails until that file is removed; damage with valid records
+	// after it makes Open fail with ErrCorrupt. WALRecoverStrict refuses
+	// any damage; WALRecoverPointInTime discards everything from the
+	// first damage on, reported the same way.
+	WALRecovery WALRecovery
 	// Logger receives the engine's logs (index created, log replayed,
 	// damage found, a background flush failed); nil discards them: a
 	// library is quiet unless asked.
@@ -103,6 +128,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Expected == 0 {
 		o.Expected = DefaultExpected
+	}
+	if o.WALRecovery > WALRecoverPointInTime {
+		return o, fmt.Errorf("%w: WALRecovery = %d", ErrOptions, o.WALRecovery)
 	}
 	if o.Expected < 0 {
 		return o, fmt.Errorf("%w: Expected = %d", ErrOptions, o.Expected)

@@ -19,7 +19,8 @@ func (e *DB) seekPostings(it *pebble.Iterator, fp uint64) bool {
 
 // Query returns every stored document within Hamming distance k of fp,
 // nearest first (then by id). k may be at most K.
-func (e *DB) Query(ctx context.Context, fp uint64, k int) ([]Match, error) {
+func (e *DB) Query(ctx context.Context, fp uint64, k int) (_ []Match, err error) {
+	defer func() { err = storeErr(err) }()
 	if k < 0 || k > e.design.K {
 		return nil, fmt.Errorf("%w: k = %d, the index answers up to %d", ErrDistance, k, e.design.K)
 	}

@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/simhashdb/simhashdb/wal"
 )
 
 // state is what queries see of Pebble: a snapshot and the block directory
@@ -13,7 +14,7 @@ type state struct {
 	tables  []tableIndex
 	docs    int64
 	fps     int64
-	walFrom uint64
+	walFrom wal.Position
 	units   *unitDir // the postings' units in the cache
 	// iters keeps postings iterators on snap for reuse: opening one costs
 	// about as much as the seek a match needs (a third of a warm query).
@@ -46,7 +47,7 @@ func (st *state) unref() error {
 // counters and the WAL position that go with them, and units, or a new
 // unit directory if nil. Its snapshot is taken by open, once Pebble holds
 // what it describes.
-func newState(tables []tableIndex, docs, fps int64, walFrom uint64, units *unitDir) *state {
+func newState(tables []tableIndex, docs, fps int64, walFrom wal.Position, units *unitDir) *state {
 	for t := range tables {
 		if tables[t].radix == nil {
 			tables[t].index()

@@ -56,6 +56,7 @@ type Stats struct {
 
 // Stats returns the index's statistics.
 func (e *DB) Stats(ctx context.Context) (Stats, error) {
+	log := e.currentLog() // before mu: commitMu comes first
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	if e.closed {
@@ -86,8 +87,8 @@ func (e *DB) Stats(ctx context.Context) (Stats, error) {
 			s.MemtableBytes += m.size
 		}
 	}
-	if e.wal != nil {
-		s.WALBytes = e.wal.Size()
+	if log != nil {
+		s.WALBytes = log.Size()
 	}
 	pm := e.pdb.Metrics()
 	s.PebbleBytes = dirSize(filepath.Join(e.dir, pebbleDir))

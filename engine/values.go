@@ -3,6 +3,9 @@ package engine
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
+
+	"github.com/simhashdb/simhashdb/wal"
 )
 
 // This file is the one home of the layouts of the values the engine
@@ -36,7 +39,7 @@ func parseFormat(v []byte) (uint32, error) {
 	return binary.BigEndian.Uint32(v), nil
 }
 
-// uvarintValue is the value of a metadata number (metaBlock, metaWALFrom).
+// uvarintValue is the value of a metadata number (metaBlock).
 func uvarintValue(x uint64) []byte { return binary.AppendUvarint(nil, x) }
 
 // parseUvarint is uvarintValue's inverse; what names the value in errors.
@@ -46,6 +49,33 @@ func parseUvarint(v []byte, what string) (uint64, error) {
 		return 0, fmt.Errorf("%w: stored %s %x", ErrCorrupt, what, v)
 	}
 	return x, nil
+}
+
+// walPosValue is metaWALFrom's value: uvarint segment, then uvarint
+// offset unless 0 (the value of an index that always flushed whole
+// segments, and of older versions).
+func walPosValue(p wal.Position) []byte {
+	v := binary.AppendUvarint(nil, p.Segment)
+	if p.Offset != 0 {
+		v = binary.AppendUvarint(v, uint64(p.Offset))
+	}
+	return v
+}
+
+// parseWALPos is walPosValue's inverse.
+func parseWALPos(v []byte) (wal.Position, error) {
+	seg, n := binary.Uvarint(v)
+	if n <= 0 {
+		return wal.Position{}, fmt.Errorf("%w: stored WAL position %x", ErrCorrupt, v)
+	}
+	if n == len(v) {
+		return wal.Position{Segment: seg}, nil
+	}
+	off, m := binary.Uvarint(v[n:])
+	if m <= 0 || n+m != len(v) || off == 0 || off > math.MaxInt64 {
+		return wal.Position{}, fmt.Errorf("%w: stored WAL position %x", ErrCorrupt, v)
+	}
+	return wal.Position{Segment: seg, Offset: int64(off)}, nil
 }
 
 // countsValue is metaCounts' value: uvarint documents, uvarint distinct

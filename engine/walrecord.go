@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/simhashdb/simhashdb/wal"
 )
 
 // A record of the engine's write-ahead log (package wal frames and checks
@@ -48,13 +50,13 @@ func encodeOps(docs []Doc, deletes []uint64) []byte {
 
 // decodeRecord calls fn for each op of a record of type typ, in order. It
 // checks the whole record first, so that fn sees a damaged record's ops not
-// at all.
+// at all. Its errors match wal.ErrCorrupt: the replay names the place.
 func decodeRecord(typ byte, b []byte, fn func(del bool, d Doc)) error {
 	if typ != recOps {
-		return fmt.Errorf("unknown record type %d", typ)
+		return fmt.Errorf("%w: unknown record type %d", wal.ErrCorrupt, typ)
 	}
 	if err := scanOps(b, nil); err != nil {
-		return err
+		return fmt.Errorf("%w: %w", wal.ErrCorrupt, err)
 	}
 	return scanOps(b, fn)
 }

@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"syscall"
+	"time"
+
+	"github.com/simhashdb/simhashdb/wal"
 )
 
 // Insert stores a document, replacing any with the same id. It returns once
@@ -61,15 +65,20 @@ func (e *DB) write(ctx context.Context, docs []Doc, deletes []uint64) error {
 		e.commitMu.Unlock()
 		return ErrClosed
 	}
-	lsn, err := e.wal.Append(recOps, payload)
+	log, err := e.liveLog()
 	if err != nil {
 		e.commitMu.Unlock()
-		return fmt.Errorf("engine: %w", err)
+		return err
+	}
+	lsn, err := log.Append(recOps, payload)
+	if err != nil {
+		e.commitMu.Unlock()
+		return diskErr("appending to the log", err)
 	}
 	e.appended++
 	seq := e.appended
 	e.commitMu.Unlock()
-	werr := e.wal.Wait(ctx, lsn)
+	werr := log.Wait(ctx, lsn)
 	// Publish even when waiting failed: the record is in the log, and the
 	// memtable must follow the log's order.
 	e.mu.Lock()
@@ -90,9 +99,39 @@ func (e *DB) write(ctx context.Context, docs []Doc, deletes []uint64) error {
 		e.signalFlush()
 	}
 	if werr != nil {
-		return fmt.Errorf("engine: %w", werr)
+		return diskErr("writing the log", werr)
 	}
 	return nil
+}
+
+// currentLog returns the log being written (nil when read-only).
+func (e *DB) currentLog() *wal.Log {
+	e.commitMu.Lock()
+	defer e.commitMu.Unlock()
+	return e.wal
+}
+
+// liveLog returns the log to append to; commitMu is held. A log that
+// failed on a full disk is replaced by a new segment, so that writes work
+// again once there is room: the records of the failed write are in the
+// memtable (write publishes them), and the old segment ends in a torn
+// tail, which replay skips. Any other failure stays: an fsync that failed
+// leaves what the disk holds unknown.
+func (e *DB) liveLog() (*wal.Log, error) {
+	err := e.wal.Err()
+	if err == nil {
+		return e.wal, nil
+	}
+	if !errors.Is(err, syscall.ENOSPC) {
+		return nil, fmt.Errorf("engine: the log failed earlier; reopen the index: %w", err)
+	}
+	old := e.wal
+	if err := e.newLog(); err != nil {
+		return nil, err
+	}
+	old.Close() // its error is the one above
+	e.log.Info("simhashdb: started a new log segment after a full disk", "segment", e.wal.Segment())
+	return e.wal, nil
 }
 
 // memtableBudget is the memtable size that triggers a flush now; e.mu or
@@ -100,17 +139,25 @@ func (e *DB) write(ctx context.Context, docs []Doc, deletes []uint64) error {
 func (e *DB) memtableBudget() int64 { return e.opts.memtableBudget(e.st.fps) }
 
 // stall holds a writer back while the memtable is twice its budget and the
-// previous one is still being flushed.
+// previous one is still being flushed. While flushes fail on a full disk,
+// writes go on into the log up to that point, and fail with ErrDiskFull
+// past it rather than wait.
 func (e *DB) stall() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for e.imm != nil && e.mem.size >= 2*e.memtableBudget() && e.bgErr == nil && !e.closed {
+	for {
+		if e.closed {
+			return ErrClosed
+		}
+		over := e.imm != nil && e.mem.size >= 2*e.memtableBudget()
+		switch {
+		case e.bgErr != nil && (over || !errors.Is(e.bgErr, ErrDiskFull)):
+			return e.bgErr
+		case !over:
+			return nil
+		}
 		e.cond.Wait()
 	}
-	if e.closed {
-		return ErrClosed
-	}
-	return e.bgErr
 }
 
 func (e *DB) signalFlush() {
@@ -120,27 +167,51 @@ func (e *DB) signalFlush() {
 	}
 }
 
+// flusher flushes the memtable when a write signals it is full. A flush
+// that fails on a full disk is retried, less and less often, until one
+// succeeds; any other failure stops writes until the index is reopened.
 func (e *DB) flusher() {
 	defer e.bg.Done()
+	var retry <-chan time.Time
+	wait := time.Duration(0)
 	for {
 		select {
 		case <-e.quit:
 			return
 		case <-e.flushCh:
-			if err := e.flush(); err != nil {
-				if errors.Is(err, ErrClosed) {
-					return
-				}
-				e.log.Error("simhashdb: flush failed", "err", err)
-				e.mu.Lock()
-				e.bgErr = fmt.Errorf("engine: background flush: %w", err)
-				e.cond.Broadcast()
-				e.mu.Unlock()
-				return
-			}
+		case <-retry:
 		}
+		retry = nil
+		err := e.flush()
+		switch {
+		case err == nil:
+			wait = 0
+			continue
+		case errors.Is(err, ErrClosed):
+			return
+		}
+		e.mu.Lock()
+		first := e.bgErr == nil
+		e.bgErr = fmt.Errorf("engine: background flush: %w", err)
+		e.cond.Broadcast()
+		e.mu.Unlock()
+		if !errors.Is(err, ErrDiskFull) {
+			e.log.Error("simhashdb: flush failed; writes stop until the index is reopened", "err", err)
+			return
+		}
+		if first {
+			e.log.Error("simhashdb: flush failed on a full disk; retrying", "err", err)
+		}
+		wait = min(max(2*wait, minFlushRetry), maxFlushRetry)
+		retry = time.After(wait)
 	}
 }
+
+// The flusher's waits between retries on a full disk.
+const (
+	minFlushRetry = 50 * time.Millisecond
+	maxFlushRetry = 5 * time.Second
+)
 
 // InsertIfNew is the crawler's decision: if no stored document lies within
 // distance k of d's fingerprint, it inserts d and returns inserted = true;

@@ -12,8 +12,8 @@
 //	payload  length bytes
 //
 // Segments are named by a sequence number, 000001.wal, 000002.wal, ...; a
-// Log never appends to a segment it did not create, so after a crash the
-// damaged tail, if any, stays where it was and is trimmed by Replay.
+// Log never appends to a segment it did not create, so after a crash a
+// torn tail, if any, stays where it was, and Replay skips it.
 package wal
 
 import (
@@ -23,12 +23,13 @@ import (
 	"fmt"
 	"hash/crc32"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // SyncMode says when a write is acknowledged.
@@ -104,6 +105,8 @@ func (e *CorruptError) Unwrap() error { return ErrCorrupt }
 
 // Options configure a Log.
 type Options struct {
+	// FS holds the segments; nil means the operating system's.
+	FS   vfs.FS
 	Sync SyncMode
 	// Interval is the fsync interval of SyncInterval; 0 means DefaultInterval.
 	Interval time.Duration
@@ -120,7 +123,7 @@ type Log struct {
 
 	mu       sync.Mutex
 	cond     *sync.Cond
-	f        *os.File
+	f        vfs.File
 	seg      uint64
 	size     int64 // bytes in segments of this Log's directory, as far as known
 	buf      []byte
@@ -139,17 +142,21 @@ type Log struct {
 func SegmentName(n uint64) string { return fmt.Sprintf("%06d.wal", n) }
 
 // Segments returns the sequence numbers of the segments in dir, ascending.
-func Segments(dir string) ([]uint64, error) {
-	ents, err := os.ReadDir(dir)
+func Segments(dir string) ([]uint64, error) { return segments(vfs.Default, dir) }
+
+var errNotExist = os.ErrNotExist
+
+func segments(fs vfs.FS, dir string) ([]uint64, error) {
+	names, err := fs.List(dir)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
+		if errors.Is(err, errNotExist) {
 			return nil, nil
 		}
 		return nil, err
 	}
 	var segs []uint64
-	for _, e := range ents {
-		name, ok := strings.CutSuffix(e.Name(), ".wal")
+	for _, name := range names {
+		name, ok := strings.CutSuffix(name, ".wal")
 		if !ok {
 			continue
 		}
@@ -174,17 +181,20 @@ func Open(dir string, opts Options) (*Log, error) {
 	if opts.Interval <= 0 {
 		opts.Interval = DefaultInterval
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if opts.FS == nil {
+		opts.FS = vfs.Default
+	}
+	if err := opts.FS.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	segs, err := Segments(dir)
+	segs, err := segments(opts.FS, dir)
 	if err != nil {
 		return nil, err
 	}
 	l := &Log{dir: dir, opts: opts, stop: make(chan struct{}), done: make(chan struct{})}
 	l.cond = sync.NewCond(&l.mu)
 	for _, s := range segs {
-		if st, err := os.Stat(filepath.Join(dir, SegmentName(s))); err == nil {
+		if st, err := opts.FS.Stat(opts.FS.PathJoin(dir, SegmentName(s))); err == nil {
 			l.size += st.Size()
 		}
 	}
@@ -204,11 +214,16 @@ func Open(dir string, opts Options) (*Log, error) {
 }
 
 func (l *Log) openSegment(n uint64) error {
-	f, err := os.OpenFile(filepath.Join(l.dir, SegmentName(n)), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	fs := l.opts.FS
+	path := fs.PathJoin(l.dir, SegmentName(n))
+	if _, err := fs.Stat(path); err == nil {
+		return fmt.Errorf("wal: %s exists already", path)
+	}
+	f, err := fs.Create(path, vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return err
 	}
-	if err := syncDir(l.dir); err != nil {
+	if err := syncDir(fs, l.dir); err != nil {
 		f.Close()
 		return err
 	}
@@ -216,13 +231,24 @@ func (l *Log) openSegment(n uint64) error {
 	return nil
 }
 
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
+func syncDir(fs vfs.FS, dir string) error {
+	d, err := fs.OpenDir(dir)
 	if err != nil {
 		return err
 	}
-	defer d.Close()
-	return d.Sync()
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Err returns the error that stopped the log, if a write failed: the log
+// refuses appends from then on, and a new Log (Open) starts a new segment.
+func (l *Log) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
 }
 
 // Segment returns the sequence number of the segment being written.
@@ -404,7 +430,8 @@ func (l *Log) Rotate() (uint64, error) {
 // RemoveBefore deletes every segment older than seg, whose records the
 // caller has made durable elsewhere.
 func (l *Log) RemoveBefore(seg uint64) error {
-	segs, err := Segments(l.dir)
+	fs := l.opts.FS
+	segs, err := segments(fs, l.dir)
 	if err != nil {
 		return err
 	}
@@ -412,19 +439,19 @@ func (l *Log) RemoveBefore(seg uint64) error {
 		if s >= seg {
 			break
 		}
-		path := filepath.Join(l.dir, SegmentName(s))
-		st, err := os.Stat(path)
+		path := fs.PathJoin(l.dir, SegmentName(s))
+		st, err := fs.Stat(path)
 		if err != nil {
 			return err
 		}
-		if err := os.Remove(path); err != nil {
+		if err := fs.Remove(path); err != nil {
 			return err
 		}
 		l.mu.Lock()
 		l.size -= st.Size()
 		l.mu.Unlock()
 	}
-	return syncDir(l.dir)
+	return syncDir(fs, l.dir)
 }
 
 // Close makes everything appended durable and closes the segment.

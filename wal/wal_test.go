@@ -20,8 +20,13 @@ type rec struct {
 
 func replayAll(t *testing.T, dir string, from uint64) ([]rec, ReplayStats, error) {
 	t.Helper()
+	return replayWith(t, dir, from, ReplayOptions{})
+}
+
+func replayWith(t *testing.T, dir string, from uint64, o ReplayOptions) ([]rec, ReplayStats, error) {
+	t.Helper()
 	var got []rec
-	st, err := Replay(dir, from, false, func(typ byte, p []byte) error {
+	st, err := Replay(dir, Position{Segment: from}, o, func(_ Position, typ byte, p []byte) error {
 		got = append(got, rec{typ, string(p)})
 		return nil
 	})
@@ -138,40 +143,135 @@ func TestRotateAndRemove(t *testing.T) {
 	assert.Equal(t, []rec{{1, "b"}}, got)
 }
 
-// TestTornTail cuts the last segment at every offset inside its last record
-// and damages that record's bytes: replay returns the records before it and
-// trims the file, never an error.
+// TestTornTail cuts the last segment at every offset inside its last
+// record, or leaves zeros after it: replay returns the records before it,
+// counts the torn bytes and leaves the file as it is, in every mode.
 func TestTornTail(t *testing.T) {
 	recs := sample(5)
-	full := t.TempDir()
-	writeRecs(t, full, SyncNone, recs)
-	path := filepath.Join(full, SegmentName(1))
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
-	lastStart := len(data) - HeaderLen - len(recs[4].payload)
+	data, lastStart := segmentOf(t, recs)
 	cases := map[string][]byte{}
 	for cut := lastStart; cut < len(data); cut++ {
 		cases[fmt.Sprintf("cut at %d", cut)] = data[:cut]
 	}
+	cases["zeros after"] = append(append([]byte(nil), data[:lastStart]...), make([]byte, 4096)...)
+	for name, d := range cases {
+		for _, mode := range []Recovery{RecoverTail, RecoverStrict, RecoverPointInTime} {
+			t.Run(name+"/"+mode.String(), func(t *testing.T) {
+				dir := t.TempDir()
+				path := filepath.Join(dir, SegmentName(1))
+				require.NoError(t, os.WriteFile(path, d, 0o644))
+				got, st, err := replayWith(t, dir, 0, ReplayOptions{Recovery: mode})
+				require.NoError(t, err)
+				assert.Equal(t, recs[:4], got)
+				assert.Equal(t, int64(len(d)-lastStart), st.Torn)
+				assert.Empty(t, st.Damage)
+				after, err := os.ReadFile(path)
+				require.NoError(t, err)
+				assert.Equal(t, d, after, "a torn tail is left where it is")
+			})
+		}
+	}
+}
+
+// segmentOf returns the segment that recs make, and where its last record
+// starts.
+func segmentOf(t *testing.T, recs []rec) ([]byte, int) {
+	full := t.TempDir()
+	writeRecs(t, full, SyncNone, recs)
+	data, err := os.ReadFile(filepath.Join(full, SegmentName(1)))
+	require.NoError(t, err)
+	return data, len(data) - HeaderLen - len(recs[len(recs)-1].payload)
+}
+
+// TestDamagedTail flips every byte of the last record of a segment, which
+// nothing follows. Never silent: either the flip made the frame look cut
+// off (a length beyond the end of the file: a torn tail, counted), or the
+// record is reported as damage, its bytes kept in a quarantine file and
+// the segment trimmed; strict recovery refuses it instead.
+func TestDamagedTail(t *testing.T) {
+	recs := sample(5)
+	data, lastStart := segmentOf(t, recs)
+	torn, damaged := 0, 0
 	for i := lastStart; i < len(data); i++ {
 		d := append([]byte(nil), data...)
 		d[i] ^= 0x40
-		cases[fmt.Sprintf("flip at %d", i)] = d
+		dir := t.TempDir()
+		path := filepath.Join(dir, SegmentName(1))
+		require.NoError(t, os.WriteFile(path, d, 0o644))
+		_, _, err := replayWith(t, dir, 0, ReplayOptions{Recovery: RecoverStrict, ReadOnly: true})
+		got, st, err2 := replayAll(t, dir, 0)
+		require.NoError(t, err2)
+		assert.Equal(t, recs[:4], got, "flip at %d", i)
+		if st.Torn > 0 {
+			torn++
+			assert.Less(t, i, lastStart+4, "only a flip in the length can make a frame look cut off")
+			require.NoError(t, err, "flip at %d: a torn tail passes strict recovery", i)
+			assert.Equal(t, int64(len(d)-lastStart), st.Torn)
+			assert.Empty(t, st.Damage)
+			continue
+		}
+		damaged++
+		require.ErrorIs(t, err, ErrCorrupt, "flip at %d: strict recovery refuses damage", i)
+		require.Len(t, st.Damage, 1, "flip at %d", i)
+		dm := st.Damage[0]
+		assert.Equal(t, Position{1, int64(lastStart)}, dm.At)
+		assert.Equal(t, int64(len(d)-lastStart), dm.Bytes)
+		kept, err := os.ReadFile(dm.Quarantine)
+		require.NoError(t, err)
+		assert.Equal(t, d[lastStart:], kept, "the discarded bytes are kept")
+		q, err := Quarantined(nil, dir)
+		require.NoError(t, err)
+		assert.Equal(t, []string{dm.Quarantine}, q)
+		after, err := os.ReadFile(path)
+		require.NoError(t, err)
+		assert.Equal(t, data[:lastStart], after, "trimmed to the last whole record")
+		_, st, err = replayAll(t, dir, 0)
+		require.NoError(t, err)
+		assert.Empty(t, st.Damage, "reported once")
 	}
-	cases["zeros after"] = append(append([]byte(nil), data[:lastStart]...), make([]byte, 4096)...)
-	for name, d := range cases {
-		t.Run(name, func(t *testing.T) {
-			dir := t.TempDir()
-			require.NoError(t, os.WriteFile(filepath.Join(dir, SegmentName(1)), d, 0o644))
-			got, st, err := replayAll(t, dir, 0)
-			require.NoError(t, err)
-			assert.Equal(t, recs[:4], got)
-			assert.Equal(t, int64(len(d)-lastStart), st.Trimmed)
-			after, err := os.ReadFile(filepath.Join(dir, SegmentName(1)))
-			require.NoError(t, err)
-			assert.Equal(t, data[:lastStart], after, "trimmed to the last whole record")
-		})
+	t.Logf("%d flips looked like a torn tail, %d were reported as damage", torn, damaged)
+	assert.Positive(t, damaged)
+}
+
+// TestPointInTime damages a record in the middle of the first of two
+// segments: tail recovery refuses, point-in-time recovery replays what
+// comes before and discards the rest of the log, reported.
+func TestPointInTime(t *testing.T) {
+	recs := sample(10)
+	dir := t.TempDir()
+	writeRecs(t, dir, SyncNone, recs[:5])
+	writeRecs(t, dir, SyncNone, recs[5:])
+	path := filepath.Join(dir, SegmentName(1))
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	off := 2*HeaderLen + len(recs[0].payload) + len(recs[1].payload)
+	data[off+HeaderLen] ^= 1
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+	_, _, err = replayAll(t, dir, 0)
+	require.ErrorIs(t, err, ErrCorrupt)
+	got, st, err := replayWith(t, dir, 0, ReplayOptions{Recovery: RecoverPointInTime})
+	require.NoError(t, err)
+	assert.Equal(t, recs[:2], got)
+	require.Len(t, st.Damage, 2)
+	assert.Equal(t, Position{1, int64(off)}, st.Damage[0].At)
+	assert.Equal(t, Position{2, 0}, st.Damage[1].At)
+	got, st, err = replayAll(t, dir, 0)
+	require.NoError(t, err, "the damage is gone from the log")
+	assert.Equal(t, recs[:2], got)
+	assert.Empty(t, st.Damage)
+	q, err := Quarantined(nil, dir)
+	require.NoError(t, err)
+	assert.Len(t, q, 2)
+}
+
+func TestParseRecovery(t *testing.T) {
+	for _, r := range []Recovery{RecoverTail, RecoverStrict, RecoverPointInTime} {
+		got, err := ParseRecovery(r.String())
+		require.NoError(t, err)
+		assert.Equal(t, r, got)
 	}
+	_, err := ParseRecovery("lenient")
+	require.ErrorContains(t, err, "lenient")
 }
 
 // TestCorruptMiddle damages a record that valid records follow: replay must
@@ -208,15 +308,19 @@ func TestCorruptMiddle(t *testing.T) {
 func TestReplayRejectedRecord(t *testing.T) {
 	dir := t.TempDir()
 	writeRecs(t, dir, SyncNone, sample(3))
-	_, err := Replay(dir, 0, false, func(typ byte, p []byte) error {
+	_, err := Replay(dir, Position{}, ReplayOptions{}, func(_ Position, typ byte, p []byte) error {
 		if typ == 2 {
-			return errors.New("bad op")
+			return fmt.Errorf("%w: bad op", ErrCorrupt)
 		}
 		return nil
 	})
 	var ce *CorruptError
 	require.ErrorAs(t, err, &ce)
 	assert.Contains(t, ce.Reason, "bad op")
+	// Other errors (the caller's own: a full disk) come back as they are.
+	stop := errors.New("stop")
+	_, err = Replay(dir, Position{}, ReplayOptions{}, func(Position, byte, []byte) error { return stop })
+	require.Equal(t, stop, err)
 }
 
 func FuzzScan(f *testing.F) {
@@ -225,18 +329,27 @@ func FuzzScan(f *testing.F) {
 	f.Add([]byte{5, 0, 0, 0, 1, 0, 0, 0, 0, 'a'})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var total int
-		n, good, err := scan("fuzz", data, func(typ byte, p []byte) error {
+		sc := segScan{seg: 1, path: "fuzz", data: data, fn: func(end Position, typ byte, p []byte) error {
 			total += HeaderLen + len(p)
 			if typ == 0 {
 				t.Fatal("type 0 delivered")
 			}
+			if end.Offset != int64(total) {
+				t.Fatalf("record ends at %d, reported %d", total, end.Offset)
+			}
 			return nil
-		})
+		}}
+		n, good, err := sc.scan(0)
 		if good > int64(len(data)) || int64(total) != good {
 			t.Fatalf("valid prefix %d of %d, delivered %d bytes in %d records", good, len(data), total, n)
 		}
-		if err == nil && good < int64(len(data)) && !tornTail(data[good:]) {
-			t.Fatal("undetected damage")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if good < int64(len(data)) {
+			if reason, _ := classify(data[good:]); reason == "" {
+				t.Fatal("scan stopped before an intact record")
+			}
 		}
 	})
 }

@@ -1,0 +1,347 @@
+package engine
+
+import (
+	"errors"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// ackModel keeps what a test wrote: documents acknowledged (they must be
+// there after any fault) and documents whose write failed (they may be).
+type ackModel struct {
+	acked, unsure map[uint64]Doc
+	next          uint64
+	r             *rand.Rand
+}
+
+func newAckModel(seed uint64) *ackModel {
+	return &ackModel{acked: map[uint64]Doc{}, unsure: map[uint64]Doc{}, r: rand.New(rand.NewPCG(seed, seed))}
+}
+
+// batch returns n new documents.
+func (m *ackModel) batch(n int) []Doc {
+	docs := make([]Doc, n)
+	for i := range docs {
+		m.next++
+		docs[i] = Doc{ID: m.next, Fingerprint: m.r.Uint64(), Name: "doc"}
+	}
+	return docs
+}
+
+func (m *ackModel) wrote(docs []Doc, err error) {
+	for _, d := range docs {
+		if err == nil {
+			m.acked[d.ID] = d
+		} else {
+			m.unsure[d.ID] = d
+		}
+	}
+}
+
+// verify checks db against the model: every acknowledged document is there
+// and found by a query; any other is there as written or not at all.
+func (m *ackModel) verify(t *testing.T, db *DB) {
+	t.Helper()
+	for id, want := range m.acked {
+		got, err := db.Get(ctx, id)
+		require.NoError(t, err, "acknowledged document %d", id)
+		require.Equal(t, want, got)
+	}
+	for id, want := range m.unsure {
+		got, err := db.Get(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		require.NoError(t, err)
+		require.Equal(t, want, got, "document %d, whose write failed", id)
+	}
+	n := 0
+	for _, d := range m.acked {
+		if n++; n > 50 {
+			break
+		}
+		ms, err := db.Query(ctx, d.Fingerprint, 0)
+		require.NoError(t, err)
+		require.Contains(t, ms, Match{Doc: d})
+	}
+}
+
+// TestDiskFull fills a small disk with inserts and their flushes: the
+// writes fail with ErrDiskFull (no panic, no hang), a reopen on the full
+// disk returns, every acknowledged document survives, and once space is
+// freed writes work again, first on the same DB, then after a reopen.
+func TestDiskFull(t *testing.T) {
+	dir := t.TempDir()
+	q := newQuotaFS(6 << 20)
+	o := testOptions()
+	o.fs, o.MemtableSize = q, 128<<10
+	db := openT(t, dir, o)
+	m := newAckModel(1)
+	var err error
+	for i := 0; i < 10_000 && err == nil; i++ {
+		docs := m.batch(200)
+		err = db.InsertBatch(ctx, docs)
+		m.wrote(docs, err)
+	}
+	require.ErrorIs(t, err, ErrDiskFull, "the disk filled up")
+	t.Logf("full after %d documents: %v", len(m.acked), err)
+	for range 3 { // it stays an error, promptly
+		docs := m.batch(200)
+		start := time.Now()
+		err := db.InsertBatch(ctx, docs)
+		m.wrote(docs, err)
+		if err != nil {
+			require.ErrorIs(t, err, ErrDiskFull)
+		}
+		require.Less(t, time.Since(start), 10*time.Second)
+	}
+	// Space comes back: the flusher's retry or a Flush makes writes work.
+	q.setLimit(1 << 30)
+	require.Eventually(t, func() bool {
+		docs := m.batch(10)
+		err := db.InsertBatch(ctx, docs)
+		m.wrote(docs, err)
+		return err == nil
+	}, 20*time.Second, 50*time.Millisecond, "writes resume once there is room")
+	require.NoError(t, db.Flush(ctx))
+	m.verify(t, db)
+	require.NoError(t, db.Close())
+
+	// Full again, with writes in the log that a reopen must flush.
+	db = openT(t, dir, o)
+	docs := m.batch(5000)
+	m.wrote(docs, db.InsertBatch(ctx, docs))
+	q.mu.Lock()
+	q.limit = q.used + 64<<10
+	q.mu.Unlock()
+	db.Close() // an error, or not: what is acknowledged is in the log
+	start := time.Now()
+	db, err = Open(dir, o)
+	t.Logf("reopened on a full disk in %v: %v", time.Since(start), err)
+	require.Less(t, time.Since(start), 10*time.Second)
+	if err == nil {
+		m.verify(t, db)
+		require.NoError(t, db.Close())
+	} else {
+		require.ErrorIs(t, err, ErrDiskFull)
+	}
+	q.setLimit(1 << 30)
+	db = openT(t, dir, o)
+	defer db.Close()
+	docs = m.batch(100)
+	m.wrote(docs, db.InsertBatch(ctx, docs))
+	require.NoError(t, db.Flush(ctx))
+	m.verify(t, db)
+	_, err = db.Check(ctx)
+	require.NoError(t, err)
+}
+
+// TestWriteFaults injects ENOSPC and EIO at every write and fsync of the
+// engine's log and of its flushes (the sstable a flush writes, and the
+// folders synced), one fault per run: no panic, an error from the call
+// that met it (ErrDiskFull for ENOSPC), and after a reopen every
+// acknowledged document is there and Check passes.
+func TestWriteFaults(t *testing.T) {
+	ours := func(path string) bool {
+		return strings.Contains(path, string(filepath.Separator)+walDir) || strings.Contains(path, tmpPrefix)
+	}
+	work := func(db *DB, m *ackModel) error {
+		for i := range 12 {
+			docs := m.batch(50)
+			err := db.InsertBatch(ctx, docs)
+			m.wrote(docs, err)
+			if err == nil && i%4 == 3 {
+				err = db.Flush(ctx)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	// A run without faults counts the points.
+	points := 0
+	count := &faultFS{FS: newQuotaFS(1 << 40), fail: func(op, path string) error {
+		if (op == "write" || op == "sync") && ours(path) {
+			points++
+		}
+		return nil
+	}}
+	o := testOptions()
+	o.Sync, o.fs = SyncAlways, count
+	db := openT(t, t.TempDir(), o)
+	require.NoError(t, work(db, newAckModel(2)))
+	require.NoError(t, db.Close())
+	require.Greater(t, points, 40)
+	t.Logf("%d write and sync points", points)
+
+	for _, errno := range []syscall.Errno{syscall.ENOSPC, syscall.EIO} {
+		for at := 1; at <= points; at++ {
+			dir := t.TempDir()
+			n := 0
+			var hit string
+			fs := &faultFS{FS: newQuotaFS(1 << 40), fail: func(op, path string) error {
+				if (op == "write" || op == "sync") && ours(path) {
+					if n++; n == at {
+						hit = op + " " + path
+						return injected(op, path, errno)
+					}
+				}
+				return nil
+			}}
+			o.fs = fs
+			m := newAckModel(2)
+			db, err := Open(dir, o)
+			if err == nil {
+				err = work(db, m)
+				db.Close()
+			}
+			require.Error(t, err, "%v at %s", errno, hit)
+			require.ErrorIs(t, err, errInjected, "%v at %s", errno, hit)
+			if errno == syscall.ENOSPC {
+				require.ErrorIs(t, err, ErrDiskFull, "at %s", hit)
+			}
+			o.fs = nil
+			db = openT(t, dir, o)
+			m.verify(t, db)
+			_, err = db.Check(ctx)
+			require.NoError(t, err, "%v at %s", errno, hit)
+			require.NoError(t, db.Close())
+		}
+	}
+}
+
+// TestReadOnlyMedium opens an index on a medium where every write fails
+// with EROFS (a read-only mount): with ReadOnly it opens and answers
+// queries, and writes fail with ErrReadOnly.
+func TestReadOnlyMedium(t *testing.T) {
+	dir := t.TempDir()
+	db := openT(t, dir, testOptions())
+	m := newAckModel(3)
+	docs := m.batch(2000)
+	m.wrote(docs, db.InsertBatch(ctx, docs))
+	require.NoError(t, db.Flush(ctx))
+	docs = m.batch(100) // in the log only
+	m.wrote(docs, db.InsertBatch(ctx, docs))
+	require.NoError(t, db.Close())
+
+	o := testOptions()
+	o.fs = &faultFS{FS: os_(), fail: readOnlyMedium}
+	_, err := Open(dir, o)
+	require.ErrorIs(t, err, syscall.EROFS, "a writable open needs a writable medium")
+	o.ReadOnly = true
+	db = openT(t, dir, o)
+	defer db.Close()
+	m.verify(t, db)
+	require.ErrorIs(t, db.Insert(ctx, Doc{ID: 1}), ErrReadOnly)
+	require.ErrorIs(t, db.Flush(ctx), ErrReadOnly)
+	_, err = db.Check(ctx)
+	require.NoError(t, err)
+}
+
+func os_() *quotaFS { return newQuotaFS(1 << 40) }
+
+// TestReplayInSteps: an open replays a log much larger than the memtable
+// budget in flushes of that budget, and an open that dies after a step
+// leaves the next one less to replay.
+func TestReplayInSteps(t *testing.T) {
+	dir := t.TempDir()
+	big := testOptions()
+	big.MemtableSize = 1 << 30 // everything stays in the log
+	db := openT(t, dir, big)
+	m := newAckModel(4)
+	for range 20 {
+		docs := m.batch(1000)
+		m.wrote(docs, db.InsertBatch(ctx, docs))
+	}
+	require.NoError(t, db.Close())
+
+	crash := errors.New("simulated crash")
+	steps := 0
+	replayStepHook = func() error { steps++; return crash }
+	defer func() { replayStepHook = nil }()
+	small := testOptions() // 64 KiB: a step is a few thousand documents
+	var froms []int64
+	for run := 0; ; run++ {
+		require.Less(t, run, 100, "replay makes progress")
+		db, err := Open(dir, small)
+		if err == nil {
+			require.NoError(t, db.Close())
+			break
+		}
+		require.ErrorIs(t, err, crash)
+		st, err := Open(dir, Options{ReadOnly: true})
+		require.NoError(t, err)
+		froms = append(froms, st.st.docs)
+		require.NoError(t, st.Close())
+	}
+	require.Greater(t, len(froms), 2)
+	for i := 1; i < len(froms); i++ {
+		require.Greater(t, froms[i], froms[i-1], "each open that died kept its step")
+	}
+	replayStepHook = nil
+	db = openT(t, dir, small)
+	defer db.Close()
+	m.verify(t, db)
+	s, err := db.Stats(ctx)
+	require.NoError(t, err)
+	require.LessOrEqual(t, s.MemtableBytes, 2*small.MemtableSize, "the memtable stays in its budget")
+}
+
+// TestDamagedSSTable flips bytes in the middle of the index's sstables:
+// reads through the API return errors (or the right answer, where the
+// flip missed what they read), and the process lives.
+func TestDamagedSSTable(t *testing.T) {
+	dir := t.TempDir()
+	db := openT(t, dir, testOptions())
+	m := newAckModel(5)
+	docs := m.batch(20_000)
+	m.wrote(docs, db.InsertBatch(ctx, docs))
+	require.NoError(t, db.Flush(ctx))
+	require.NoError(t, db.Close())
+	ssts, err := filepath.Glob(filepath.Join(dir, pebbleDir, "*.sst"))
+	require.NoError(t, err)
+	require.NotEmpty(t, ssts)
+	for _, p := range ssts {
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		for i := len(b) / 8; i < len(b)*7/8; i += len(b) / 16 {
+			b[i] ^= 0xff
+		}
+		require.NoError(t, os.WriteFile(p, b, 0o644))
+	}
+	o := testOptions()
+	o.ReadOnly = true
+	db, err = Open(dir, o)
+	if err != nil {
+		require.ErrorIs(t, err, ErrCorrupt)
+		return
+	}
+	defer db.Close()
+	failed := 0
+	for id, want := range m.acked {
+		got, err := db.Get(ctx, id)
+		if err != nil {
+			failed++
+			require.ErrorIs(t, err, ErrCorrupt, "document %d", id)
+			continue
+		}
+		require.Equal(t, want, got)
+	}
+	for _, d := range m.acked {
+		if _, err := db.Query(ctx, d.Fingerprint, 3); err != nil {
+			failed++
+			require.ErrorIs(t, err, ErrCorrupt)
+		}
+	}
+	_, err = db.Check(ctx)
+	require.Error(t, err)
+	require.Positive(t, failed, "the damage was met")
+}
