@@ -2,14 +2,18 @@ package engine
 
 import (
 	"errors"
+	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/simhashdb/simhashdb/wal"
 	"github.com/stretchr/testify/require"
 )
 
@@ -236,6 +240,7 @@ func TestReadOnlyMedium(t *testing.T) {
 	o.fs = &faultFS{FS: os_(), fail: readOnlyMedium}
 	_, err := Open(dir, o)
 	require.ErrorIs(t, err, syscall.EROFS, "a writable open needs a writable medium")
+	require.ErrorIs(t, err, ErrReadOnly)
 	o.ReadOnly = true
 	db = openT(t, dir, o)
 	defer db.Close()
@@ -344,4 +349,90 @@ func TestDamagedSSTable(t *testing.T) {
 	_, err = db.Check(ctx)
 	require.Error(t, err)
 	require.Positive(t, failed, "the damage was met")
+}
+
+// TestDamagedLogRecord flips every byte of the last record of the log, and
+// of one in its middle, and opens the index: never silent. A damaged last
+// record is discarded with a warning, kept in a quarantine file, and Check
+// fails until that file is removed (strict recovery refuses to open); one
+// that looks cut off is a torn tail. Damage in the middle refuses to open
+// unless point-in-time recovery is asked for.
+func TestDamagedLogRecord(t *testing.T) {
+	src := t.TempDir()
+	db := openT(t, src, testOptions())
+	m := newAckModel(6)
+	for range 5 {
+		docs := m.batch(1) // one document a record: a small record
+		m.wrote(docs, db.InsertBatch(ctx, docs))
+	}
+	require.NoError(t, db.Close())
+	segs, err := filepath.Glob(filepath.Join(src, walDir, "*.wal"))
+	require.NoError(t, err)
+	seg := segs[len(segs)-1]
+	data, err := os.ReadFile(seg)
+	require.NoError(t, err)
+	rec := (len(data)) / 5
+	require.Equal(t, 5*rec, len(data), "five records of one size")
+	damaged, torn := 0, 0
+	for _, at := range []int{4 * rec, 2 * rec} {
+		last := at == 4*rec
+		for i := at; i < at+rec; i++ {
+			dir := t.TempDir()
+			require.NoError(t, os.CopyFS(dir, os.DirFS(src)))
+			d := slices.Clone(data)
+			d[i] ^= 0x08
+			require.NoError(t, os.WriteFile(filepath.Join(dir, walDir, filepath.Base(seg)), d, 0o644))
+			var logs strings.Builder
+			o := testOptions()
+			o.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+			db, err := Open(dir, o)
+			if !last {
+				require.ErrorIs(t, err, ErrCorrupt, "byte %d of a record at %d (%d bytes): %s", i, at, rec, logs.String())
+				require.ErrorContains(t, err, filepath.Base(seg))
+				o.WALRecovery = WALRecoverPointInTime
+				db, err = Open(dir, o)
+				require.NoError(t, err)
+				for _, id := range []uint64{1, 2} {
+					_, err := db.Get(ctx, id)
+					require.NoError(t, err, "records before the damage are kept")
+				}
+				_, err = db.Check(ctx)
+				require.ErrorContains(t, err, "damaged", "Check reports what was discarded")
+				require.NoError(t, db.Close())
+				continue
+			}
+			require.NoError(t, err, "byte %d", i)
+			_, gone := db.Get(ctx, 5)
+			_, cerr := db.Check(ctx)
+			require.NoError(t, db.Close())
+			if logs.Len() == 0 {
+				// Only a flip in the length can make the frame look cut off.
+				torn++
+				require.Less(t, i, at+4, "byte %d: discarded without a word", i)
+				continue
+			}
+			damaged++
+			require.ErrorIs(t, gone, ErrNotFound)
+			require.Contains(t, logs.String(), "discarded a damaged part of the write-ahead log")
+			require.Contains(t, logs.String(), fmt.Sprintf("offset %d", at))
+			require.ErrorContains(t, cerr, ".damaged", "Check fails while the quarantine file is there")
+			kept, err := wal.Quarantined(nil, filepath.Join(dir, walDir))
+			require.NoError(t, err)
+			require.Len(t, kept, 1)
+			require.NoError(t, os.Remove(kept[0]))
+			db = openT(t, dir, o)
+			_, err = db.Check(ctx)
+			require.NoError(t, err, "once the file is removed")
+			require.NoError(t, db.Close())
+			// Strict recovery refuses the same damage.
+			dir2 := t.TempDir()
+			require.NoError(t, os.CopyFS(dir2, os.DirFS(src)))
+			require.NoError(t, os.WriteFile(filepath.Join(dir2, walDir, filepath.Base(seg)), d, 0o644))
+			o.WALRecovery = WALRecoverStrict
+			_, err = Open(dir2, o)
+			require.ErrorIs(t, err, ErrCorrupt)
+		}
+	}
+	t.Logf("last record: %d flips reported as damage, %d looked like a torn tail", damaged, torn)
+	require.Positive(t, damaged)
 }

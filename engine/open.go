@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -95,6 +96,9 @@ func Open(dir string, opts Options) (*DB, error) {
 		e.pcache.Unref()
 		if lockHeld(err) {
 			return nil, fmt.Errorf("%w: %s (%v)", ErrLocked, dir, err)
+		}
+		if errors.Is(err, syscall.EROFS) {
+			return nil, fmt.Errorf("%w: %s is on a read-only file system: open it read-only to query it: %w", ErrReadOnly, dir, err)
 		}
 		return nil, fmt.Errorf("engine: opening %s: %w", pdir, err)
 	}

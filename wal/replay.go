@@ -178,12 +178,13 @@ func Replay(dir string, from Position, o ReplayOptions, fn func(end Position, ty
 		}
 		rest := data[end:]
 		reason, torn := classify(rest)
+		last := tornTail(rest) // nothing valid after it
 		switch {
-		case torn:
+		case torn && last:
 			st.Torn += int64(len(rest))
 		case o.Recovery == RecoverStrict:
 			return st, &CorruptError{Path: path, Offset: end, Reason: reason + " (strict recovery refuses to discard it)"}
-		case o.Recovery == RecoverTail && !tornTail(rest):
+		case o.Recovery == RecoverTail && !last:
 			return st, &CorruptError{Path: path, Offset: end, Reason: reason + ", with valid records after it"}
 		default:
 			stop = o.Recovery == RecoverPointInTime
@@ -249,8 +250,9 @@ func (s *segScan) scan(off int64) (int, int64, error) {
 }
 
 // classify says what is wrong with the record at rest[0], and whether it
-// is a torn tail: a frame cut off by the end of the segment, or zeros to
-// the end (space a file system allocated but a crash left unwritten).
+// looks like a torn tail: a frame cut off by the end of the segment, or
+// zeros to the end (space a file system allocated but a crash left
+// unwritten). It is one only if no valid record follows (tornTail).
 func classify(rest []byte) (reason string, torn bool) {
 	_, reason = check(rest)
 	switch reason {

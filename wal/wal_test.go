@@ -287,7 +287,7 @@ func TestCorruptMiddle(t *testing.T) {
 	for _, r := range recs[:2] {
 		off += HeaderLen + len(r.payload)
 	}
-	for _, i := range []int{off, off + 4, off + 6, off + HeaderLen + 1} { // length, type, checksum, payload
+	for _, i := range []int{off, off + 1, off + 4, off + 6, off + HeaderLen + 1} { // length (one flip makes the frame look cut off), type, checksum, payload
 		d := append([]byte(nil), data...)
 		d[i] ^= 0x01
 		require.NoError(t, os.WriteFile(path, d, 0o644))

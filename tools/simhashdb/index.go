@@ -21,8 +21,9 @@ import (
 
 // dbFlags are the flags of every command that opens an index.
 type dbFlags struct {
-	dir string
-	k   int
+	dir      string
+	k        int
+	recovery string
 }
 
 func (d *dbFlags) register(fl *flag.FlagSet, kHelp string) {
@@ -31,6 +32,9 @@ func (d *dbFlags) register(fl *flag.FlagSet, kHelp string) {
 	// -1 means "not given", which kHelp explains: the flag package would
 	// print "(default -1)" beside it.
 	fl.Lookup("k").DefValue = "0"
+	fl.StringVar(&d.recovery, "wal-recovery", "tail", "what opening does with a damaged record of the write-ahead log:\n"+
+		"tail: discard a damaged last record (a warning, a copy kept, check fails until the copy is removed), refuse damage with records after it;\n"+
+		"strict: refuse any damage; point-in-time: discard from the first damage on (a torn tail, an unfinished write, is skipped in every mode)")
 }
 
 // check rejects a missing --db, and a --k given on the command line that
@@ -39,6 +43,11 @@ func (d *dbFlags) register(fl *flag.FlagSet, kHelp string) {
 func (d *dbFlags) check(fl *flag.FlagSet) error {
 	if d.dir == "" {
 		return errors.New("--db DIR is required")
+	}
+	if d.recovery != "" {
+		if _, err := engine.ParseWALRecovery(d.recovery); err != nil {
+			return fmt.Errorf("--wal-recovery: %w", err)
+		}
 	}
 	given := false
 	fl.Visit(func(f *flag.Flag) { given = given || f.Name == "k" })
@@ -62,6 +71,13 @@ func (d *dbFlags) open(opts engine.Options, create bool) (*engine.DB, error) {
 		}
 	}
 	opts.Logger = quietLogger()
+	if d.recovery != "" {
+		r, err := engine.ParseWALRecovery(d.recovery)
+		if err != nil {
+			return nil, fmt.Errorf("--wal-recovery: %w", err)
+		}
+		opts.WALRecovery = r
+	}
 	db, err := engine.Open(d.dir, opts)
 	if errors.Is(err, engine.ErrLocked) {
 		return nil, fmt.Errorf("%s: the index is in use by another process (one process opens an index at a time; to share it, run 'simhashdb serve --db %s' and give the other commands --server)", d.dir, d.dir)
