@@ -77,6 +77,21 @@ func (m *ackModel) verify(t *testing.T, db *DB) {
 	}
 }
 
+// fillIndex makes an index in dir of flushed documents, then logged ones
+// (not flushed), as m writes them.
+func fillIndex(t *testing.T, dir string, m *ackModel, flushed, logged int) {
+	t.Helper()
+	db := openT(t, dir, testOptions())
+	docs := m.batch(flushed)
+	m.wrote(docs, db.InsertBatch(ctx, docs))
+	require.NoError(t, db.Flush(ctx))
+	if logged > 0 {
+		docs = m.batch(logged)
+		m.wrote(docs, db.InsertBatch(ctx, docs))
+	}
+	require.NoError(t, db.Close())
+}
+
 // TestDiskFull fills a small disk with inserts and their flushes: the
 // writes fail with ErrDiskFull (no panic, no hang), a reopen on the full
 // disk returns, every acknowledged document survives, and once space is
@@ -227,14 +242,8 @@ func TestWriteFaults(t *testing.T) {
 // queries, and writes fail with ErrReadOnly.
 func TestReadOnlyMedium(t *testing.T) {
 	dir := t.TempDir()
-	db := openT(t, dir, testOptions())
 	m := newAckModel(3)
-	docs := m.batch(2000)
-	m.wrote(docs, db.InsertBatch(ctx, docs))
-	require.NoError(t, db.Flush(ctx))
-	docs = m.batch(100) // in the log only
-	m.wrote(docs, db.InsertBatch(ctx, docs))
-	require.NoError(t, db.Close())
+	fillIndex(t, dir, m, 2000, 100)
 
 	o := testOptions()
 	o.fs = &faultFS{FS: os_(), fail: readOnlyMedium}
@@ -242,7 +251,7 @@ func TestReadOnlyMedium(t *testing.T) {
 	require.ErrorIs(t, err, syscall.EROFS, "a writable open needs a writable medium")
 	require.ErrorIs(t, err, ErrReadOnly)
 	o.ReadOnly = true
-	db = openT(t, dir, o)
+	db := openT(t, dir, o)
 	defer db.Close()
 	m.verify(t, db)
 	require.ErrorIs(t, db.Insert(ctx, Doc{ID: 1}), ErrReadOnly)
@@ -305,12 +314,8 @@ func TestReplayInSteps(t *testing.T) {
 // flip missed what they read), and the process lives.
 func TestDamagedSSTable(t *testing.T) {
 	dir := t.TempDir()
-	db := openT(t, dir, testOptions())
 	m := newAckModel(5)
-	docs := m.batch(20_000)
-	m.wrote(docs, db.InsertBatch(ctx, docs))
-	require.NoError(t, db.Flush(ctx))
-	require.NoError(t, db.Close())
+	fillIndex(t, dir, m, 20_000, 0)
 	ssts, err := filepath.Glob(filepath.Join(dir, pebbleDir, "*.sst"))
 	require.NoError(t, err)
 	require.NotEmpty(t, ssts)
@@ -324,7 +329,7 @@ func TestDamagedSSTable(t *testing.T) {
 	}
 	o := testOptions()
 	o.ReadOnly = true
-	db, err = Open(dir, o)
+	db, err := Open(dir, o)
 	if err != nil {
 		require.ErrorIs(t, err, ErrCorrupt)
 		return
