@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
@@ -32,9 +31,6 @@ const tmpPrefix = "tmp-"
 // failed MANIFEST write is fatal to Pebble) and to compact.
 const headroom = 4 << 20
 
-// ingestSeq names the sstables of an ingest within this process.
-var ingestSeq atomic.Uint64
-
 // commit makes the writes of batches durable in Pebble, atomically: it
 // writes them as one sstable and ingests it. Each batch's keys must be in
 // Pebble's order (a key may repeat: its last write wins) and every key of
@@ -55,7 +51,7 @@ func (e *DB) commit(ctx context.Context, batches ...*pebble.Batch) error {
 		return diskErr("making a scratch folder", err)
 	}
 	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, fmt.Sprintf("%06d.sst", ingestSeq.Add(1)))
+	path := filepath.Join(dir, "commit.sst") // the folder is this commit's own
 	n, err := e.writeSST(path, batches)
 	if err != nil {
 		return diskErr("writing "+path, err)
