@@ -3,7 +3,6 @@ package engine
 import (
 	"fmt"
 	"log/slog"
-	"math"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -162,9 +161,8 @@ func (o Options) withDefaults() (Options, error) {
 	return o, nil
 }
 
-// design returns the design of a new index: Options.Design, or the
-// optimiser's for K with p_i at least log2(Expected), so that a probe expects
-// about one candidate per table, capped to keep the table count sane.
+// design returns the design of a new index: Options.Design, or
+// permutation.ForIndex's.
 func (o Options) design() (*permutation.Design, error) {
 	if o.Design != nil {
 		if o.Design.K != o.K {
@@ -172,16 +170,5 @@ func (o Options) design() (*permutation.Design, error) {
 		}
 		return o.Design, nil
 	}
-	p := int(math.Ceil(math.Log2(float64(max(o.Expected, 2)))))
-	for ; p > 1; p-- {
-		d, err := permutation.Optimize(o.K, p)
-		if err == nil && len(d.Tables) <= maxTables {
-			return d, nil
-		}
-	}
-	return permutation.Blocks(o.K, o.K+1)
+	return permutation.ForIndex(o.K, int(o.Expected))
 }
-
-// maxTables bounds the optimiser's designs: past this, space grows faster
-// than probes get cheaper.
-const maxTables = 64

@@ -257,3 +257,21 @@ func binom(n, k int) float64 {
 	}
 	return math.Round(r)
 }
+
+// ForIndex returns the design of an index of about n fingerprints at
+// distance k: the optimiser's with every prefix at least log2 n bits, so
+// that a probe expects about one candidate per table, with the prefix
+// shortened until the design has at most 64 tables (past that, space grows
+// faster than probes get cheaper), else Blocks(k, k+1).
+func ForIndex(k, n int) (*Design, error) {
+	p := int(math.Ceil(math.Log2(float64(max(n, 2)))))
+	for ; p > 1; p-- {
+		d, err := Optimize(k, p)
+		if err == nil && len(d.Tables) <= maxIndexTables {
+			return d, nil
+		}
+	}
+	return Blocks(k, k+1)
+}
+
+const maxIndexTables = 64

@@ -92,6 +92,17 @@ func prefixMask(p int) uint64 {
 	return ^uint64(0) << (64 - p)
 }
 
+// First returns the first table that brings together two fingerprints
+// whose XOR is x (the one that reports their pair), or -1 if none does.
+func (f *Finder) First(x uint64) int {
+	for t, m := range f.masks {
+		if x&m == 0 {
+			return t
+		}
+	}
+	return -1
+}
+
 // Scan reports the pairs of one table from its permuted fingerprints, fed
 // in ascending order, distinct, in as many pieces as the caller likes (the
 // blocks of a stored table, or one sorted slice).
@@ -184,13 +195,8 @@ func (s *Scan) group(g []uint64) bool {
 func (f *Finder) pair(t int, a, b uint64) (Pair, bool) {
 	x := a ^ b
 	d := bits.OnesCount64(x)
-	if d > f.k {
+	if d > f.k || f.First(x) != t {
 		return Pair{}, false
-	}
-	for _, m := range f.masks[:t] {
-		if x&m == 0 {
-			return Pair{}, false
-		}
 	}
 	if a > b {
 		a, b = b, a

@@ -10,12 +10,12 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
 
 	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/internal/lines"
 	"github.com/simhashdb/simhashdb/simhash"
 )
 
@@ -123,29 +123,14 @@ type record struct {
 
 // parseRecord reads "<id> <fingerprint> [name]".
 func parseRecord(line string) (engine.Doc, error) {
-	f := strings.Fields(line)
-	if len(f) < 2 {
-		return engine.Doc{}, fmt.Errorf("want <id> <fingerprint> [name], got %q", line) // %q copies
-	}
-	id, err := strconv.ParseUint(f[0], 10, 64)
+	id, fp, name, err := lines.Record(line)
 	if err != nil {
-		return engine.Doc{}, fmt.Errorf("id %q: want an unsigned decimal integer below 2^64", f[0])
-	}
-	fp, err := simhash.Parse(f[1])
-	if err != nil {
-		return engine.Doc{}, fmt.Errorf("fingerprint: %w", err)
-	}
-	name := ""
-	if len(f) > 2 {
-		// The name is the rest of the line after the fingerprint.
-		rest := strings.TrimLeft(line, " \t")
-		rest = strings.TrimLeft(rest[len(f[0]):], " \t")
-		name = strings.TrimSpace(rest[len(f[1]):])
+		return engine.Doc{}, err
 	}
 	if len(name) > engine.MaxName {
 		return engine.Doc{}, fmt.Errorf("name of %d bytes, at most %d", len(name), engine.MaxName)
 	}
-	return engine.Doc{ID: id, Fingerprint: fp, Name: strings.Clone(name)}, nil
+	return engine.Doc{ID: id, Fingerprint: fp, Name: name}, nil
 }
 
 func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/simhashdb/simhashdb/bench/data"
 	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/internal/lines"
 	"github.com/simhashdb/simhashdb/simhash"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -51,13 +52,13 @@ func TestIndexCommands(t *testing.T) {
 	t.Run("query", func(t *testing.T) {
 		r := runCLI(t, "", "query", "--db", db, "--fp", "0x0123456789abcdef", "--json")
 		require.Equal(t, 0, r.code, r.stderr)
-		var a jsonAnswer
+		var a lines.Answer
 		require.NoError(t, json.Unmarshal([]byte(r.stdout), &a))
 		assert.Equal(t, "0x0123456789abcdef", a.Query)
-		assert.Equal(t, []jsonMatch{
-			{1, "https://example.com/a b", "0x0123456789abcdef", 0},
-			{2, "", "0x0123456789abcdef", 0},
-			{3, "", "0x0123456789abcdee", 1},
+		assert.Equal(t, []lines.Match{
+			lines.NewMatch(1, "https://example.com/a b", 0x0123456789abcdef, 0),
+			lines.NewMatch(2, "", 0x0123456789abcdef, 0),
+			lines.NewMatch(3, "", 0x0123456789abcdee, 1),
 		}, a.Matches)
 		r = runCLI(t, "", "query", "--db", db, "--k", "0", "--fp", "81985529216486895")
 		require.Equal(t, 0, r.code, r.stderr)
@@ -171,7 +172,7 @@ func TestIndexCommands(t *testing.T) {
 		assert.Equal(t, "deleted 1 document; not stored: 99\n", r.stdout)
 		r = runCLI(t, "", "query", "--db", db, "--fp", "0x0123456789abcdef", "--json")
 		require.Equal(t, 0, r.code, r.stderr)
-		var a jsonAnswer
+		var a lines.Answer
 		require.NoError(t, json.Unmarshal([]byte(r.stdout), &a))
 		assert.Len(t, a.Matches, 2)
 		r = runCLI(t, "", "delete", "--db", db, "two")

@@ -2,13 +2,11 @@ package main
 
 import (
 	"bufio"
-	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"unsafe"
 
+	"github.com/simhashdb/simhashdb/internal/lines"
 	"github.com/simhashdb/simhashdb/internal/quote"
 
 	"github.com/simhashdb/simhashdb/engine"
@@ -76,61 +74,9 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // name, and room for its id and fingerprint.
 const maxLine = engine.MaxName + 256
 
-// errLineTooLong is what scanLines gives fn for a line longer than maxLine.
-type errLineTooLong struct{ n int64 }
-
-func (e errLineTooLong) Error() string {
-	return fmt.Sprintf("line of %d bytes, longer than any record (at most %d): skipped", e.n, maxLine)
-}
-
-// scanLines calls fn with each line of r (without its newline) and its
-// number from 1, stopping at fn's first error. A line longer than maxLine
-// is read past, not kept: fn gets its number and an errLineTooLong, and
-// may report it and go on. The line's memory is reused after fn returns
-// (no allocation a line: inputs run to hundreds of millions of lines), so
-// fn must copy what it keeps (strings.Clone).
+// scanLines is lines.Scan of lines up to maxLine bytes.
 func scanLines(r io.Reader, name string, fn func(n int, line string, tooLong error) error) error {
-	br := bufio.NewReaderSize(r, maxLine+2)
-	for n := 1; ; n++ {
-		b, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			size := int64(len(b))
-			for errors.Is(err, bufio.ErrBufferFull) {
-				b, err = br.ReadSlice('\n')
-				size += int64(len(b))
-			}
-			if err != nil && err != io.EOF {
-				return fmt.Errorf("%s: %w", name, err)
-			}
-			if bytes.HasSuffix(b, []byte{'\n'}) {
-				size--
-			}
-			if ferr := fn(n, "", errLineTooLong{size}); ferr != nil {
-				return ferr
-			}
-			if err == io.EOF {
-				return nil
-			}
-			continue
-		}
-		if err != nil && err != io.EOF {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		if len(b) == 0 && err == io.EOF {
-			return nil
-		}
-		b = bytes.TrimSuffix(bytes.TrimSuffix(b, []byte{'\n'}), []byte{'\r'})
-		line := ""
-		if len(b) > 0 {
-			line = unsafe.String(&b[0], len(b))
-		}
-		if ferr := fn(n, line, nil); ferr != nil {
-			return ferr
-		}
-		if err == io.EOF {
-			return nil
-		}
-	}
+	return lines.Scan(r, name, maxLine, fn)
 }
 
 // quoteShort quotes s for an error message, cut to its first 60 bytes.

@@ -13,11 +13,10 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/engine/join"
+	"github.com/simhashdb/simhashdb/internal/lines"
 	"github.com/simhashdb/simhashdb/permutation"
 	"github.com/simhashdb/simhashdb/simhash"
 )
@@ -140,7 +139,7 @@ func runPairs(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 		if line == "" {
 			return &inputError{name, n, errors.New("empty line: want a fingerprint")}
 		}
-		fp, err := parseCppFingerprint(line)
+		fp, err := lines.Fingerprint(line)
 		if err != nil {
 			return &inputError{name, n, err}
 		}
@@ -204,15 +203,8 @@ func runPairs(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 
 // writeArray writes one JSON array of unsigned integers and a newline.
 func writeArray(w *bufio.Writer, vs ...uint64) {
-	var b [20]byte
-	w.WriteByte('[')
-	for i, v := range vs {
-		if i > 0 {
-			w.WriteString(", ")
-		}
-		w.Write(strconv.AppendUint(b[:0], v, 10))
-	}
-	w.WriteString("]\n")
+	var b [64]byte
+	w.Write(lines.AppendArray(b[:0], vs...))
 }
 
 func pairsFromDB(ctx context.Context, cmd string, p *pairFlags, stdout, stderr io.Writer) int {
@@ -286,16 +278,6 @@ func countLines(path string) (int, error) {
 			return n, err
 		}
 	}
-}
-
-// parseCppFingerprint reads a fingerprint of find-all's and
-// find-clusters' input: decimal, as simhash-cpp's programs read it (any
-// number of digits), or 0x hex.
-func parseCppFingerprint(s string) (uint64, error) {
-	if t := strings.TrimSpace(s); strings.HasPrefix(t, "0x") || strings.HasPrefix(t, "0X") {
-		return simhash.Parse(t)
-	}
-	return simhash.ParseDecimal(s)
 }
 
 // jsonDoc is a document in our JSON.

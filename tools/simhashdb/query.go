@@ -14,28 +14,14 @@ import (
 	"text/tabwriter"
 
 	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/internal/lines"
 	"github.com/simhashdb/simhashdb/simhash"
 )
 
-// jsonMatch is a match in our JSON: fingerprints as 16 hex digits.
-type jsonMatch struct {
-	ID       uint64 `json:"id"`
-	Name     string `json:"name"`
-	FP       string `json:"fp"`
-	Distance int    `json:"distance"`
-}
-
-// jsonAnswer is one query's answer in our JSON.
-type jsonAnswer struct {
-	Query   string          `json:"query"`
-	QID     json.RawMessage `json:"qid,omitempty"`
-	Matches []jsonMatch     `json:"matches"`
-}
-
-func answerOf(q uint64, qid json.RawMessage, ms []engine.Match) jsonAnswer {
-	a := jsonAnswer{Query: simhash.Format(q), QID: qid, Matches: make([]jsonMatch, len(ms))}
+func answerOf(q uint64, qid json.RawMessage, ms []engine.Match) lines.Answer {
+	a := lines.Answer{Query: simhash.Format(q), QID: qid, Matches: make([]lines.Match, len(ms))}
 	for i, m := range ms {
-		a.Matches[i] = jsonMatch{m.ID, m.Name, simhash.Format(m.Fingerprint), m.Distance}
+		a.Matches[i] = lines.NewMatch(m.ID, m.Name, m.Fingerprint, m.Distance)
 	}
 	return a
 }
@@ -155,7 +141,7 @@ func queryRemote(d *dbFlags, rf *remoteFlags, req map[string]any, asJSON bool, s
 	}
 	req["k"] = k
 	body, _ := json.Marshal(req)
-	var a jsonAnswer
+	var a lines.Answer
 	if err := c.call(ctx, "POST", "/v1/query", bytes.NewReader(body), &a); err != nil {
 		return fail(stderr, "query", exitFailed, err)
 	}
@@ -164,7 +150,7 @@ func queryRemote(d *dbFlags, rf *remoteFlags, req map[string]any, asJSON bool, s
 }
 
 // printAnswer prints a query's answer: a table, or its JSON.
-func printAnswer(w io.Writer, a jsonAnswer, k int, asJSON bool) {
+func printAnswer(w io.Writer, a lines.Answer, k int, asJSON bool) {
 	if asJSON {
 		b, _ := json.Marshal(a)
 		fmt.Fprintf(w, "%s\n", b)
@@ -285,23 +271,7 @@ func runBatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if t := strings.TrimSpace(line); t == "" || t[0] == '#' {
 			return nil
 		}
-		f := strings.Fields(line)
-		var qid json.RawMessage
-		switch len(f) {
-		case 1:
-			qid = json.RawMessage(strconv.Itoa(n))
-		case 2:
-			if _, err := strconv.ParseUint(f[0], 10, 64); err == nil {
-				qid = json.RawMessage(f[0])
-			} else {
-				qid, _ = json.Marshal(f[0])
-			}
-			f = f[1:]
-		default:
-			bad(n, fmt.Errorf("want <fingerprint> or <qid> <fingerprint>, got %s", quoteShort(line)))
-			return nil
-		}
-		fp, err := simhash.Parse(f[0])
+		qid, fp, err := lines.Query(line, n)
 		if err != nil {
 			bad(n, err)
 			return nil

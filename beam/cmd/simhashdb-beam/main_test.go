@@ -1,0 +1,38 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestRun runs the command as a user would, once (its flags are the
+// process's): a bad line is reported, the rest answered, exit code 1.
+func TestRun(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "fps.txt")
+	require.NoError(t, os.WriteFile(in, []byte("1\n3\nnot a number\n0x10\n3\n"), 0o644))
+	out := filepath.Join(dir, "pairs.jsonl")
+	var stderr bytes.Buffer
+	code := run([]string{"find-all", "-d", "1", "-i", in, "-o", out}, &stderr)
+	assert.Equal(t, 1, code, stderr.String())
+	got, err := os.ReadFile(out)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"[1, 3]", "[3, 3]"}, strings.Split(strings.TrimSpace(string(got)), "\n"))
+	bad, err := os.ReadFile(out + ".bad")
+	require.NoError(t, err)
+	assert.Contains(t, string(bad), in+":3: ")
+	assert.Contains(t, stderr.String(), "1 malformed input lines skipped, listed in "+out+".bad")
+	assert.Contains(t, stderr.String(), `"pairs":1`)
+}
+
+func TestUsage(t *testing.T) {
+	var stderr bytes.Buffer
+	assert.Equal(t, 2, run([]string{"bogus"}, &stderr))
+	assert.Contains(t, stderr.String(), `unknown command "bogus"`)
+}

@@ -1,0 +1,59 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/simhashdb/simhashdb/beam/neardup"
+	"github.com/simhashdb/simhashdb/engine/join"
+	"github.com/simhashdb/simhashdb/permutation"
+)
+
+// pairDesign returns the design find-all and find-clusters use: simhash-cpp's
+// with Blocks, else join.DesignFor the estimated size, as simhashdb
+// find-all chooses.
+func pairDesign(c *Config, n int) (*permutation.Design, error) {
+	if c.Blocks > 0 {
+		return permutation.Blocks(c.Distance, c.Blocks)
+	}
+	return join.DesignFor(c.Distance, n)
+}
+
+// pairsPipeline reads the input and returns its distinct fingerprints'
+// pairs and its duplicates.
+func pairsPipeline(s beam.Scope, c *Config, d *permutation.Design, n int) (pairs, dups beam.PCollection, err error) {
+	docs, bad := neardup.Read(s, c.Input, c.Format)
+	neardup.WriteLines(s, c.Bad, 1, bad)
+	distinct, dups := neardup.Distinct(s, docs, bitsFor(n, 1<<22))
+	pairs, err = neardup.FindAll(s, distinct, d, c.Distance, bitsFor(n, 1<<20))
+	return pairs, dups, err
+}
+
+// FindAll writes every pair within c.Distance among the input's
+// fingerprints, as simhashdb find-all writes them (in another order).
+func FindAll(ctx context.Context, c Config) (*Report, error) {
+	r, err := newRunner("find-all", &c)
+	if err != nil {
+		return nil, err
+	}
+	n, err := estimate(ctx, c.Input, c.Format)
+	if err != nil {
+		return nil, err
+	}
+	d, err := pairDesign(&c, n)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	r.rep.Estimated, r.rep.Design = n, fmt.Sprintf("%d tables, prefixes %d+ bits", len(d.Tables), d.MinPrefix())
+	p, s := beam.NewPipelineWithRoot()
+	pairs, dups, err := pairsPipeline(s, &c, d, n)
+	if err != nil {
+		return nil, err
+	}
+	neardup.WriteLines(s, c.Output, c.Shards, neardup.PairLines(s, pairs, dups))
+	if _, err := r.run(ctx, p); err != nil {
+		return nil, err
+	}
+	return r.done(), nil
+}

@@ -1,0 +1,90 @@
+package neardup
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/cespare/xxhash/v2"
+)
+
+func init() {
+	register.DoFn2x0[string, func(int, string)](&shardLineFn{})
+	register.DoFn4x1[context.Context, int, func(*bool) bool, func(*string) bool, error](&writeLinesFn{})
+	register.DoFn2x0[[]byte, func(int, bool)](&shardNumbersFn{})
+	register.Emitter2[int, bool]()
+	register.Iter1[bool]()
+	register.Emitter2[int, string]()
+	register.Iter1[string]()
+}
+
+// WriteLines writes lines (strings, without their newline) to path when
+// shards is 1, and otherwise to the files ShardFile(path, i, shards), each
+// line in the shard its hash names, so that no one worker writes them all.
+// Every file is written, if empty; the order of the lines is not kept.
+func WriteLines(s beam.Scope, path string, shards int, lines beam.PCollection) {
+	s = s.Scope("neardup.WriteLines")
+	filesystem.ValidateScheme(path)
+	shards = max(shards, 1)
+	// Every shard's number, so that an empty shard is a group too.
+	all := beam.ParDo(s, &shardNumbersFn{N: shards}, beam.Impulse(s))
+	keyed := beam.ParDo(s, &shardLineFn{N: shards}, lines)
+	beam.ParDo0(s, &writeLinesFn{Path: path, N: shards}, beam.CoGroupByKey(s, all, keyed))
+}
+
+type shardNumbersFn struct {
+	N int `json:"n"`
+}
+
+func (f *shardNumbersFn) ProcessElement(_ []byte, emit func(int, bool)) {
+	for i := range f.N {
+		emit(i, true)
+	}
+}
+
+// ShardFile names shard i of n of path, as WriteLines writes them.
+func ShardFile(path string, i, n int) string { return fmt.Sprintf("%s-%05d-of-%05d", path, i, n) }
+
+type shardLineFn struct {
+	N int `json:"n"`
+}
+
+func (f *shardLineFn) ProcessElement(line string, emit func(int, string)) {
+	emit(int(xxhash.Sum64String(line)%uint64(f.N)), line)
+}
+
+type writeLinesFn struct {
+	Path string `json:"path"`
+	N    int    `json:"n"`
+}
+
+func (f *writeLinesFn) ProcessElement(ctx context.Context, i int, _ func(*bool) bool, lines func(*string) bool) (err error) {
+	name := f.Path
+	if f.N > 1 {
+		name = ShardFile(f.Path, i, f.N)
+	}
+	fs, err := filesystem.New(ctx, name)
+	if err != nil {
+		return err
+	}
+	defer fs.Close()
+	fd, err := fs.OpenWrite(ctx, name)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	defer func() {
+		if cerr := fd.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("%s: %w", name, cerr)
+		}
+	}()
+	w := bufio.NewWriterSize(fd, 1<<20)
+	var line string
+	for lines(&line) {
+		w.WriteString(line)
+		w.WriteByte('\n')
+	}
+	return w.Flush()
+}

@@ -1,0 +1,43 @@
+package lines
+
+import (
+	"encoding/json"
+	"strconv"
+
+	"github.com/simhashdb/simhashdb/simhash"
+)
+
+// AppendArray appends one line of find-all's and find-clusters' output to
+// dst: a JSON array of unsigned integers and a newline.
+func AppendArray(dst []byte, vs ...uint64) []byte {
+	dst = append(dst, '[')
+	for i, v := range vs {
+		if i > 0 {
+			dst = append(dst, ", "...)
+		}
+		dst = strconv.AppendUint(dst, v, 10)
+	}
+	return append(dst, "]\n"...)
+}
+
+// Match is a stored document within distance of a query, in batch's and
+// query's JSON: fingerprints as 16 hex digits.
+type Match struct {
+	ID       uint64 `json:"id"`
+	Name     string `json:"name"`
+	FP       string `json:"fp"`
+	Distance int    `json:"distance"`
+}
+
+// NewMatch returns the Match of a document.
+func NewMatch(id uint64, name string, fp uint64, distance int) Match {
+	return Match{id, name, simhash.Format(fp), distance}
+}
+
+// Answer is one query's answer, a line of batch's output. Its matches are
+// nearest first, then by id.
+type Answer struct {
+	Query   string          `json:"query"`
+	QID     json.RawMessage `json:"qid,omitempty"`
+	Matches []Match         `json:"matches"`
+}

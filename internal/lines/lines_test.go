@@ -1,0 +1,76 @@
+package lines
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestQuery(t *testing.T) {
+	for _, tc := range []struct {
+		line, qid string
+		fp        uint64
+		err       string
+	}{
+		{"0x10", "7", 16, ""},
+		{"42 0x10", "42", 16, ""},
+		{"page-a 17", `"page-a"`, 17, ""},
+		{"1234567890123456", "", 0, "may be hexadecimal"},
+		{"a b c", "", 0, "want <fingerprint> or <qid> <fingerprint>"},
+	} {
+		qid, fp, err := Query(tc.line, 7)
+		if tc.err != "" {
+			assert.ErrorContains(t, err, tc.err, tc.line)
+			continue
+		}
+		require.NoError(t, err, tc.line)
+		assert.Equal(t, tc.qid, string(qid), tc.line)
+		assert.Equal(t, tc.fp, fp, tc.line)
+	}
+}
+
+func TestRecord(t *testing.T) {
+	id, fp, name, err := Record("5  0xff  https://example.com/a b ")
+	require.NoError(t, err)
+	assert.Equal(t, []any{uint64(5), uint64(255), "https://example.com/a b"}, []any{id, fp, name})
+	_, _, _, err = Record("5")
+	assert.ErrorContains(t, err, "want <id> <fingerprint> [name]")
+	_, _, _, err = Record("-1 0x1")
+	assert.ErrorContains(t, err, "id")
+}
+
+func TestFingerprint(t *testing.T) {
+	v, err := Fingerprint("1234567890123456") // simhash-cpp's decimal, any length
+	require.NoError(t, err)
+	assert.Equal(t, uint64(1234567890123456), v)
+	v, err = Fingerprint(" 0xFF ")
+	require.NoError(t, err)
+	assert.Equal(t, uint64(255), v)
+	_, err = Fingerprint("18446744073709551616")
+	assert.ErrorContains(t, err, "larger than 2^64-1")
+}
+
+func TestAppendArray(t *testing.T) {
+	assert.Equal(t, "[1, 18446744073709551615]\n", string(AppendArray(nil, 1, ^uint64(0))))
+	assert.Equal(t, "[]\n", string(AppendArray(nil)))
+}
+
+func TestScan(t *testing.T) {
+	in := "a\r\n" + strings.Repeat("x", 20) + "\n\nlast"
+	var got []string
+	var long []int
+	require.NoError(t, Scan(strings.NewReader(in), "f", 10, func(n int, line string, tooLong error) error {
+		var tl TooLongError
+		if errors.As(tooLong, &tl) {
+			long = append(long, n, int(tl.Len))
+			return nil
+		}
+		got = append(got, strings.Clone(line))
+		return nil
+	}))
+	assert.Equal(t, []string{"a", "", "last"}, got)
+	assert.Equal(t, []int{2, 20}, long)
+}
