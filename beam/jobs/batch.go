@@ -7,6 +7,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/simhashdb/simhashdb/beam/neardup"
 	"github.com/simhashdb/simhashdb/engine/join"
+	"github.com/simhashdb/simhashdb/permutation"
 )
 
 // Batch answers the queries of c.Input against the documents of c.Stored,
@@ -14,24 +15,18 @@ import (
 // another order). More queries than c.QueryChunk run as several pipelines,
 // chunk i written to Output-0000i-of-0000n.
 func Batch(ctx context.Context, c Config) (*Report, error) {
-	r, err := newRunner("batch", &c)
-	if err != nil {
-		return nil, err
-	}
 	if c.Stored == "" {
 		return nil, fmt.Errorf("%w: --stored is required", ErrUsage)
 	}
-	nq, err := estimate(ctx, c.Input, neardup.FormatFingerprints)
+	// The queries' tables: a design for their number (a chunk's), as the
+	// paper's batch mode builds them.
+	r, err := start(ctx, "batch", &c, c.Input, neardup.FormatFingerprints, func(n int) (*permutation.Design, error) {
+		return join.DesignFor(c.Distance, min(n, max(c.QueryChunk, 1)))
+	})
 	if err != nil {
 		return nil, err
 	}
-	// The queries' tables: a design for their number, as the paper's
-	// batch mode builds them.
-	d, err := join.DesignFor(c.Distance, min(nq, c.QueryChunk))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
-	}
-	r.rep.Estimated, r.rep.Design = nq, fmt.Sprintf("%d tables, prefixes %d+ bits", len(d.Tables), d.MinPrefix())
+	nq, d := r.n, r.d
 	chunks := (nq + c.QueryChunk - 1) / c.QueryChunk
 	for ch := range chunks {
 		p, s := beam.NewPipelineWithRoot()

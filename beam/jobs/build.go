@@ -3,12 +3,12 @@ package jobs
 import (
 	"context"
 	"fmt"
+	"io"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	"github.com/simhashdb/simhashdb/beam/neardup"
 	"github.com/simhashdb/simhashdb/codec"
 	"github.com/simhashdb/simhashdb/permutation"
@@ -21,25 +21,17 @@ import (
 // The design is an index's for the input's size (permutation.ForIndex)
 // with Distance as K, or simhash-cpp's with Blocks.
 func Build(ctx context.Context, c Config) (*Report, error) {
-	r, err := newRunner("build", &c)
+	r, err := start(ctx, "build", &c, c.Input, c.Format, func(n int) (*permutation.Design, error) {
+		if c.Blocks > 0 {
+			return permutation.Blocks(c.Distance, c.Blocks)
+		}
+		return permutation.ForIndex(c.Distance, n)
+	})
 	if err != nil {
 		return nil, err
 	}
-	n, err := estimate(ctx, c.Input, c.Format)
-	if err != nil {
-		return nil, err
-	}
-	var d *permutation.Design
-	if c.Blocks > 0 {
-		d, err = permutation.Blocks(c.Distance, c.Blocks)
-	} else {
-		d, err = permutation.ForIndex(c.Distance, n)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
-	}
-	r.rep.Estimated, r.rep.Design = n, fmt.Sprintf("%d tables, prefixes %d+ bits", len(d.Tables), d.MinPrefix())
-	if err := writeFile(ctx, c.Output+"-design", d); err != nil {
+	n, d := r.n, r.d
+	if err := writeDesign(ctx, c.Output+"-design", d); err != nil {
 		return nil, err
 	}
 	p, s := beam.NewPipelineWithRoot()
@@ -65,24 +57,14 @@ func Build(ctx context.Context, c Config) (*Report, error) {
 	return rep, nil
 }
 
-// writeFile writes the design through Beam's file systems.
-func writeFile(ctx context.Context, name string, d *permutation.Design) error {
+// writeDesign writes the design through Beam's file systems.
+func writeDesign(ctx context.Context, name string, d *permutation.Design) error {
 	b, err := d.MarshalBinary()
 	if err != nil {
 		return err
 	}
-	fs, err := filesystem.New(ctx, name)
-	if err != nil {
+	return neardup.WriteFile(ctx, name, func(w io.Writer) error {
+		_, err := w.Write(b)
 		return err
-	}
-	defer fs.Close()
-	w, err := fs.OpenWrite(ctx, name)
-	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	if _, err := w.Write(b); err != nil {
-		w.Close()
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	return w.Close()
+	})
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/simhashdb/simhashdb/beam/neardup"
+	"github.com/simhashdb/simhashdb/permutation"
 )
 
 // FindClusters writes the connected components of the within-distance
@@ -15,19 +16,11 @@ import (
 // no edge, and a last pipeline writes the clusters. The rounds' edges go
 // to c.Temp.
 func FindClusters(ctx context.Context, c Config) (*Report, error) {
-	r, err := newRunner("find-clusters", &c)
+	r, err := start(ctx, "find-clusters", &c, c.Input, c.Format, func(n int) (*permutation.Design, error) { return pairDesign(&c, n) })
 	if err != nil {
 		return nil, err
 	}
-	n, err := estimate(ctx, c.Input, c.Format)
-	if err != nil {
-		return nil, err
-	}
-	d, err := pairDesign(&c, n)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
-	}
-	r.rep.Estimated, r.rep.Design = n, fmt.Sprintf("%d tables, prefixes %d+ bits", len(d.Tables), d.MinPrefix())
+	n, d := r.n, r.d
 	shards := shardsFor(n)
 	edgesOf := func(round int) string { return fmt.Sprintf("%s/edges-%03d", c.Temp, round) }
 	glob := func(path string) string {

@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/simhashdb/simhashdb/beam/neardup"
@@ -33,19 +32,11 @@ func pairsPipeline(s beam.Scope, c *Config, d *permutation.Design, n int) (pairs
 // FindAll writes every pair within c.Distance among the input's
 // fingerprints, as simhashdb find-all writes them (in another order).
 func FindAll(ctx context.Context, c Config) (*Report, error) {
-	r, err := newRunner("find-all", &c)
+	r, err := start(ctx, "find-all", &c, c.Input, c.Format, func(n int) (*permutation.Design, error) { return pairDesign(&c, n) })
 	if err != nil {
 		return nil, err
 	}
-	n, err := estimate(ctx, c.Input, c.Format)
-	if err != nil {
-		return nil, err
-	}
-	d, err := pairDesign(&c, n)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
-	}
-	r.rep.Estimated, r.rep.Design = n, fmt.Sprintf("%d tables, prefixes %d+ bits", len(d.Tables), d.MinPrefix())
+	n, d := r.n, r.d
 	p, s := beam.NewPipelineWithRoot()
 	pairs, dups, err := pairsPipeline(s, &c, d, n)
 	if err != nil {

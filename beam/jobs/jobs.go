@@ -28,6 +28,7 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal"
 
 	"github.com/simhashdb/simhashdb/beam/neardup"
+	"github.com/simhashdb/simhashdb/permutation"
 )
 
 // ErrUsage wraps errors in a Config.
@@ -124,17 +125,31 @@ type TableReport struct {
 func (r *Report) BadLines() int64 { return r.Counters[neardup.CounterBad] }
 
 type runner struct {
+	n     int                 // the input's estimated fingerprints
+	d     *permutation.Design // the job's design
 	cfg   *Config
 	rep   *Report
 	start time.Time
 	cpu0  time.Duration
 }
 
-func newRunner(job string, c *Config) (*runner, error) {
+// start checks c, estimates the fingerprints of input (files of format)
+// and picks the job's design for that many.
+func start(ctx context.Context, job string, c *Config, input, format string, design func(n int) (*permutation.Design, error)) (*runner, error) {
 	if err := c.defaults(); err != nil {
 		return nil, err
 	}
-	return &runner{cfg: c, rep: &Report{Job: job, Bad: c.Bad, Counters: map[string]int64{}}, start: time.Now(), cpu0: cpuTime()}, nil
+	r := &runner{cfg: c, rep: &Report{Job: job, Bad: c.Bad, Counters: map[string]int64{}}, start: time.Now(), cpu0: cpuTime()}
+	n, err := estimate(ctx, input, format)
+	if err != nil {
+		return nil, err
+	}
+	if r.d, err = design(n); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	r.n = n
+	r.rep.Estimated, r.rep.Design = n, fmt.Sprintf("%d tables, prefixes %d+ bits", len(r.d.Tables), r.d.MinPrefix())
+	return r, nil
 }
 
 // run runs one pipeline and adds its counters to the report.

@@ -80,8 +80,9 @@ func datasets() []dataset {
 	}
 }
 
-// oraclePairs returns find-all's lines by comparing every pair.
-func oraclePairs(fps []uint64, k int) []string {
+// countValues returns the distinct values of fps, ascending, and how often
+// each occurs.
+func countValues(fps []uint64) ([]uint64, map[uint64]int) {
 	count := map[uint64]int{}
 	for _, v := range fps {
 		count[v]++
@@ -91,6 +92,12 @@ func oraclePairs(fps []uint64, k int) []string {
 		distinct = append(distinct, v)
 	}
 	slices.Sort(distinct)
+	return distinct, count
+}
+
+// oraclePairs returns find-all's lines by comparing every pair.
+func oraclePairs(fps []uint64, k int) []string {
+	distinct, count := countValues(fps)
 	var out []string
 	for i, a := range distinct {
 		if count[a] > 1 {
@@ -109,14 +116,7 @@ func oraclePairs(fps []uint64, k int) []string {
 // oracleClusters returns find-clusters' lines: the components of the
 // brute-force graph, by a union-find of the test's own.
 func oracleClusters(fps []uint64, k int) []string {
-	count := map[uint64]int{}
-	for _, v := range fps {
-		count[v]++
-	}
-	distinct := make([]uint64, 0, len(count))
-	for v := range count {
-		distinct = append(distinct, v)
-	}
+	distinct, count := countValues(fps)
 	parent := make([]int, len(distinct))
 	for i := range parent {
 		parent[i] = i

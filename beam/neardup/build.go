@@ -1,9 +1,9 @@
 package neardup
 
 import (
-	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"strconv"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -48,7 +48,7 @@ type writeShardFn struct {
 	BlockSize int    `json:"block_size"`
 }
 
-func (f *writeShardFn) ProcessElement(ctx context.Context, key uint64, batches func(*[]byte) bool, emit func(string)) (err error) {
+func (f *writeShardFn) ProcessElement(ctx context.Context, key uint64, batches func(*[]byte) bool, emit func(string)) error {
 	vals, err := groupValues(batches)
 	if err != nil || len(vals) == 0 {
 		return err
@@ -59,39 +59,27 @@ func (f *writeShardFn) ProcessElement(ctx context.Context, key uint64, batches f
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	fs, err := filesystem.New(ctx, name)
+	var size int64
+	err = WriteFile(ctx, name, func(bw io.Writer) error {
+		w, err := codec.NewStreamWriter(bw, code, f.BlockSize)
+		if err != nil {
+			return err
+		}
+		for _, v := range vals {
+			if err := w.Add(v); err != nil {
+				return err
+			}
+		}
+		err = w.Close()
+		size = w.Size()
+		return err
+	})
 	if err != nil {
 		return err
-	}
-	defer fs.Close()
-	fd, err := fs.OpenWrite(ctx, name)
-	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	defer func() {
-		if cerr := fd.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("%s: %w", name, cerr)
-		}
-	}()
-	bw := bufio.NewWriterSize(fd, 1<<20)
-	w, err := codec.NewStreamWriter(bw, code, f.BlockSize)
-	if err != nil {
-		return err
-	}
-	for _, v := range vals {
-		if err := w.Add(v); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
 	}
 	tn := strconv.Itoa(t)
 	beam.NewCounter(Namespace, CounterTableFPs+tn).Inc(ctx, int64(len(vals)))
-	beam.NewCounter(Namespace, CounterTableBytes+tn).Inc(ctx, w.Size())
+	beam.NewCounter(Namespace, CounterTableBytes+tn).Inc(ctx, size)
 	emit(name)
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
@@ -182,26 +181,10 @@ func (memberFn) ProcessElement(ctx context.Context, v uint64, centres func(*uint
 type clusterLineFn struct{}
 
 func (clusterLineFn) ProcessElement(ctx context.Context, _ uint64, members func(*[]byte) bool, emit func(string)) error {
-	type counted struct {
-		v uint64
-		n int64
+	all, err := collectCounted(members)
+	if err != nil {
+		return err
 	}
-	var all []counted
-	var b []byte
-	for members(&b) {
-		if err := unpackCounted(b, func(v uint64, n int64) { all = append(all, counted{v, n}) }); err != nil {
-			return err
-		}
-	}
-	slices.SortFunc(all, func(x, y counted) int {
-		if x.v < y.v {
-			return -1
-		}
-		if x.v > y.v {
-			return 1
-		}
-		return 0
-	})
 	var vs []uint64
 	for _, m := range all {
 		for range m.n {

@@ -1,7 +1,6 @@
 package neardup
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -90,18 +89,10 @@ func shardOf(v uint64, bits int) int {
 type mergeCountsFn struct{}
 
 func (mergeCountsFn) ProcessElement(ctx context.Context, _ int, batches func(*[]byte) bool, emit func([]byte), dup func(uint64, int64)) error {
-	type counted struct {
-		v uint64
-		n int64
+	all, err := collectCounted(batches)
+	if err != nil {
+		return err
 	}
-	var all []counted
-	var b []byte
-	for batches(&b) {
-		if err := unpackCounted(b, func(v uint64, n int64) { all = append(all, counted{v, n}) }); err != nil {
-			return err
-		}
-	}
-	slices.SortFunc(all, func(x, y counted) int { return cmp.Compare(x.v, y.v) })
 	var out []byte
 	for i := 0; i < len(all); {
 		v, n := all[i].v, int64(0)

@@ -1,8 +1,10 @@
 package neardup
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
+	"slices"
 )
 
 // BatchSize is the most fingerprints a packed batch holds.
@@ -44,4 +46,24 @@ func unpackCounted(b []byte, fn func(v uint64, n int64)) error {
 		b = b[8+size:]
 	}
 	return nil
+}
+
+// counted is a fingerprint and how often it occurs.
+type counted struct {
+	v uint64
+	n int64
+}
+
+// collectCounted returns the counted fingerprints of batches, sorted by
+// fingerprint (a fingerprint may be there more than once).
+func collectCounted(batches func(*[]byte) bool) ([]counted, error) {
+	var all []counted
+	var b []byte
+	for batches(&b) {
+		if err := unpackCounted(b, func(v uint64, n int64) { all = append(all, counted{v, n}) }); err != nil {
+			return nil, err
+		}
+	}
+	slices.SortFunc(all, func(x, y counted) int { return cmp.Compare(x.v, y.v) })
+	return all, nil
 }

@@ -1,9 +1,9 @@
 package neardup
 
 import (
-	"bufio"
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
@@ -61,30 +61,18 @@ type writeLinesFn struct {
 	N    int    `json:"n"`
 }
 
-func (f *writeLinesFn) ProcessElement(ctx context.Context, i int, _ func(*bool) bool, lines func(*string) bool) (err error) {
+func (f *writeLinesFn) ProcessElement(ctx context.Context, i int, _ func(*bool) bool, lines func(*string) bool) error {
 	name := f.Path
 	if f.N > 1 {
 		name = ShardFile(f.Path, i, f.N)
 	}
-	fs, err := filesystem.New(ctx, name)
-	if err != nil {
-		return err
-	}
-	defer fs.Close()
-	fd, err := fs.OpenWrite(ctx, name)
-	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	defer func() {
-		if cerr := fd.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("%s: %w", name, cerr)
+	return WriteFile(ctx, name, func(w io.Writer) error {
+		var line string
+		for lines(&line) {
+			if _, err := io.WriteString(w, line+"\n"); err != nil {
+				return err
+			}
 		}
-	}()
-	w := bufio.NewWriterSize(fd, 1<<20)
-	var line string
-	for lines(&line) {
-		w.WriteString(line)
-		w.WriteByte('\n')
-	}
-	return w.Flush()
+		return nil
+	})
 }
