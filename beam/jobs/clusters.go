@@ -3,6 +3,8 @@ package jobs
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/simhashdb/simhashdb/beam/neardup"
@@ -14,14 +16,14 @@ import (
 // (in another order): one pipeline finds the pairs, then rounds of
 // large-star and small-star run, one pipeline each, until a round changes
 // no edge, and a last pipeline writes the clusters. The rounds' edges go
-// to c.Temp.
+// to c.Temp, removed at the end when it is local.
 func FindClusters(ctx context.Context, c Config) (*Report, error) {
 	r, err := start(ctx, "find-clusters", &c, c.Input, c.Format, func(n int) (*permutation.Design, error) { return pairDesign(&c, n) })
 	if err != nil {
 		return nil, err
 	}
 	n, d := r.n, r.d
-	shards := shardsFor(n)
+	shards := max(shardsFor(n), c.Shards) // the rounds' files, as many as the output's at least
 	edgesOf := func(round int) string { return fmt.Sprintf("%s/edges-%03d", c.Temp, round) }
 	glob := func(path string) string {
 		if shards == 1 {
@@ -64,6 +66,13 @@ func FindClusters(ctx context.Context, c Config) (*Report, error) {
 	neardup.WriteLines(s, c.Output, c.Shards, lines)
 	if _, err := r.run(ctx, p); err != nil {
 		return nil, err
+	}
+	if !strings.Contains(c.Temp, "://") {
+		// Local rounds are removed; on a remote file system they stay for
+		// the bucket's lifecycle rules to take.
+		if err := os.RemoveAll(c.Temp); err != nil {
+			return nil, err
+		}
 	}
 	return r.done(), nil
 }

@@ -186,6 +186,13 @@ func TestShardedOutput(t *testing.T) {
 	files, _ := filepath.Glob(out + "-*-of-00004")
 	assert.Len(t, files, 4)
 	sameLines(t, oraclePairs(ds.fps, 3), readLines(t, out+"-*-of-00004"))
+
+	// find-clusters writes its rounds' edges in as many shards.
+	out = filepath.Join(dir, "clusters")
+	_, err = FindClusters(context.Background(), Config{Input: in, Output: out, Distance: 3, Shards: 4})
+	require.NoError(t, err)
+	assert.NoDirExists(t, out+".tmp", "the rounds' edges are removed")
+	sameLines(t, oracleClusters(ds.fps, 3), readLines(t, out+"-*-of-00004"))
 }
 
 func TestBadInput(t *testing.T) {
