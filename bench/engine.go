@@ -54,6 +54,13 @@ type EngineRow struct {
 	MemBytesPerFP   float64 `json:"mem_bytes_per_fp"`
 	MemP50us        float64 `json:"mem_p50_us"`
 	MemP99us        float64 `json:"mem_p99_us"`
+	// The bucket baseline (go-simstore's design, bucketIndex) and the
+	// engine, each query timed on both in turn in one loop.
+	BucketBytesPerFP float64 `json:"bucket_bytes_per_fp"`
+	BucketP50us      float64 `json:"bucket_p50_us"`
+	BucketP99us      float64 `json:"bucket_p99_us"`
+	InTurnP50us      float64 `json:"engine_in_turn_p50_us"`
+	InTurnP99us      float64 `json:"engine_in_turn_p99_us"`
 	// SmallCache is the same queries after reopening with a cache of
 	// SmallCacheMB (decoded blocks and Pebble's cache together).
 	SmallCacheMB  int                  `json:"small_cache_mb"`
@@ -365,6 +372,9 @@ func measureEngine(cfg Config, n int) (EngineRow, error) {
 	slices.Sort(memLat)
 	row.MemP50us, row.MemP99us = pct(memLat, 0.5), pct(memLat, 0.99)
 	row.CDF["in-memory sorted tables"] = memLat
+	if err := bucketBaseline(ctx, db, fps, qs, &row); err != nil {
+		return row, err
+	}
 	// A cache much smaller than the index, in a child process so that its
 	// resident memory is the query workload's alone (this process has held
 	// gigabytes of test data and caches, which the allocators keep).
@@ -617,6 +627,13 @@ func (r *EngineResults) report(md *strings.Builder) {
 			x.MemP50us, x.MemP99us, x.P50us, x.P99us, x.DiskBytesPerF, x.SmallCacheMB, x.SmallP50us, x.SmallP99us, x.SmallCacheRSS,
 			byK[1].P50us, byK[1].P99us, byK[2].P50us, byK[2].P99us, x.QPS1, x.QPS2)
 	}
+	md.WriteString("\n### Against the bucket baseline, timed in turn\n\n")
+	md.WriteString("Each query timed on the engine and then on the bucket baseline (go-simstore's design: k+1 blocks, a table of buckets per block, every entry of the query's buckets checked by popcount; `bench/bucketindex.go`) in one loop.\n\n")
+	md.WriteString("| n | bucket bytes/fp | bucket p50 / p99 µs | simhashdb p50 / p99 µs (same loop) | p50 ratio | p99 ratio |\n|---:|---:|---:|---:|---:|---:|\n")
+	for _, x := range r.Rows {
+		fmt.Fprintf(md, "| %d | %.1f | %.2f / %.2f | %.2f / %.2f | %.2fx | %.2fx |\n", x.N, x.BucketBytesPerFP, x.BucketP50us, x.BucketP99us,
+			x.InTurnP50us, x.InTurnP99us, x.InTurnP50us/x.BucketP50us, x.InTurnP99us/x.BucketP99us)
+	}
 	md.WriteString("\nSmall cache: a child process opens the index read-only with that cache (decoded blocks and Pebble's block cache together), runs the queries once to warm what fits, then is timed on a second pass; RSS is that child's resident memory at the end, everything included. The in-memory baseline returns fingerprints only; simhashdb also fetches each match's document (id, name).\n")
 	if len(r.Designs) > 0 {
 		fmt.Fprintf(md, "\n### Table designs at %d fingerprints (the paper's space/time trade-off, measured)\n\n", r.Designs[0].N)
@@ -633,4 +650,50 @@ func (r *EngineResults) report(md *strings.Builder) {
 	for _, ch := range r.Charts {
 		fmt.Fprintf(md, "![%s](%s)\n\n", ch, ch)
 	}
+}
+
+// bucketBaseline measures the bucket baseline against the engine, each
+// query timed on one and then the other in the same loop (the machine's
+// noise falls on both), after checking that they find the same.
+func bucketBaseline(ctx context.Context, db *engine.DB, fps, qs []uint64, row *EngineRow) error {
+	bi, err := newBucketIndex(3, data.Sorted(slices.Clone(fps)))
+	if err != nil {
+		return err
+	}
+	row.BucketBytesPerFP = float64(bi.bytes()) / float64(len(fps))
+	var buf []uint64
+	for _, q := range qs[:min(len(qs), 500)] {
+		m, err := db.Query(ctx, q, 3)
+		if err != nil {
+			return err
+		}
+		got := map[uint64]bool{}
+		for _, x := range m {
+			got[x.Fingerprint] = true
+		}
+		if buf = bi.query(q, 3, buf); len(buf) != len(got) {
+			return fmt.Errorf("query %016x: the bucket baseline finds %d fingerprints, the engine %d", q, len(buf), len(got))
+		}
+	}
+	eng, bucket := make([]float64, len(qs)), make([]float64, len(qs))
+	for pass := range 2 { // the first pass warms both
+		for i, q := range qs {
+			t0 := time.Now()
+			if _, err := db.Query(ctx, q, 3); err != nil {
+				return err
+			}
+			t1 := time.Now()
+			buf = bi.query(q, 3, buf)
+			t2 := time.Now()
+			if pass == 1 {
+				eng[i], bucket[i] = float64(t1.Sub(t0).Nanoseconds())/1e3, float64(t2.Sub(t1).Nanoseconds())/1e3
+			}
+		}
+	}
+	slices.Sort(eng)
+	slices.Sort(bucket)
+	row.BucketP50us, row.BucketP99us = pct(bucket, 0.5), pct(bucket, 0.99)
+	row.InTurnP50us, row.InTurnP99us = pct(eng, 0.5), pct(eng, 0.99)
+	row.CDF["bucket tables (go-simstore's design)"] = bucket
+	return nil
 }
