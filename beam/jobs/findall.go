@@ -30,7 +30,8 @@ func pairsPipeline(s beam.Scope, c *Config, d *permutation.Design, n int) (pairs
 }
 
 // FindAll writes every pair within c.Distance among the input's
-// fingerprints, as simhashdb find-all writes them (in another order).
+// fingerprints, as simhashdb find-all writes them (in another order), and
+// the groups of exact duplicates to Output.duplicates.
 func FindAll(ctx context.Context, c Config) (*Report, error) {
 	r, err := start(ctx, "find-all", &c, c.Input, c.Format, func(n int) (*permutation.Design, error) { return pairDesign(&c, n) })
 	if err != nil {
@@ -43,6 +44,7 @@ func FindAll(ctx context.Context, c Config) (*Report, error) {
 		return nil, err
 	}
 	neardup.WriteLines(s, c.Output, c.Shards, neardup.PairLines(s, pairs, dups))
+	neardup.WriteLines(s, c.Output+".duplicates", 1, neardup.DuplicateLines(s, dups))
 	if _, err := r.run(ctx, p); err != nil {
 		return nil, err
 	}

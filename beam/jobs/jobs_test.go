@@ -113,6 +113,9 @@ func TestFindAllAndClusters(t *testing.T) {
 			sameLines(t, cli(t, out+".cli", "find-all", "-d", fmt.Sprint(k), "-i", in, "-o", out+".cli"), got, "find-all %s against simhashdb", name)
 			assert.Equal(t, int64(len(ds.fps)), rep.Counters[neardup.CounterFingerprints], name)
 			assert.Zero(t, rep.BadLines(), name)
+			if k == 0 {
+				sameLines(t, oracleDuplicates(ds.fps), readLines(t, out+".duplicates"), "duplicate groups of %s", name)
+			}
 
 			out = filepath.Join(dir, fmt.Sprintf("clusters-%d", k))
 			rep, err = FindClusters(ctx, Config{Input: in, Output: out, Distance: k})
@@ -207,6 +210,7 @@ func TestBadInput(t *testing.T) {
 	rep, err := FindAll(context.Background(), Config{Input: in, Output: out, Distance: 1})
 	require.NoError(t, err)
 	sameLines(t, oraclePairs(good, 1), readLines(t, out))
+	assert.Empty(t, readLines(t, out+".duplicates"))
 	assert.EqualValues(t, 5, rep.BadLines())
 	assert.EqualValues(t, 10, rep.Counters[neardup.CounterLines])
 	bad := readLines(t, out+".bad")

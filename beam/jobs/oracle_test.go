@@ -186,3 +186,16 @@ func oracleBatch(queries []uint64, docs []doc, k int) []string {
 func arrayLine(vs ...uint64) string {
 	return strings.TrimSuffix(string(lines.AppendArray(nil, vs...)), "\n")
 }
+
+// oracleDuplicates returns the duplicate groups' lines.
+func oracleDuplicates(fps []uint64) []string {
+	distinct, count := countValues(fps)
+	out := []string{}
+	for _, v := range distinct {
+		if count[v] > 1 {
+			out = append(out, fmt.Sprintf(`{"fp":"0x%016x","count":%d}`, v, count[v]))
+		}
+	}
+	slices.Sort(out)
+	return out
+}

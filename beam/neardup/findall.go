@@ -1,6 +1,7 @@
 package neardup
 
 import (
+	"strconv"
 	"context"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -8,12 +9,14 @@ import (
 	"github.com/simhashdb/simhashdb/engine/join"
 	"github.com/simhashdb/simhashdb/internal/lines"
 	"github.com/simhashdb/simhashdb/permutation"
+	"github.com/simhashdb/simhashdb/simhash"
 )
 
 func init() {
 	register.DoFn4x1[context.Context, uint64, func(*[]byte) bool, func(uint64, uint64), error](&scanGroupFn{})
 	register.Function3x0(pairLine)
 	register.Function3x0(dupLine)
+	register.Function3x0(duplicateGroupLine)
 	register.Emitter2[uint64, uint64]()
 }
 
@@ -84,3 +87,14 @@ func pairLine(a, b uint64, emit func(string)) {
 }
 
 func dupLine(v uint64, _ int64, emit func(string)) { pairLine(v, v, emit) }
+
+// DuplicateLines formats the exact duplicates (Distinct's dups) as groups:
+// {"fp":"0x...","count":N} a line, each fingerprint that occurs more than
+// once and how often.
+func DuplicateLines(s beam.Scope, dups beam.PCollection) beam.PCollection {
+	return beam.ParDo(s.Scope("neardup.DuplicateLines"), duplicateGroupLine, dups)
+}
+
+func duplicateGroupLine(v uint64, n int64, emit func(string)) {
+	emit(`{"fp":"` + simhash.Format(v) + `","count":` + strconv.FormatInt(n, 10) + "}")
+}
