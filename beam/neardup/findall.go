@@ -1,8 +1,8 @@
 package neardup
 
 import (
-	"strconv"
 	"context"
+	"strconv"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
