@@ -113,7 +113,7 @@ func (e *DB) expandBatch(ctx context.Context, st *state, queries []uint64, hits 
 			continue
 		}
 		var err error
-		if out[i], err = e.expand(st, cands, &it); err != nil {
+		if out[i], err = e.expand(st, cands, &it, nil); err != nil {
 			return err
 		}
 	}

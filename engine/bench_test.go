@@ -109,6 +109,23 @@ func BenchmarkQueryMatch(b *testing.B) {
 	}
 }
 
+// BenchmarkQueryAppend is BenchmarkQueryMatch returning into one reused
+// buffer: the allocation-free path.
+func BenchmarkQueryAppend(b *testing.B) {
+	db, qs := loaded(b, benchN(b), 8192)
+	var buf []Match
+	for _, q := range qs {
+		buf, _ = db.QueryAppend(ctx, buf[:0], q, 3)
+	}
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		var err error
+		if buf, err = db.QueryAppend(ctx, buf[:0], qs[i%len(qs)], 3); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkQueryInsert is the crawler's loop on benchN loaded documents:
 // an op is a query near a stored document (each a new one, drawn at
 // random) and the insert of a new document, in batches of 100; flushes

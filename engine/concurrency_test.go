@@ -95,3 +95,30 @@ func TestInsertIfNew(t *testing.T) {
 	assert.Equal(t, int32(1), wins.Load())
 	require.ErrorIs(t, db.Insert(ctx, Doc{ID: 5, Name: strings.Repeat("x", MaxName+1)}), ErrInput)
 }
+
+// TestQueryAppendAllocs: a warm query into a reused buffer allocates
+// nothing, matches or not (the cache holds its blocks and postings).
+func TestQueryAppendAllocs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads an index")
+	}
+	db := openT(t, t.TempDir(), testOptions())
+	docs := corpus(3000, 11)
+	for _, d := range docs {
+		require.NoError(t, db.Insert(ctx, d))
+	}
+	require.NoError(t, db.Flush(ctx))
+	qs := []uint64{docs[5].Fingerprint, docs[1500].Fingerprint ^ 3, 0, 0x123456789}
+	var buf []Match
+	for _, q := range qs { // warm
+		var err error
+		buf, err = db.QueryAppend(ctx, buf[:0], q, 3)
+		require.NoError(t, err)
+	}
+	i := 0
+	allocs := testing.AllocsPerRun(400, func() {
+		buf, _ = db.QueryAppend(ctx, buf[:0], qs[i%len(qs)], 3)
+		i++
+	})
+	assert.Zero(t, allocs, "allocations per warm QueryAppend")
+}

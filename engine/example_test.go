@@ -119,6 +119,24 @@ func openExample() (*engine.DB, func()) {
 	return db, func() { db.Close(); os.RemoveAll(dir) }
 }
 
+// A loop of queries that reuses one buffer: on a warm index each allocates
+// nothing.
+func ExampleDB_QueryAppend() {
+	db, done := openExample()
+	defer done()
+	var buf []engine.Match
+	for _, q := range []uint64{0xfedcba9876543211, 0x0000000000000000} {
+		var err error
+		if buf, err = db.QueryAppend(context.Background(), buf[:0], q, 2); err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("%#x: %d matches\n", q, len(buf))
+	}
+	// Output:
+	// 0xfedcba9876543211: 1 matches
+	// 0x0: 0 matches
+}
+
 // Many queries at once: results come back in the order asked.
 func ExampleDB_QueryBatch() {
 	db, done := openExample()

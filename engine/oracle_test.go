@@ -90,6 +90,11 @@ func checkQueries(t *testing.T, db *DB, o oracle, qs []uint64, stage string) {
 			if len(want) > 0 {
 				require.Equal(t, want, got, "%s: query %016x k=%d", stage, q, k)
 			}
+			// QueryAppend keeps what dst held and appends the same.
+			sentinel := Match{Doc{ID: 1<<64 - 1}, 99}
+			app, err := db.QueryAppend(ctx, []Match{sentinel}, q, k)
+			require.NoError(t, err)
+			require.Equal(t, append([]Match{sentinel}, want...), app, "%s: QueryAppend %016x k=%d", stage, q, k)
 		}
 		n := 0
 		for r, err := range db.QueryBatch(ctx, qs, k) {

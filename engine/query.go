@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -19,17 +20,24 @@ func (e *DB) seekPostings(it *pebble.Iterator, fp uint64) bool {
 
 // Query returns every stored document within Hamming distance k of fp,
 // nearest first (then by id). k may be at most K.
-func (e *DB) Query(ctx context.Context, fp uint64, k int) (_ []Match, err error) {
+func (e *DB) Query(ctx context.Context, fp uint64, k int) ([]Match, error) {
+	return e.QueryAppend(ctx, nil, fp, k)
+}
+
+// QueryAppend is Query appending the matches to dst and returning it: a
+// caller that reuses dst (dst[:0]) allocates nothing for a query whose
+// blocks and postings are cached, however many it makes.
+func (e *DB) QueryAppend(ctx context.Context, dst []Match, fp uint64, k int) (_ []Match, err error) {
 	defer func() { err = storeErr(err) }()
 	if k < 0 || k > e.design.K {
-		return nil, fmt.Errorf("%w: k = %d, the index answers up to %d", ErrDistance, k, e.design.K)
+		return dst, fmt.Errorf("%w: k = %d, the index answers up to %d", ErrDistance, k, e.design.K)
 	}
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	if e.closed {
-		return nil, ErrClosed
+		return dst, ErrClosed
 	}
-	return e.queryLocked(ctx, fp, k)
+	return e.queryLocked(dst, fp, k)
 }
 
 type candidate struct {
@@ -37,34 +45,43 @@ type candidate struct {
 	d  int
 }
 
-func (e *DB) queryLocked(ctx context.Context, q uint64, k int) ([]Match, error) {
+// candidates are queries' scratch lists of candidates, reused.
+var candidates = sync.Pool{New: func() any { return new([]candidate) }}
+
+func (e *DB) queryLocked(dst []Match, q uint64, k int) ([]Match, error) {
 	st := e.st
-	var cands []candidate
-	add := func(fp uint64, d int) { cands = append(cands, candidate{fp, d}) }
+	cp := candidates.Get().(*[]candidate)
+	defer func() {
+		if cap(*cp) <= 1<<12 { // a hot key's thousands are not kept
+			*cp = (*cp)[:0]
+			candidates.Put(cp)
+		}
+	}()
+	add := func(fp uint64, d int) { *cp = append(*cp, candidate{fp, d}) }
 	if err := e.probeAll(st, q, k, add); err != nil {
-		return nil, err
+		return dst, err
 	}
 	e.mem.search(q, k, add)
 	if e.imm != nil {
 		e.imm.search(q, k, add)
 	}
-	if len(cands) == 0 {
-		return nil, nil
+	if len(*cp) == 0 {
+		return dst, nil
 	}
 	var it *pebble.Iterator
 	defer func() { st.release(it) }()
-	return e.expand(st, cands, &it)
+	return e.expand(st, *cp, &it, dst)
 }
 
-// expand turns candidate fingerprints into the documents that hold them
+// expand appends to dst the documents that hold the candidate fingerprints
 // now (memtables first, then the snapshot's postings, less what the
 // memtables replace or delete), nearest first and then by id. *it is the
 // postings iterator, opened on first use so that callers with many queries
 // share one.
-func (e *DB) expand(st *state, cands []candidate, it **pebble.Iterator) ([]Match, error) {
+func (e *DB) expand(st *state, cands []candidate, it **pebble.Iterator, dst []Match) ([]Match, error) {
 	slices.SortFunc(cands, func(a, b candidate) int { return cmpU64(a.fp, b.fp) })
 	cands = slices.CompactFunc(cands, func(a, b candidate) bool { return a.fp == b.fp })
-	var out []Match
+	out, from := dst, len(dst)
 	for _, c := range cands {
 		for _, id := range e.mem.byFP[c.fp] {
 			out = append(out, Match{Doc{id, c.fp, e.mem.docs[id].name}, c.d})
@@ -78,10 +95,10 @@ func (e *DB) expand(st *state, cands []candidate, it **pebble.Iterator) ([]Match
 		}
 		var err error
 		if out, err = e.postings(st, it, c.fp, c.d, out); err != nil {
-			return nil, err
+			return dst, err
 		}
 	}
-	slices.SortFunc(out, func(a, b Match) int {
+	slices.SortFunc(out[from:], func(a, b Match) int {
 		if a.Distance != b.Distance {
 			return a.Distance - b.Distance
 		}
