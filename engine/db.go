@@ -60,9 +60,11 @@ type DB struct {
 	bgErr     error // a failed background flush
 
 	commitMu sync.Mutex // orders WAL appends and sequence numbers
-	appended uint64
-	dedupMu  sync.Mutex // serialises InsertIfNew
-	flushMu  sync.Mutex // one flush (or check) at a time
+	// logFree and logSinceStat are logRoom's view of the disk (commitMu).
+	logFree, logSinceStat int64
+	appended              uint64
+	dedupMu               sync.Mutex // serialises InsertIfNew
+	flushMu               sync.Mutex // one flush (or check) at a time
 
 	flushCh chan struct{}
 	quit    chan struct{}

@@ -59,6 +59,12 @@ func (e *DB) commit(ctx context.Context, batches ...*pebble.Batch) error {
 	if n == 0 {
 		return nil
 	}
+	// Again now that the sstable is written: the log may have written
+	// meanwhile (it stops short of 2 x headroom, logRoom), and the
+	// MANIFEST record of the ingest must fit.
+	if err := e.checkRoom(0); err != nil {
+		return err
+	}
 	if err := e.pdb.Ingest(ctx, []string{path}); err != nil {
 		return diskErr("ingesting "+path, err)
 	}
@@ -174,6 +180,34 @@ func (e *DB) removeScratch() error {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// logStat is how often, in bytes appended, logRoom asks the disk for its
+// free space when it is far from full.
+const logStat = 64 << 20
+
+// logRoom refuses a log record of n bytes that would leave less than twice
+// headroom on the disk, so that the log never takes the room a flush keeps
+// for Pebble's MANIFEST (commit). commitMu is held. The disk is asked
+// again when the last answer, less what the log wrote since, comes near
+// that, and every logStat bytes otherwise (others write to the disk too).
+func (e *DB) logRoom(n int) error {
+	e.logFree -= int64(n)
+	e.logSinceStat += int64(n)
+	if e.logFree > 8*headroom && e.logSinceStat < logStat {
+		return nil
+	}
+	du, err := e.fs.GetDiskUsage(e.dir)
+	if err != nil {
+		e.logFree, e.logSinceStat = 1<<62, 0 // unknown: the write itself will say
+		return nil
+	}
+	e.logFree, e.logSinceStat = int64(du.AvailBytes)-int64(n), 0
+	if du.AvailBytes < uint64(n)+2*headroom {
+		e.logFree = 0 // ask again next time
+		return fmt.Errorf("%w: %s has %d bytes free, the log keeps %d free for flushes", ErrDiskFull, e.dir, du.AvailBytes, 2*headroom)
 	}
 	return nil
 }

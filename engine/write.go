@@ -66,6 +66,9 @@ func (e *DB) write(ctx context.Context, docs []Doc, deletes []uint64) error {
 		return ErrClosed
 	}
 	log, err := e.liveLog()
+	if err == nil {
+		err = e.logRoom(len(payload))
+	}
 	if err != nil {
 		e.commitMu.Unlock()
 		return err
