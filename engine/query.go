@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -45,19 +44,13 @@ type candidate struct {
 	d  int
 }
 
-// candidates are queries' scratch lists of candidates, reused.
-var candidates = sync.Pool{New: func() any { return new([]candidate) }}
-
 func (e *DB) queryLocked(dst []Match, q uint64, k int) ([]Match, error) {
 	st := e.st
-	cp := candidates.Get().(*[]candidate)
-	defer func() {
-		if cap(*cp) <= 1<<12 { // a hot key's thousands are not kept
-			*cp = (*cp)[:0]
-			candidates.Put(cp)
-		}
-	}()
-	add := func(fp uint64, d int) { *cp = append(*cp, candidate{fp, d}) }
+	// On the stack: a query has a few candidates a table, and a pool
+	// misses whenever the goroutine changes processors.
+	var stack [64]candidate
+	cands := stack[:0]
+	add := func(fp uint64, d int) { cands = append(cands, candidate{fp, d}) }
 	if err := e.probeAll(st, q, k, add); err != nil {
 		return dst, err
 	}
@@ -65,12 +58,12 @@ func (e *DB) queryLocked(dst []Match, q uint64, k int) ([]Match, error) {
 	if e.imm != nil {
 		e.imm.search(q, k, add)
 	}
-	if len(*cp) == 0 {
+	if len(cands) == 0 {
 		return dst, nil
 	}
 	var it *pebble.Iterator
 	defer func() { st.release(it) }()
-	return e.expand(st, *cp, &it, dst)
+	return e.expand(st, cands, &it, dst)
 }
 
 // expand appends to dst the documents that hold the candidate fingerprints
