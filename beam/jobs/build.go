@@ -37,7 +37,10 @@ func Build(ctx context.Context, c Config) (*Report, error) {
 	p, s := beam.NewPipelineWithRoot()
 	docs, bad := neardup.Read(s, c.Input, c.Format)
 	neardup.WriteLines(s, c.Bad, 1, bad)
-	distinct, _ := neardup.Distinct(s, docs, bitsFor(n, 1<<22))
+	distinct, _, err := neardup.Distinct(s, docs, bitsFor(n, 1<<22))
+	if err != nil {
+		return nil, err
+	}
 	if _, err := neardup.BuildTables(s, distinct, d, bitsFor(n, 1<<22), c.BlockSize, c.Output); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
 	}

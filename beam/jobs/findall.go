@@ -24,7 +24,10 @@ func pairDesign(c *Config, n int) (*permutation.Design, error) {
 func pairsPipeline(s beam.Scope, c *Config, d *permutation.Design, n int) (pairs, dups beam.PCollection, err error) {
 	docs, bad := neardup.Read(s, c.Input, c.Format)
 	neardup.WriteLines(s, c.Bad, 1, bad)
-	distinct, dups := neardup.Distinct(s, docs, bitsFor(n, 1<<22))
+	distinct, dups, err := neardup.Distinct(s, docs, bitsFor(n, 1<<22))
+	if err != nil {
+		return pairs, dups, err
+	}
 	pairs, err = neardup.FindAll(s, distinct, d, c.Distance, bitsFor(n, 1<<20))
 	return pairs, dups, err
 }

@@ -139,6 +139,18 @@ func start(ctx context.Context, job string, c *Config, input, format string, des
 	if err := c.defaults(); err != nil {
 		return nil, err
 	}
+	// A path on a file system this program lacks is a usage error here,
+	// not a panic while the pipeline is built.
+	for _, p := range []string{c.Output, c.Bad, c.Temp, c.Stored} {
+		if p == "" {
+			continue
+		}
+		fs, err := filesystem.New(ctx, p)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+		}
+		fs.Close()
+	}
 	r := &runner{cfg: c, rep: &Report{Job: job, Bad: c.Bad, Counters: map[string]int64{}}, start: time.Now(), cpu0: cpuTime()}
 	n, err := estimate(ctx, input, format)
 	if err != nil {

@@ -336,3 +336,34 @@ func trim(s string) string {
 	}
 	return s
 }
+
+// TestUsageErrors: bad settings are usage errors naming the problem, never
+// a panic while the pipeline is built.
+func TestUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "fps.txt")
+	writeTestFile(t, in, []string{"1", "3"})
+	out := filepath.Join(dir, "out")
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		run  func() error
+		want string
+	}{
+		{"unknown output file system", func() error { _, err := FindAll(ctx, Config{Input: in, Output: "foo://b/x", Distance: 1}); return err }, `scheme "foo"`},
+		{"unknown stored file system", func() error {
+			_, err := Batch(ctx, Config{Input: in, Stored: "foo://b/s", Output: out, Distance: 1})
+			return err
+		}, `scheme "foo"`},
+		{"no output", func() error { _, err := FindAll(ctx, Config{Input: in, Distance: 1}); return err }, "--output"},
+		{"distance", func() error { _, err := FindClusters(ctx, Config{Input: in, Output: out, Distance: 17}); return err }, "--distance 17"},
+		{"format", func() error { _, err := Build(ctx, Config{Input: in, Output: out, Format: "xml"}); return err }, `--format "xml"`},
+		{"block size", func() error { _, err := Build(ctx, Config{Input: in, Output: out, BlockSize: 10}); return err }, "block size"},
+	} {
+		err := tc.run()
+		require.ErrorIs(t, err, ErrUsage, tc.name)
+		assert.Contains(t, err.Error(), tc.want, tc.name)
+	}
+	_, err := FindAll(ctx, Config{Input: filepath.Join(dir, "missing-*.txt"), Output: out, Distance: 1})
+	assert.ErrorContains(t, err, "no such file")
+}

@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"reflect"
 	"slices"
+	"sort"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
@@ -80,6 +81,13 @@ type queryTable struct {
 	qi []int32
 }
 
+func (q queryTable) Len() int           { return len(q.pv) }
+func (q queryTable) Less(i, j int) bool { return q.pv[i] < q.pv[j] }
+func (q queryTable) Swap(i, j int) {
+	q.pv[i], q.pv[j] = q.pv[j], q.pv[i]
+	q.qi[i], q.qi[j] = q.qi[j], q.qi[i]
+}
+
 type matchFn struct {
 	Design  []byte `json:"design"`
 	K       int    `json:"k"`
@@ -110,14 +118,10 @@ func (f *matchFn) build(queries func(*Query) bool) {
 	for t := range f.d.Tables {
 		tb := &f.d.Tables[t]
 		qt := queryTable{pv: make([]uint64, len(f.queries)), qi: make([]int32, len(f.queries))}
-		idx := make([]int32, len(f.queries))
-		for i := range idx {
-			idx[i] = int32(i)
+		for i := range f.queries {
+			qt.pv[i], qt.qi[i] = tb.Permute(f.queries[i].FP), int32(i)
 		}
-		slices.SortFunc(idx, func(a, b int32) int { return cmp.Compare(tb.Permute(f.queries[a].FP), tb.Permute(f.queries[b].FP)) })
-		for i, j := range idx {
-			qt.pv[i], qt.qi[i] = tb.Permute(f.queries[j].FP), j
-		}
+		sort.Sort(qt) // permuted once each, not in every comparison
 		f.tables[t] = qt
 	}
 }

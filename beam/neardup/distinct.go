@@ -26,13 +26,14 @@ func init() {
 // every empty page) crosses it once a bundle, and then grouped by their
 // top shardBits bits (0 to 24), 2^shardBits groups that each fit a
 // worker's memory.
-func Distinct(s beam.Scope, docs beam.PCollection, shardBits int) (distinct, dups beam.PCollection) {
+func Distinct(s beam.Scope, docs beam.PCollection, shardBits int) (distinct, dups beam.PCollection, err error) {
 	if shardBits < 0 || shardBits > 24 {
-		panic(fmt.Sprintf("neardup.Distinct: shardBits %d, want 0 to 24", shardBits))
+		return beam.PCollection{}, beam.PCollection{}, fmt.Errorf("neardup.Distinct: shardBits %d, want 0 to 24", shardBits)
 	}
 	s = s.Scope("neardup.Distinct")
 	counted := beam.ParDo(s, &countFn{ShardBits: shardBits}, docs)
-	return beam.ParDo2(s, &mergeCountsFn{}, beam.GroupByKey(s, counted))
+	distinct, dups = beam.ParDo2(s, &mergeCountsFn{}, beam.GroupByKey(s, counted))
+	return distinct, dups, nil
 }
 
 // bundleLimit is the most distinct values a DoFn holds between flushes.
