@@ -33,7 +33,9 @@ func decodeBlock(r reader, codes codec.CodeMap, t int, key uint64, pending int) 
 		return nil, nil, blockErr(t, key, err)
 	}
 	defer c.Close()
-	if fps, err = decodeValue(make([]uint64, 0, len(v)/4), v, codes, t, key); err != nil {
+	// Decoded into a slice of the block's length: the cache counts 8 bytes a
+	// fingerprint, and a guessed capacity would hold more than it counts.
+	if fps, err = decodeValue(nil, v, codes, t, key); err != nil {
 		return nil, nil, err
 	}
 	if pend, err = readPending(r, t, key, pending); err != nil {

@@ -137,6 +137,24 @@ func ExampleDB_QueryAppend() {
 	// 0x0: 0 matches
 }
 
+// A service warms the cache once after opening, so that its first queries
+// find their blocks decoded; Stats says what the default budget came to.
+func ExampleDB_Warm() {
+	db, done := openExample()
+	defer done()
+	ctx := context.Background()
+	if err := db.Warm(ctx); err != nil {
+		log.Fatal(err)
+	}
+	st, err := db.Stats(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("cached:", st.CacheBytes > 0, "within the budget:", st.CacheBytes <= st.CacheSize)
+	// Output:
+	// cached: true within the budget: true
+}
+
 // Many queries at once: results come back in the order asked.
 func ExampleDB_QueryBatch() {
 	db, done := openExample()

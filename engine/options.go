@@ -50,7 +50,9 @@ const (
 	DefaultK            = 3
 	DefaultExpected     = 1 << 24
 	DefaultMemtableSize = 64 << 20
-	DefaultCacheSize    = 256 << 20
+	// DefaultCacheSize is the cache budget where the memory the process
+	// may use is unknown (see Options.CacheSize).
+	DefaultCacheSize = 256 << 20
 )
 
 // Options configure Open. The zero value is a usable default.
@@ -71,7 +73,14 @@ type Options struct {
 	MemtableSize int64
 	// CacheSize bounds the cache of decoded table blocks (and of the
 	// postings of matched fingerprints, 16 bytes a document) and Pebble's
-	// block cache together (default 256 MiB).
+	// block cache together. The default is a quarter of the memory the
+	// process may use: the least of GOMEMLIMIT, its memory cgroup's limit
+	// and the machine's memory (DefaultCacheSize where none is known).
+	// The cache holds only what queries and writes read, so an index
+	// smaller than the budget takes no more than its decoded blocks: about
+	// 8 bytes per fingerprint and table. Set it to bound the memory; the
+	// Go heap may grow to about twice the cache between collections unless
+	// GOMEMLIMIT is set.
 	CacheSize int64
 	// Sync chooses durability; the default is SyncAlways.
 	Sync SyncMode
@@ -147,7 +156,7 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("%w: MemtableSize = %d, want at least 1 KiB", ErrOptions, o.MemtableSize)
 	}
 	if o.CacheSize == 0 {
-		o.CacheSize = DefaultCacheSize
+		o.CacheSize = autoCacheSize()
 	}
 	if o.CacheSize < 1<<20 {
 		return o, fmt.Errorf("%w: CacheSize = %d, want at least 1 MiB", ErrOptions, o.CacheSize)

@@ -46,8 +46,12 @@ type Stats struct {
 	// PebbleBytes and BytesOnDisk count what the files take on disk
 	// (allocated blocks: Pebble preallocates its logs), Pebble's and the
 	// whole index's.
-	PebbleBytes    int64  `json:"pebble_bytes"`
-	BytesOnDisk    int64  `json:"bytes_on_disk"`
+	PebbleBytes int64 `json:"pebble_bytes"`
+	BytesOnDisk int64 `json:"bytes_on_disk"`
+	// CacheSize is the cache budget, Options.CacheSize or the default it
+	// resolved to; CacheBytes is what the decoded blocks and postings
+	// take of it now.
+	CacheSize      int64  `json:"cache_size"`
 	CacheBytes     int64  `json:"cache_bytes"`
 	CacheHits      uint64 `json:"cache_hits"`
 	CacheMisses    uint64 `json:"cache_misses"`
@@ -93,6 +97,7 @@ func (e *DB) Stats(ctx context.Context) (Stats, error) {
 	pm := e.pdb.Metrics()
 	s.PebbleBytes = dirSize(filepath.Join(e.dir, pebbleDir))
 	s.BytesOnDisk = s.PebbleBytes + dirSize(filepath.Join(e.dir, walDir))
+	s.CacheSize = e.opts.CacheSize
 	s.CacheBytes, s.CacheHits, s.CacheMisses = e.cache.stats()
 	s.PebbleCacheHit = pm.BlockCache.Hits
 	return s, nil

@@ -157,6 +157,17 @@ func serve(ctx context.Context, db *engine.DB, d *dbFlags, ff *fingerprintFlags,
 		auth = "bearer token required"
 	}
 	fmt.Fprintf(stderr, "%s serve: listening on %s://%s (index %s, K = %d, %s)\n", programName, scheme, ln.Addr(), d.dir, db.K(), auth)
+	// Warm the cache meanwhile: the first queries then find their blocks
+	// decoded. Stopped and waited for before the index closes.
+	wctx, stopWarm := context.WithCancel(ctx)
+	warmed := make(chan struct{})
+	defer func() { stopWarm(); <-warmed }()
+	go func() {
+		defer close(warmed)
+		if err := db.Warm(wctx); err != nil && wctx.Err() == nil {
+			fmt.Fprintf(stderr, "%s serve: warming the cache: %v\n", programName, err)
+		}
+	}()
 	done := make(chan error, 1)
 	go func() {
 		if sf.tlsCert != "" {
