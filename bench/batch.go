@@ -289,8 +289,8 @@ func ChildMain() bool {
 	switch os.Getenv(childEnv) {
 	case "sortjoin":
 		err = sortJoin(os.Getenv("SIMHASHDB_BENCH_IN"), os.Getenv("SIMHASHDB_BENCH_OUT"))
-	case "smallcache":
-		err = smallCacheChild(os.Getenv("SIMHASHDB_BENCH_DB"), os.Getenv("SIMHASHDB_BENCH_IN"), os.Getenv("SIMHASHDB_BENCH_OUT"))
+	case "cachecurve":
+		err = cacheCurveChild(os.Getenv("SIMHASHDB_BENCH_DB"), os.Getenv("SIMHASHDB_BENCH_CACHE_MB"), os.Getenv("SIMHASHDB_BENCH_OUT"))
 	default:
 		return false
 	}

@@ -1,15 +1,13 @@
 package bench
 
 import (
+	"cmp"
 	"context"
-	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"math/bits"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -63,11 +61,13 @@ type EngineRow struct {
 	InTurnP99us      float64 `json:"engine_in_turn_p99_us"`
 	// SmallCache is the same queries after reopening with a cache of
 	// SmallCacheMB (decoded blocks and Pebble's cache together).
-	SmallCacheMB  int                  `json:"small_cache_mb"`
-	SmallP50us    float64              `json:"small_cache_p50_us"`
-	SmallP99us    float64              `json:"small_cache_p99_us"`
-	SmallCacheRSS float64              `json:"small_cache_rss_mb"`
-	CDF           map[string][]float64 `json:"-"` // sorted latencies by series, for the chart
+	SmallCacheMB  int     `json:"small_cache_mb"`
+	SmallP50us    float64 `json:"small_cache_p50_us"`
+	SmallP99us    float64 `json:"small_cache_p99_us"`
+	SmallCacheRSS float64 `json:"small_cache_rss_mb"`
+	// Curve is latency against the cache budget (cacheCurve).
+	Curve []CurvePoint         `json:"cache_curve"`
+	CDF   map[string][]float64 `json:"-"` // sorted latencies by series, for the chart
 }
 
 // KLatency is warm query latency at one distance.
@@ -181,9 +181,11 @@ func largeFits() bool {
 func latencies(db *engine.DB, qs []uint64, k int) ([]float64, error) {
 	ctx := context.Background()
 	lat := make([]float64, len(qs))
+	var buf []engine.Match // into a reused buffer, as a latency-bound caller does
 	for i, q := range qs {
 		t0 := time.Now()
-		_, err := db.Query(ctx, q, k)
+		var err error
+		buf, err = db.QueryAppend(ctx, buf[:0], q, k)
 		lat[i] = float64(time.Since(t0).Nanoseconds()) / 1e3
 		if err != nil {
 			return nil, err
@@ -375,85 +377,29 @@ func measureEngine(cfg Config, n int) (EngineRow, error) {
 	if err := bucketBaseline(ctx, db, fps, qs, &row); err != nil {
 		return row, err
 	}
-	// A cache much smaller than the index, in a child process so that its
-	// resident memory is the query workload's alone (this process has held
-	// gigabytes of test data and caches, which the allocators keep).
+	// Latency against the cache budget, each budget in a child process so
+	// that its resident memory is the query workload's alone (this process
+	// has held gigabytes of test data and caches, which the allocators keep).
 	if err := db.Close(); err != nil {
 		return row, err
 	}
-	row.SmallCacheMB = smallCacheMB
-	sc, err := runSmallCache(dir, qs)
-	if err != nil {
+	if row.Curve, err = cacheCurve(cfg, dir, n, row.Tables, data.Queries(fps, nq, cfg.Seed+1), qs); err != nil {
 		return row, err
 	}
-	row.SmallP50us, row.SmallP99us, row.SmallCacheRSS = pct(sc.Latencies, 0.5), pct(sc.Latencies, 0.99), sc.RSSMB
-	row.CDF[fmt.Sprintf("simhashdb, %d MiB cache", smallCacheMB)] = sc.Latencies
+	for i := range row.Curve {
+		p := &row.Curve[i]
+		switch {
+		case p.GoMemLimitMB > 0:
+		case p.CacheMB == smallCacheMB:
+			row.SmallCacheMB = smallCacheMB
+			row.SmallP50us, row.SmallP99us, row.SmallCacheRSS = p.P50us, p.P99us, p.RSSMB
+			row.CDF[fmt.Sprintf("simhashdb, %d MiB cache", smallCacheMB)] = p.Latencies
+		case p.CacheMB == 0:
+			row.CDF[fmt.Sprintf("simhashdb, default options (%d MiB cache)", p.ResolvedMB)] = p.Latencies
+		}
+		p.Latencies = nil
+	}
 	return row, nil
-}
-
-// smallCacheResult is what the small-cache child reports.
-type smallCacheResult struct {
-	Latencies []float64 `json:"latencies_us"`
-	RSSMB     float64   `json:"rss_mb"`
-}
-
-// runSmallCache runs smallCacheChild in a child process over the index in
-// dir with the queries qs.
-func runSmallCache(dir string, qs []uint64) (smallCacheResult, error) {
-	var res smallCacheResult
-	qf := filepath.Join(dir, "queries.bin")
-	b := make([]byte, 0, 8*len(qs))
-	for _, q := range qs {
-		b = binary.LittleEndian.AppendUint64(b, q)
-	}
-	if err := os.WriteFile(qf, b, 0o644); err != nil {
-		return res, err
-	}
-	out := filepath.Join(dir, "small-cache.json")
-	self, err := os.Executable()
-	if err != nil {
-		return res, err
-	}
-	cmd := exec.Command(self)
-	cmd.Env = append(os.Environ(), childEnv+"=smallcache", "SIMHASHDB_BENCH_DB="+dir, "SIMHASHDB_BENCH_IN="+qf, "SIMHASHDB_BENCH_OUT="+out)
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return res, fmt.Errorf("small-cache child: %w: %s", err, msg)
-	}
-	js, err := os.ReadFile(out)
-	if err != nil {
-		return res, err
-	}
-	return res, json.Unmarshal(js, &res)
-}
-
-// smallCacheChild opens the index with a small cache, warms what fits with
-// one pass of the queries, then times a second pass and reads its RSS.
-func smallCacheChild(dir, in, out string) error {
-	b, err := os.ReadFile(in)
-	if err != nil {
-		return err
-	}
-	qs := make([]uint64, len(b)/8)
-	for i := range qs {
-		qs[i] = binary.LittleEndian.Uint64(b[8*i:])
-	}
-	db, err := engine.Open(filepath.Join(dir, "index"), engine.Options{CacheSize: smallCacheMB << 20, ReadOnly: true, Logger: quiet()})
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	if _, err := latencies(db, qs, 3); err != nil {
-		return err
-	}
-	lat, err := latencies(db, qs, 3)
-	if err != nil {
-		return err
-	}
-	js, err := json.Marshal(smallCacheResult{lat, rssMB()})
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(out, js, 0o644)
 }
 
 // measureDesigns compares the optimiser's design with the paper's four of
@@ -582,6 +528,9 @@ func (r *EngineResults) charts(out string) error {
 		return err
 	}
 	r.Charts = append(r.Charts, name)
+	if err := r.curveChart(out); err != nil {
+		return err
+	}
 	// Latency CDF at the largest n.
 	last := r.Rows[len(r.Rows)-1]
 	var cdf []chart.Series
@@ -634,7 +583,21 @@ func (r *EngineResults) report(md *strings.Builder) {
 		fmt.Fprintf(md, "| %d | %.1f | %.2f / %.2f | %.2f / %.2f | %.2fx | %.2fx |\n", x.N, x.BucketBytesPerFP, x.BucketP50us, x.BucketP99us,
 			x.InTurnP50us, x.InTurnP99us, x.InTurnP50us/x.BucketP50us, x.InTurnP99us/x.BucketP99us)
 	}
-	md.WriteString("\nSmall cache: a child process opens the index read-only with that cache (decoded blocks and Pebble's block cache together), runs the queries once to warm what fits, then is timed on a second pass; RSS is that child's resident memory at the end, everything included. The in-memory baseline returns fingerprints only; simhashdb also fetches each match's document (id, name).\n")
+	md.WriteString("\n### Latency against memory: the cache budget\n\n")
+	md.WriteString("Each budget in a child process that opens the index read-only with that `CacheSize` (decoded blocks, postings and Pebble's cache together; 0 is the zero `Options`, whose default the next column shows), calls `Warm`, runs 20,000 other queries to settle the cache as a stream of queries leaves it, then times the queries; RSS is the child's resident memory at the end, everything included. Hit rate: blocks found decoded in the timed pass. The baselines' memory is their data structure's bytes alone.\n\n")
+	md.WriteString("| n | CacheSize MiB | resolved MiB | GOMEMLIMIT | p50 / p99 µs | RSS MB | RSS bytes/fp | block hit rate |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, x := range r.Rows {
+		for _, p := range x.Curve {
+			lim := "—"
+			if p.GoMemLimitMB > 0 {
+				lim = fmt.Sprintf("%d MiB", p.GoMemLimitMB)
+			}
+			fmt.Fprintf(md, "| %d | %d | %d | %s | %.1f / %.1f | %.0f | %.1f | %.3f |\n", x.N, p.CacheMB, p.ResolvedMB, lim, p.P50us, p.P99us, p.RSSMB, p.RSSMB*1e6/float64(x.N), p.HitRate)
+		}
+		fmt.Fprintf(md, "| %d | bucket baseline | | | %.1f / %.1f | %.0f | %.1f | |\n", x.N, x.BucketP50us, x.BucketP99us, x.BucketBytesPerFP*float64(x.N)/1e6, x.BucketBytesPerFP)
+		fmt.Fprintf(md, "| %d | sorted tables | | | %.1f / %.1f | %.0f | %.1f | |\n", x.N, x.MemP50us, x.MemP99us, x.MemBytesPerFP*float64(x.N)/1e6, x.MemBytesPerFP)
+	}
+	md.WriteString("\nSmall cache: a child process opens the index read-only with that cache (decoded blocks and Pebble's block cache together), runs the queries once to warm what fits, as in the table above. The in-memory baseline returns fingerprints only; simhashdb also fetches each match's document (id, name).\n")
 	if len(r.Designs) > 0 {
 		fmt.Fprintf(md, "\n### Table designs at %d fingerprints (the paper's space/time trade-off, measured)\n\n", r.Designs[0].N)
 		md.WriteString("| design | tables | min p_i | p50 µs | p99 µs | table bits/fp (one table) | table bytes/fp (all tables) |\n|---|---:|---:|---:|---:|---:|---:|\n")
@@ -676,10 +639,11 @@ func bucketBaseline(ctx context.Context, db *engine.DB, fps, qs []uint64, row *E
 		}
 	}
 	eng, bucket := make([]float64, len(qs)), make([]float64, len(qs))
+	var mbuf []engine.Match
 	for pass := range 2 { // the first pass warms both
 		for i, q := range qs {
 			t0 := time.Now()
-			if _, err := db.Query(ctx, q, 3); err != nil {
+			if mbuf, err = db.QueryAppend(ctx, mbuf[:0], q, 3); err != nil {
 				return err
 			}
 			t1 := time.Now()
@@ -696,4 +660,54 @@ func bucketBaseline(ctx context.Context, db *engine.DB, fps, qs []uint64, row *E
 	row.InTurnP50us, row.InTurnP99us = pct(eng, 0.5), pct(eng, 0.99)
 	row.CDF["bucket tables (go-simstore's design)"] = bucket
 	return nil
+}
+
+// curveChart draws latency against resident memory for the rows of 10M
+// fingerprints or more (the largest row if none), the baselines as points.
+func (r *EngineResults) curveChart(out string) error {
+	var rows []EngineRow
+	for _, x := range r.Rows {
+		if x.N >= 10_000_000 && len(x.Curve) > 0 {
+			rows = append(rows, x)
+		}
+	}
+	if len(rows) == 0 && len(r.Rows[len(r.Rows)-1].Curve) > 0 {
+		rows = r.Rows[len(r.Rows)-1:]
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	var series []chart.Series
+	for _, x := range rows {
+		name := millions(x.N)
+		p50, p99 := chart.Series{Name: "simhashdb p50, " + name}, chart.Series{Name: "simhashdb p99, " + name, Dashed: true}
+		curve := slices.Clone(x.Curve)
+		slices.SortFunc(curve, func(a, b CurvePoint) int { return cmp.Compare(a.RSSMB, b.RSSMB) })
+		for _, p := range curve {
+			if p.GoMemLimitMB > 0 {
+				continue // another configuration: in the table
+			}
+			p50.X, p50.Y = append(p50.X, p.RSSMB), append(p50.Y, p.P50us)
+			p99.X, p99.Y = append(p99.X, p.RSSMB), append(p99.Y, p.P99us)
+		}
+		bmb, smb := x.BucketBytesPerFP*float64(x.N)/1e6, x.MemBytesPerFP*float64(x.N)/1e6
+		series = append(series, p50, p99,
+			chart.Series{Name: "bucket design p50, p99, " + name, X: []float64{bmb, bmb}, Y: []float64{x.BucketP50us, x.BucketP99us}},
+			chart.Series{Name: "sorted tables p50, p99, " + name, X: []float64{smb, smb}, Y: []float64{x.MemP50us, x.MemP99us}})
+	}
+	name := "engine-latency-vs-ram.png"
+	if err := chart.Lines(filepath.Join(out, name), chart.Axes{Title: "Query latency against memory, k = 3 (engine: process RSS by cache budget)",
+		X: "MB resident", Y: "microseconds", LogX: true, LogY: true, LegendTop: true}, series); err != nil {
+		return err
+	}
+	r.Charts = append(r.Charts, name)
+	return nil
+}
+
+// millions names a corpus size: "10M".
+func millions(n int) string {
+	if n%1_000_000 == 0 {
+		return fmt.Sprintf("%dM", n/1_000_000)
+	}
+	return strconv.Itoa(n)
 }

@@ -285,3 +285,28 @@ func BenchmarkEncode(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(fps))*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mfp/s")
 }
+
+// BenchmarkDecodeRange is what a probe of a block kept compressed in memory
+// would pay: the checksum and the entries up to a range that holds about one
+// fingerprint, somewhere in the block.
+func BenchmarkDecodeRange(b *testing.B) {
+	fps := uniform(1<<20, 1)
+	code, _ := Train(fps)
+	blocks := encodeAll(b, fps, code, DefaultBlockSize)
+	codes := CodeMap{7: code}
+	buf := make([]uint64, 0, 1024) // DecodeRange makes room for the whole block
+	width := ^uint64(0) / (1 << 20) // a range of about one fingerprint of 2^20
+	r := rand.New(rand.NewPCG(1, 2))
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		blk := blocks[i%len(blocks)]
+		h, err := ReadHeader(blk.data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		lo := h.First + r.Uint64N(blk.key-h.First)
+		if _, err = DecodeRange(buf[:0], blk.data, codes, lo, lo+width); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -356,7 +356,7 @@ func (e *DB) loadCodes(tables []tableIndex) error {
 
 // loadDirectory reads every table's block directory.
 func (e *DB) loadDirectory(tables []tableIndex) error {
-	return e.scan(spacePrefix(spaceBlockDir), func(k, v []byte) error {
+	err := e.scan(spacePrefix(spaceBlockDir), func(k, v []byte) error {
 		t, key, err := parseTableKey(spaceBlockDir, k, len(tables))
 		if err != nil {
 			return err
@@ -365,9 +365,24 @@ func (e *DB) loadDirectory(tables []tableIndex) error {
 		if err != nil {
 			return blockErr(t, key, err)
 		}
-		tables[t].appendBlock(key, size, 0, new(slot))
+		tables[t].appendBlock(key, size, 0, nil)
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	// The directory grows with the index (a block is about 190
+	// fingerprints): exact slices, and the slots in one allocation.
+	for t := range tables {
+		ti := &tables[t]
+		ti.keys, ti.sizes = slices.Clone(ti.keys), slices.Clone(ti.sizes)
+		slab := make([]slot, len(ti.keys))
+		ti.slots = make([]*slot, len(ti.keys))
+		for j := range slab {
+			ti.slots[j] = &slab[j]
+		}
+	}
+	return nil
 }
 
 // loadPending counts the pending lists' fingerprints: a flush appends to a

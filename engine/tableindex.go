@@ -12,9 +12,9 @@ type tableIndex struct {
 	// The fields a probe reads come first, so that they share cache lines.
 
 	// radix[b] is the first block whose key is >= b << shift: a probe
-	// binary-searches only between radix[b] and radix[b+1], a block or two,
-	// instead of the whole directory (whose misses cost more than the rest
-	// of a warm probe).
+	// binary-searches only between radix[b] and radix[b+1], a block or
+	// three, instead of the whole directory (whose misses cost more than
+	// the rest of a warm probe).
 	radix []uint32
 	shift uint
 	keys  []uint64 // last permuted fingerprint of each block, ascending
@@ -63,10 +63,12 @@ func (ti *tableIndex) appendRange(old *tableIndex, from, to int) {
 	}
 }
 
-// index builds the radix directory over keys, about four entries a block.
+// index builds the radix directory over keys, two to four entries a
+// block (4 bytes each: with the key, slot and size, the directory costs
+// 30-40 bytes a block).
 func (ti *tableIndex) index() {
 	bitsN := 1
-	for 1<<bitsN < 4*len(ti.keys) && bitsN < 24 {
+	for 1<<bitsN < 2*len(ti.keys) && bitsN < 24 {
 		bitsN++
 	}
 	ti.shift = uint(64 - bitsN)

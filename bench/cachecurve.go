@@ -1,0 +1,170 @@
+package bench
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+
+	"github.com/simhashdb/simhashdb/engine"
+)
+
+// CurvePoint is the engine's query latency with one cache budget, measured
+// in a child process that opened the index read-only with it.
+type CurvePoint struct {
+	// CacheMB is Options.CacheSize in MiB; 0 is the default (the zero
+	// Options), which ResolvedMB says it came to.
+	CacheMB int `json:"cache_mb"`
+	// GoMemLimitMB is the GOMEMLIMIT the child ran with, if any: what an
+	// application that bounds its heap gets.
+	GoMemLimitMB int       `json:"gomemlimit_mb,omitempty"`
+	ResolvedMB   int       `json:"resolved_cache_mb"`
+	P50us        float64   `json:"p50_us"`
+	P99us        float64   `json:"p99_us"`
+	RSSMB        float64   `json:"rss_mb"`
+	HitRate      float64   `json:"block_hit_rate"`
+	Latencies    []float64 `json:"latencies_us,omitempty"`
+}
+
+// boundedRSSMB is the GOMEMLIMIT of the curve's bounded point: the small
+// cache in a process that bounds its heap.
+const boundedRSSMB = 448
+
+// curveBudgets are the cache budgets of the latency-vs-RAM curve, in MiB:
+// from 32 MiB, doubling, up to the first that holds the whole index
+// decoded (8 bytes a fingerprint and table, 16 a posting, and Pebble's
+// eighth), or what the machine can hold beside the parent.
+func curveBudgets(n, tables int) []int {
+	need := int64(n) * int64(8*tables+16) * 8 / 7 * 5 / 4 >> 20
+	most := int64(8 << 10)
+	var out []int
+	for mb := int64(32); ; mb *= 2 {
+		out = append(out, int(min(mb, most)))
+		if mb >= need || mb >= most {
+			return out
+		}
+	}
+}
+
+// cacheCurve measures the queries qs on the index in dir with each budget
+// of curveBudgets and with the default options, each in a child process so
+// that its resident memory is its own.
+func cacheCurve(cfg Config, dir string, n, tables int, warm, qs []uint64) ([]CurvePoint, error) {
+	for name, q := range map[string][]uint64{"warm.bin": warm, "queries.bin": qs} {
+		b := make([]byte, 0, 8*len(q))
+		for _, x := range q {
+			b = binary.LittleEndian.AppendUint64(b, x)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	// What this process holds of the baselines goes back first.
+	runtime.GC()
+	debug.FreeOSMemory()
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	var out []CurvePoint
+	runs := []CurvePoint{{CacheMB: smallCacheMB, GoMemLimitMB: boundedRSSMB}, {CacheMB: 0}}
+	for _, mb := range curveBudgets(n, tables) {
+		runs = append(runs, CurvePoint{CacheMB: mb})
+	}
+	for _, run := range runs {
+		mb := run.CacheMB
+		res := filepath.Join(dir, "curve.json")
+		cmd := exec.Command(self)
+		cmd.Env = append(os.Environ(), childEnv+"=cachecurve", "SIMHASHDB_BENCH_DB="+dir, "SIMHASHDB_BENCH_CACHE_MB="+strconv.Itoa(mb),
+			"SIMHASHDB_BENCH_OUT="+res)
+		if run.GoMemLimitMB > 0 {
+			cmd.Env = append(cmd.Env, fmt.Sprintf("GOMEMLIMIT=%dMiB", run.GoMemLimitMB))
+		}
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("cache curve child, %d MiB: %w: %s", mb, err, msg)
+		}
+		js, err := os.ReadFile(res)
+		if err != nil {
+			return nil, err
+		}
+		p := run
+		if err := json.Unmarshal(js, &p); err != nil {
+			return nil, err
+		}
+		cfg.Log.Info("cache curve", "n", n, "cache MiB", mb, "GOMEMLIMIT MiB", p.GoMemLimitMB, "resolved MiB", p.ResolvedMB, "p50 us", fmt.Sprintf("%.1f", p.P50us),
+			"p99 us", fmt.Sprintf("%.1f", p.P99us), "rss MB", fmt.Sprintf("%.0f", p.RSSMB), "hit rate", fmt.Sprintf("%.3f", p.HitRate))
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// cacheCurveChild opens the index in dir read-only with a cache of mb MiB
+// (0: the default), warms it (DB.Warm, then a pass of other queries, so
+// that the cache holds what a stream of queries leaves in it), times a
+// pass of the queries and reads its resident memory.
+func cacheCurveChild(dir, mbs, out string) error {
+	mb, err := strconv.Atoi(mbs)
+	if err != nil {
+		return err
+	}
+	warm, err := readQueries(filepath.Join(dir, "warm.bin"))
+	if err != nil {
+		return err
+	}
+	qs, err := readQueries(filepath.Join(dir, "queries.bin"))
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	db, err := engine.Open(filepath.Join(dir, "index"), engine.Options{CacheSize: int64(mb) << 20, ReadOnly: true, Logger: quiet()})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if err := db.Warm(ctx); err != nil {
+		return err
+	}
+	if _, err := latencies(db, warm, 3); err != nil {
+		return err
+	}
+	runtime.GC() // the collection that warming set off ends before the timed pass
+	st0, err := db.Stats(ctx)
+	if err != nil {
+		return err
+	}
+	lat, err := latencies(db, qs, 3)
+	if err != nil {
+		return err
+	}
+	st, err := db.Stats(ctx)
+	if err != nil {
+		return err
+	}
+	p := CurvePoint{CacheMB: mb, ResolvedMB: int(st.CacheSize >> 20), P50us: pct(lat, 0.5), P99us: pct(lat, 0.99), RSSMB: rssMB(), Latencies: lat}
+	if h, m := st.CacheHits-st0.CacheHits, st.CacheMisses-st0.CacheMisses; h+m > 0 {
+		p.HitRate = float64(h) / float64(h+m)
+	}
+	js, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(out, js, 0o644)
+}
+
+func readQueries(file string) ([]uint64, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	qs := make([]uint64, len(b)/8)
+	for i := range qs {
+		qs[i] = binary.LittleEndian.Uint64(b[8*i:])
+	}
+	return qs, nil
+}
