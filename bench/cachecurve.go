@@ -37,14 +37,18 @@ type CurvePoint struct {
 const boundedRSSMB = 448
 
 // curveBudgets are the cache budgets of the latency-vs-RAM curve, in MiB:
-// from 32 MiB, doubling, up to the first that holds the whole index
+// from 32 MiB, doubling (quadrupling at 50M and up), up to the first that holds the whole index
 // decoded (8 bytes a fingerprint and table, 16 a posting, and Pebble's
 // eighth), or what the machine can hold beside the parent.
 func curveBudgets(n, tables int) []int {
 	need := int64(n) * int64(8*tables+16) * 8 / 7 * 5 / 4 >> 20
 	most := int64(8 << 10)
 	var out []int
-	for mb := int64(32); ; mb *= 2 {
+	step := int64(2)
+	if n >= 50_000_000 { // each point takes minutes there
+		step = 4
+	}
+	for mb := int64(32); ; mb *= step {
 		out = append(out, int(min(mb, most)))
 		if mb >= need || mb >= most {
 			return out
@@ -130,10 +134,10 @@ func cacheCurveChild(dir, mbs, out string) error {
 	if err := db.Warm(ctx); err != nil {
 		return err
 	}
+	runtime.GC() // the collection that warming set off ends before the passes
 	if _, err := latencies(db, warm, 3); err != nil {
 		return err
 	}
-	runtime.GC() // the collection that warming set off ends before the timed pass
 	st0, err := db.Stats(ctx)
 	if err != nil {
 		return err

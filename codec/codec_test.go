@@ -294,7 +294,7 @@ func BenchmarkDecodeRange(b *testing.B) {
 	code, _ := Train(fps)
 	blocks := encodeAll(b, fps, code, DefaultBlockSize)
 	codes := CodeMap{7: code}
-	buf := make([]uint64, 0, 1024) // DecodeRange makes room for the whole block
+	buf := make([]uint64, 0, 1024)  // DecodeRange makes room for the whole block
 	width := ^uint64(0) / (1 << 20) // a range of about one fingerprint of 2^20
 	r := rand.New(rand.NewPCG(1, 2))
 	b.ResetTimer()

@@ -131,8 +131,8 @@ func (e *DB) batchTable(ctx context.Context, st *state, t int, queries []uint64,
 	radix.SortPairs(pq, qi)
 	ti := &st.tables[t]
 	var hits []batchHit
-	cur := -1 // the decoded block in fps, its pending list in pend
-	var fps, pend []uint64
+	cur := -1 // the block in blk
+	var blk *cachedBlock
 	for i := 0; i < len(pq); {
 		if i&1023 == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -145,7 +145,7 @@ func (e *DB) batchTable(ctx context.Context, st *state, t int, queries []uint64,
 		for b := ti.start(lo); b < len(ti.keys); b++ {
 			if b != cur {
 				var err error
-				if fps, pend, err = e.readBlock(st, t, b); err != nil {
+				if blk, err = e.tableBlock(st, t, b); err != nil {
 					return nil, err
 				}
 				cur = b
@@ -157,9 +157,14 @@ func (e *DB) batchTable(ctx context.Context, st *state, t int, queries []uint64,
 					}
 				}
 			}
-			for x := lowerBound(fps, lo); x < len(fps) && fps[x] <= hi; x++ {
-				match(fps[x])
+			for x := blk.pk.lowerBound(lo); x < blk.pk.len(); x++ {
+				v := blk.pk.at(x)
+				if v > hi {
+					break
+				}
+				match(v)
 			}
+			pend := blk.pending()
 			for x := lowerBound(pend, lo); x < len(pend) && pend[x] <= hi; x++ {
 				match(pend[x])
 			}

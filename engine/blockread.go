@@ -8,12 +8,28 @@ import (
 	"github.com/simhashdb/simhashdb/codec"
 )
 
-// readBlock returns the decoded block j of table t and its pending list,
-// from the cache or from st's snapshot.
+// tableBlock returns block j of table t, packed, and its pending list: from the
+// cache, or read from st's snapshot and cached.
+func (e *DB) tableBlock(st *state, t, j int) (*cachedBlock, error) {
+	ti := &st.tables[t]
+	if b := e.cache.get(ti.slots[j]); b != nil {
+		return b, nil
+	}
+	fps, pend, err := decodeBlock(st.snap, ti.codes, t, ti.keys[j], ti.pending(j))
+	if err != nil {
+		return nil, err
+	}
+	b := newCachedBlock(pack(fps), pend)
+	e.cache.putBlock(ti.slots[j], b)
+	return b, nil
+}
+
+// readBlock returns block j of table t decoded, and its pending list,
+// from the cache or from st's snapshot: for a flush, which rewrites it.
 func (e *DB) readBlock(st *state, t, j int) (fps, pend []uint64, err error) {
 	ti := &st.tables[t]
-	if fps, pend, ok := e.cache.get(ti.slots[j]); ok {
-		return fps, pend, nil
+	if b := e.cache.get(ti.slots[j]); b != nil {
+		return b.pk.appendTo(make([]uint64, 0, b.pk.len())), b.pending(), nil
 	}
 	if fps, pend, err = decodeBlock(st.snap, ti.codes, t, ti.keys[j], ti.pending(j)); err != nil {
 		return nil, nil, err

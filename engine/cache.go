@@ -5,24 +5,44 @@ import (
 	"sync/atomic"
 )
 
-// slot holds the decoded form of one table block while it is cached. The
+// slot holds the packed form of one table block while it is cached. The
 // block directory keeps a slot per block, so a warm probe finds its block
 // with an index and an atomic load: no map, no lock.
 type slot struct{ p atomic.Pointer[cachedBlock] }
 
-// cachedBlock is a decoded block and its pending list, apart: a flush
-// that adds to the list caches the new list beside the same block. Or it is
-// a unit of postings (units.go): fps and ids.
+// cachedBlock is a table block, packed (packed.go), and its pending list,
+// apart: a flush that adds to the list caches the new list beside the same
+// block. Or it is a unit of postings (units.go): fps and ids.
+//
+// A probe reads a block's header and then its data: the header with the
+// reference bit takes 56 bytes, so that it lies in one cache line.
 type cachedBlock struct {
-	fps  []uint64 // permuted fingerprints, ascending; a unit's fingerprints
-	pend []uint64 // the pending list, ascending; none of them is in fps
-	unit *unitPostings
+	pk   packed // a table block's permuted fingerprints
 	ref  atomic.Bool
+	pend *[]uint64 // the pending list, ascending, if any; none of it is in pk
+	unit *unitPostings
 }
 
-// unitPostings is the rest of a cached unit: apart, so that a table block
-// pays one pointer for it.
+func newCachedBlock(pk packed, pend []uint64) *cachedBlock {
+	b := &cachedBlock{pk: pk}
+	if len(pend) > 0 {
+		b.pend = &pend
+	}
+	return b
+}
+
+// pending returns the block's pending list.
+func (b *cachedBlock) pending() []uint64 {
+	if b.pend == nil {
+		return nil
+	}
+	return *b.pend
+}
+
+// unitPostings is a cached unit: apart, so that a table block pays one
+// pointer for it.
 type unitPostings struct {
+	fps []uint64 // the unit's fingerprints, ascending
 	ids []uint64 // document ids, beside fps
 	// names are the documents' names, beside fps; nil if all are empty.
 	names []string
@@ -30,9 +50,12 @@ type unitPostings struct {
 }
 
 func (b *cachedBlock) cost() int64 {
-	c := int64(len(b.fps)+len(b.pend))*8 + cacheEntryOverhead
+	c := int64(len(b.pending()))*8 + cacheEntryOverhead
+	if b.pk.n > 0 {
+		c += b.pk.bytes()
+	}
 	if u := b.unit; u != nil {
-		c += int64(len(u.ids)) * 8
+		c += int64(len(u.fps)+len(u.ids)) * 8
 		for _, n := range u.names {
 			c += int64(len(n)) + 16
 		}
@@ -40,10 +63,13 @@ func (b *cachedBlock) cost() int64 {
 	return c
 }
 
-const cacheEntryOverhead = 64
+// cacheEntryOverhead is an entry's cost besides its slices: the
+// cachedBlock, its slot and its place in the ring.
+const cacheEntryOverhead = 96
 
-// blockCache bounds the memory of decoded blocks (8 bytes a fingerprint
-// against the codec's ~5.5: decoding is what a warm probe saves) and evicts
+// blockCache bounds the memory of cached blocks (packed: 6-7 bytes a
+// fingerprint against the codec's ~5.5; decoding is what a warm probe
+// saves) and of units of postings, and evicts
 // with the CLOCK algorithm, so a hit costs one atomic load and no write
 // unless the block's reference bit is clear.
 type blockCache struct {
@@ -58,36 +84,31 @@ type blockCache struct {
 
 func newBlockCache(budget int64) *blockCache { return &blockCache{budget: budget} }
 
-func (c *blockCache) get(s *slot) (fps, pend []uint64, ok bool) {
-	if fps, pend, ok = c.peek(s); ok {
+// get returns the table block s caches, or nil, and counts the hit or
+// miss.
+func (c *blockCache) get(s *slot) *cachedBlock {
+	if b := c.getBlock(s); b != nil {
 		c.hits.Add(1)
-		return fps, pend, true
+		return b
 	}
 	c.misses.Add(1)
-	return nil, nil, false
+	return nil
 }
 
-// peek is get without the counting: a caller that looks up many blocks at
-// once counts its hits with hit, one atomic add for all. An atomic add is
-// a full fence on x86: one per block would keep the core from overlapping
-// the blocks' cache misses, which is what probeAll is for. A miss is read
-// through get, which counts it.
-func (c *blockCache) peek(s *slot) (fps, pend []uint64, ok bool) {
-	if b := c.getBlock(s); b != nil {
-		return b.fps, b.pend, true
-	}
-	return nil, nil, false
-}
-
-// hit counts n hits found with peek.
+// hit counts n hits found with getBlock: a caller that looks up many
+// blocks at once counts its hits with one atomic add for all. An atomic
+// add is a full fence on x86: one per block would keep the core from
+// overlapping the blocks' cache misses, which is what probeAll is for. A
+// miss is read through get, which counts it.
 func (c *blockCache) hit(n int) {
 	if n > 0 {
 		c.hits.Add(uint64(n))
 	}
 }
 
+// put caches table block fps, packed, and its pending list in s.
 func (c *blockCache) put(s *slot, fps, pend []uint64) {
-	c.putBlock(s, &cachedBlock{fps: fps, pend: pend})
+	c.putBlock(s, newCachedBlock(pack(fps), pend))
 }
 
 // getBlock returns what s caches, or nil, uncounted: the hits and misses

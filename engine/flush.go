@@ -208,7 +208,11 @@ func (e *DB) flushMemtable(m *memtable, walFrom wal.Position) (flushStats, error
 	// Outside the lock: a query may have cached a new block first, and put
 	// then keeps its copy.
 	for _, fl := range fills {
-		e.cache.put(fl.slot, fl.fps, fl.pend)
+		if fl.fps == nil {
+			e.cache.putBlock(fl.slot, newCachedBlock(fl.pk, fl.pend))
+		} else {
+			e.cache.put(fl.slot, fl.fps, fl.pend)
+		}
 	}
 	for _, c := range carry {
 		e.cache.putBlock(c.slot, c.b)

@@ -29,6 +29,7 @@ type mergeResult struct {
 type filled struct {
 	slot      *slot
 	fps, pend []uint64
+	pk        packed // the block packed already: fps is nil
 }
 
 // group is the part of a flush that falls in one block: block j covers
@@ -38,7 +39,8 @@ type group struct {
 	adds, dels []uint64
 	merged     []uint64 // the block's new contents, pending list included
 	fresh      []uint64 // adds not stored before
-	base       []uint64 // the block without its pending list, if known
+	base       []uint64 // the block without its pending list, if read
+	cached     packed   // the block, if the pending list grows and it is cached
 	prev       []uint64 // the block's pending list before the flush, if known
 	removed    int
 	pend       bool // the fresh ones join the block's pending list
@@ -161,7 +163,9 @@ func (m *merger) plan(g *group, hist *[huffman.Symbols]uint64) error {
 		// new ones are appended to it.
 		g.pend, g.fresh = true, g.adds
 		m.r.added += len(g.adds)
-		g.base, g.prev, _ = m.e.cache.peek(oldIdx.slots[g.j])
+		if b := m.e.cache.getBlock(oldIdx.slots[g.j]); b != nil {
+			g.cached, g.prev = b.pk, b.pending()
+		}
 		return nil
 	}
 	var cur []uint64
@@ -261,13 +265,13 @@ func (m *merger) appendPending(g *group, pbuf []byte) ([]byte, error) {
 		}
 		m.r.replaced = append(m.r.replaced, sl)
 		sl = new(slot)
-		if g.base != nil { // cached: so is the new state
+		if g.cached.len() > 0 { // cached: so is the new state
 			if len(g.prev) != had {
 				return pbuf, corruptBlock(t, key, "the directory counts %d pending fingerprints, the block has %d", had, len(g.prev))
 			}
 			pend := slices.Concat(g.prev, g.fresh)
 			slices.Sort(pend)
-			m.r.fill = append(m.r.fill, filled{sl, g.base, pend})
+			m.r.fill = append(m.r.fill, filled{slot: sl, pk: g.cached, pend: pend})
 		}
 		had += len(g.fresh)
 		m.r.pended += len(g.fresh)
@@ -322,7 +326,7 @@ func (m *merger) rewrite(g *group, code *huffman.Code, id uint32) error {
 			if err := m.w.block(key, buf, sl); err != nil {
 				return err
 			}
-			m.r.fill = append(m.r.fill, filled{sl, g.merged[from:to:to], nil})
+			m.r.fill = append(m.r.fill, filled{slot: sl, fps: g.merged[from:to:to]})
 			from = to
 			m.r.written++
 			return nil

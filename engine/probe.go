@@ -8,10 +8,10 @@ import (
 // range, and where in the table the range starts.
 type probeState struct {
 	pq, lo, hi uint64
-	j          int      // first block that may hold lo
-	fps, pend  []uint64 // block j and its pending list, if it was cached
-	i          int      // lowerBound(fps, lo)
-	at         uint64   // fps[i] once guessed
+	j          int          // first block that may hold lo
+	b          *cachedBlock // block j, if it was cached
+	i          int          // b.pk.lowerBound(lo)
+	at         uint64       // b.pk.at(i) once guessed
 }
 
 // probeAll finds the fingerprints within distance k of q in every table and
@@ -40,22 +40,25 @@ func (e *DB) probeAll(st *state, q uint64, k int, add func(fp uint64, d int)) er
 	hits := 0
 	for t := range ps {
 		if ti := &st.tables[t]; ps[t].j < len(ti.keys) {
-			var ok bool
-			if ps[t].fps, ps[t].pend, ok = e.cache.peek(ti.slots[ps[t].j]); ok {
+			if ps[t].b = e.cache.getBlock(ti.slots[ps[t].j]); ps[t].b != nil {
 				hits++
 			}
 		}
 	}
 	e.cache.hit(hits)
 	for t := range ps {
-		i := guess(ps[t].fps, ps[t].lo)
-		if i < len(ps[t].fps) {
-			ps[t].at = ps[t].fps[i] // the load walk starts with, for every table at once
+		if b := ps[t].b; b != nil {
+			i := b.pk.guess(ps[t].lo)
+			if i < b.pk.len() {
+				ps[t].at = b.pk.at(i) // the load walk starts with, for every table at once
+			}
+			ps[t].i = i
 		}
-		ps[t].i = i
 	}
 	for t := range ps {
-		ps[t].i = walk(ps[t].fps, ps[t].lo, ps[t].i)
+		if b := ps[t].b; b != nil {
+			ps[t].i = b.pk.walk(ps[t].lo, ps[t].i)
+		}
 	}
 	for t := range ps {
 		if err := e.probe(st, t, &ps[t], k, add); err != nil {
@@ -71,17 +74,22 @@ func (e *DB) probe(st *state, t int, p *probeState, k int, add func(fp uint64, d
 	tb := &e.design.Tables[t]
 	keys := st.tables[t].keys
 	for j := p.j; j < len(keys); j++ {
-		fps, pend, i := p.fps, p.pend, p.i
-		if j != p.j || fps == nil {
+		b, i := p.b, p.i
+		if j != p.j || b == nil {
 			var err error
-			if fps, pend, err = e.readBlock(st, t, j); err != nil {
+			if b, err = e.tableBlock(st, t, j); err != nil {
 				return err
 			}
-			i = lowerBound(fps, p.lo)
+			i = b.pk.lowerBound(p.lo)
 		}
-		for ; i < len(fps) && fps[i] <= p.hi; i++ {
-			if d := bits.OnesCount64(fps[i] ^ p.pq); d <= k {
-				add(tb.Unpermute(fps[i]), d)
+		pk, pend := &b.pk, b.pending()
+		for ; i < pk.len(); i++ {
+			v := pk.at(i)
+			if v > p.hi {
+				break
+			}
+			if d := bits.OnesCount64(v ^ p.pq); d <= k {
+				add(tb.Unpermute(v), d)
 			}
 		}
 		for x := lowerBound(pend, p.lo); x < len(pend) && pend[x] <= p.hi; x++ {

@@ -112,7 +112,7 @@ func (e *DB) postings(st *state, it **pebble.Iterator, fp uint64, d int, out []M
 	if u, ok, err := e.unitOf(st, pi, fp); err != nil {
 		return nil, err
 	} else if ok {
-		for i := lowerBound(u.fps, fp); i < len(u.fps) && u.fps[i] == fp; i++ {
+		for i := lowerBound(u.unit.fps, fp); i < len(u.unit.fps) && u.unit.fps[i] == fp; i++ {
 			if id := u.unit.ids[i]; !e.hidden(id) {
 				var name string
 				if u.unit.names != nil {

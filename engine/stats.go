@@ -56,6 +56,9 @@ type Stats struct {
 	CacheHits      uint64 `json:"cache_hits"`
 	CacheMisses    uint64 `json:"cache_misses"`
 	PebbleCacheHit int64  `json:"pebble_cache_hits"`
+	// PebbleCacheBytes is what Pebble's block cache holds now, within
+	// its share of CacheSize (an eighth).
+	PebbleCacheBytes int64 `json:"pebble_cache_bytes"`
 }
 
 // Stats returns the index's statistics.
@@ -99,7 +102,7 @@ func (e *DB) Stats(ctx context.Context) (Stats, error) {
 	s.BytesOnDisk = s.PebbleBytes + dirSize(filepath.Join(e.dir, walDir))
 	s.CacheSize = e.opts.CacheSize
 	s.CacheBytes, s.CacheHits, s.CacheMisses = e.cache.stats()
-	s.PebbleCacheHit = pm.BlockCache.Hits
+	s.PebbleCacheHit, s.PebbleCacheBytes = pm.BlockCache.Hits, pm.BlockCache.Size
 	return s, nil
 }
 

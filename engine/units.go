@@ -131,7 +131,7 @@ func cmpBool(a, b bool) int {
 // applyChanges returns cached unit b with the changes ch (sorted, all in
 // b's unit) applied, or nil if that makes it bigger than unitMax.
 func applyChanges(b *cachedBlock, ch []postingChange) *cachedBlock {
-	size := len(b.fps) + len(ch)
+	size := len(b.unit.fps) + len(ch)
 	fps, ids, names := make([]uint64, 0, size), make([]uint64, 0, size), make([]string, 0, size)
 	named := false
 	emit := func(fp, id uint64, name string) {
@@ -153,11 +153,11 @@ func applyChanges(b *cachedBlock, ch []postingChange) *cachedBlock {
 			k++
 		}
 		last := ch[k-1]
-		for i < len(b.fps) && (b.fps[i] < last.fp || b.fps[i] == last.fp && old.ids[i] < last.id) {
-			emit(b.fps[i], old.ids[i], name(i))
+		for i < len(old.fps) && (old.fps[i] < last.fp || old.fps[i] == last.fp && old.ids[i] < last.id) {
+			emit(old.fps[i], old.ids[i], name(i))
 			i++
 		}
-		if i < len(b.fps) && b.fps[i] == last.fp && old.ids[i] == last.id {
+		if i < len(old.fps) && old.fps[i] == last.fp && old.ids[i] == last.id {
 			i++ // replaced or removed
 		}
 		if last.add {
@@ -165,8 +165,8 @@ func applyChanges(b *cachedBlock, ch []postingChange) *cachedBlock {
 		}
 		ch = ch[k:]
 	}
-	for ; i < len(b.fps); i++ {
-		emit(b.fps[i], old.ids[i], name(i))
+	for ; i < len(old.fps); i++ {
+		emit(old.fps[i], old.ids[i], name(i))
 	}
 	if len(fps) > unitMax {
 		return nil
@@ -174,7 +174,7 @@ func applyChanges(b *cachedBlock, ch []postingChange) *cachedBlock {
 	if !named {
 		names = nil
 	}
-	return &cachedBlock{fps: fps, unit: &unitPostings{ids: ids, names: names}}
+	return &cachedBlock{unit: &unitPostings{fps: fps, ids: ids, names: names}}
 }
 
 // unit returns fp's unit (0 in a directory of one unit: shift 64).
@@ -232,7 +232,9 @@ func (e *DB) unitOf(st *state, it *pebble.Iterator, fp uint64) (b *cachedBlock, 
 	if err := it.Error(); err != nil {
 		return nil, false, err
 	}
-	b = &cachedBlock{fps: slices.Clip(fps), unit: &unitPostings{ids: slices.Clip(ids), names: names}}
+	// Copies of their length: the cache counts 8 bytes a posting, and
+	// append's spare capacity would hold more than it counts.
+	b = &cachedBlock{unit: &unitPostings{fps: slices.Clone(fps), ids: slices.Clone(ids), names: slices.Clone(names)}}
 	e.cache.putBlock(s, b)
 	return b, true, nil
 }

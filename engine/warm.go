@@ -8,6 +8,11 @@ import (
 // errCacheFull stops a warm-up scan once its share of the cache is spent.
 var errCacheFull = errors.New("cache full")
 
+// Warm counts what it caches itself: the cache evicts to stay within its
+// budget, so its fill level never says that a warm-up should stop, and a
+// warm-up that went on would evict what it cached before and read the whole
+// index for nothing.
+
 // Warm reads the index into the cache until the cache is full or holds it
 // all: each table's blocks first (every query reads one of each table),
 // an equal share of the room per table, then the postings of the
@@ -28,23 +33,28 @@ func (e *DB) Warm(ctx context.Context) (err error) {
 	defer st.unref()
 	room := e.cache.budget - e.cache.used.Load()
 	share := room / int64(max(len(st.tables), 1))
-	if _, err := parallel(ctx, len(st.tables), func(t int) ([]struct{}, error) {
-		return nil, e.warmTable(ctx, st, t, e.cache.used.Load()+share)
-	}); err != nil {
+	spent, err := parallel(ctx, len(st.tables), func(t int) ([]int64, error) {
+		n, err := e.warmTable(ctx, st, t, share)
+		return []int64{n}, err
+	})
+	if err != nil {
 		return err
 	}
-	return e.warmUnits(ctx, st)
+	for _, n := range spent {
+		room -= n[0]
+	}
+	return e.warmUnits(ctx, st, room)
 }
 
-// warmTable caches table t's blocks in order until the cache holds upTo
-// bytes or the table is read.
-func (e *DB) warmTable(ctx context.Context, st *state, t int, upTo int64) error {
-	ti, j := &st.tables[t], 0
+// warmTable caches table t's blocks in order until they take room bytes
+// or the table is read, and returns the bytes it cached.
+func (e *DB) warmTable(ctx context.Context, st *state, t int, room int64) (int64, error) {
+	ti, j, spent := &st.tables[t], 0, int64(0)
 	err := scanReader(st.snap, tablePrefix(spaceTables, t), func(k, v []byte) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if e.cache.used.Load() >= upTo {
+		if spent >= room {
 			return errCacheFull
 		}
 		_, last, err := parseTableKey(spaceTables, k, len(st.tables))
@@ -54,7 +64,7 @@ func (e *DB) warmTable(ctx context.Context, st *state, t int, upTo int64) error 
 		if j >= len(ti.keys) || ti.keys[j] != last {
 			return corruptBlock(t, last, "not in the block directory")
 		}
-		if _, _, ok := e.cache.peek(ti.slots[j]); !ok {
+		if e.cache.getBlock(ti.slots[j]) == nil {
 			fps, err := decodeValue(nil, v, ti.codes, t, last)
 			if err != nil {
 				return err
@@ -63,19 +73,23 @@ func (e *DB) warmTable(ctx context.Context, st *state, t int, upTo int64) error 
 			if err != nil {
 				return err
 			}
-			e.cache.put(ti.slots[j], fps, pend)
+			b := newCachedBlock(pack(fps), pend)
+			if spent += b.cost(); spent <= room {
+				e.cache.putBlock(ti.slots[j], b)
+			}
 		}
 		j++
 		return nil
 	})
 	if errors.Is(err, errCacheFull) {
-		return nil
+		err = nil
 	}
-	return err
+	return spent, err
 }
 
-// warmUnits caches the postings' units in order while the cache has room.
-func (e *DB) warmUnits(ctx context.Context, st *state) error {
+// warmUnits caches the postings' units in order while they take less than
+// room bytes.
+func (e *DB) warmUnits(ctx context.Context, st *state, room int64) error {
 	it, err := st.postingsIter()
 	if err != nil {
 		return err
@@ -85,11 +99,21 @@ func (e *DB) warmUnits(ctx context.Context, st *state) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if e.cache.used.Load() >= e.cache.budget {
+		if room <= 0 {
 			return nil
 		}
-		if _, _, err := e.unitOf(st, it, u<<st.units.shift); err != nil {
+		s := st.units.slots[u].Load()
+		if s != nil && e.cache.getBlock(s) != nil {
+			continue // cached already
+		}
+		b, _, err := e.unitOf(st, it, u<<st.units.shift)
+		if err != nil {
 			return err
+		}
+		if b != nil {
+			room -= b.cost()
+		} else {
+			room -= cacheEntryOverhead // a big unit, cached as such
 		}
 	}
 	return nil

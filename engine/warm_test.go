@@ -52,6 +52,29 @@ func TestWarm(t *testing.T) {
 		checkNear(t, db, o, qs, "part warmed")
 	})
 
+	t.Run("while writes flush", func(t *testing.T) {
+		wdir := t.TempDir()
+		db := openT(t, wdir, testOptions())
+		defer db.Close()
+		require.NoError(t, db.Load(ctx, docs[:50000]))
+		done := make(chan error, 1)
+		go func() {
+			for _, d := range docs[50000:] { // a 64 KiB memtable: many flushes
+				if err := db.Insert(ctx, d); err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- db.Flush(ctx)
+		}()
+		for range 3 {
+			require.NoError(t, db.Warm(ctx))
+		}
+		require.NoError(t, <-done)
+		require.NoError(t, db.Warm(ctx))
+		checkNear(t, db, o, qs, "warmed while writing")
+	})
+
 	t.Run("cancelled and closed", func(t *testing.T) {
 		db := openT(t, dir, testOptions())
 		c, cancel := context.WithCancel(ctx)

@@ -1,0 +1,13 @@
+//go:build !(386 || amd64 || arm || arm64 || loong64 || mips64le || mipsle || ppc64le || riscv64 || wasm)
+
+package engine
+
+import (
+	"encoding/binary"
+	"unsafe"
+)
+
+// load64 reads 8 bytes at p, little-endian, unaligned.
+func load64(p unsafe.Pointer) uint64 {
+	return binary.LittleEndian.Uint64(unsafe.Slice((*byte)(p), 8))
+}

@@ -1,0 +1,114 @@
+package engine
+
+import (
+	"math/bits"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"unsafe"
+
+	"github.com/simhashdb/simhashdb/bench/data"
+	"github.com/stretchr/testify/require"
+)
+
+func TestPacked(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	spread := func(n int, span uint64) []uint64 { // n distinct values in [x, x+span]
+		x := r.Uint64()
+		set := map[uint64]bool{}
+		for len(set) < n {
+			set[x+r.Uint64N(span+1)] = true
+		}
+		return slices.Sorted(func(yield func(uint64) bool) {
+			for v := range set {
+				if !yield(v) {
+					return
+				}
+			}
+		})
+	}
+	sets := map[string][]uint64{
+		"empty":          nil,
+		"one":            {42},
+		"zero":           {0},
+		"all-ones":       {^uint64(0)},
+		"extremes":       {0, 1, 1 << 63, ^uint64(0) - 1, ^uint64(0)},
+		"dense":          {7, 8, 9, 10, 11, 12},
+		"uniform block":  data.Sorted(data.Uniform(190, 3))[:190],
+		"clustered":      data.Sorted(data.Clustered(300, 4)),
+		"width 49":       spread(190, 1<<49-1),
+		"width 57":       spread(100, 1<<57-1),
+		"width 58 -> 64": spread(100, 1<<58-1),
+		"width 63 -> 64": spread(100, 1<<63-1),
+	}
+	for name, fps := range sets {
+		t.Run(name, func(t *testing.T) {
+			fps = slices.Compact(fps)
+			p := pack(fps)
+			require.Equal(t, len(fps), p.len())
+			require.Equal(t, fps, p.appendTo(nil))
+			if len(fps) > 1 {
+				require.Contains(t, []uint8{uint8(bits.Len64(fps[len(fps)-1] - fps[0])), 64}, p.width)
+				require.LessOrEqual(t, p.bytes(), int64(len(fps)*8+8))
+			}
+			probes := []uint64{0, 1, ^uint64(0), 1 << 63}
+			for _, f := range fps {
+				probes = append(probes, f, f-1, f+1)
+			}
+			for range 200 {
+				probes = append(probes, r.Uint64())
+			}
+			for _, v := range probes {
+				want, _ := slices.BinarySearch(fps, v)
+				require.Equal(t, want, p.lowerBound(v), "lowerBound(%016x)", v)
+				require.Equal(t, want, lowerBound(fps, v))
+			}
+		})
+	}
+}
+
+// A cached block's header and reference bit share one cache line, which
+// the allocator gives objects of 64 bytes or less whole.
+func TestCachedBlockSize(t *testing.T) {
+	require.LessOrEqual(t, unsafe.Sizeof(cachedBlock{}), uintptr(64))
+}
+
+func BenchmarkLowerBound(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	const blocks = 1 << 14 // 40 MB decoded: out of the CPU's caches, as in an index
+	var fps [][]uint64
+	var pks []packed
+	for range blocks {
+		x := r.Uint64() >> 1
+		set := make([]uint64, 190)
+		for i := range set {
+			set[i] = x + r.Uint64N(1<<49)
+		}
+		slices.Sort(set)
+		set = slices.Compact(set)
+		fps, pks = append(fps, set), append(pks, pack(set))
+	}
+	probes := make([]uint64, 1<<16)
+	idx := make([]int, len(probes))
+	for i := range probes {
+		idx[i] = r.IntN(blocks)
+		f := fps[idx[i]]
+		probes[i] = f[0] + r.Uint64N(f[len(f)-1]-f[0])
+	}
+	b.Run("decoded", func(b *testing.B) {
+		s := 0
+		for i := 0; b.Loop(); i++ {
+			j := i % len(probes)
+			s += lowerBound(fps[idx[j]], probes[j])
+		}
+		_ = s
+	})
+	b.Run("packed", func(b *testing.B) {
+		s := 0
+		for i := 0; b.Loop(); i++ {
+			j := i % len(probes)
+			s += pks[idx[j]].lowerBound(probes[j])
+		}
+		_ = s
+	})
+}
