@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"slices"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/simhashdb/simhashdb/codec"
@@ -15,14 +16,22 @@ func (e *DB) tableBlock(st *state, t, j int) (*cachedBlock, error) {
 	if b := e.cache.get(ti.slots[j]); b != nil {
 		return b, nil
 	}
-	fps, pend, err := decodeBlock(st.snap, ti.codes, t, ti.keys[j], ti.pending(j))
+	// Decoded into a buffer kept for the next miss: the cache keeps the
+	// packed copy, and a decoded one per miss would be garbage that lets
+	// the heap grow well past the cache between collections.
+	buf := decodeBufs.Get().(*[]uint64)
+	defer decodeBufs.Put(buf)
+	fps, pend, err := decodeBlock(st.snap, ti.codes, t, ti.keys[j], ti.pending(j), (*buf)[:0])
 	if err != nil {
 		return nil, err
 	}
+	*buf = fps
 	b := newCachedBlock(pack(fps), pend)
 	e.cache.putBlock(ti.slots[j], b)
 	return b, nil
 }
+
+var decodeBufs = sync.Pool{New: func() any { return new([]uint64) }}
 
 // readBlock returns block j of table t decoded, and its pending list,
 // from the cache or from st's snapshot: for a flush, which rewrites it.
@@ -31,16 +40,16 @@ func (e *DB) readBlock(st *state, t, j int) (fps, pend []uint64, err error) {
 	if b := e.cache.get(ti.slots[j]); b != nil {
 		return b.pk.appendTo(make([]uint64, 0, b.pk.len())), b.pending(), nil
 	}
-	if fps, pend, err = decodeBlock(st.snap, ti.codes, t, ti.keys[j], ti.pending(j)); err != nil {
+	if fps, pend, err = decodeBlock(st.snap, ti.codes, t, ti.keys[j], ti.pending(j), nil); err != nil {
 		return nil, nil, err
 	}
 	e.cache.put(ti.slots[j], fps, pend)
 	return fps, pend, nil
 }
 
-// decodeBlock reads and decodes block key of table t and its pending list
-// of the given length.
-func decodeBlock(r reader, codes codec.CodeMap, t int, key uint64, pending int) (fps, pend []uint64, err error) {
+// decodeBlock reads and decodes block key of table t into dst, and its
+// pending list of the given length.
+func decodeBlock(r reader, codes codec.CodeMap, t int, key uint64, pending int, dst []uint64) (fps, pend []uint64, err error) {
 	v, c, err := r.Get(tableKey(spaceTables, t, key))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, nil, corruptBlock(t, key, "in the block directory but not stored")
@@ -49,9 +58,7 @@ func decodeBlock(r reader, codes codec.CodeMap, t int, key uint64, pending int) 
 		return nil, nil, blockErr(t, key, err)
 	}
 	defer c.Close()
-	// Decoded into a slice of the block's length: the cache counts 8 bytes a
-	// fingerprint, and a guessed capacity would hold more than it counts.
-	if fps, err = decodeValue(nil, v, codes, t, key); err != nil {
+	if fps, err = decodeValue(dst, v, codes, t, key); err != nil {
 		return nil, nil, err
 	}
 	if pend, err = readPending(r, t, key, pending); err != nil {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math/bits"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -177,6 +178,14 @@ func applyChanges(b *cachedBlock, ch []postingChange) *cachedBlock {
 	return &cachedBlock{unit: &unitPostings{fps: fps, ids: ids, names: names}}
 }
 
+// unitScratch holds the buffers unitOf gathers a unit in.
+type unitScratch struct {
+	fps, ids []uint64
+	names    []string
+}
+
+var unitBufs = sync.Pool{New: func() any { return new(unitScratch) }}
+
 // unit returns fp's unit (0 in a directory of one unit: shift 64).
 func (d *unitDir) unit(fp uint64) uint64 { return fp >> d.shift }
 
@@ -202,8 +211,13 @@ func (e *DB) unitOf(st *state, it *pebble.Iterator, fp uint64) (b *cachedBlock, 
 		return b, !b.unit.big, nil
 	}
 	lo := u << st.units.shift
-	var fps, ids []uint64
-	var names []string
+	// Gathered in buffers kept for the next unit, and copied at their
+	// length into the cache: what append leaves behind would be garbage
+	// that lets the heap grow past the cache between collections.
+	sc := unitBufs.Get().(*unitScratch)
+	defer func() { clear(sc.names); unitBufs.Put(sc) }()
+	fps, ids, names, named := sc.fps[:0], sc.ids[:0], sc.names[:0], false
+	defer func() { sc.fps, sc.ids, sc.names = fps, ids, names }()
 	for it.SeekGE(postingPrefix(lo)); it.Valid(); it.Next() {
 		f, id, err := parsePostingKey(it.Key())
 		if err != nil {
@@ -220,21 +234,21 @@ func (e *DB) unitOf(st *state, it *pebble.Iterator, fp uint64) (b *cachedBlock, 
 		if err != nil {
 			return nil, false, err
 		}
-		if len(v) > 0 && names == nil {
-			names = make([]string, len(fps), cap(fps))
-		}
-		if names != nil {
-			names = append(names, string(v))
-		}
+		named = named || len(v) > 0
+		names = append(names, string(v))
 		fps = append(fps, f)
 		ids = append(ids, id)
 	}
 	if err := it.Error(); err != nil {
 		return nil, false, err
 	}
-	// Copies of their length: the cache counts 8 bytes a posting, and
-	// append's spare capacity would hold more than it counts.
-	b = &cachedBlock{unit: &unitPostings{fps: slices.Clone(fps), ids: slices.Clone(ids), names: slices.Clone(names)}}
+	b = &cachedBlock{unit: &unitPostings{}}
+	if len(fps) > 0 { // a clone of nothing would keep the buffers alive
+		b.unit.fps, b.unit.ids = slices.Clone(fps), slices.Clone(ids)
+	}
+	if named {
+		b.unit.names = slices.Clone(names)
+	}
 	e.cache.putBlock(s, b)
 	return b, true, nil
 }

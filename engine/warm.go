@@ -50,6 +50,7 @@ func (e *DB) Warm(ctx context.Context) (err error) {
 // or the table is read, and returns the bytes it cached.
 func (e *DB) warmTable(ctx context.Context, st *state, t int, room int64) (int64, error) {
 	ti, j, spent := &st.tables[t], 0, int64(0)
+	var buf []uint64 // the cache keeps blocks packed: one decode buffer
 	err := scanReader(st.snap, tablePrefix(spaceTables, t), func(k, v []byte) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -65,7 +66,7 @@ func (e *DB) warmTable(ctx context.Context, st *state, t int, room int64) (int64
 			return corruptBlock(t, last, "not in the block directory")
 		}
 		if e.cache.getBlock(ti.slots[j]) == nil {
-			fps, err := decodeValue(nil, v, ti.codes, t, last)
+			fps, err := decodeValue(buf[:0], v, ti.codes, t, last)
 			if err != nil {
 				return err
 			}
@@ -73,6 +74,7 @@ func (e *DB) warmTable(ctx context.Context, st *state, t int, room int64) (int64
 			if err != nil {
 				return err
 			}
+			buf = fps
 			b := newCachedBlock(pack(fps), pend)
 			if spent += b.cost(); spent <= room {
 				e.cache.putBlock(ti.slots[j], b)
