@@ -12,10 +12,10 @@ type slot struct{ p atomic.Pointer[cachedBlock] }
 
 // cachedBlock is a table block, packed (packed.go), and its pending list,
 // apart: a flush that adds to the list caches the new list beside the same
-// block. Or it is a unit of postings (units.go): fps and ids.
+// block. Or it is a unit of postings (units.go).
 //
-// A probe reads a block's header and then its data: the header with the
-// reference bit takes 56 bytes, so that it lies in one cache line.
+// A probe reads a block's header and then its data: the whole struct takes
+// 64 bytes, one cache line (TestCachedBlockSize).
 type cachedBlock struct {
 	pk   packed // a table block's permuted fingerprints
 	ref  atomic.Bool

@@ -17,10 +17,10 @@ import (
 // Offsets of 58 to 63 bits are stored in 64: one unaligned 8-byte load
 // must hold an entry wherever in its first byte it starts.
 //
-// The header is small so that a cached block's fits one cache line with
-// its reference bit (cachedBlock): a probe reads it and then the one line
-// of data its range is in. So the data is a bare pointer, its length
-// implied by n and width.
+// The header is small so that a cached block (cachedBlock: the header, the
+// reference bit and two pointers) fits one 64-byte cache line: a probe
+// reads it and then the line of data its range is in. So the data is a
+// bare pointer, its length implied by n and width.
 type packed struct {
 	base, last uint64         // the first and last fingerprints
 	data       unsafe.Pointer // n offsets of width bits, then 8 bytes of slack for the loads
