@@ -13,7 +13,7 @@ import (
 // cache, or read from st's snapshot and cached.
 func (e *DB) tableBlock(st *state, t, j int) (*cachedBlock, error) {
 	ti := &st.tables[t]
-	if b := e.cache.get(ti.slots[j]); b != nil {
+	if b := e.cache.get(ti.slot(j)); b != nil {
 		return b, nil
 	}
 	// Decoded into a buffer kept for the next miss: the cache keeps the
@@ -27,7 +27,7 @@ func (e *DB) tableBlock(st *state, t, j int) (*cachedBlock, error) {
 	}
 	*buf = fps
 	b := newCachedBlock(pack(fps), pend)
-	e.cache.putBlock(ti.slots[j], b)
+	e.cache.putBlock(ti.slot(j), b)
 	return b, nil
 }
 
@@ -37,13 +37,13 @@ var decodeBufs = sync.Pool{New: func() any { return new([]uint64) }}
 // from the cache or from st's snapshot: for a flush, which rewrites it.
 func (e *DB) readBlock(st *state, t, j int) (fps, pend []uint64, err error) {
 	ti := &st.tables[t]
-	if b := e.cache.get(ti.slots[j]); b != nil {
+	if b := e.cache.get(ti.slot(j)); b != nil {
 		return b.pk.appendTo(make([]uint64, 0, b.pk.len())), b.pending(), nil
 	}
 	if fps, pend, err = decodeBlock(st.snap, ti.codes, t, ti.keys[j], ti.pending(j), nil); err != nil {
 		return nil, nil, err
 	}
-	e.cache.put(ti.slots[j], fps, pend)
+	e.cache.put(ti.slot(j), fps, pend)
 	return fps, pend, nil
 }
 

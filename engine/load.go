@@ -307,8 +307,9 @@ func (j *loadJob) buildTable(t int, sc *[2][]uint64) error {
 	}
 	w := tableWriter{t: t, blocks: tw, dir: dw, ti: ti}
 	err = codec.Encode(perm, code, 1, j.e.block, func(key uint64, block []byte) error {
-		return w.block(key, block, new(slot))
+		return w.block(key, block, nil)
 	})
+	ti.slabSlots()
 	return cmp.Or(err, tw.Close(), dw.Close())
 }
 

@@ -163,7 +163,7 @@ func (m *merger) plan(g *group, hist *[huffman.Symbols]uint64) error {
 		// new ones are appended to it.
 		g.pend, g.fresh = true, g.adds
 		m.r.added += len(g.adds)
-		if b := m.e.cache.getBlock(oldIdx.slots[g.j]); b != nil {
+		if b := m.e.cache.getBlock(oldIdx.slot(g.j)); b != nil {
 			g.cached, g.prev = b.pk, b.pending()
 		}
 		return nil
@@ -249,7 +249,7 @@ func (m *merger) retrain(hist *[huffman.Symbols]uint64) (*huffman.Code, uint32, 
 func (m *merger) appendPending(g *group, pbuf []byte) ([]byte, error) {
 	t, oldIdx := m.t, m.oldIdx
 	key, had := oldIdx.keys[g.j], oldIdx.pending(g.j)
-	sl := oldIdx.slots[g.j]
+	sl := oldIdx.slot(g.j)
 	if len(g.fresh) > 0 {
 		// g.fresh is sorted, and none of it is stored: a run to append.
 		var err error
@@ -285,7 +285,7 @@ func (m *merger) appendPending(g *group, pbuf []byte) ([]byte, error) {
 func (m *merger) rewrite(g *group, code *huffman.Code, id uint32) error {
 	t, oldIdx := m.t, m.oldIdx
 	if g.j >= 0 {
-		m.r.replaced = append(m.r.replaced, oldIdx.slots[g.j])
+		m.r.replaced = append(m.r.replaced, oldIdx.slot(g.j))
 		if oldIdx.pending(g.j) > 0 {
 			if err := m.b.pend.Delete(tableKey(spacePending, t, oldIdx.keys[g.j]), nil); err != nil {
 				return err

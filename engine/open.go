@@ -372,15 +372,11 @@ func (e *DB) loadDirectory(tables []tableIndex) error {
 		return err
 	}
 	// The directory grows with the index (a block is about 190
-	// fingerprints): exact slices, and the slots in one allocation.
+	// fingerprints): exact slices, and the slots in one array.
 	for t := range tables {
 		ti := &tables[t]
 		ti.keys, ti.sizes = slices.Clone(ti.keys), slices.Clone(ti.sizes)
-		slab := make([]slot, len(ti.keys))
-		ti.slots = make([]*slot, len(ti.keys))
-		for j := range slab {
-			ti.slots[j] = &slab[j]
-		}
+		ti.slabSlots()
 	}
 	return nil
 }

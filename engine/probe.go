@@ -40,7 +40,7 @@ func (e *DB) probeAll(st *state, q uint64, k int, add func(fp uint64, d int)) er
 	hits := 0
 	for t := range ps {
 		if ti := &st.tables[t]; ps[t].j < len(ti.keys) {
-			if ps[t].b = e.cache.getBlock(ti.slots[ps[t].j]); ps[t].b != nil {
+			if ps[t].b = e.cache.getBlock(ti.slot(ps[t].j)); ps[t].b != nil {
 				hits++
 			}
 		}

@@ -24,8 +24,13 @@ type tableIndex struct {
 	// of them. A block covers (keys[j-1], keys[j]], the last one also
 	// what lies above its key; readers see the block and its pending list
 	// merged. Nil when no block has any.
-	pend  []uint16
-	slots []*slot // the blocks' cache slots
+	pend []uint16
+	// The blocks' cache slots: in slab, one array in block order, for a
+	// directory read at open or written by a bulk load (a probe finds slot
+	// j by address, one dependent load less), or else in slots, which a
+	// flush's new directory shares with the one before.
+	slab  []slot
+	slots []*slot
 	sizes []uint32
 
 	codes codec.CodeMap // by id; every block names the code it was written with
@@ -46,12 +51,31 @@ func (ti *tableIndex) appendBlock(key uint64, size uint32, pending uint16, s *sl
 	}
 }
 
+// slot returns block j's cache slot.
+func (ti *tableIndex) slot(j int) *slot {
+	if ti.slab != nil {
+		return &ti.slab[j]
+	}
+	return ti.slots[j]
+}
+
+// slabSlots gives the directory's blocks new, empty slots in one array.
+func (ti *tableIndex) slabSlots() {
+	ti.slab, ti.slots = make([]slot, len(ti.keys)), nil
+}
+
 // appendRange appends blocks from..to-1 of old, with their slots and
 // pending counts.
 func (ti *tableIndex) appendRange(old *tableIndex, from, to int) {
 	ti.keys = append(ti.keys, old.keys[from:to]...)
 	ti.sizes = append(ti.sizes, old.sizes[from:to]...)
-	ti.slots = append(ti.slots, old.slots[from:to]...)
+	if old.slab == nil {
+		ti.slots = append(ti.slots, old.slots[from:to]...)
+	} else {
+		for j := from; j < to; j++ {
+			ti.slots = append(ti.slots, &old.slab[j])
+		}
+	}
 	switch {
 	case old.pend != nil:
 		if ti.pend == nil {

@@ -65,7 +65,7 @@ func (e *DB) warmTable(ctx context.Context, st *state, t int, room int64) (int64
 		if j >= len(ti.keys) || ti.keys[j] != last {
 			return corruptBlock(t, last, "not in the block directory")
 		}
-		if e.cache.getBlock(ti.slots[j]) == nil {
+		if e.cache.getBlock(ti.slot(j)) == nil {
 			fps, err := decodeValue(buf[:0], v, ti.codes, t, last)
 			if err != nil {
 				return err
@@ -77,7 +77,7 @@ func (e *DB) warmTable(ctx context.Context, st *state, t int, room int64) (int64
 			buf = fps
 			b := newCachedBlock(pack(fps), pend)
 			if spent += b.cost(); spent <= room {
-				e.cache.putBlock(ti.slots[j], b)
+				e.cache.putBlock(ti.slot(j), b)
 			}
 		}
 		j++
