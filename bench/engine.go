@@ -697,7 +697,7 @@ func (r *EngineResults) curveChart(out string) error {
 	}
 	name := "engine-latency-vs-ram.png"
 	if err := chart.Lines(filepath.Join(out, name), chart.Axes{Title: "Query latency against memory, k = 3 (engine: process RSS by cache budget)",
-		X: "MB resident", Y: "microseconds", LogX: true, LogY: true, LegendTop: true}, series); err != nil {
+		X: "MB resident", Y: "microseconds", LogX: true, LogY: true}, series); err != nil {
 		return err
 	}
 	r.Charts = append(r.Charts, name)

@@ -12,7 +12,7 @@ import (
 )
 
 // autoCacheShare is the part of the memory the process may use that the
-// default cache takes: the decoded blocks are Go heap, which a collection
+// default cache takes: the cached blocks are Go heap, which a collection
 // lets grow to about twice what is live (GOGC), so a quarter keeps the
 // worst case near half.
 const autoCacheShare = 4
@@ -20,7 +20,7 @@ const autoCacheShare = 4
 // autoCacheSize is the cache budget when Options.CacheSize is left at
 // zero: a quarter of the memory the process may use, or DefaultCacheSize
 // where that is unknown. The cache holds only what queries read, so a
-// small index takes no more than its decoded blocks whatever the budget.
+// small index takes no more than its cached blocks whatever the budget.
 func autoCacheSize() int64 {
 	limit := memoryLimit("")
 	if limit <= 0 {

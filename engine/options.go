@@ -71,14 +71,14 @@ type Options struct {
 	// default follows the index: 64 MiB, or 5 bytes per stored
 	// fingerprint if that is more, up to 1 GiB (see memtableBudget).
 	MemtableSize int64
-	// CacheSize bounds the cache of decoded table blocks (and of the
+	// CacheSize bounds the cache of table blocks (packed.go; and of the
 	// postings of matched fingerprints, 16 bytes a document) and Pebble's
 	// block cache together. The default is a quarter of the memory the
 	// process may use: the least of GOMEMLIMIT, its memory cgroup's limit
 	// and the machine's memory (DefaultCacheSize where none is known).
 	// The cache holds only what queries and writes read, so an index
-	// smaller than the budget takes no more than its decoded blocks: about
-	// 8 bytes per fingerprint and table. Set it to bound the memory; the
+	// smaller than the budget takes no more than its cached blocks: 6-8
+	// bytes per fingerprint and table. Set it to bound the memory; the
 	// Go heap may grow to about twice the cache between collections unless
 	// GOMEMLIMIT is set.
 	CacheSize int64

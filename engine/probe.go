@@ -16,7 +16,7 @@ type probeState struct {
 
 // probeAll finds the fingerprints within distance k of q in every table and
 // calls add for each. A probe is a chain of dependent reads: the block
-// directory, the block's cache slot, the decoded block, each likely a cache
+// directory, the block's cache slot, the packed block, each likely a cache
 // miss in a large index, and on their own they would run one after
 // another, table after table. The tables are independent, so probeAll takes
 // each step for every table before the next: the core then overlaps the

@@ -49,7 +49,7 @@ type Stats struct {
 	PebbleBytes int64 `json:"pebble_bytes"`
 	BytesOnDisk int64 `json:"bytes_on_disk"`
 	// CacheSize is the cache budget, Options.CacheSize or the default it
-	// resolved to; CacheBytes is what the decoded blocks and postings
+	// resolved to; CacheBytes is what the cached blocks and postings
 	// take of it now.
 	CacheSize      int64  `json:"cache_size"`
 	CacheBytes     int64  `json:"cache_bytes"`

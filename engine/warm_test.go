@@ -40,7 +40,7 @@ func TestWarm(t *testing.T) {
 
 	t.Run("a cache smaller than the index", func(t *testing.T) {
 		opts := testOptions()
-		opts.CacheSize = 1 << 20 // 1 MiB of decoded blocks; the index decodes to several
+		opts.CacheSize = 1 << 20 // 1 MiB of blocks; the index takes several
 		db := openT(t, dir, opts)
 		defer db.Close()
 		require.NoError(t, db.Warm(ctx))
