@@ -93,6 +93,9 @@ func (m *memtable) delete(id uint64) {
 // of q (possibly more than once, and including fingerprints whose ids are
 // gone).
 func (m *memtable) search(q uint64, k int, fn func(fp uint64, d int)) {
+	if len(m.byFP) == 0 { // every fingerprint indexed has a key there
+		return
+	}
 	for t := range m.design.Tables {
 		tb := &m.design.Tables[t]
 		pq := tb.Permute(q)
