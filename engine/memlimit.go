@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"bufio"
-	"bytes"
 	"math"
 	"os"
 	"path"
@@ -65,10 +63,9 @@ func cgroupMemoryLimit(root string) int64 {
 			best = l
 		}
 	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
+	for line := range strings.Lines(string(b)) {
 		// "hierarchy-ID:controller-list:cgroup-path"
-		f := strings.SplitN(sc.Text(), ":", 3)
+		f := strings.SplitN(strings.TrimSpace(line), ":", 3)
 		if len(f) != 3 {
 			continue
 		}
@@ -122,9 +119,8 @@ func physicalMemory(root string) int64 {
 	if err != nil {
 		return 0
 	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "MemTotal:"); ok {
 			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 			if err != nil || kb <= 0 {
 				return 0
