@@ -61,9 +61,14 @@ type Options struct {
 	// the index is created.
 	K int
 	// Expected is the corpus size the table design is optimised for
-	// (default 2^24); ignored when Design is set or the index exists.
+	// (default 2^24; permutation.ForIndex); ignored when Design is set or
+	// the index exists.
 	Expected int64
-	// Design overrides the optimiser's table design.
+	// Design overrides the optimiser's table design. Fewer tables take
+	// less memory and disk for probes that scan longer ranges: at K = 3,
+	// permutation.Paper(4) keeps 4 tables where the optimiser keeps 10 up
+	// to a few hundred million fingerprints, for an index that must be
+	// queried warm in little RAM.
 	Design *permutation.Design
 	// BlockSize is the codec's block budget in bytes (default 1024).
 	BlockSize int

@@ -1,6 +1,7 @@
 package permutation
 
 import (
+	"math"
 	"math/bits"
 	"math/rand/v2"
 	"slices"
@@ -219,4 +220,36 @@ func BenchmarkPermute(b *testing.B) {
 		}
 	})
 	_ = s
+}
+
+func TestForIndex(t *testing.T) {
+	tests := []struct {
+		k, n, tables int
+	}{
+		{3, 1 << 20, 10},
+		{3, 10_000_000, 10},
+		{3, 50_000_000, 10},
+		{3, 100_000_000, 10},
+		{3, 1 << 30, 16},
+		{3, 1 << 34, 20},
+		{0, 1 << 20, 1},
+		{1, 1_000, 2},
+		{3, 0, 4},
+	}
+	for _, tc := range tests {
+		d, err := ForIndex(tc.k, tc.n)
+		require.NoError(t, err, "k=%d n=%d", tc.k, tc.n)
+		require.NoError(t, d.Validate())
+		assert.Len(t, d.Tables, tc.tables, "k=%d n=%d", tc.k, tc.n)
+		if tc.n > 1<<10 && len(d.Tables) < maxIndexTables {
+			// A probe expects at most 2^candidateBits candidates a table.
+			logN := math.Log2(float64(tc.n))
+			assert.LessOrEqual(t, d.CandidatesPerQuery(logN)/float64(len(d.Tables)), float64(int(1)<<candidateBits),
+				"k=%d n=%d", tc.k, tc.n)
+		}
+	}
+	// Large k: the prefix shrinks until the design fits in 64 tables.
+	d, err := ForIndex(8, 1<<30)
+	require.NoError(t, err)
+	assert.LessOrEqual(t, len(d.Tables), maxIndexTables)
 }
