@@ -25,8 +25,10 @@ import (
 
 // EngineRow is the engine measured at one corpus size.
 type EngineRow struct {
-	N             int     `json:"n"`
-	Tables        int     `json:"tables"`
+	N      int `json:"n"`
+	Tables int `json:"tables"`
+	// Design is "optimiser" or the paper's design, "paper-4".
+	Design        string  `json:"design"`
 	LoadSeconds   float64 `json:"load_seconds"`
 	LoadMfps      float64 `json:"load_mfp_per_s"`
 	Queries       int     `json:"queries"`
@@ -120,19 +122,25 @@ func runEngine(cfg Config) (*EngineResults, error) {
 	default:
 		cfg.Log.Warn("engine: leaving out n=100M: it needs 40 GB of free disk in the temporary folder and 22 GB of RAM")
 	}
+	designs := cfg.EngineTables
+	if len(designs) == 0 {
+		designs = []int{0}
+	}
 	res := &EngineResults{}
 	for _, n := range sizes {
-		row, err := measureEngine(cfg, n)
-		if err != nil {
-			return nil, err
+		for _, tables := range designs {
+			row, err := measureEngine(cfg, n, tables)
+			if err != nil {
+				return nil, err
+			}
+			cfg.Log.Info("engine", "n", n, "design", row.Design, "load M/s", fmt.Sprintf("%.2f", row.LoadMfps), "p50 us", fmt.Sprintf("%.1f", row.P50us),
+				"p99 us", fmt.Sprintf("%.1f", row.P99us), "brute us", fmt.Sprintf("%.0f", row.BruteUs), "mem p50 us", fmt.Sprintf("%.1f", row.MemP50us),
+				"small cache p50/p99 us", fmt.Sprintf("%.1f/%.1f", row.SmallP50us, row.SmallP99us), "rss MB", fmt.Sprintf("%.0f", row.SmallCacheRSS),
+				"qps 1/2", fmt.Sprintf("%.0f/%.0f", row.QPS1, row.QPS2))
+			res.Rows = append(res.Rows, row)
 		}
-		cfg.Log.Info("engine", "n", n, "load M/s", fmt.Sprintf("%.2f", row.LoadMfps), "p50 us", fmt.Sprintf("%.1f", row.P50us),
-			"p99 us", fmt.Sprintf("%.1f", row.P99us), "brute us", fmt.Sprintf("%.0f", row.BruteUs), "mem p50 us", fmt.Sprintf("%.1f", row.MemP50us),
-			"small cache p50/p99 us", fmt.Sprintf("%.1f/%.1f", row.SmallP50us, row.SmallP99us), "rss MB", fmt.Sprintf("%.0f", row.SmallCacheRSS),
-			"qps 1/2", fmt.Sprintf("%.0f/%.0f", row.QPS1, row.QPS2))
-		res.Rows = append(res.Rows, row)
 	}
-	if len(cfg.EngineSizes) > 0 {
+	if len(cfg.EngineSizes) > 0 || len(cfg.EngineTables) > 0 {
 		return res, res.charts(cfg.Out)
 	}
 	dn := 1 << 20
@@ -242,8 +250,18 @@ func rssMB() float64 {
 
 const smallCacheMB = 32
 
-func measureEngine(cfg Config, n int) (EngineRow, error) {
-	row := EngineRow{N: n, K: 3, CDF: map[string][]float64{}}
+// measureEngine measures an index of n fingerprints with the optimiser's
+// design (tables 0) or the paper's of that many tables.
+func measureEngine(cfg Config, n, tables int) (EngineRow, error) {
+	row := EngineRow{N: n, K: 3, Design: "optimiser", CDF: map[string][]float64{}}
+	var design *permutation.Design
+	if tables > 0 {
+		var err error
+		if design, err = permutation.Paper(tables); err != nil {
+			return row, err
+		}
+		row.Design = fmt.Sprintf("paper-%d", tables)
+	}
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "simhashdb-bench-")
 	if err != nil {
@@ -256,7 +274,7 @@ func measureEngine(cfg Config, n int) (EngineRow, error) {
 		docs[i] = engine.Doc{ID: uint64(i), Fingerprint: fp}
 	}
 	// Warm: a cache that holds every decoded block.
-	db, err := engine.Open(filepath.Join(dir, "index"), engine.Options{Expected: int64(n), CacheSize: 6 << 30, Sync: engine.SyncNone, Logger: quiet()})
+	db, err := engine.Open(filepath.Join(dir, "index"), engine.Options{Expected: int64(n), Design: design, CacheSize: 6 << 30, Sync: engine.SyncNone, Logger: quiet()})
 	if err != nil {
 		return row, err
 	}
@@ -517,6 +535,9 @@ func (r *EngineResults) charts(out string) error {
 	series := []chart.Series{{Name: "simhashdb p50"}, {Name: "simhashdb p99", Dashed: true}, {Name: "in-memory tables p50"},
 		{Name: "in-memory tables p99", Dashed: true}, {Name: "simhashdb p50, small cache"}, {Name: "brute force"}}
 	for _, x := range r.Rows {
+		if x.Design != "optimiser" {
+			continue // the curve chart has the other designs
+		}
 		for i, y := range []float64{x.P50us, x.P99us, x.MemP50us, x.MemP99us, x.SmallP50us, x.BruteUs} {
 			series[i].X = append(series[i].X, float64(x.N))
 			series[i].Y = append(series[i].Y, y)
@@ -561,7 +582,7 @@ func (r *EngineResults) report(md *strings.Builder) {
 		if x.PlainBytesPerF > 0 {
 			plain, ratio = fmt.Sprintf("%.1f", x.PlainBytesPerF), fmt.Sprintf("%.2fx smaller", x.PlainBytesPerF/x.DiskBytesPerF)
 		}
-		fmt.Fprintf(md, "| %d | %d | %.2f | %.2f | %.1f | %.1f | %.1f | %.0f | %.0fx | %.2f | %.1f | %s | %s |\n", x.N, x.Tables, x.LoadSeconds, x.LoadMfps,
+		fmt.Fprintf(md, "| %s | %d | %.2f | %.2f | %.1f | %.1f | %.1f | %.0f | %.0fx | %.2f | %.1f | %s | %s |\n", x.label(), x.Tables, x.LoadSeconds, x.LoadMfps,
 			x.P50us, x.P90us, x.P99us, x.BruteUs, x.Speedup, x.TableBitsPerF, x.DiskBytesPerF, plain, ratio)
 	}
 	md.WriteString("\nDisk bytes/fp is everything in the index folder (tables, documents, postings, metadata, WAL) over the documents stored. The plain Pebble column holds the same: each table as 9-byte keys (table, permuted fingerprint), documents as id -> fingerprint, postings as (fingerprint, id) keys, in one sstable with Zstd as Pebble writes its bottom level; measured up to 10M (\"—\" above: writing it all again would take longer than the rest of the run).\n")
@@ -572,7 +593,7 @@ func (r *EngineResults) report(md *strings.Builder) {
 		for _, l := range x.ByK {
 			byK[l.K] = l
 		}
-		fmt.Fprintf(md, "| %d | %.2f | %.0f | %.1f / %.1f | %.1f / %.1f | %.1f | %d MiB | %.1f / %.1f | %.0f | %.1f / %.1f | %.1f / %.1f | %.0f / %.0f |\n", x.N, x.MemBuildSeconds, x.MemBytesPerFP,
+		fmt.Fprintf(md, "| %s | %.2f | %.0f | %.1f / %.1f | %.1f / %.1f | %.1f | %d MiB | %.1f / %.1f | %.0f | %.1f / %.1f | %.1f / %.1f | %.0f / %.0f |\n", x.label(), x.MemBuildSeconds, x.MemBytesPerFP,
 			x.MemP50us, x.MemP99us, x.P50us, x.P99us, x.DiskBytesPerF, x.SmallCacheMB, x.SmallP50us, x.SmallP99us, x.SmallCacheRSS,
 			byK[1].P50us, byK[1].P99us, byK[2].P50us, byK[2].P99us, x.QPS1, x.QPS2)
 	}
@@ -580,7 +601,7 @@ func (r *EngineResults) report(md *strings.Builder) {
 	md.WriteString("Each query timed on the engine and then on the bucket baseline (go-simstore's design: k+1 blocks, a table of buckets per block, every entry of the query's buckets checked by popcount; `bench/bucketindex.go`) in one loop.\n\n")
 	md.WriteString("| n | bucket bytes/fp | bucket p50 / p99 µs | simhashdb p50 / p99 µs (same loop) | p50 ratio | p99 ratio |\n|---:|---:|---:|---:|---:|---:|\n")
 	for _, x := range r.Rows {
-		fmt.Fprintf(md, "| %d | %.1f | %.2f / %.2f | %.2f / %.2f | %.2fx | %.2fx |\n", x.N, x.BucketBytesPerFP, x.BucketP50us, x.BucketP99us,
+		fmt.Fprintf(md, "| %s | %.1f | %.2f / %.2f | %.2f / %.2f | %.2fx | %.2fx |\n", x.label(), x.BucketBytesPerFP, x.BucketP50us, x.BucketP99us,
 			x.InTurnP50us, x.InTurnP99us, x.InTurnP50us/x.BucketP50us, x.InTurnP99us/x.BucketP99us)
 	}
 	md.WriteString("\n### Latency against memory: the cache budget\n\n")
@@ -592,10 +613,10 @@ func (r *EngineResults) report(md *strings.Builder) {
 			if p.GoMemLimitMB > 0 {
 				lim = fmt.Sprintf("%d MiB", p.GoMemLimitMB)
 			}
-			fmt.Fprintf(md, "| %d | %d | %d | %s | %.1f / %.1f | %.0f | %.1f | %.3f |\n", x.N, p.CacheMB, p.ResolvedMB, lim, p.P50us, p.P99us, p.RSSMB, p.RSSMB*1e6/float64(x.N), p.HitRate)
+			fmt.Fprintf(md, "| %s | %d | %d | %s | %.1f / %.1f | %.0f | %.1f | %.3f |\n", x.label(), p.CacheMB, p.ResolvedMB, lim, p.P50us, p.P99us, p.RSSMB, p.RSSMB*1e6/float64(x.N), p.HitRate)
 		}
-		fmt.Fprintf(md, "| %d | bucket baseline | | | %.1f / %.1f | %.0f | %.1f | |\n", x.N, x.BucketP50us, x.BucketP99us, x.BucketBytesPerFP*float64(x.N)/1e6, x.BucketBytesPerFP)
-		fmt.Fprintf(md, "| %d | sorted tables | | | %.1f / %.1f | %.0f | %.1f | |\n", x.N, x.MemP50us, x.MemP99us, x.MemBytesPerFP*float64(x.N)/1e6, x.MemBytesPerFP)
+		fmt.Fprintf(md, "| %s | bucket baseline | | | %.1f / %.1f | %.0f | %.1f | |\n", x.label(), x.BucketP50us, x.BucketP99us, x.BucketBytesPerFP*float64(x.N)/1e6, x.BucketBytesPerFP)
+		fmt.Fprintf(md, "| %s | sorted tables | | | %.1f / %.1f | %.0f | %.1f | |\n", x.label(), x.MemP50us, x.MemP99us, x.MemBytesPerFP*float64(x.N)/1e6, x.MemBytesPerFP)
 	}
 	md.WriteString("\nSmall cache: a child process opens the index read-only with that cache (decoded blocks and Pebble's block cache together), runs the queries once to warm what fits, as in the table above. The in-memory baseline returns fingerprints only; simhashdb also fetches each match's document (id, name).\n")
 	if len(r.Designs) > 0 {
@@ -680,6 +701,9 @@ func (r *EngineResults) curveChart(out string) error {
 	var series []chart.Series
 	for _, x := range rows {
 		name := millions(x.N)
+		if x.Design != "optimiser" {
+			name += fmt.Sprintf(", %d tables", x.Tables)
+		}
 		p50, p99 := chart.Series{Name: "simhashdb p50, " + name}, chart.Series{Name: "simhashdb p99, " + name, Dashed: true}
 		curve := slices.Clone(x.Curve)
 		slices.SortFunc(curve, func(a, b CurvePoint) int { return cmp.Compare(a.RSSMB, b.RSSMB) })
@@ -690,18 +714,34 @@ func (r *EngineResults) curveChart(out string) error {
 			p50.X, p50.Y = append(p50.X, p.RSSMB), append(p50.Y, p.P50us)
 			p99.X, p99.Y = append(p99.X, p.RSSMB), append(p99.Y, p.P99us)
 		}
+		series = append(series, p50, p99)
+		if x.Design != "optimiser" && slices.ContainsFunc(rows, func(y EngineRow) bool { return y.N == x.N && y.Design == "optimiser" }) {
+			continue // the baselines are drawn once for each n
+		}
 		bmb, smb := x.BucketBytesPerFP*float64(x.N)/1e6, x.MemBytesPerFP*float64(x.N)/1e6
-		series = append(series, p50, p99,
+		series = append(series,
 			chart.Series{Name: "bucket design p50, p99, " + name, X: []float64{bmb, bmb}, Y: []float64{x.BucketP50us, x.BucketP99us}},
 			chart.Series{Name: "sorted tables p50, p99, " + name, X: []float64{smb, smb}, Y: []float64{x.MemP50us, x.MemP99us}})
 	}
+	// The legend goes where the curves are not: above the warm end of a
+	// curve at 10M, below the slow plateau of one at 100M.
+	top := !slices.ContainsFunc(rows, func(x EngineRow) bool { return x.N >= 50_000_000 })
 	name := "engine-latency-vs-ram.png"
 	if err := chart.Lines(filepath.Join(out, name), chart.Axes{Title: "Query latency against memory, k = 3 (engine: process RSS by cache budget)",
-		X: "MB resident", Y: "microseconds", LogX: true, LogY: true}, series); err != nil {
+		X: "MB resident", Y: "microseconds", LogX: true, LogY: true, LegendTop: top}, series); err != nil {
 		return err
 	}
 	r.Charts = append(r.Charts, name)
 	return nil
+}
+
+// label names a row in the report's tables: its n, and its design unless
+// the optimiser's.
+func (x *EngineRow) label() string {
+	if x.Design == "" || x.Design == "optimiser" {
+		return strconv.Itoa(x.N)
+	}
+	return fmt.Sprintf("%d (%s)", x.N, x.Design)
 }
 
 // millions names a corpus size: "10M".

@@ -34,6 +34,12 @@ type Config struct {
 	// EngineSizes, when set, replaces the engine section's corpus sizes and
 	// leaves out its design and insert measurements: a run at one large n.
 	EngineSizes []int
+	// EngineTables, when set, measures the engine section at each size with
+	// each of these designs: 0 the optimiser's (the default), else the
+	// paper's of that many tables (permutation.Paper), fewer tables taking
+	// less memory for longer probes. Like EngineSizes, it leaves out the
+	// design and insert measurements.
+	EngineTables []int
 	// TextCorpus, when set, adds an opt-in data set of real text to the codec
 	// section: 2^18 fingerprints of the documents fetch.sh puts in this
 	// folder and of seeded edits of them (see textFingerprints).

@@ -11,12 +11,16 @@ import (
 	"time"
 
 	"github.com/simhashdb/simhashdb/bench/data"
+	"github.com/simhashdb/simhashdb/permutation"
 )
 
 // loaded returns an index of n loaded fingerprints (1% with planted
 // neighbours) and nq queries, half near a stored one, half random. The
 // memtable budget is SIMHASHDB_BENCH_MEMTABLE_MB MiB if set, else the
-// default, which grows with the index.
+// default, which grows with the index. SIMHASHDB_BENCH_TABLES picks one of
+// the paper's designs by its number of tables (20, 16, 10 or 4) instead of
+// the optimiser's, and SIMHASHDB_BENCH_CACHE_MB sets CacheSize in MiB
+// (default 2 GiB).
 func loaded(b *testing.B, n, nq int) (*DB, []uint64) {
 	db, qs, _ := loadedRate(b, n, nq)
 	return db, qs
@@ -30,7 +34,21 @@ func loadedRate(b *testing.B, n, nq int) (*DB, []uint64, float64) {
 	if err != nil || mt < 0 {
 		b.Fatalf("SIMHASHDB_BENCH_MEMTABLE_MB: want a number of MiB, 0 for the default: %v", err)
 	}
-	db, err := Open(b.TempDir(), Options{Expected: int64(n), CacheSize: 2 << 30, MemtableSize: int64(mt) << 20, Sync: SyncNone})
+	var design *permutation.Design
+	if s := os.Getenv("SIMHASHDB_BENCH_TABLES"); s != "" {
+		tables, err := strconv.Atoi(s)
+		if err == nil {
+			design, err = permutation.Paper(tables)
+		}
+		if err != nil {
+			b.Fatalf("SIMHASHDB_BENCH_TABLES=%q: %v", s, err)
+		}
+	}
+	cache, err := strconv.Atoi(cmp.Or(os.Getenv("SIMHASHDB_BENCH_CACHE_MB"), "2048"))
+	if err != nil || cache < 1 {
+		b.Fatalf("SIMHASHDB_BENCH_CACHE_MB: want a positive number of MiB: %v", err)
+	}
+	db, err := Open(b.TempDir(), Options{Expected: int64(n), Design: design, CacheSize: int64(cache) << 20, MemtableSize: int64(mt) << 20, Sync: SyncNone})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/simhashdb/simhashdb/bench"
+	"github.com/simhashdb/simhashdb/permutation"
 )
 
 func main() {
@@ -26,6 +27,7 @@ func main() {
 	seed := flag.Uint64("seed", 1, "seed of the generated data sets")
 	only := flag.String("only", "", "comma-separated sections to run: codec, engine, batch (default all)")
 	engineN := flag.String("engine-n", "", "comma-separated corpus sizes for the engine section alone, e.g. 100000000 (skips its design and insert runs)")
+	engineTables := flag.String("engine-tables", "", "comma-separated table designs for the engine section: 0 the optimiser's (default), 20, 16, 10 or 4 the paper's of that many tables, e.g. 0,4 (skips its design and insert runs)")
 	text := flag.String("text", "", "opt-in: folder of the real-text corpora (bash bench/quality/fetch.sh DIR) to add a data set of text fingerprints to the codec section")
 	flag.Parse()
 	if *text != "" {
@@ -44,6 +46,18 @@ func main() {
 		}
 		sizes = append(sizes, n)
 	}
+	var tables []int
+	for _, f := range sections(*engineTables) {
+		t, err := strconv.Atoi(f)
+		if err == nil && t != 0 {
+			_, err = permutation.Paper(t)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "simhashdb-bench: --engine-tables %q: want 0 (the optimiser's design) or one of the paper's: 20, 16, 10, 4\n", f)
+			os.Exit(2)
+		}
+		tables = append(tables, t)
+	}
 	if *out == "" {
 		if *quick {
 			dir, err := os.MkdirTemp("", "simhashdb-bench-")
@@ -56,7 +70,7 @@ func main() {
 			*out = filepath.Join("bench", "results", time.Now().UTC().Format(time.DateOnly))
 		}
 	}
-	if _, err := bench.Run(bench.Config{Out: *out, Quick: *quick, Seed: *seed, Only: sections(*only), EngineSizes: sizes, TextCorpus: *text}); err != nil {
+	if _, err := bench.Run(bench.Config{Out: *out, Quick: *quick, Seed: *seed, Only: sections(*only), EngineSizes: sizes, EngineTables: tables, TextCorpus: *text}); err != nil {
 		fmt.Fprintln(os.Stderr, "simhashdb-bench:", err)
 		os.Exit(1)
 	}
