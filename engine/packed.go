@@ -101,6 +101,23 @@ func (p *packed) walk(v uint64, i int) int {
 // lowerBound returns the first i whose fingerprint is >= v.
 func (p *packed) lowerBound(v uint64) int { return p.walk(v, p.guess(v)) }
 
+// scan calls fn(v, d) for each fingerprint v from i on, up to hi, whose
+// distance d to pq is at most k. It reads p's fields once: fn may write
+// memory, so a loop of at calls would load them again for every entry, and
+// a probe of a design with few tables scans hundreds of entries a block.
+func (p *packed) scan(i int, hi, pq uint64, k int, fn func(v uint64, d int)) {
+	base, data, mask, w, n := p.base, p.data, p.mask, uint(p.width), int(p.n)
+	for off := uint(i) * w; i < n; i, off = i+1, off+w {
+		v := base + load64(unsafe.Add(data, off/8))>>(off%8)&mask
+		if v > hi {
+			return
+		}
+		if d := bits.OnesCount64(v ^ pq); d <= k {
+			fn(v, d)
+		}
+	}
+}
+
 // appendTo appends the fingerprints to dst.
 func (p *packed) appendTo(dst []uint64) []uint64 {
 	for i := range p.len() {

@@ -63,6 +63,36 @@ func TestPacked(t *testing.T) {
 				require.Equal(t, want, p.lowerBound(v), "lowerBound(%016x)", v)
 				require.Equal(t, want, lowerBound(fps, v))
 			}
+			found := 0
+			// scan: from each lower bound up to a bound some entries on, the
+			// entries within k of a query near one of them.
+			for x, lo := range probes {
+				i := p.lowerBound(lo)
+				hi := lo + r.Uint64N(1<<(x%64)+1)
+				if hi < lo {
+					hi = ^uint64(0)
+				}
+				q := lo ^ 1<<(x%64) ^ 1<<((x*7)%64)
+				k := x % 5
+				var want, got []uint64
+				for _, f := range fps[i:] {
+					if f > hi {
+						break
+					}
+					if bits.OnesCount64(f^q) <= k {
+						want = append(want, f)
+					}
+				}
+				p.scan(i, hi, q, k, func(v uint64, d int) {
+					require.Equal(t, bits.OnesCount64(v^q), d)
+					got = append(got, v)
+				})
+				require.Equal(t, want, got, "scan(%d, %016x, %016x, %d)", i, hi, q, k)
+				found += len(got)
+			}
+			if len(fps) > 0 {
+				require.Positive(t, found, "no scan found anything: the check above proves little")
+			}
 		})
 	}
 }

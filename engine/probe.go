@@ -82,16 +82,8 @@ func (e *DB) probe(st *state, t int, p *probeState, k int, add func(fp uint64, d
 			}
 			i = b.pk.lowerBound(p.lo)
 		}
-		pk, pend := &b.pk, b.pending()
-		for ; i < pk.len(); i++ {
-			v := pk.at(i)
-			if v > p.hi {
-				break
-			}
-			if d := bits.OnesCount64(v ^ p.pq); d <= k {
-				add(tb.Unpermute(v), d)
-			}
-		}
+		b.pk.scan(i, p.hi, p.pq, k, func(v uint64, d int) { add(tb.Unpermute(v), d) })
+		pend := b.pending()
 		for x := lowerBound(pend, p.lo); x < len(pend) && pend[x] <= p.hi; x++ {
 			if d := bits.OnesCount64(pend[x] ^ p.pq); d <= k {
 				add(tb.Unpermute(pend[x]), d)
