@@ -41,13 +41,26 @@ func (b *cachedBlock) pending() []uint64 {
 
 // unitPostings is a cached unit: apart, so that a table block pays one
 // pointer for it.
+//
+// Both columns are packed like a table block: the fingerprints share the
+// unit's top bits, and the ids of a unit often lie close together (a
+// corpus numbered in order), so each takes the bits of its spread rather
+// than 8 bytes.
 type unitPostings struct {
-	fps []uint64 // the unit's fingerprints, ascending
-	ids []uint64 // document ids, beside fps
+	fps packed // the unit's fingerprints, ascending
+	ids packed // document ids, beside fps (packIDs)
 	// names are the documents' names, beside fps; nil if all are empty.
 	names []string
 	big   bool // a unit too big to cache: seek its postings
 }
+
+// newUnit packs the postings fps, ids and names (nil if all are empty).
+func newUnit(fps, ids []uint64, names []string) *unitPostings {
+	return &unitPostings{fps: pack(fps), ids: packIDs(ids), names: names}
+}
+
+// len is the number of postings.
+func (u *unitPostings) len() int { return u.fps.len() }
 
 func (b *cachedBlock) cost() int64 {
 	c := int64(len(b.pending()))*8 + cacheEntryOverhead
@@ -55,7 +68,9 @@ func (b *cachedBlock) cost() int64 {
 		c += b.pk.bytes()
 	}
 	if u := b.unit; u != nil {
-		c += int64(len(u.fps)+len(u.ids)) * 8
+		if u.len() > 0 {
+			c += u.fps.bytes() + u.ids.bytes()
+		}
 		for _, n := range u.names {
 			c += int64(len(n)) + 16
 		}

@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/binary"
 	"math/bits"
+	"slices"
 	"unsafe"
 )
 
@@ -31,21 +32,35 @@ type packed struct {
 
 // pack packs fps, ascending.
 func pack(fps []uint64) packed {
-	p := packed{n: int32(len(fps))}
 	if len(fps) == 0 {
-		return p
+		return packed{}
 	}
-	p.base, p.last = fps[0], fps[len(fps)-1]
-	w := bits.Len64(p.last - p.base)
+	return packFrom(fps, fps[0], fps[len(fps)-1])
+}
+
+// packIDs packs values in any order (a unit's document ids, beside its
+// fingerprints) as offsets from the least. Read them with at only: guess
+// and lowerBound need ascending values.
+func packIDs(vals []uint64) packed {
+	if len(vals) == 0 {
+		return packed{}
+	}
+	return packFrom(vals, slices.Min(vals), slices.Max(vals))
+}
+
+// packFrom packs vals, all in [lo, hi].
+func packFrom(vals []uint64, lo, hi uint64) packed {
+	p := packed{n: int32(len(vals)), base: lo, last: hi}
+	w := bits.Len64(hi - lo)
 	if w > 57 {
 		w = 64
 	}
 	p.width, p.mask = uint8(w), ^uint64(0)>>(64-w) // width 0: a shift by 64 is 0
 	data := make([]byte, p.bytes())
-	for i, fp := range fps {
+	for i, v := range vals {
 		off := uint(i * w)
 		x := binary.LittleEndian.Uint64(data[off/8:])
-		binary.LittleEndian.PutUint64(data[off/8:], x|(fp-p.base)<<(off%8))
+		binary.LittleEndian.PutUint64(data[off/8:], x|(v-lo)<<(off%8))
 	}
 	p.data = unsafe.Pointer(&data[0])
 	return p

@@ -142,3 +142,23 @@ func BenchmarkLowerBound(b *testing.B) {
 		_ = s
 	})
 }
+
+func TestPackIDs(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for name, ids := range map[string][]uint64{
+		"empty":    nil,
+		"one":      {9},
+		"same":     {5, 5, 5},
+		"extremes": {^uint64(0), 0, 1 << 63, 1},
+		"dense":    {12, 3, 7, 4, 11},
+		"spread":   {r.Uint64(), r.Uint64(), r.Uint64(), r.Uint64()},
+		"ordered":  {100, 101, 102, 1000},
+	} {
+		p := packIDs(ids)
+		require.Equal(t, len(ids), p.len(), name)
+		require.Equal(t, ids, p.appendTo(nil), name)
+		if len(ids) > 0 {
+			require.Equal(t, slices.Min(ids), p.base, name)
+		}
+	}
+}

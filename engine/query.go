@@ -112,11 +112,12 @@ func (e *DB) postings(st *state, it **pebble.Iterator, fp uint64, d int, out []M
 	if u, ok, err := e.unitOf(st, pi, fp); err != nil {
 		return nil, err
 	} else if ok {
-		for i := lowerBound(u.unit.fps, fp); i < len(u.unit.fps) && u.unit.fps[i] == fp; i++ {
-			if id := u.unit.ids[i]; !e.hidden(id) {
+		pu := u.unit
+		for i := pu.fps.lowerBound(fp); i < pu.len() && pu.fps.at(i) == fp; i++ {
+			if id := pu.ids.at(i); !e.hidden(id) {
 				var name string
-				if u.unit.names != nil {
-					name = u.unit.names[i]
+				if pu.names != nil {
+					name = pu.names[i]
 				}
 				out = append(out, Match{Doc{id, fp, name}, d})
 			}

@@ -132,7 +132,7 @@ func cmpBool(a, b bool) int {
 // applyChanges returns cached unit b with the changes ch (sorted, all in
 // b's unit) applied, or nil if that makes it bigger than unitMax.
 func applyChanges(b *cachedBlock, ch []postingChange) *cachedBlock {
-	size := len(b.unit.fps) + len(ch)
+	size := b.unit.len() + len(ch)
 	fps, ids, names := make([]uint64, 0, size), make([]uint64, 0, size), make([]string, 0, size)
 	named := false
 	emit := func(fp, id uint64, name string) {
@@ -154,11 +154,11 @@ func applyChanges(b *cachedBlock, ch []postingChange) *cachedBlock {
 			k++
 		}
 		last := ch[k-1]
-		for i < len(old.fps) && (old.fps[i] < last.fp || old.fps[i] == last.fp && old.ids[i] < last.id) {
-			emit(old.fps[i], old.ids[i], name(i))
+		for i < old.len() && (old.fps.at(i) < last.fp || old.fps.at(i) == last.fp && old.ids.at(i) < last.id) {
+			emit(old.fps.at(i), old.ids.at(i), name(i))
 			i++
 		}
-		if i < len(old.fps) && old.fps[i] == last.fp && old.ids[i] == last.id {
+		if i < old.len() && old.fps.at(i) == last.fp && old.ids.at(i) == last.id {
 			i++ // replaced or removed
 		}
 		if last.add {
@@ -166,8 +166,8 @@ func applyChanges(b *cachedBlock, ch []postingChange) *cachedBlock {
 		}
 		ch = ch[k:]
 	}
-	for ; i < len(old.fps); i++ {
-		emit(old.fps[i], old.ids[i], name(i))
+	for ; i < old.len(); i++ {
+		emit(old.fps.at(i), old.ids.at(i), name(i))
 	}
 	if len(fps) > unitMax {
 		return nil
@@ -175,7 +175,7 @@ func applyChanges(b *cachedBlock, ch []postingChange) *cachedBlock {
 	if !named {
 		names = nil
 	}
-	return &cachedBlock{unit: &unitPostings{fps: fps, ids: ids, names: names}}
+	return &cachedBlock{unit: newUnit(fps, ids, names)}
 }
 
 // unitScratch holds the buffers unitOf gathers a unit in.
@@ -242,13 +242,11 @@ func (e *DB) unitOf(st *state, it *pebble.Iterator, fp uint64) (b *cachedBlock, 
 	if err := it.Error(); err != nil {
 		return nil, false, err
 	}
-	b = &cachedBlock{unit: &unitPostings{}}
-	if len(fps) > 0 { // a clone of nothing would keep the buffers alive
-		b.unit.fps, b.unit.ids = slices.Clone(fps), slices.Clone(ids)
-	}
+	var nm []string
 	if named {
-		b.unit.names = slices.Clone(names)
+		nm = slices.Clone(names)
 	}
+	b = &cachedBlock{unit: newUnit(fps, ids, nm)}
 	e.cache.putBlock(s, b)
 	return b, true, nil
 }

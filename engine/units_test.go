@@ -50,7 +50,7 @@ func TestUnitDirNext(t *testing.T) {
 			}
 			for u := range uint64(3) {
 				fps, ids, names := unit(u)
-				d.slot(u).p.Store(&cachedBlock{unit: &unitPostings{fps: fps, ids: ids, names: names}})
+				d.slot(u).p.Store(&cachedBlock{unit: newUnit(fps, ids, names)})
 			}
 			// As a flush makes them: each document once, its old posting
 			// removed and its new one added.
@@ -97,9 +97,9 @@ func TestUnitDirNext(t *testing.T) {
 				require.GreaterOrEqual(t, i, 0, "unit %d: a new slot is a carried one", u)
 				fps, ids, names := unit(u)
 				b := carry[i].b
-				require.LessOrEqual(t, len(b.unit.fps), unitMax, "unit %d: a carried unit is cacheable", u)
-				require.Equal(t, fps, append([]uint64(nil), b.unit.fps...), "unit %d", u)
-				require.Equal(t, ids, append([]uint64(nil), b.unit.ids...), "unit %d", u)
+				require.LessOrEqual(t, b.unit.len(), unitMax, "unit %d: a carried unit is cacheable", u)
+				require.Equal(t, fps, b.unit.fps.appendTo(nil), "unit %d", u)
+				require.Equal(t, ids, b.unit.ids.appendTo(nil), "unit %d", u)
 				if b.unit.names == nil {
 					require.Empty(t, slices.DeleteFunc(names, func(s string) bool { return s == "" }), "unit %d: names", u)
 				} else {
