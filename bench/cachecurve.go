@@ -39,9 +39,10 @@ type CurvePoint struct {
 const boundedRSSMB = 448
 
 // curveBudgets are the cache budgets of the latency-vs-RAM curve, in MiB:
-// from 32 MiB, doubling (quadrupling at 50M and up), up to the first that holds the whole index
-// decoded (8 bytes a fingerprint and table, 16 a posting, and Pebble's
-// eighth), or what the machine can hold beside the parent.
+// from 32 MiB, doubling (quadrupling at 50M and up), up to the first that
+// holds the whole index (at most 8 bytes a fingerprint and table and 16 a
+// posting, both packed in fewer, and Pebble's eighth), or what the machine
+// can hold beside the parent.
 func curveBudgets(n, tables int) []int {
 	need := int64(n) * int64(8*tables+16) * 8 / 7 * 5 / 4 >> 20
 	most := int64(8 << 10)

@@ -77,7 +77,7 @@ type Options struct {
 	// fingerprint if that is more, up to 1 GiB (see memtableBudget).
 	MemtableSize int64
 	// CacheSize bounds the cache of table blocks (packed.go; and of the
-	// postings of matched fingerprints, 16 bytes a document) and Pebble's
+	// postings of matched fingerprints, packed the same way) and Pebble's
 	// block cache together. The default is a quarter of the memory the
 	// process may use: the least of GOMEMLIMIT, its memory cgroup's limit
 	// and the machine's memory (DefaultCacheSize where none is known).

@@ -13,13 +13,14 @@ import (
 // A query's matches are fingerprints; their documents are in the postings
 // keyspace, and a Pebble seek there (file, filter, two index levels and a
 // data block, each a cache look-up and a search) costs more than the probe
-// of all the tables. So the postings are also cached,
-// decoded, in the block cache, by unit: unit u holds the postings of the
-// fingerprints whose top bits are u, about unitTarget of them. A warm
-// look-up is then a slot load and a search in a sorted slice.
+// of all the tables. So the postings are also cached, packed
+// (unitPostings), in the block cache, by unit: unit u holds the postings of
+// the fingerprints whose top bits are u, about unitTarget of them. A warm
+// look-up is then a slot load and a search in a packed column.
 
 // unitTarget is about how many postings a unit holds on average: a unit is
-// read with one seek and a short scan, and costs 16 bytes a posting cached.
+// read with one seek and a short scan, and costs the entry's overhead
+// (cacheEntryOverhead) once.
 const unitTarget = 64
 
 // maxUnitBits bounds the unit directory (8 bytes a unit).
