@@ -63,14 +63,9 @@ func newUnit(fps, ids []uint64, names []string) *unitPostings {
 func (u *unitPostings) len() int { return u.fps.len() }
 
 func (b *cachedBlock) cost() int64 {
-	c := int64(len(b.pending()))*8 + cacheEntryOverhead
-	if b.pk.n > 0 {
-		c += b.pk.bytes()
-	}
+	c := int64(len(b.pending()))*8 + cacheEntryOverhead + b.pk.bytes()
 	if u := b.unit; u != nil {
-		if u.len() > 0 {
-			c += u.fps.bytes() + u.ids.bytes()
-		}
+		c += u.fps.bytes() + u.ids.bytes()
 		for _, n := range u.names {
 			c += int64(len(n)) + 16
 		}

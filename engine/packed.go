@@ -141,5 +141,10 @@ func (p *packed) appendTo(dst []uint64) []uint64 {
 	return dst
 }
 
-// bytes is what p's data takes in memory.
-func (p *packed) bytes() int64 { return (int64(p.n)*int64(p.width)+7)/8 + 8 }
+// bytes is what p's data takes in memory: none when empty.
+func (p *packed) bytes() int64 {
+	if p.n == 0 {
+		return 0
+	}
+	return (int64(p.n)*int64(p.width)+7)/8 + 8
+}
