@@ -102,28 +102,46 @@ func (e *DB) expand(st *state, cands []candidate, it **pebble.Iterator, dst []Ma
 
 // postings appends the flushed documents of fp that no memtable hides.
 func (e *DB) postings(st *state, it **pebble.Iterator, fp uint64, d int, out []Match) ([]Match, error) {
-	if *it == nil {
-		var err error
-		if *it, err = st.postingsIter(); err != nil {
-			return nil, err
-		}
-	}
-	pi := *it
-	if u, ok, err := e.unitOf(st, pi, fp); err != nil {
-		return nil, err
-	} else if ok {
-		pu := u.unit
-		for i := pu.fps.lowerBound(fp); i < pu.len() && pu.fps.at(i) == fp; i++ {
-			if id := pu.ids.at(i); !e.hidden(id) {
-				var name string
-				if pu.names != nil {
-					name = pu.names[i]
-				}
-				out = append(out, Match{Doc{id, fp, name}, d})
+	// A cached unit needs no iterator: taking one from the pool and giving
+	// it back costs more than the look-up.
+	b := e.cache.getBlock(st.units.slot(st.units.unit(fp)))
+	if b == nil || b.unit.big {
+		if *it == nil {
+			var err error
+			if *it, err = st.postingsIter(); err != nil {
+				return nil, err
 			}
 		}
-		return out, nil
+		var ok bool
+		var err error
+		if b, ok, err = e.unitOf(st, *it, fp); err != nil {
+			return nil, err
+		} else if !ok {
+			return e.seekDocs(*it, fp, d, out)
+		}
 	}
+	pu := b.unit
+	i := pu.fps.guess(fp)
+	if i < pu.len() {
+		// Both columns' lines at once: the ids' load need not wait for
+		// the fingerprints' walk, which rarely leaves the guessed line.
+		touch(pu.fps.at(i) ^ pu.ids.at(i))
+	}
+	for i = pu.fps.walk(fp, i); i < pu.len() && pu.fps.at(i) == fp; i++ {
+		if id := pu.ids.at(i); !e.hidden(id) {
+			var name string
+			if pu.names != nil {
+				name = pu.names[i]
+			}
+			out = append(out, Match{Doc{id, fp, name}, d})
+		}
+	}
+	return out, nil
+}
+
+// seekDocs appends the documents of fp read from the postings with pi: a
+// unit too big to cache.
+func (e *DB) seekDocs(pi *pebble.Iterator, fp uint64, d int, out []Match) ([]Match, error) {
 	for e.seekPostings(pi, fp); pi.Valid(); pi.Next() {
 		f, id, err := parsePostingKey(pi.Key())
 		if err != nil {

@@ -138,14 +138,26 @@ func (ti *tableIndex) pendingAt(j int) int {
 func (ti *tableIndex) find(v uint64) int {
 	b := v >> ti.shift
 	lo, hi := int(ti.radix[b]), int(ti.radix[b+1])
-	if hi-lo > 8 { // a crowded bucket (clustered fingerprints)
+	if hi-lo > 2 { // a crowded bucket (clustered fingerprints)
 		j, _ := slices.BinarySearch(ti.keys[lo:hi], v)
 		return lo + j
 	}
-	for lo < hi && ti.keys[lo] < v {
-		lo++
+	// Without a branch on the keys, which no predictor would guess right
+	// and which would hold back the other tables' loads until the miss is
+	// back: read both (hi == lo, an empty bucket, reads the key of the
+	// next block, harmless) and count.
+	last := len(ti.keys) - 1
+	if last < 0 {
+		return 0
 	}
-	return lo
+	c := 0
+	if ti.keys[min(lo, last)] < v {
+		c++
+	}
+	if ti.keys[min(lo+1, last)] < v {
+		c++
+	}
+	return lo + min(c, hi-lo)
 }
 
 // lowerBound returns the first i with fps[i] >= v in a sorted block,
