@@ -15,7 +15,7 @@ func TestSearchHelpers(t *testing.T) {
 		"uniform":   data.Sorted(data.Uniform(5000, 1)),
 		"clustered": data.Sorted(data.Clustered(5000, 2)),
 		"one":       {42},
-		// keys that share their top 56 bits: equal bits under the bucket
+		// close keys: buckets of two and of three keys
 		"close": {1 << 40, 1<<40 + 1, 1<<40 + 2, 1<<41 + 7, 1<<41 + 9, 3 << 60, 3<<60 + 1<<20},
 		"empty": nil,
 	} {
