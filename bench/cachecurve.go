@@ -25,13 +25,17 @@ type CurvePoint struct {
 	CacheMB int `json:"cache_mb"`
 	// GoMemLimitMB is the GOMEMLIMIT the child ran with, if any: what an
 	// application that bounds its heap gets.
-	GoMemLimitMB int       `json:"gomemlimit_mb,omitempty"`
-	ResolvedMB   int       `json:"resolved_cache_mb"`
-	P50us        float64   `json:"p50_us"`
-	P99us        float64   `json:"p99_us"`
-	RSSMB        float64   `json:"rss_mb"`
-	HitRate      float64   `json:"block_hit_rate"`
-	Latencies    []float64 `json:"latencies_us,omitempty"`
+	GoMemLimitMB int `json:"gomemlimit_mb,omitempty"`
+	ResolvedMB   int `json:"resolved_cache_mb"`
+	// Fits marks the smallest budget that holds the whole index: what the
+	// largest budget's cache held (CachedMB), over the engine's share.
+	Fits      bool      `json:"fits,omitempty"`
+	CachedMB  float64   `json:"cached_mb"` // what the engine's cache held (Stats.CacheBytes)
+	P50us     float64   `json:"p50_us"`
+	P99us     float64   `json:"p99_us"`
+	RSSMB     float64   `json:"rss_mb"`
+	HitRate   float64   `json:"block_hit_rate"`
+	Latencies []float64 `json:"latencies_us,omitempty"`
 }
 
 // boundedRSSMB is the GOMEMLIMIT of the curve's bounded point: the small
@@ -89,8 +93,15 @@ func cacheCurve(cfg Config, dir string, n, tables int, warm, qs []uint64) ([]Cur
 	for _, mb := range curveBudgets(n, tables) {
 		runs = append(runs, CurvePoint{CacheMB: mb})
 	}
-	runs = append(runs, CurvePoint{CacheMB: smallCacheMB, GoMemLimitMB: boundedRSSMB}, CurvePoint{CacheMB: 0})
+	runs = append(runs, CurvePoint{Fits: true}, CurvePoint{CacheMB: smallCacheMB, GoMemLimitMB: boundedRSSMB}, CurvePoint{CacheMB: 0})
 	for _, run := range runs {
+		if run.Fits {
+			top := out[len(out)-1]
+			if top.HitRate < 1 {
+				continue // the largest budget did not hold the index either
+			}
+			run.CacheMB = fitBudgetMB(top.CachedMB)
+		}
 		mb := run.CacheMB
 		res := filepath.Join(dir, "curve.json")
 		cmd := exec.Command(self)
@@ -115,6 +126,13 @@ func cacheCurve(cfg Config, dir string, n, tables int, warm, qs []uint64) ([]Cur
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// fitBudgetMB is the smallest CacheSize, in MiB, whose share for the
+// engine's cache (all but Pebble's eighth) holds cachedMB, with 1% to
+// spare.
+func fitBudgetMB(cachedMB float64) int {
+	return int(cachedMB*8/7*1.01) + 1
 }
 
 // cacheCurveChild opens the index in dir read-only with a cache of mb MiB
@@ -159,7 +177,8 @@ func cacheCurveChild(dir, mbs, out string) error {
 	if err != nil {
 		return err
 	}
-	p := CurvePoint{CacheMB: mb, ResolvedMB: int(st.CacheSize >> 20), P50us: pct(lat, 0.5), P99us: pct(lat, 0.99), RSSMB: rssMB(), Latencies: lat}
+	p := CurvePoint{CacheMB: mb, ResolvedMB: int(st.CacheSize >> 20), CachedMB: float64(st.CacheBytes) / (1 << 20),
+		P50us: pct(lat, 0.5), P99us: pct(lat, 0.99), RSSMB: rssMB(), Latencies: lat}
 	if h, m := st.CacheHits-st0.CacheHits, st.CacheMisses-st0.CacheMisses; h+m > 0 {
 		p.HitRate = float64(h) / float64(h+m)
 	}

@@ -12,15 +12,20 @@ type slot struct{ p atomic.Pointer[cachedBlock] }
 
 // cachedBlock is a table block, packed (packed.go), and its pending list,
 // apart: a flush that adds to the list caches the new list beside the same
-// block. Or it is a unit of postings (units.go).
+// block. Or it is a unit of postings (units.go): its fingerprints, each
+// paired with a document id, in pk.
 //
 // A probe reads a block's header and then its data: the whole struct takes
 // 64 bytes, one cache line (TestCachedBlockSize).
 type cachedBlock struct {
-	pk   packed // a table block's permuted fingerprints
+	pk   packed // a table block's permuted fingerprints, or a unit's postings (packPairs)
 	ref  atomic.Bool
-	pend *[]uint64 // the pending list, ascending, if any; none of it is in pk
-	unit *unitPostings
+	unit bool      // a unit of postings
+	big  bool      // a unit too big to cache, whose look-ups seek in Pebble
+	pend *[]uint64 // a table block's pending list, ascending, if any; none of it is in pk
+	// names are a unit's document names, beside pk's postings; nil if all
+	// are empty.
+	names *[]string
 }
 
 func newCachedBlock(pk packed, pend []uint64) *cachedBlock {
@@ -31,6 +36,19 @@ func newCachedBlock(pk packed, pend []uint64) *cachedBlock {
 	return b
 }
 
+// newUnit returns the cached unit of the postings fps (ascending), ids
+// and names (nil if all are empty).
+func newUnit(fps, ids []uint64, names []string) *cachedBlock {
+	b := &cachedBlock{pk: packPairs(fps, ids), unit: true}
+	if names != nil {
+		b.names = &names
+	}
+	return b
+}
+
+// bigUnit is what the cache holds for a unit too big to cache.
+func bigUnit() *cachedBlock { return &cachedBlock{unit: true, big: true} }
+
 // pending returns the block's pending list.
 func (b *cachedBlock) pending() []uint64 {
 	if b.pend == nil {
@@ -39,34 +57,18 @@ func (b *cachedBlock) pending() []uint64 {
 	return *b.pend
 }
 
-// unitPostings is a cached unit: apart, so that a table block pays one
-// pointer for it.
-//
-// Both columns are packed like a table block: the fingerprints share the
-// unit's top bits, and the ids of a unit often lie close together (a
-// corpus numbered in order), so each takes the bits of its spread rather
-// than 8 bytes.
-type unitPostings struct {
-	fps packed // the unit's fingerprints, ascending
-	ids packed // document ids, beside fps (packIDs)
-	// names are the documents' names, beside fps; nil if all are empty.
-	names []string
-	big   bool // a unit too big to cache: seek its postings
+// name returns the name of a unit's posting i.
+func (b *cachedBlock) name(i int) string {
+	if b.names == nil {
+		return ""
+	}
+	return (*b.names)[i]
 }
-
-// newUnit packs the postings fps, ids and names (nil if all are empty).
-func newUnit(fps, ids []uint64, names []string) *unitPostings {
-	return &unitPostings{fps: pack(fps), ids: packIDs(ids), names: names}
-}
-
-// len is the number of postings.
-func (u *unitPostings) len() int { return u.fps.len() }
 
 func (b *cachedBlock) cost() int64 {
 	c := int64(len(b.pending()))*8 + cacheEntryOverhead + b.pk.bytes()
-	if u := b.unit; u != nil {
-		c += u.fps.bytes() + u.ids.bytes()
-		for _, n := range u.names {
+	if b.names != nil {
+		for _, n := range *b.names {
 			c += int64(len(n)) + 16
 		}
 	}

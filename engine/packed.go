@@ -21,13 +21,19 @@ import (
 // The header is small so that a cached block (cachedBlock: the header, the
 // reference bit and two pointers) fits one 64-byte cache line: a probe
 // reads it and then the line of data its range is in. So the data is a
-// bare pointer, its length implied by n and width.
+// bare pointer, its length implied by n and stride.
+//
+// A unit of postings packs pairs (packPairs): each fingerprint's offset is
+// followed by its document id's, so that a look-up reads both from the
+// line it finds the fingerprint in, with no other header between.
 type packed struct {
 	base, last uint64         // the first and last fingerprints
-	data       unsafe.Pointer // n offsets of width bits, then 8 bytes of slack for the loads
+	data       unsafe.Pointer // n entries of stride bits, then 8 bytes of slack for the loads
 	mask       uint64         // width ones
 	n          int32
 	width      uint8 // bits per offset, 0..57 or 64
+	stride     uint8 // bits from one entry to the next: width, or a pair's
+	pairs      bool  // each offset is followed by an id's (packPairs)
 }
 
 // pack packs fps, ascending.
@@ -35,35 +41,69 @@ func pack(fps []uint64) packed {
 	if len(fps) == 0 {
 		return packed{}
 	}
-	return packFrom(fps, fps[0], fps[len(fps)-1])
-}
-
-// packIDs packs values in any order (a unit's document ids, beside its
-// fingerprints) as offsets from the least. Read them with at only: guess
-// and lowerBound need ascending values.
-func packIDs(vals []uint64) packed {
-	if len(vals) == 0 {
-		return packed{}
-	}
-	return packFrom(vals, slices.Min(vals), slices.Max(vals))
-}
-
-// packFrom packs vals, all in [lo, hi].
-func packFrom(vals []uint64, lo, hi uint64) packed {
-	p := packed{n: int32(len(vals)), base: lo, last: hi}
-	w := bits.Len64(hi - lo)
-	if w > 57 {
-		w = 64
-	}
-	p.width, p.mask = uint8(w), ^uint64(0)>>(64-w) // width 0: a shift by 64 is 0
+	p := packed{n: int32(len(fps)), base: fps[0], last: fps[len(fps)-1]}
+	p.setWidth(fieldWidth(p.last - p.base))
+	p.stride = p.width
 	data := make([]byte, p.bytes())
-	for i, v := range vals {
-		off := uint(i * w)
-		x := binary.LittleEndian.Uint64(data[off/8:])
-		binary.LittleEndian.PutUint64(data[off/8:], x|(v-lo)<<(off%8))
+	for i, v := range fps {
+		putField(data, uint(i)*uint(p.stride), v-p.base)
 	}
 	p.data = unsafe.Pointer(&data[0])
 	return p
+}
+
+// packPairs packs fps, ascending, each with the id beside it in ids (any
+// order): a unit's postings. The ids are stored as offsets from the least,
+// which the 8 bytes before the data hold: the ids of a unit often lie
+// close together (a corpus numbered in order), and then take the bits of
+// their spread rather than 8 bytes. Read the ids with id.
+func packPairs(fps, ids []uint64) packed {
+	if len(fps) == 0 {
+		return packed{}
+	}
+	p := packed{n: int32(len(fps)), base: fps[0], last: fps[len(fps)-1], pairs: true}
+	lo := slices.Min(ids)
+	fw, iw := fieldWidth(p.last-p.base), fieldWidth(slices.Max(ids)-lo)
+	// A 64-bit field is read with one load only from a byte boundary:
+	// where one of a pair takes 64 bits, the other takes whole bytes, so
+	// that every field of the 64-bit column starts on one.
+	if fw == 64 || iw == 64 {
+		fw, iw = (fw+7)&^7, (iw+7)&^7
+	}
+	p.setWidth(fw)
+	p.stride = uint8(fw + iw)
+	buf := make([]byte, p.bytes())
+	binary.LittleEndian.PutUint64(buf, lo)
+	data := buf[8:]
+	for i := range fps {
+		off := uint(i) * uint(p.stride)
+		putField(data, off, fps[i]-p.base)
+		putField(data, off+uint(fw), ids[i]-lo)
+	}
+	p.data = unsafe.Pointer(&data[0])
+	return p
+}
+
+// fieldWidth is the bits a field takes to hold offsets up to span: 58 to
+// 63 are stored in 64, so that one unaligned 8-byte load holds a field
+// wherever in its first byte it starts.
+func fieldWidth(span uint64) int {
+	if w := bits.Len64(span); w <= 57 {
+		return w
+	}
+	return 64
+}
+
+// setWidth sets the width of the offsets and its mask.
+func (p *packed) setWidth(w int) {
+	p.width, p.mask = uint8(w), ^uint64(0)>>(64-w) // width 0: a shift by 64 is 0
+}
+
+// putField ors v into data at bit off: data has room for an 8-byte load
+// and store at off/8, and v fits its field.
+func putField(data []byte, off uint, v uint64) {
+	x := binary.LittleEndian.Uint64(data[off/8:])
+	binary.LittleEndian.PutUint64(data[off/8:], x|v<<(off%8))
 }
 
 // len is the number of fingerprints.
@@ -74,7 +114,14 @@ func (p *packed) len() int { return int(p.n) }
 // Few instructions matter as much as few loads: a probe's loads miss the
 // CPU's caches, and the core overlaps more of them the fewer instructions
 // lie between.
-func (p *packed) at(i int) uint64 { return p.base + p.offset(uint(i)*uint(p.width)) }
+func (p *packed) at(i int) uint64 { return p.base + p.offset(uint(i)*uint(p.stride)) }
+
+// id returns the id paired with fingerprint i, 0 <= i < n, of packed pairs.
+// Its line is fingerprint i's, or the next.
+func (p *packed) id(i int) uint64 {
+	off, w := uint(i)*uint(p.stride)+uint(p.width), uint(p.stride-p.width)
+	return load64(unsafe.Add(p.data, -8)) + load64(unsafe.Add(p.data, off/8))>>(off%8)&(^uint64(0)>>(64-w))
+}
 
 // offset returns the offset stored at bit off.
 func (p *packed) offset(off uint) uint64 {
@@ -102,7 +149,7 @@ func (p *packed) walk(v uint64, i int) int {
 	if i == int(p.n) || v <= p.base { // guess returned n, or 0
 		return i
 	}
-	t, w := v-p.base, uint(p.width)
+	t, w := v-p.base, uint(p.stride)
 	off := uint(i) * w
 	for i > 0 && p.offset(off-w) >= t {
 		i, off = i-1, off-w
@@ -121,7 +168,7 @@ func (p *packed) lowerBound(v uint64) int { return p.walk(v, p.guess(v)) }
 // memory, so a loop of at calls would load them again for every entry, and
 // a probe of a design with few tables scans hundreds of entries a block.
 func (p *packed) scan(i int, hi, pq uint64, k int, fn func(v uint64, d int)) {
-	base, data, mask, w, n := p.base, p.data, p.mask, uint(p.width), int(p.n)
+	base, data, mask, w, n := p.base, p.data, p.mask, uint(p.stride), int(p.n)
 	for off := uint(i) * w; i < n; i, off = i+1, off+w {
 		v := base + load64(unsafe.Add(data, off/8))>>(off%8)&mask
 		if v > hi {
@@ -141,12 +188,24 @@ func (p *packed) appendTo(dst []uint64) []uint64 {
 	return dst
 }
 
+// appendIDs appends the ids of packed pairs to dst.
+func (p *packed) appendIDs(dst []uint64) []uint64 {
+	for i := range p.len() {
+		dst = append(dst, p.id(i))
+	}
+	return dst
+}
+
 // bytes is what p's data takes in memory: none when empty.
 func (p *packed) bytes() int64 {
 	if p.n == 0 {
 		return 0
 	}
-	return (int64(p.n)*int64(p.width)+7)/8 + 8
+	b := (int64(p.n)*int64(p.stride)+7)/8 + 8
+	if p.pairs {
+		b += 8 // the ids' base
+	}
+	return b
 }
 
 // touch is given loads made only to bring their lines into the CPU's

@@ -143,22 +143,79 @@ func BenchmarkLowerBound(b *testing.B) {
 	})
 }
 
-func TestPackIDs(t *testing.T) {
+// TestPackPairs: a unit's postings, fingerprints (ascending, repeated
+// where documents share one) each with an id in any order, read back whole
+// and searched, at every width of either field, 64-bit ones included.
+func TestPackPairs(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	for name, ids := range map[string][]uint64{
-		"empty":    nil,
-		"one":      {9},
-		"same":     {5, 5, 5},
-		"extremes": {^uint64(0), 0, 1 << 63, 1},
-		"dense":    {12, 3, 7, 4, 11},
-		"spread":   {r.Uint64(), r.Uint64(), r.Uint64(), r.Uint64()},
-		"ordered":  {100, 101, 102, 1000},
-	} {
-		p := packIDs(ids)
-		require.Equal(t, len(ids), p.len(), name)
-		require.Equal(t, ids, p.appendTo(nil), name)
-		if len(ids) > 0 {
-			require.Equal(t, slices.Min(ids), p.base, name)
+	ids := func(n int, span uint64) []uint64 { // n values in [x, x+span]
+		x := r.Uint64N(^uint64(0) - span + 1)
+		v := make([]uint64, n)
+		for i := range v {
+			if span == ^uint64(0) {
+				v[i] = r.Uint64()
+			} else {
+				v[i] = x + r.Uint64N(span+1)
+			}
 		}
+		return v
+	}
+	sorted := func(n int, span uint64) []uint64 {
+		v := ids(n, span)
+		slices.Sort(v)
+		return v
+	}
+	widths := map[string][2]uint8{ // width, and the id's
+		"47 + 24 bits": {47, 24}, "57 + 57 bits": {57, 57}, "64 + 20 bits": {64, 24},
+		"30 + 64 bits": {32, 64}, "64 + 64 bits": {64, 64}, "0 + 64 bits": {0, 64},
+	}
+	for _, tc := range []struct {
+		name     string
+		fps, ids []uint64
+	}{
+		{"empty", nil, nil},
+		{"one", []uint64{42}, []uint64{9}},
+		{"one fingerprint, many ids", []uint64{5, 5, 5}, []uint64{12, 3, 7}},
+		{"same id", []uint64{1, 2, 3}, []uint64{5, 5, 5}},
+		{"extremes", []uint64{0, 1, 1 << 63, ^uint64(0)}, []uint64{^uint64(0), 0, 1 << 63, 1}},
+		{"ordered ids", sorted(64, 1<<47-1), func() []uint64 {
+			v := make([]uint64, 64)
+			for i := range v {
+				v[i] = 1e12 + uint64(i)*3
+			}
+			return v
+		}()},
+		{"47 + 24 bits", sorted(64, 1<<47-1), ids(64, 1<<24-1)},
+		{"57 + 57 bits", sorted(64, 1<<57-1), ids(64, 1<<57-1)},
+		{"64 + 20 bits", sorted(64, 1<<63-1), ids(64, 1<<20-1)},
+		{"30 + 64 bits", sorted(64, 1<<30-1), ids(64, ^uint64(0))},
+		{"64 + 64 bits", sorted(64, ^uint64(0)), ids(64, ^uint64(0))},
+		{"0 + 64 bits", []uint64{7, 7, 7, 7}, ids(4, ^uint64(0))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := packPairs(tc.fps, tc.ids)
+			require.Equal(t, len(tc.fps), p.len())
+			require.Equal(t, tc.fps, p.appendTo(nil))
+			require.Equal(t, tc.ids, p.appendIDs(nil))
+			if len(tc.fps) == 0 {
+				require.Zero(t, p.bytes())
+				return
+			}
+			require.True(t, p.pairs)
+			if w, ok := widths[tc.name]; ok {
+				require.Equal(t, w, [2]uint8{p.width, p.stride - p.width})
+			}
+			// A 64-bit field starts on a byte: every entry does, and the
+			// other field is whole bytes.
+			if iw := p.stride - p.width; p.width == 64 || iw == 64 {
+				require.Zero(t, p.stride%8, "stride %d", p.stride)
+				require.Zero(t, p.width%8, "width %d", p.width)
+			}
+			require.LessOrEqual(t, p.bytes(), int64(len(tc.fps)*16+16))
+			for _, v := range append(slices.Clone(tc.fps), 0, ^uint64(0), tc.fps[0]+1, r.Uint64()) {
+				want, _ := slices.BinarySearch(tc.fps, v)
+				require.Equal(t, want, p.lowerBound(v), "lowerBound(%016x)", v)
+			}
+		})
 	}
 }

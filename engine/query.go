@@ -105,7 +105,7 @@ func (e *DB) postings(st *state, it **pebble.Iterator, fp uint64, d int, out []M
 	// A cached unit needs no iterator: taking one from the pool and giving
 	// it back costs more than the look-up.
 	b := e.cache.getBlock(st.units.slot(st.units.unit(fp)))
-	if b == nil || b.unit.big {
+	if b == nil || b.big {
 		if *it == nil {
 			var err error
 			if *it, err = st.postingsIter(); err != nil {
@@ -120,20 +120,12 @@ func (e *DB) postings(st *state, it **pebble.Iterator, fp uint64, d int, out []M
 			return e.seekDocs(*it, fp, d, out)
 		}
 	}
-	pu := b.unit
-	i := pu.fps.guess(fp)
-	if i < pu.len() {
-		// Both columns' lines at once: the ids' load need not wait for
-		// the fingerprints' walk, which rarely leaves the guessed line.
-		touch(pu.fps.at(i) ^ pu.ids.at(i))
-	}
-	for i = pu.fps.walk(fp, i); i < pu.len() && pu.fps.at(i) == fp; i++ {
-		if id := pu.ids.at(i); !e.hidden(id) {
-			var name string
-			if pu.names != nil {
-				name = pu.names[i]
-			}
-			out = append(out, Match{Doc{id, fp, name}, d})
+	// Each id is in its fingerprint's line, or the next: the walk that
+	// finds the fingerprint brings it in.
+	pk := &b.pk
+	for i := pk.lowerBound(fp); i < pk.len() && pk.at(i) == fp; i++ {
+		if id := pk.id(i); !e.hidden(id) {
+			out = append(out, Match{Doc{id, fp, b.name(i)}, d})
 		}
 	}
 	return out, nil

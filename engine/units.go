@@ -14,9 +14,10 @@ import (
 // keyspace, and a Pebble seek there (file, filter, two index levels and a
 // data block, each a cache look-up and a search) costs more than the probe
 // of all the tables. So the postings are also cached, packed
-// (unitPostings), in the block cache, by unit: unit u holds the postings of
+// (packPairs), in the block cache, by unit: unit u holds the postings of
 // the fingerprints whose top bits are u, about unitTarget of them. A warm
-// look-up is then a slot load and a search in a packed column.
+// look-up is then a slot load, the entry's header and a search in its
+// packed pairs, each id beside its fingerprint.
 
 // unitTarget is about how many postings a unit holds on average: a unit is
 // read with one seek and a short scan, and costs the entry's overhead
@@ -31,11 +32,15 @@ const maxUnitBits = 24
 // the space) is cached as big, and its look-ups seek in Pebble as before.
 var unitMax = 4096
 
-// unitDir is a state's directory of units: the slot of each unit, shared
-// with the states before it while the unit's postings stay the same. A nil
-// slot is made by the first query that needs it.
+// unitDir is a state's directory of units: the cache slot of each unit.
 type unitDir struct {
 	shift uint // a fingerprint's unit is fp >> shift
+	// The slots: in slab, one array in unit order, for a directory made
+	// new (a look-up finds slot u by address, one dependent load less), or
+	// else in slots, which a flush's directory shares with the one before
+	// while the unit's postings stay the same; a nil one there is made by
+	// the first query that needs it.
+	slab  []slot
 	slots []atomic.Pointer[slot]
 }
 
@@ -46,7 +51,7 @@ func unitBits(docs int64) int {
 
 func newUnitDir(docs int64) *unitDir {
 	b := unitBits(docs)
-	return &unitDir{shift: uint(64 - b), slots: make([]atomic.Pointer[slot], 1<<b)}
+	return &unitDir{shift: uint(64 - b), slab: make([]slot, 1<<b)}
 }
 
 // postingChange is a posting that a flush writes (add) or deletes.
@@ -72,19 +77,19 @@ type carried struct {
 func (d *unitDir) next(docs int64, ch []postingChange) (*unitDir, []*slot, []carried) {
 	var dropped []*slot
 	if b := unitBits(docs); b > 64-int(d.shift)+1 || b < 64-int(d.shift)-1 {
-		for i := range d.slots {
-			if s := d.slots[i].Load(); s != nil {
+		for u := range d.len() {
+			if s := d.peek(u); s != nil {
 				dropped = append(dropped, s)
 			}
 		}
 		return newUnitDir(docs), dropped, nil
 	}
-	n := &unitDir{shift: d.shift, slots: make([]atomic.Pointer[slot], len(d.slots))}
-	for i := range d.slots {
-		n.slots[i].Store(d.slots[i].Load())
+	n := &unitDir{shift: d.shift, slots: make([]atomic.Pointer[slot], d.len())}
+	for u := range d.len() {
+		n.slots[u].Store(d.peek(u))
 	}
-	// Only units that have a slot change: an index that nobody queries
-	// sorts nothing.
+	// Only units that have a slot change (a directory made new has one for
+	// every unit; after a resize, only those that queries needed).
 	ch = slices.DeleteFunc(ch, func(c postingChange) bool { return n.slots[n.unit(c.fp)].Load() == nil })
 	// Removals before additions of the same posting: a document written
 	// again with the same fingerprint keeps its posting, with its new name.
@@ -107,7 +112,7 @@ func (d *unitDir) next(docs int64, ch []postingChange) (*unitDir, []*slot, []car
 		if s := n.slots[u].Load(); s != nil {
 			n.slots[u].Store(nil)
 			dropped = append(dropped, s)
-			if b := s.p.Load(); b != nil && !b.unit.big {
+			if b := s.p.Load(); b != nil && !b.big {
 				if m := applyChanges(b, ch[:k]); m != nil {
 					ns := new(slot)
 					n.slots[u].Store(ns)
@@ -133,20 +138,15 @@ func cmpBool(a, b bool) int {
 // applyChanges returns cached unit b with the changes ch (sorted, all in
 // b's unit) applied, or nil if that makes it bigger than unitMax.
 func applyChanges(b *cachedBlock, ch []postingChange) *cachedBlock {
-	size := b.unit.len() + len(ch)
+	old := &b.pk
+	size := old.len() + len(ch)
 	fps, ids, names := make([]uint64, 0, size), make([]uint64, 0, size), make([]string, 0, size)
 	named := false
 	emit := func(fp, id uint64, name string) {
 		fps, ids, names = append(fps, fp), append(ids, id), append(names, name)
 		named = named || name != ""
 	}
-	old := b.unit
-	name := func(i int) string {
-		if old.names == nil {
-			return ""
-		}
-		return old.names[i]
-	}
+	name := b.name
 	i := 0
 	for len(ch) > 0 {
 		// The changes of one posting: the last one stands.
@@ -155,11 +155,11 @@ func applyChanges(b *cachedBlock, ch []postingChange) *cachedBlock {
 			k++
 		}
 		last := ch[k-1]
-		for i < old.len() && (old.fps.at(i) < last.fp || old.fps.at(i) == last.fp && old.ids.at(i) < last.id) {
-			emit(old.fps.at(i), old.ids.at(i), name(i))
+		for i < old.len() && (old.at(i) < last.fp || old.at(i) == last.fp && old.id(i) < last.id) {
+			emit(old.at(i), old.id(i), name(i))
 			i++
 		}
-		if i < old.len() && old.fps.at(i) == last.fp && old.ids.at(i) == last.id {
+		if i < old.len() && old.at(i) == last.fp && old.id(i) == last.id {
 			i++ // replaced or removed
 		}
 		if last.add {
@@ -168,7 +168,7 @@ func applyChanges(b *cachedBlock, ch []postingChange) *cachedBlock {
 		ch = ch[k:]
 	}
 	for ; i < old.len(); i++ {
-		emit(old.fps.at(i), old.ids.at(i), name(i))
+		emit(old.at(i), old.id(i), name(i))
 	}
 	if len(fps) > unitMax {
 		return nil
@@ -176,7 +176,7 @@ func applyChanges(b *cachedBlock, ch []postingChange) *cachedBlock {
 	if !named {
 		names = nil
 	}
-	return &cachedBlock{unit: newUnit(fps, ids, names)}
+	return newUnit(fps, ids, names)
 }
 
 // unitScratch holds the buffers unitOf gathers a unit in.
@@ -190,9 +190,20 @@ var unitBufs = sync.Pool{New: func() any { return new(unitScratch) }}
 // unit returns fp's unit (0 in a directory of one unit: shift 64).
 func (d *unitDir) unit(fp uint64) uint64 { return fp >> d.shift }
 
+// len is the number of units.
+func (d *unitDir) len() uint64 { return uint64(max(len(d.slab), len(d.slots))) }
+
+// peek returns unit u's slot, or nil if it has none yet.
+func (d *unitDir) peek(u uint64) *slot {
+	if d.slab != nil {
+		return &d.slab[u]
+	}
+	return d.slots[u].Load()
+}
+
 // slot returns unit u's slot, making it if it has none.
 func (d *unitDir) slot(u uint64) *slot {
-	if s := d.slots[u].Load(); s != nil {
+	if s := d.peek(u); s != nil {
 		return s
 	}
 	s := new(slot)
@@ -209,7 +220,7 @@ func (e *DB) unitOf(st *state, it *pebble.Iterator, fp uint64) (b *cachedBlock, 
 	u := st.units.unit(fp)
 	s := st.units.slot(u)
 	if b = e.cache.getBlock(s); b != nil {
-		return b, !b.unit.big, nil
+		return b, !b.big, nil
 	}
 	lo := u << st.units.shift
 	// Gathered in buffers kept for the next unit, and copied at their
@@ -228,7 +239,7 @@ func (e *DB) unitOf(st *state, it *pebble.Iterator, fp uint64) (b *cachedBlock, 
 			break
 		}
 		if len(fps) == unitMax {
-			e.cache.putBlock(s, &cachedBlock{unit: &unitPostings{big: true}})
+			e.cache.putBlock(s, bigUnit())
 			return nil, false, nil
 		}
 		v, err := it.ValueAndErr()
@@ -247,7 +258,7 @@ func (e *DB) unitOf(st *state, it *pebble.Iterator, fp uint64) (b *cachedBlock, 
 	if named {
 		nm = slices.Clone(names)
 	}
-	b = &cachedBlock{unit: newUnit(fps, ids, nm)}
+	b = newUnit(fps, ids, nm)
 	e.cache.putBlock(s, b)
 	return b, true, nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -13,7 +14,8 @@ import (
 // TestUnitDirNext checks the units a flush carries in the cache against a
 // model: random cached units, random additions, replacements and removals
 // of postings (few fingerprints, so that they collide), and units that
-// grow past unitMax.
+// grow past unitMax. The directory before is made new (a slab: every unit
+// has a slot) or by a flush (only the units queries needed have one).
 func TestUnitDirNext(t *testing.T) {
 	type posting struct{ fp, id uint64 }
 	for seed := range uint64(200) {
@@ -22,6 +24,9 @@ func TestUnitDirNext(t *testing.T) {
 			const docs = 64 * 2 // two unit bits
 			d := newUnitDir(docs)
 			require.Equal(t, uint(62), d.shift)
+			if seed%2 == 1 {
+				d = &unitDir{shift: d.shift, slots: make([]atomic.Pointer[slot], 4)}
+			}
 			fpOf := func() uint64 { return uint64(r.IntN(4))<<62 | uint64(r.IntN(5)) }
 			model := map[posting]string{}
 			for id := range uint64(16) { // a document has one fingerprint
@@ -50,7 +55,7 @@ func TestUnitDirNext(t *testing.T) {
 			}
 			for u := range uint64(3) {
 				fps, ids, names := unit(u)
-				d.slot(u).p.Store(&cachedBlock{unit: newUnit(fps, ids, names)})
+				d.slot(u).p.Store(newUnit(fps, ids, names))
 			}
 			// As a flush makes them: each document once, its old posting
 			// removed and its new one added.
@@ -72,13 +77,14 @@ func TestUnitDirNext(t *testing.T) {
 			defer func(m int) { unitMax = m }(unitMax)
 			unitMax = 6
 			n, dropped, carry := d.next(docs, slices.Clone(ch))
+			require.Nil(t, n.slab, "a flush's directory shares slots")
 			changed := map[uint64]bool{}
 			for _, c := range ch {
 				changed[c.fp>>62] = true
 			}
 			nDropped := 0
 			for u := range uint64(4) {
-				old := d.slots[u].Load()
+				old := d.peek(u)
 				got := n.slots[u].Load()
 				if !changed[u] {
 					require.Same(t, old, got, "unit %d: unchanged, same slot", u)
@@ -89,7 +95,7 @@ func TestUnitDirNext(t *testing.T) {
 				}
 				if got == nil {
 					fps, _, _ := unit(u)
-					require.True(t, old == nil || len(fps) > unitMax, "unit %d: dropped, not carried", u)
+					require.True(t, old == nil || old.p.Load() == nil || len(fps) > unitMax, "unit %d: dropped, not carried", u)
 					continue
 				}
 				require.NotSame(t, old, got)
@@ -97,13 +103,14 @@ func TestUnitDirNext(t *testing.T) {
 				require.GreaterOrEqual(t, i, 0, "unit %d: a new slot is a carried one", u)
 				fps, ids, names := unit(u)
 				b := carry[i].b
-				require.LessOrEqual(t, b.unit.len(), unitMax, "unit %d: a carried unit is cacheable", u)
-				require.Equal(t, fps, b.unit.fps.appendTo(nil), "unit %d", u)
-				require.Equal(t, ids, b.unit.ids.appendTo(nil), "unit %d", u)
-				if b.unit.names == nil {
+				require.True(t, b.unit, "unit %d: cached as a unit", u)
+				require.LessOrEqual(t, b.pk.len(), unitMax, "unit %d: a carried unit is cacheable", u)
+				require.Equal(t, fps, b.pk.appendTo(nil), "unit %d", u)
+				require.Equal(t, ids, b.pk.appendIDs(nil), "unit %d", u)
+				if b.names == nil {
 					require.Empty(t, slices.DeleteFunc(names, func(s string) bool { return s == "" }), "unit %d: names", u)
 				} else {
-					require.Equal(t, names, b.unit.names, "unit %d", u)
+					require.Equal(t, names, *b.names, "unit %d", u)
 				}
 			}
 			require.Len(t, dropped, nDropped)
@@ -126,7 +133,8 @@ func TestUnitDirResize(t *testing.T) {
 	}{{64 * 8, 3, 0}, {64 * 2, 3, 0}, {64 * 16, 5, 8}, {64, 1, 8}, {0, 0, 8}} {
 		n, dropped, _ := d.next(tc.docs, nil)
 		assert.Equal(t, tc.bits, 64-int(n.shift), "docs %d", tc.docs)
-		assert.Len(t, n.slots, 1<<tc.bits, "docs %d", tc.docs)
+		assert.Equal(t, uint64(1)<<tc.bits, n.len(), "docs %d", tc.docs)
+		assert.Equal(t, tc.dropped > 0, n.slab != nil, "docs %d: a directory made again is a slab", tc.docs)
 		assert.Len(t, dropped, tc.dropped, "docs %d", tc.docs)
 	}
 }

@@ -97,14 +97,14 @@ func (e *DB) warmUnits(ctx context.Context, st *state, room int64) error {
 		return err
 	}
 	defer st.release(it)
-	for u := range uint64(len(st.units.slots)) {
+	for u := range st.units.len() {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		if room <= 0 {
 			return nil
 		}
-		s := st.units.slots[u].Load()
+		s := st.units.peek(u)
 		if s != nil && e.cache.getBlock(s) != nil {
 			continue // cached already
 		}
