@@ -125,8 +125,11 @@ func (c *blockCache) put(s *slot, fps, pend []uint64) {
 
 // getBlock returns what s caches, or nil, uncounted: the hits and misses
 // count table blocks.
-func (c *blockCache) getBlock(s *slot) *cachedBlock {
-	b := s.p.Load()
+func (c *blockCache) getBlock(s *slot) *cachedBlock { return c.mark(s.p.Load()) }
+
+// mark marks b, read from a slot, as used since the clock hand last
+// passed, and returns it.
+func (c *blockCache) mark(b *cachedBlock) *cachedBlock {
 	if b != nil && !b.ref.Load() {
 		b.ref.Store(true)
 	}

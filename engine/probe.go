@@ -10,6 +10,7 @@ type probeState struct {
 	pq, lo, hi uint64
 	j          int          // first block that may hold lo
 	b          *cachedBlock // block j, if it was cached
+	held       bool         // b is what block j's slot held (startCached)
 	i          int          // b.pk.lowerBound(lo)
 	at         uint64       // b.pk.at(i) once guessed
 }
@@ -35,12 +36,16 @@ func (e *DB) probeAll(st *state, q uint64, k int, add func(fp uint64, d int)) er
 		ps = append(ps, probeState{pq: pq, lo: lo, hi: hi})
 	}
 	for t := range ps {
-		ps[t].j = st.tables[t].start(ps[t].lo)
+		ps[t].j, ps[t].b, ps[t].held = st.tables[t].startCached(ps[t].lo)
 	}
 	hits := 0
 	for t := range ps {
 		if ti := &st.tables[t]; ps[t].j < len(ti.keys) {
-			if ps[t].b = e.cache.getBlock(ti.slot(ps[t].j)); ps[t].b != nil {
+			b := ps[t].b
+			if !ps[t].held {
+				b = ti.slot(ps[t].j).p.Load()
+			}
+			if ps[t].b = e.cache.mark(b); ps[t].b != nil {
 				hits++
 			}
 		}

@@ -119,6 +119,37 @@ func (ti *tableIndex) start(lo uint64) int {
 	return j
 }
 
+// startCached is start, and what block j's slot held: for a directory
+// whose slots are a slab, the slots of the two blocks a radix bucket
+// usually names are read together with their keys, so that a probe's chain
+// of dependent loads has no step for the slot. ok is false where that does
+// not apply (slots apart, a crowded bucket, the last blocks, a range past
+// both keys): the caller reads slot j itself.
+func (ti *tableIndex) startCached(lo uint64) (j int, b *cachedBlock, ok bool) {
+	if ti.slab == nil {
+		return ti.start(lo), nil, false
+	}
+	r := lo >> ti.shift
+	first, end := int(ti.radix[r]), int(ti.radix[r+1])
+	if end-first > 2 || first+1 >= len(ti.keys) {
+		return ti.start(lo), nil, false
+	}
+	held := [2]*cachedBlock{ti.slab[first].p.Load(), ti.slab[first+1].p.Load()}
+	// Counted without a branch on the keys, as in find.
+	c := 0
+	if ti.keys[first] < lo {
+		c++
+	}
+	if ti.keys[first+1] < lo {
+		c++
+	}
+	c = min(c, end-first)
+	if c == 2 {
+		return ti.start(lo), nil, false
+	}
+	return first + c, held[c], true
+}
+
 // pending returns block j's pending count.
 func (ti *tableIndex) pending(j int) int {
 	if ti.pend == nil {

@@ -34,5 +34,46 @@ func TestSearchHelpers(t *testing.T) {
 			require.Equal(t, want, ti.find(v), "%s: find(%016x)", name, v)
 			require.Equal(t, want, lowerBound(keys, v), "%s: lowerBound(%016x)", name, v)
 		}
+		// startCached: start, and what the block's slot holds, with
+		// slots apart and in a slab whose blocks are cached or not, and a
+		// pending list on the last block (start may then step back).
+		for _, pendLast := range []bool{false, true} {
+			ti.pend = nil
+			if pendLast && len(keys) > 0 {
+				ti.pend = make([]uint16, len(keys))
+				ti.pend[len(keys)-1] = 1
+			}
+			for _, slab := range []bool{false, true} {
+				ti.slab, ti.slots = nil, make([]*slot, len(keys))
+				for j := range ti.slots {
+					ti.slots[j] = new(slot)
+				}
+				if slab {
+					ti.slabSlots()
+				}
+				blocks := make([]*cachedBlock, len(keys))
+				for j := range blocks {
+					if j%3 != 2 { // some slots hold nothing
+						blocks[j] = newCachedBlock(pack([]uint64{keys[j]}), nil)
+						ti.slot(j).p.Store(blocks[j])
+					}
+				}
+				held := 0
+				for _, v := range probes {
+					j, b, ok := ti.startCached(v)
+					require.Equal(t, ti.start(v), j, "%s: startCached(%016x)", name, v)
+					if ok {
+						held++
+						require.Less(t, j, len(keys))
+						require.Same(t, blocks[j], b, "%s: startCached(%016x): block %d", name, v, j)
+					}
+				}
+				if !slab {
+					require.Zero(t, held, "%s: slots apart are read by the caller", name)
+				} else if name == "uniform" { // clustered keys crowd some buckets
+					require.Greater(t, held, len(probes)/2, "%s: the slot is read with the keys for most probes", name)
+				}
+			}
+		}
 	}
 }
