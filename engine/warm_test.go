@@ -38,6 +38,28 @@ func TestWarm(t *testing.T) {
 		require.Equal(t, before.CacheBytes, after.CacheBytes, "nor any unit of postings")
 	})
 
+	t.Run("no second copy in Pebble's cache", func(t *testing.T) {
+		defer func(r int64) { warmPebbleRoom = r }(warmPebbleRoom)
+		// Room for all (as without the reservation), then for none.
+		for _, room := range []int64{1 << 40, 0} {
+			warmPebbleRoom = room
+			opts := testOptions()
+			opts.CacheSize = 256 << 20
+			db := openT(t, dir, opts)
+			require.NoError(t, db.Warm(ctx))
+			st, err := db.Stats(ctx)
+			require.NoError(t, err)
+			require.Greater(t, st.CacheBytes, int64(2<<20), "the index is megabytes, all read through Pebble")
+			if room > 0 {
+				require.Greater(t, st.PebbleCacheBytes, int64(1<<20), "Pebble's cache after Warm, with room")
+			} else {
+				require.Less(t, st.PebbleCacheBytes, int64(256<<10), "Pebble's cache after Warm")
+			}
+			checkNear(t, db, o, qs, "warmed")
+			require.NoError(t, db.Close())
+		}
+	})
+
 	t.Run("a cache smaller than the index", func(t *testing.T) {
 		opts := testOptions()
 		opts.CacheSize = 1 << 20 // 1 MiB of blocks; the index takes several
