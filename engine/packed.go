@@ -207,10 +207,3 @@ func (p *packed) bytes() int64 {
 	}
 	return b
 }
-
-// touch is given loads made only to bring their lines into the CPU's
-// caches ahead of their use: the call keeps the compiler from dropping
-// them, and the core does not wait for a load whose value nothing reads.
-//
-//go:noinline
-func touch(uint64) {}

@@ -22,8 +22,10 @@ var warmPebbleRoom int64 = 8 << 20
 // documents (a query reads them for its matches). A query that follows
 // finds its blocks decoded instead of paying a read and a decode for each;
 // without Warm the cache fills as queries come, and the first ones after
-// opening run at the speed of a cold cache. A long-running service calls
-// it once after Open. Writes and queries may run meanwhile; ctx cancels it.
+// opening run at the speed of a cold cache. Pebble's block cache, its share
+// of Options.CacheSize, is kept nearly empty while Warm reads, so that the
+// index is not held twice. A long-running service calls it once after
+// Open. Writes and queries may run meanwhile; ctx cancels it.
 func (e *DB) Warm(ctx context.Context) (err error) {
 	defer func() { err = storeErr(err) }()
 	e.mu.RLock()
