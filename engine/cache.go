@@ -20,7 +20,6 @@ type slot struct{ p atomic.Pointer[cachedBlock] }
 type cachedBlock struct {
 	pk   packed // a table block's permuted fingerprints, or a unit's postings (packPairs)
 	ref  atomic.Bool
-	unit bool      // a unit of postings
 	big  bool      // a unit too big to cache, whose look-ups seek in Pebble
 	pend *[]uint64 // a table block's pending list, ascending, if any; none of it is in pk
 	// names are a unit's document names, beside pk's postings; nil if all
@@ -39,7 +38,7 @@ func newCachedBlock(pk packed, pend []uint64) *cachedBlock {
 // newUnit returns the cached unit of the postings fps (ascending), ids
 // and names (nil if all are empty).
 func newUnit(fps, ids []uint64, names []string) *cachedBlock {
-	b := &cachedBlock{pk: packPairs(fps, ids), unit: true}
+	b := &cachedBlock{pk: packPairs(fps, ids)}
 	if names != nil {
 		b.names = &names
 	}
@@ -47,7 +46,7 @@ func newUnit(fps, ids []uint64, names []string) *cachedBlock {
 }
 
 // bigUnit is what the cache holds for a unit too big to cache.
-func bigUnit() *cachedBlock { return &cachedBlock{unit: true, big: true} }
+func bigUnit() *cachedBlock { return &cachedBlock{big: true} }
 
 // pending returns the block's pending list.
 func (b *cachedBlock) pending() []uint64 {

@@ -103,7 +103,7 @@ func TestUnitDirNext(t *testing.T) {
 				require.GreaterOrEqual(t, i, 0, "unit %d: a new slot is a carried one", u)
 				fps, ids, names := unit(u)
 				b := carry[i].b
-				require.True(t, b.unit, "unit %d: cached as a unit", u)
+				require.False(t, b.big, "unit %d: a carried unit is not big", u)
 				require.LessOrEqual(t, b.pk.len(), unitMax, "unit %d: a carried unit is cacheable", u)
 				require.Equal(t, fps, b.pk.appendTo(nil), "unit %d", u)
 				require.Equal(t, ids, b.pk.appendIDs(nil), "unit %d", u)
