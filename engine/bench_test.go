@@ -30,6 +30,11 @@ func loaded(b *testing.B, n, nq int) (*DB, []uint64) {
 // fingerprints per second: the baseline that write benchmarks compare
 // against in the same run.
 func loadedRate(b *testing.B, n, nq int) (*DB, []uint64, float64) {
+	return loadedWith(b, n, nq, nil)
+}
+
+// loadedWith is loadedRate with clusters stored besides the n fingerprints.
+func loadedWith(b *testing.B, n, nq int, clusters []uint64) (*DB, []uint64, float64) {
 	mt, err := strconv.Atoi(cmp.Or(os.Getenv("SIMHASHDB_BENCH_MEMTABLE_MB"), "0"))
 	if err != nil || mt < 0 {
 		b.Fatalf("SIMHASHDB_BENCH_MEMTABLE_MB: want a number of MiB, 0 for the default: %v", err)
@@ -54,7 +59,8 @@ func loadedRate(b *testing.B, n, nq int) (*DB, []uint64, float64) {
 	}
 	b.Cleanup(func() { db.Close() })
 	fps := data.Planted(n, 3, 0.01, 1)
-	docs := make([]Doc, n)
+	fps = append(fps, clusters...)
+	docs := make([]Doc, len(fps))
 	for i, fp := range fps {
 		docs[i] = Doc{ID: uint64(i), Fingerprint: fp}
 	}
@@ -62,8 +68,8 @@ func loadedRate(b *testing.B, n, nq int) (*DB, []uint64, float64) {
 	if err := db.Load(ctx, docs); err != nil {
 		b.Fatal(err)
 	}
-	rate := float64(n) / time.Since(start).Seconds()
-	return db, data.Queries(fps, nq, 2), rate
+	rate := float64(len(fps)) / time.Since(start).Seconds()
+	return db, data.Queries(fps[:n], nq, 2), rate
 }
 
 // benchN is the loaded size of a benchmark: SIMHASHDB_BENCH_N, default 1M.
@@ -125,6 +131,39 @@ func BenchmarkQueryMatch(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		if _, err := db.Query(ctx, near[i%len(near)], 3); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkQueryCluster is BenchmarkQuery on queries each within k of
+// many stored fingerprints (lookupBatch of them, one document each): the
+// look-ups of their documents, which postingsOf overlaps.
+func BenchmarkQueryCluster(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 4))
+	centers := data.Uniform(1<<14, 5) // their lines more than the CPU caches hold
+	var near []uint64
+	for _, c := range centers {
+		seen := map[uint64]bool{}
+		for len(seen) < lookupBatch {
+			seen[data.Flip(c, 1+r.IntN(3), r)] = true
+		}
+		for fp := range seen {
+			near = append(near, fp)
+		}
+	}
+	db, _, _ := loadedWith(b, benchN(b), 0, near)
+	for _, q := range centers {
+		if m, err := db.Query(ctx, q, 3); err != nil || len(m) < lookupBatch {
+			b.Fatalf("query %016x: %d matches, want at least %d (%v)", q, len(m), lookupBatch, err)
+		}
+	}
+	var buf []Match
+	runtime.GC() // warming's garbage is collected before the timed loop, not during it
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		var err error
+		if buf, err = db.QueryAppend(ctx, buf[:0], centers[i%len(centers)], 3); err != nil {
 			b.Fatal(err)
 		}
 	}

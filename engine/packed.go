@@ -160,6 +160,21 @@ func (p *packed) walk(v uint64, i int) int {
 	return i
 }
 
+// walkFrom is walk from guess i < n given vi, fingerprint i, which the
+// caller read ahead: a caller that starts many walks at once issues their
+// first loads together.
+func (p *packed) walkFrom(v uint64, i int, vi uint64) int {
+	if vi < v {
+		for i++; i < int(p.n) && p.at(i) < v; i++ {
+		}
+		return i
+	}
+	for i > 0 && p.at(i-1) >= v {
+		i--
+	}
+	return i
+}
+
 // lowerBound returns the first i whose fingerprint is >= v.
 func (p *packed) lowerBound(v uint64) int { return p.walk(v, p.guess(v)) }
 

@@ -62,6 +62,12 @@ func TestPacked(t *testing.T) {
 				want, _ := slices.BinarySearch(fps, v)
 				require.Equal(t, want, p.lowerBound(v), "lowerBound(%016x)", v)
 				require.Equal(t, want, lowerBound(fps, v))
+				// walkFrom finds it from any start, the guess and far off.
+				for _, i := range []int{p.guess(v), 0, p.len() - 1, r.IntN(max(p.len(), 1))} {
+					if i >= 0 && i < p.len() {
+						require.Equal(t, want, p.walkFrom(v, i, p.at(i)), "walkFrom(%016x, %d)", v, i)
+					}
+				}
 			}
 			found := 0
 			// scan: from each lower bound up to a bound some entries on, the

@@ -86,10 +86,14 @@ func (e *DB) expand(st *state, cands []candidate, it **pebble.Iterator, dst []Ma
 				}
 			}
 		}
+	}
+	for len(cands) > 0 {
+		n := min(len(cands), lookupBatch)
 		var err error
-		if out, err = e.postings(st, it, c.fp, c.d, out); err != nil {
+		if out, err = e.postingsOf(st, it, cands[:n], out); err != nil {
 			return dst, err
 		}
+		cands = cands[n:]
 	}
 	slices.SortFunc(out[from:], func(a, b Match) int {
 		if a.Distance != b.Distance {
@@ -100,35 +104,83 @@ func (e *DB) expand(st *state, cands []candidate, it **pebble.Iterator, dst []Ma
 	return out, nil
 }
 
-// postings appends the flushed documents of fp that no memtable hides.
+// lookupBatch is how many candidates postingsOf looks up at once.
+const lookupBatch = 16
+
+// postingsOf appends the flushed documents of the candidates cs (at most
+// lookupBatch) that no memtable hides. A look-up in a cached unit is a
+// chain of dependent loads (the unit's slot, the entry's header, the line
+// of its pairs), each likely a cache miss; as probeAll does for the
+// tables, it takes each step for every candidate before the next, so that
+// the core overlaps the candidates' misses.
+func (e *DB) postingsOf(st *state, it **pebble.Iterator, cs []candidate, out []Match) ([]Match, error) {
+	var bs [lookupBatch]*cachedBlock
+	var at [lookupBatch]int
+	var first [lookupBatch]uint64 // the fingerprint at at[x], where there is one
+	for x, c := range cs {
+		bs[x] = st.units.slot(st.units.unit(c.fp)).p.Load()
+	}
+	for x, c := range cs {
+		if b := e.cache.mark(bs[x]); b != nil && !b.big {
+			at[x] = b.pk.guess(c.fp)
+			if at[x] < b.pk.len() {
+				first[x] = b.pk.at(at[x]) // the load the walk starts with, for every candidate at once
+			}
+		}
+	}
+	for x, c := range cs {
+		b := bs[x]
+		if b == nil || b.big {
+			var err error
+			if out, err = e.postings(st, it, c.fp, c.d, out); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		i := at[x]
+		if i < b.pk.len() {
+			i = b.pk.walkFrom(c.fp, i, first[x])
+		}
+		out = e.unitDocs(b, i, c.fp, c.d, out)
+	}
+	return out, nil
+}
+
+// postings appends the flushed documents of fp that no memtable hides,
+// reading its unit if it is not cached.
 func (e *DB) postings(st *state, it **pebble.Iterator, fp uint64, d int, out []Match) ([]Match, error) {
 	// A cached unit needs no iterator: taking one from the pool and giving
 	// it back costs more than the look-up.
-	b := e.cache.getBlock(st.units.slot(st.units.unit(fp)))
-	if b == nil || b.big {
-		if *it == nil {
-			var err error
-			if *it, err = st.postingsIter(); err != nil {
-				return nil, err
-			}
-		}
-		var ok bool
+	if b := e.cache.getBlock(st.units.slot(st.units.unit(fp))); b != nil && !b.big {
+		return e.unitDocs(b, b.pk.lowerBound(fp), fp, d, out), nil
+	}
+	if *it == nil {
 		var err error
-		if b, ok, err = e.unitOf(st, *it, fp); err != nil {
+		if *it, err = st.postingsIter(); err != nil {
 			return nil, err
-		} else if !ok {
-			return e.seekDocs(*it, fp, d, out)
 		}
 	}
-	// Each id is in its fingerprint's line, or the next: the walk that
-	// finds the fingerprint brings it in.
+	b, ok, err := e.unitOf(st, *it, fp)
+	if err != nil {
+		return nil, err
+	} else if !ok {
+		return e.seekDocs(*it, fp, d, out)
+	}
+	return e.unitDocs(b, b.pk.lowerBound(fp), fp, d, out), nil
+}
+
+// unitDocs appends the documents of fp in unit b from its posting i on
+// (b.pk.lowerBound(fp)) that no memtable hides. Each id is in its
+// fingerprint's line, or the next: the walk that found the fingerprint
+// brought it in.
+func (e *DB) unitDocs(b *cachedBlock, i int, fp uint64, d int, out []Match) []Match {
 	pk := &b.pk
-	for i := pk.lowerBound(fp); i < pk.len() && pk.at(i) == fp; i++ {
+	for ; i < pk.len() && pk.at(i) == fp; i++ {
 		if id := pk.id(i); !e.hidden(id) {
 			out = append(out, Match{Doc{id, fp, b.name(i)}, d})
 		}
 	}
-	return out, nil
+	return out
 }
 
 // seekDocs appends the documents of fp read from the postings with pi: a
