@@ -158,15 +158,7 @@ func BenchmarkQueryCluster(b *testing.B) {
 			b.Fatalf("query %016x: %d matches, want at least %d (%v)", q, len(m), lookupBatch, err)
 		}
 	}
-	var buf []Match
-	runtime.GC() // warming's garbage is collected before the timed loop, not during it
-	b.ResetTimer()
-	for i := 0; b.Loop(); i++ {
-		var err error
-		if buf, err = db.QueryAppend(ctx, buf[:0], centers[i%len(centers)], 3); err != nil {
-			b.Fatal(err)
-		}
-	}
+	timeQueryAppend(b, db, centers)
 }
 
 // BenchmarkQueryAppend is BenchmarkQueryMatch returning into one reused
@@ -177,6 +169,13 @@ func BenchmarkQueryAppend(b *testing.B) {
 	for _, q := range qs {
 		buf, _ = db.QueryAppend(ctx, buf[:0], q, 3)
 	}
+	timeQueryAppend(b, db, qs)
+}
+
+// timeQueryAppend is the timed loop of the QueryAppend benchmarks: the
+// queries in turn, k = 3, into one reused buffer.
+func timeQueryAppend(b *testing.B, db *DB, qs []uint64) {
+	var buf []Match
 	runtime.GC() // warming's garbage is collected before the timed loop, not during it
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
