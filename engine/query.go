@@ -132,7 +132,7 @@ func (e *DB) postingsOf(st *state, it **pebble.Iterator, cs []candidate, out []M
 		b := bs[x]
 		if b == nil || b.big {
 			var err error
-			if out, err = e.postings(st, it, c.fp, c.d, out); err != nil {
+			if out, err = e.readPostings(st, it, c.fp, c.d, out); err != nil {
 				return nil, err
 			}
 			continue
@@ -154,6 +154,12 @@ func (e *DB) postings(st *state, it **pebble.Iterator, fp uint64, d int, out []M
 	if b := e.cache.getBlock(st.units.slot(st.units.unit(fp))); b != nil && !b.big {
 		return e.unitDocs(b, b.pk.lowerBound(fp), fp, d, out), nil
 	}
+	return e.readPostings(st, it, fp, d, out)
+}
+
+// readPostings is postings for a unit not cached, or too big to cache:
+// read with the iterator *it, which it opens if nil.
+func (e *DB) readPostings(st *state, it **pebble.Iterator, fp uint64, d int, out []Match) ([]Match, error) {
 	if *it == nil {
 		var err error
 		if *it, err = st.postingsIter(); err != nil {
