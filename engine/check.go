@@ -46,8 +46,9 @@ func mix(x uint64) uint64 {
 
 // Check walks the whole index: every table block's checksum and order,
 // the block directory, that every table holds the same fingerprints as the
-// postings, that documents and postings agree, the counters, and the
-// write-ahead log. Each problem is reported with its location; the error
+// postings, that documents and postings agree, the counters, the
+// write-ahead log, and the Pebble store's files (its MANIFEST, every block
+// of every sstable, and sstables it does not list). Each problem is reported with its location; the error
 // wraps ErrCorrupt.
 func (e *DB) Check(ctx context.Context) (_ CheckReport, err error) {
 	defer func() { err = storeErr(err) }()
@@ -86,6 +87,9 @@ func (e *DB) Check(ctx context.Context) (_ CheckReport, err error) {
 		}
 	}
 	if err := e.checkWAL(c); err != nil {
+		return rep, err
+	}
+	if err := e.checkStore(c); err != nil {
 		return rep, err
 	}
 	return rep, errors.Join(c.problems...)

@@ -85,6 +85,9 @@ func Open(dir string, opts Options) (*DB, error) {
 		e.fs = readOnlyFS{e.fs}
 	}
 	e.cond = sync.NewCond(&e.mu)
+	if err := checkManifest(e.fs, pdir); err != nil {
+		return nil, err
+	}
 	order, err := storedOrder(pdir)
 	if err != nil {
 		return nil, err
@@ -159,7 +162,7 @@ func (e *DB) openWAL() error {
 			return fmt.Errorf("engine: %w", err)
 		}
 		// Open the log first: it starts a new segment after the ones replayed.
-		if err := e.newLog(); err != nil {
+		if err := e.newLog(wal.Position{}); err != nil {
 			return err
 		}
 	}
@@ -208,9 +211,9 @@ func (e *DB) replayStep(end wal.Position) error {
 var replayStepHook func() error
 
 // newLog starts a new log segment: at open, and after the log failed on a
-// full disk.
-func (e *DB) newLog() error {
-	l, err := wal.Open(filepath.Join(e.dir, walDir), wal.Options{FS: e.fs, Sync: e.opts.Sync, Interval: e.opts.SyncPeriod})
+// full disk, when cut is where the failed segment's whole records end.
+func (e *DB) newLog(cut wal.Position) error {
+	l, err := wal.Open(filepath.Join(e.dir, walDir), wal.Options{FS: e.fs, Sync: e.opts.Sync, Interval: e.opts.SyncPeriod, CutAt: cut})
 	if err != nil {
 		return diskErr("starting a log segment", err)
 	}

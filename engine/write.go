@@ -117,8 +117,8 @@ func (e *DB) currentLog() *wal.Log {
 // liveLog returns the log to append to; commitMu is held. A log that
 // failed on a full disk is replaced by a new segment, so that writes work
 // again once there is room: the records of the failed write are in the
-// memtable (write publishes them), and the old segment ends in a torn
-// tail, which replay skips. Any other failure stays: an fsync that failed
+// memtable (write publishes them), and the old segment may end in a part
+// of them, which the new segment notes as a torn tail for replay to skip. Any other failure stays: an fsync that failed
 // leaves what the disk holds unknown.
 func (e *DB) liveLog() (*wal.Log, error) {
 	err := e.wal.Err()
@@ -129,7 +129,7 @@ func (e *DB) liveLog() (*wal.Log, error) {
 		return nil, fmt.Errorf("engine: the log failed earlier; reopen the index: %w", err)
 	}
 	old := e.wal
-	if err := e.newLog(); err != nil {
+	if err := e.newLog(old.End()); err != nil {
 		return nil, err
 	}
 	old.Close() // its error is the one above

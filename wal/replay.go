@@ -1,12 +1,11 @@
 package wal
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -137,6 +136,13 @@ func Quarantined(fs vfs.FS, dir string) ([]string, error) {
 // replay; one that matches ErrCorrupt (a record fn cannot decode) comes
 // back as a *CorruptError naming the file and offset. Damage is handled as
 // o.Recovery says.
+//
+// A from.Segment other than 0 must be in dir: a log that starts after it
+// (or ends before from.Offset) has lost records that the caller has not
+// stored elsewhere, and Replay refuses it with a *CorruptError naming both
+// places. Only the last segment that holds records may end in a torn tail
+// (or one whose next segment notes it was cut off there); unless
+// read-only, Replay trims a torn tail, so that it stays the last.
 func Replay(dir string, from Position, o ReplayOptions, fn func(end Position, typ byte, payload []byte) error) (ReplayStats, error) {
 	if o.FS == nil {
 		o.FS = vfs.Default
@@ -146,11 +152,16 @@ func Replay(dir string, from Position, o ReplayOptions, fn func(end Position, ty
 	if err != nil {
 		return st, err
 	}
+	segs = slices.DeleteFunc(segs, func(s uint64) bool { return s < from.Segment })
+	if err := checkStart(o.FS, dir, from, segs); err != nil {
+		return st, err
+	}
+	last, err := lastWithRecords(o.FS, dir, segs)
+	if err != nil {
+		return st, err
+	}
 	stop := false // point in time: the rest of the log is discarded
-	for _, s := range segs {
-		if s < from.Segment {
-			continue
-		}
+	for i, s := range segs {
 		path := o.FS.PathJoin(dir, SegmentName(s))
 		data, err := readFile(o.FS, path)
 		if err != nil {
@@ -159,7 +170,7 @@ func Replay(dir string, from Position, o ReplayOptions, fn func(end Position, ty
 		st.Segments++
 		start := int64(0)
 		if s == from.Segment {
-			start = min(from.Offset, int64(len(data)))
+			start = from.Offset
 		}
 		if stop {
 			if err := discard(o, &st, path, Position{s, start}, data[start:], "after damage earlier in the log"); err != nil {
@@ -178,13 +189,26 @@ func Replay(dir string, from Position, o ReplayOptions, fn func(end Position, ty
 		}
 		rest := data[end:]
 		reason, torn := classify(rest)
-		last := tornTail(rest) // nothing valid after it
+		nothingAfter := tornTail(rest) // nothing valid after it in this segment
+		if torn && nothingAfter && s != last {
+			if i+1 < len(segs) && noted(o.FS, dir, segs[i+1], Position{s, end}) {
+				st.Torn += int64(len(rest))
+				continue
+			}
+			torn, nothingAfter = false, false
+			reason += fmt.Sprintf(", and segment %s after it holds records", SegmentName(segs[i+1]))
+		}
 		switch {
-		case torn && last:
+		case torn && nothingAfter:
 			st.Torn += int64(len(rest))
+			if !o.ReadOnly {
+				if err := trim(o.FS, path, end); err != nil {
+					return st, fmt.Errorf("wal: trimming the torn tail of %s: %w", path, err)
+				}
+			}
 		case o.Recovery == RecoverStrict:
 			return st, &CorruptError{Path: path, Offset: end, Reason: reason + " (strict recovery refuses to discard it)"}
-		case o.Recovery == RecoverTail && !last:
+		case o.Recovery == RecoverTail && (!nothingAfter || s != last):
 			return st, &CorruptError{Path: path, Offset: end, Reason: reason + ", with valid records after it"}
 		default:
 			stop = o.Recovery == RecoverPointInTime
@@ -194,6 +218,67 @@ func Replay(dir string, from Position, o ReplayOptions, fn func(end Position, ty
 		}
 	}
 	return st, nil
+}
+
+// checkStart refuses a log that does not hold from: segs are the segments
+// from from.Segment on.
+func checkStart(fs vfs.FS, dir string, from Position, segs []uint64) error {
+	if from.Segment == 0 {
+		return nil
+	}
+	path := fs.PathJoin(dir, SegmentName(from.Segment))
+	if len(segs) == 0 || segs[0] != from.Segment {
+		if len(segs) == 0 && from == (Position{Segment: 1}) {
+			return nil // a new log that has not been opened yet
+		}
+		have := "no segment from it on"
+		if len(segs) > 0 {
+			have = "the next is " + SegmentName(segs[0])
+		}
+		return &CorruptError{Path: path, Offset: from.Offset, Reason: fmt.Sprintf(
+			"replay must start in segment %d at offset %d, which is missing (%s): the records between are lost, or the state that named this position is older than the log", from.Segment, from.Offset, have)}
+	}
+	info, err := fs.Stat(path)
+	if err != nil {
+		return err
+	}
+	if info.Size() < from.Offset {
+		return &CorruptError{Path: path, Offset: from.Offset, Reason: fmt.Sprintf(
+			"replay must start at offset %d, but the segment holds %d bytes", from.Offset, info.Size())}
+	}
+	return nil
+}
+
+// lastWithRecords returns the last of segs that is not empty (0 if none).
+func lastWithRecords(fs vfs.FS, dir string, segs []uint64) (uint64, error) {
+	for i := len(segs) - 1; i >= 0; i-- {
+		info, err := fs.Stat(fs.PathJoin(dir, SegmentName(segs[i])))
+		if err != nil {
+			return 0, err
+		}
+		if info.Size() > 0 {
+			return segs[i], nil
+		}
+	}
+	return 0, nil
+}
+
+// noted reports whether segment next starts with the note that the segment
+// before it was cut off at or before at.
+func noted(fs vfs.FS, dir string, next uint64, at Position) bool {
+	f, err := fs.Open(fs.PathJoin(dir, SegmentName(next)))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, HeaderLen+2*binary.MaxVarintLen64)
+	n, _ := io.ReadFull(f, head)
+	fr, bad := frameAt(head[:n])
+	if bad != "" || fr.typ != typeTear {
+		return false
+	}
+	p, ok := parseTear(fr.payload)
+	return ok && p.Segment == at.Segment && p.Offset <= at.Offset
 }
 
 // discard reports the bytes rest of a segment at at as damage and, unless
@@ -226,17 +311,21 @@ type segScan struct {
 }
 
 // scan reads records from off on, up to the first that is not intact, and
-// returns how many it read and where it stopped.
+// returns how many it read and where it stopped. The log's own notes are
+// not handed to fn.
 func (s *segScan) scan(off int64) (int, int64, error) {
 	n := 0
 	for off < int64(len(s.data)) {
-		rest := s.data[off:]
-		plen, bad := check(rest)
+		f, bad := frameAt(s.data[off:])
 		if bad != "" {
 			return n, off, nil
 		}
-		end := off + HeaderLen + int64(plen)
-		if err := s.fn(Position{s.seg, end}, rest[4], rest[HeaderLen:HeaderLen+plen]); err != nil {
+		end := off + int64(f.size())
+		if f.typ == typeTear {
+			off = end
+			continue
+		}
+		if err := s.fn(Position{s.seg, end}, f.typ, f.payload); err != nil {
 			var ce *CorruptError
 			if errors.As(err, &ce) || !errors.Is(err, ErrCorrupt) {
 				return n, off, err
@@ -249,51 +338,16 @@ func (s *segScan) scan(off int64) (int, int64, error) {
 	return n, off, nil
 }
 
-// classify says what is wrong with the record at rest[0], and whether it
-// looks like a torn tail: a frame cut off by the end of the segment, or
-// zeros to the end (space a file system allocated but a crash left
-// unwritten). It is one only if no valid record follows (tornTail).
-func classify(rest []byte) (reason string, torn bool) {
-	_, reason = check(rest)
-	switch reason {
-	case "truncated header", "truncated payload":
-		return reason, true
-	}
-	return reason, len(bytes.Trim(rest, "\x00")) == 0
-}
-
 // tornTail reports whether no valid record starts anywhere after the
 // start of rest. (A record found there, checksum and all, means
 // acknowledged writes follow the damage.)
 func tornTail(rest []byte) bool {
-	for o := 1; o+HeaderLen <= len(rest); o++ {
-		if _, bad := check(rest[o:]); bad == "" {
+	for o := 1; o+headerLenV1 <= len(rest); o++ {
+		if _, bad := frameAt(rest[o:]); bad == "" {
 			return false
 		}
 	}
 	return true
-}
-
-// check returns the payload length of the record at rest[0], or why it is
-// not an intact record.
-func check(rest []byte) (int, string) {
-	if len(rest) < HeaderLen {
-		return 0, "truncated header"
-	}
-	plen := int(binary.LittleEndian.Uint32(rest))
-	switch {
-	case plen > MaxRecord:
-		return 0, fmt.Sprintf("length %d exceeds %d", plen, MaxRecord)
-	case len(rest)-HeaderLen < plen:
-		return 0, "truncated payload"
-	case rest[4] == 0:
-		return 0, "record type 0"
-	}
-	want := binary.LittleEndian.Uint32(rest[5:])
-	if got := crc32.Update(crc32.Checksum(rest[:5], castagnoli), castagnoli, rest[HeaderLen:HeaderLen+plen]); got != want {
-		return 0, fmt.Sprintf("checksum %08x, computed %08x", want, got)
-	}
-	return plen, ""
 }
 
 // readFile returns the contents of path.

@@ -4,12 +4,9 @@
 // elsewhere with its location, and removal of segments once their contents
 // are durable elsewhere.
 //
-// A record on disk is
-//
-//	length   4 bytes little-endian: payload length
-//	type     1 byte, non-zero
-//	checksum 4 bytes little-endian: CRC-32C of length, type and payload
-//	payload  length bytes
+// A record on disk is a frame (frame.go draws it byte by byte) around a
+// payload: its length, its type, a checksum of the two and one of the
+// payload.
 //
 // Segments are named by a sequence number, 000001.wal, 000002.wal, ...; a
 // Log never appends to a segment it did not create, so after a crash a
@@ -18,10 +15,8 @@ package wal
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"os"
 	"slices"
 	"strconv"
@@ -71,16 +66,11 @@ func ParseSyncMode(s string) (SyncMode, error) {
 	return 0, fmt.Errorf("wal: unknown sync mode %q: want always, interval or none", s)
 }
 
-// HeaderLen is the length of a record's frame before its payload.
-const HeaderLen = 9
-
 // MaxRecord is the largest payload a record may carry.
 const MaxRecord = 64 << 20
 
 // DefaultInterval is the fsync interval of SyncInterval.
 const DefaultInterval = 100 * time.Millisecond
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // Errors.
 var (
@@ -110,6 +100,11 @@ type Options struct {
 	Sync SyncMode
 	// Interval is the fsync interval of SyncInterval; 0 means DefaultInterval.
 	Interval time.Duration
+	// CutAt, if set, is where the complete records of the newest segment
+	// end, for a log that replaces one whose write failed part way (see
+	// Log.End): the new segment starts with a note of it, so that Replay
+	// takes the bytes after it as a torn tail though records follow.
+	CutAt Position
 }
 
 // LSN numbers records in the order they were appended, from 1, within one
@@ -126,6 +121,7 @@ type Log struct {
 	f        vfs.File
 	seg      uint64
 	size     int64 // bytes in segments of this Log's directory, as far as known
+	segEnd   int64 // bytes of the current segment written whole
 	buf      []byte
 	spare    []byte
 	appended LSN // last LSN appended to buf
@@ -205,6 +201,9 @@ func Open(dir string, opts Options) (*Log, error) {
 	if err := l.openSegment(next); err != nil {
 		return nil, err
 	}
+	if opts.CutAt.Segment != 0 {
+		l.buf = appendTear(l.buf, opts.CutAt)
+	}
 	if opts.Sync == SyncInterval {
 		go l.syncLoop()
 	} else {
@@ -227,7 +226,7 @@ func (l *Log) openSegment(n uint64) error {
 		f.Close()
 		return err
 	}
-	l.f, l.seg = f, n
+	l.f, l.seg, l.segEnd = f, n, 0
 	return nil
 }
 
@@ -258,6 +257,14 @@ func (l *Log) Segment() uint64 {
 	return l.seg
 }
 
+// End returns where the records written whole to the current segment
+// end: after a failed write, what follows may be a part of it.
+func (l *Log) End() Position {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return Position{l.seg, l.segEnd}
+}
+
 // Size returns the bytes in the directory's segments, including records
 // appended but not yet written.
 func (l *Log) Size() int64 {
@@ -266,21 +273,11 @@ func (l *Log) Size() int64 {
 	return l.size + int64(len(l.buf))
 }
 
-// AppendRecord appends the frame of a record to dst.
-func AppendRecord(dst []byte, typ byte, payload []byte) []byte {
-	var h [HeaderLen]byte
-	binary.LittleEndian.PutUint32(h[0:], uint32(len(payload)))
-	h[4] = typ
-	c := crc32.Update(crc32.Checksum(h[:5], castagnoli), castagnoli, payload)
-	binary.LittleEndian.PutUint32(h[5:], c)
-	return append(append(dst, h[:]...), payload...)
-}
-
 // Append adds a record to the log's buffer and returns its LSN. The record is
 // not durable until Wait(lsn) returns.
 func (l *Log) Append(typ byte, payload []byte) (LSN, error) {
-	if typ == 0 {
-		return 0, errors.New("wal: record type 0 is reserved")
+	if typ == 0 || typ > MaxType {
+		return 0, fmt.Errorf("wal: record type %d: want 1..%d", typ, MaxType)
 	}
 	if len(payload) > MaxRecord {
 		return 0, fmt.Errorf("%w: %d bytes, at most %d", ErrTooLarge, len(payload), MaxRecord)
@@ -354,6 +351,7 @@ func (l *Log) writeLocked(sync bool) {
 		l.err = fmt.Errorf("wal: writing %s: %w", SegmentName(l.seg), err)
 	} else {
 		l.size += int64(len(buf))
+		l.segEnd += int64(len(buf))
 		l.written = target
 		if sync {
 			l.synced = target

@@ -1,0 +1,172 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// grownIndex makes an index by online inserts and several flushes, so that
+// its MANIFEST holds many edits and its log has moved past old segments.
+func grownIndex(t *testing.T, dir string, flushes, snapshotAfter int, snap string) int {
+	t.Helper()
+	db := openT(t, dir, testOptions())
+	r := rand.New(rand.NewPCG(3, 3))
+	n := 0
+	for f := range flushes {
+		var batch []Doc
+		for range 300 {
+			batch = append(batch, Doc{ID: uint64(n), Fingerprint: r.Uint64()})
+			n++
+		}
+		require.NoError(t, db.InsertBatch(ctx, batch))
+		require.NoError(t, db.Flush(ctx))
+		if f == snapshotAfter && snap != "" {
+			require.NoError(t, db.Close())
+			copyDir(t, filepath.Join(dir, pebbleDir), snap)
+			db = openT(t, dir, testOptions())
+		}
+	}
+	require.NoError(t, db.Close())
+	return n
+}
+
+func copyDir(t *testing.T, from, to string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(to, 0o755))
+	ents, err := os.ReadDir(from)
+	require.NoError(t, err)
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(from, e.Name()))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(to, e.Name()), b, 0o644))
+	}
+}
+
+// TestRolledBackStore: the Pebble store put back to an older version (what
+// a MANIFEST read only up to a damaged record does) while the log has moved
+// on. The log no longer has the segment the old version replays from, and
+// the open is refused, naming both, before anything is deleted.
+func TestRolledBackStore(t *testing.T) {
+	dir := t.TempDir()
+	old := filepath.Join(t.TempDir(), "old")
+	grownIndex(t, dir, 8, 1, old)
+	pdir := filepath.Join(dir, pebbleDir)
+	require.NoError(t, os.RemoveAll(pdir))
+	copyDir(t, old, pdir)
+	_, err := Open(dir, Options{})
+	require.ErrorIs(t, err, ErrCorrupt)
+	assert.Contains(t, err.Error(), "missing")
+	assert.Contains(t, err.Error(), ".wal")
+	_, err = Open(dir, Options{ReadOnly: true})
+	require.ErrorIs(t, err, ErrCorrupt, "read-only too")
+}
+
+// TestManifestFlips flips bytes across the middle of the store's MANIFEST
+// of an index whose last flushes only added sstables (so that the version
+// before them opens): each flip either keeps every document or is refused;
+// none opens an index that lost documents.
+func TestManifestFlips(t *testing.T) {
+	if testing.Short() {
+		t.Skip("opens an index per flip")
+	}
+	dir := t.TempDir()
+	n := grownIndex(t, dir, 3, -1, "")
+	desc, err := pebble.Peek(filepath.Join(dir, pebbleDir), vfs.Default)
+	require.NoError(t, err)
+	orig, err := os.ReadFile(desc.ManifestFilename)
+	require.NoError(t, err)
+	r := rand.New(rand.NewPCG(5, 5))
+	refused, whole := 0, 0
+	for range 40 {
+		at := len(orig)/8 + r.IntN(len(orig)*3/4)
+		work := t.TempDir()
+		copyDir(t, filepath.Join(dir, pebbleDir), filepath.Join(work, pebbleDir))
+		copyDir(t, filepath.Join(dir, walDir), filepath.Join(work, walDir))
+		m := filepath.Join(work, pebbleDir, filepath.Base(desc.ManifestFilename))
+		b := append([]byte(nil), orig...)
+		b[at] ^= 1 << r.IntN(8)
+		require.NoError(t, os.WriteFile(m, b, 0o644))
+		db, err := Open(work, Options{})
+		if err != nil {
+			refused++
+			continue
+		}
+		st, err := db.Stats(ctx)
+		require.NoError(t, err)
+		_, cerr := db.Check(ctx)
+		require.NoError(t, db.Close())
+		require.Equal(t, int64(n), st.Documents, "flip at %d of %d opened an index that lost documents", at, len(orig))
+		require.NoError(t, cerr)
+		whole++
+	}
+	t.Logf("%d flips refused, %d harmless", refused, whole)
+	assert.Positive(t, refused)
+}
+
+// TestSSTableFlips flips a byte in every stretch of an sstable, the filter
+// block included: Check reads every block, so each flip is found by Check
+// or refused at open, never passed as sound.
+func TestSSTableFlips(t *testing.T) {
+	dir := t.TempDir()
+	db := openT(t, dir, testOptions())
+	require.NoError(t, db.Load(ctx, corpus(3000, 4)))
+	require.NoError(t, db.Close())
+	ssts, err := filepath.Glob(filepath.Join(dir, pebbleDir, "*.sst"))
+	require.NoError(t, err)
+	sort.Slice(ssts, func(i, j int) bool { return size(t, ssts[i]) > size(t, ssts[j]) })
+	orig, err := os.ReadFile(ssts[0])
+	require.NoError(t, err)
+	found := 0
+	for i := range 24 {
+		at := i * (len(orig) - 1) / 23
+		b := append([]byte(nil), orig...)
+		b[at] ^= 0x20
+		require.NoError(t, os.WriteFile(ssts[0], b, 0o644))
+		db, err := Open(dir, Options{})
+		if err == nil {
+			_, err = db.Check(ctx)
+			db.Close()
+		}
+		require.Error(t, err, "flip at %d of %d passed", at, len(orig))
+		found++
+	}
+	require.NoError(t, os.WriteFile(ssts[0], orig, 0o644))
+	db = openT(t, dir, Options{})
+	_, err = db.Check(ctx)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	assert.Equal(t, 24, found)
+}
+
+// TestStraySSTable: an sstable in the store's folder that its MANIFEST
+// does not list is reported by Check.
+func TestStraySSTable(t *testing.T) {
+	dir := t.TempDir()
+	db := openT(t, dir, testOptions())
+	require.NoError(t, db.Load(ctx, corpus(500, 4)))
+	require.NoError(t, db.Close())
+	ssts, err := filepath.Glob(filepath.Join(dir, pebbleDir, "*.sst"))
+	require.NoError(t, err)
+	b, err := os.ReadFile(ssts[0])
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, pebbleDir, "999999.sst"), b, 0o644))
+	db = openT(t, dir, Options{ReadOnly: true})
+	defer db.Close()
+	_, err = db.Check(ctx)
+	require.ErrorIs(t, err, ErrCorrupt)
+	assert.Contains(t, err.Error(), "999999.sst")
+}
+
+func size(t *testing.T, path string) int64 {
+	st, err := os.Stat(path)
+	require.NoError(t, err)
+	return st.Size()
+}
