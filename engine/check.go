@@ -20,6 +20,11 @@ type CheckReport struct {
 	Fingerprints int64
 	Blocks       int64
 	WALRecords   int
+	// Unlisted are sstables in the store's folder that its MANIFEST does
+	// not list: left by a crash after a compaction (harmless: a writable
+	// open deletes them), or forgotten by a damaged MANIFEST (then the open
+	// is refused). Their data is not part of the index.
+	Unlisted []string
 }
 
 // digest is an order-independent summary of a set of (a, b) pairs: two

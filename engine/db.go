@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -58,6 +59,9 @@ type DB struct {
 	published uint64 // sequence number of the last write applied to mem
 	closed    bool
 	bgErr     error // a failed background flush
+	// damaged is the first damage Pebble reported (a block it could not
+	// read): writes stop, as the flushes that would read it fail.
+	damaged atomic.Pointer[error]
 
 	commitMu sync.Mutex // orders WAL appends and sequence numbers
 	// logFree and logSinceStat are logRoom's view of the disk (commitMu).

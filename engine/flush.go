@@ -108,18 +108,22 @@ func lastDocID(r reader) (id uint64, stored bool, err error) {
 }
 
 // heldBy reports whether the postings that it iterates hold fingerprint fp
-// for an id that counts.
-func (e *DB) heldBy(it *pebble.Iterator, fp uint64, counts func(id uint64) bool) bool {
+// for an id that counts. An iterator's error is returned at once: Pebble
+// clears it on the next seek, and a read that failed is not "not stored".
+func (e *DB) heldBy(it *pebble.Iterator, fp uint64, counts func(id uint64) bool) (bool, error) {
 	for e.seekPostings(it, fp); it.Valid(); it.Next() {
 		f, id, err := parsePostingKey(it.Key())
-		if err != nil || f != fp {
-			return false
+		if err != nil {
+			return false, err
+		}
+		if f != fp {
+			return false, nil
 		}
 		if counts(id) {
-			return true
+			return true, nil
 		}
 	}
-	return false
+	return false, it.Error()
 }
 
 // flushJob is one flush of a memtable: its writes, one batch per keyspace
@@ -325,7 +329,15 @@ func (f *flushJob) tableChanges() (adds, dels []uint64, err error) {
 	// that this flush does not rewrite: every id it writes is in m.docs,
 	// and its new postings are in m.byFP.
 	for fp := range f.orphans {
-		if len(m.byFP[fp]) == 0 && !f.e.heldBy(it, fp, func(id uint64) bool { _, ok := m.docs[id]; return !ok }) {
+		if len(m.byFP[fp]) > 0 {
+			continue
+		}
+		held, err := f.e.heldBy(it, fp, func(id uint64) bool { _, ok := m.docs[id]; return !ok })
+		if err != nil {
+			it.Close()
+			return nil, nil, err
+		}
+		if !held {
 			dels = append(dels, fp)
 		}
 	}
@@ -356,7 +368,12 @@ func (f *flushJob) fresh(adds []uint64) ([]uint64, error) {
 		}
 		var out []uint64
 		for _, fp := range share {
-			if !e.heldBy(it, fp, func(uint64) bool { return true }) {
+			held, err := e.heldBy(it, fp, func(uint64) bool { return true })
+			if err != nil {
+				it.Close()
+				return nil, err
+			}
+			if !held {
 				out = append(out, fp)
 			}
 		}

@@ -167,22 +167,32 @@ func (e *DB) openWAL() error {
 		}
 	}
 	steps := 0
+	r := &replayer{mem: e.mem}
 	rs, err := wal.Replay(dir, e.st.walFrom, wal.ReplayOptions{FS: e.fs, Recovery: e.opts.WALRecovery, ReadOnly: e.opts.ReadOnly},
 		func(end wal.Position, typ byte, payload []byte) error {
-			if err := e.replayRecord(typ, payload); err != nil {
+			if err := r.record(typ, payload); err != nil {
 				return err
 			}
-			if e.opts.ReadOnly || e.mem.size < e.memtableBudget() {
+			// Flush only between commits: the position stored with the
+			// tables must not fall inside one.
+			if e.opts.ReadOnly || r.inCommit() || e.mem.size < e.memtableBudget() {
 				return nil
 			}
 			steps++
-			return e.replayStep(end)
+			if err := e.replayStep(end); err != nil {
+				return err
+			}
+			r.mem = e.mem
+			return nil
 		})
 	if err != nil {
 		return fmt.Errorf("engine: replaying the write-ahead log: %w", walErr(err))
 	}
 	for _, d := range rs.Damage {
 		e.log.Warn("simhashdb: discarded a damaged part of the write-ahead log", "damage", d.String())
+	}
+	if r.inCommit() {
+		e.log.Info("simhashdb: dropped a commit the log holds only part of (a crash while it was written; never acknowledged)", "ops", len(r.parts))
 	}
 	if rs.Records > 0 || rs.Torn > 0 {
 		e.log.Info("simhashdb: replayed the write-ahead log", "dir", dir, "segments", rs.Segments,

@@ -42,7 +42,10 @@ func (e *DB) pebbleEvents() *pebble.EventListener {
 	var skipped int
 	return &pebble.EventListener{
 		DataCorruption: func(info pebble.DataCorruptionInfo) {
-			e.log.Error("simhashdb: pebble found damaged data", "path", info.Path, "err", info.Details)
+			err := corrupt("the Pebble store's "+info.Path+": writes stop until the index is repaired (run check)", info.Details)
+			if e.damaged.CompareAndSwap(nil, &err) {
+				e.log.Error("simhashdb: pebble found damaged data", "path", info.Path, "err", info.Details)
+			}
 		},
 		BackgroundError: func(err error) {
 			mu.Lock()

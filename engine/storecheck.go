@@ -15,7 +15,9 @@ import (
 // own files: the MANIFEST read to its end, every block of every live
 // sstable read and its checksum verified (a query or a flush reads only the
 // blocks it needs, and Pebble skips a filter block it cannot read), and
-// sstables on disk that the MANIFEST does not list.
+// sstables on disk that the MANIFEST does not list. Those are reported,
+// not counted as damage: a crash between a compaction and the deletion of
+// its inputs leaves them too, and the next writable open deletes them.
 func (e *DB) checkStore(c *checker) error {
 	pdir := filepath.Join(e.dir, pebbleDir)
 	if err := checkManifest(e.fs, pdir); err != nil {
@@ -42,7 +44,7 @@ func (e *DB) checkStore(c *checker) error {
 		}
 	}
 	// A compaction's inputs stay on disk until the last reader of them is
-	// done: a file counts as stray only if it stays while Check waits.
+	// done: a file counts only if it stays while Check waits.
 	var stray []string
 	for try := 0; ; try++ {
 		names, err := e.fs.List(pdir)
@@ -55,7 +57,7 @@ func (e *DB) checkStore(c *checker) error {
 				stray = append(stray, n)
 			}
 		}
-		if len(stray) == 0 || try == 20 {
+		if len(stray) == 0 || try == 10 {
 			break
 		}
 		select {
@@ -66,7 +68,7 @@ func (e *DB) checkStore(c *checker) error {
 	}
 	slices.Sort(stray)
 	for _, n := range stray {
-		c.bad("%s holds %s, which the store's MANIFEST does not list: its data is not part of the index (a damaged MANIFEST forgets tables)", pdir, n)
+		c.rep.Unlisted = append(c.rep.Unlisted, filepath.Join(pdir, n))
 	}
 	return nil
 }

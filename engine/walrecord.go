@@ -8,16 +8,49 @@ import (
 	"github.com/simhashdb/simhashdb/wal"
 )
 
-// A record of the engine's write-ahead log (package wal frames and checks
-// it) is one commit: a batch of inserts and deletes. This file is the one
-// home of its layout: encodeOps, decodeRecord, and FuzzDecodeRecord.
+// A commit (a batch of inserts and deletes) is one record of the engine's
+// write-ahead log (package wal frames and checks it), or, when large, a run
+// of records: recOpsPart ones, then the recOps one that commits them. This
+// file is the one home of their layout: encodeCommit, decodeRecord, and
+// FuzzDecodeRecord.
 //
 //	uvarint count, then count ops:
 //	  opInsert id(8) fp(8) uvarint len(name) name
 //	  opDelete id(8)
 
-// recOps is the type of a record of ops, the only one.
-const recOps = 1
+// Record types.
+const (
+	// recOps holds ops and commits them with the recOpsPart records just
+	// before it, if any.
+	recOps = 1
+	// recOpsPart holds ops of a commit that a later recOps record ends;
+	// without it (a crash while the commit was written) they are dropped.
+	recOpsPart = 2
+)
+
+// partBytes is the size past which a commit's ops go on in another record,
+// well under the log's limit on one record.
+const partBytes = 4 << 20
+
+// encodeCommit returns the payloads of the records of a commit that
+// inserts docs, then deletes deletes.
+func encodeCommit(docs []Doc, deletes []uint64) [][]byte {
+	var out [][]byte
+	for len(docs)+len(deletes) > 0 {
+		nd, size := 0, 0
+		for nd < len(docs) && size < partBytes {
+			size += 1 + 16 + 3 + len(docs[nd].Name)
+			nd++
+		}
+		nx := 0
+		if nd == len(docs) {
+			nx = min(len(deletes), (partBytes-size)/9+1)
+		}
+		out = append(out, encodeOps(docs[:nd], deletes[:nx]))
+		docs, deletes = docs[nd:], deletes[nx:]
+	}
+	return out
+}
 
 // op kinds in a record.
 const (
@@ -52,11 +85,14 @@ func encodeOps(docs []Doc, deletes []uint64) []byte {
 // checks the whole record first, so that fn sees a damaged record's ops not
 // at all. Its errors match wal.ErrCorrupt: the replay names the place.
 func decodeRecord(typ byte, b []byte, fn func(del bool, d Doc)) error {
-	if typ != recOps {
+	if typ != recOps && typ != recOpsPart {
 		return fmt.Errorf("%w: unknown record type %d", wal.ErrCorrupt, typ)
 	}
 	if err := scanOps(b, nil); err != nil {
 		return fmt.Errorf("%w: %w", wal.ErrCorrupt, err)
+	}
+	if fn == nil {
+		return nil
 	}
 	return scanOps(b, fn)
 }
@@ -102,13 +138,42 @@ func scanOps(b []byte, fn func(del bool, d Doc)) error {
 	return nil
 }
 
-// replayRecord applies a record of the log to the memtable.
-func (e *DB) replayRecord(typ byte, payload []byte) error {
-	return decodeRecord(typ, payload, func(del bool, d Doc) {
-		if del {
-			e.mem.delete(d.ID)
-		} else {
-			e.mem.insert(d)
-		}
-	})
+// replayer applies the log's commits to a memtable, each once its last
+// record is read.
+type replayer struct {
+	mem *memtable
+	// parts holds the ops of the commit being read, until its recOps
+	// record; what is left at the end of the log was never committed.
+	parts []replayOp
 }
+
+type replayOp struct {
+	del bool
+	d   Doc
+}
+
+// record reads one record of the log.
+func (r *replayer) record(typ byte, payload []byte) error {
+	if typ == recOpsPart {
+		return decodeRecord(typ, payload, func(del bool, d Doc) { r.parts = append(r.parts, replayOp{del, d}) })
+	}
+	if err := decodeRecord(typ, payload, nil); err != nil {
+		return err
+	}
+	for _, op := range r.parts {
+		r.apply(op.del, op.d)
+	}
+	r.parts = r.parts[:0]
+	return decodeRecord(typ, payload, r.apply)
+}
+
+func (r *replayer) apply(del bool, d Doc) {
+	if del {
+		r.mem.delete(d.ID)
+	} else {
+		r.mem.insert(d)
+	}
+}
+
+// inCommit reports whether the records read so far end inside a commit.
+func (r *replayer) inCommit() bool { return len(r.parts) > 0 }

@@ -32,7 +32,7 @@ func TestWALRecord(t *testing.T) {
 		rec  []byte
 		want string
 	}{
-		{"unknown type", 2, rec, "unknown record type 2"},
+		{"unknown type", 3, rec, "unknown record type 3"},
 		{"empty", recOps, nil, "bad op count"},
 		{"count above the bytes", recOps, []byte{100}, "bad op count"},
 		{"cut in the last op", recOps, rec[:len(rec)-3], "truncated"},

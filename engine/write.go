@@ -17,19 +17,20 @@ func (e *DB) Insert(ctx context.Context, d Doc) error {
 	return e.write(ctx, []Doc{d}, nil)
 }
 
-// InsertBatch stores many documents with one log record: one commit.
+// InsertBatch stores many documents in one commit: after a crash, and to
+// every reader, either all of them are stored or none is. A batch of any
+// size is atomic; its memory is the caller's, and the log holds it in
+// records of at most a few MiB that replay applies only when it has read
+// the last one.
 func (e *DB) InsertBatch(ctx context.Context, docs []Doc) error {
 	return e.write(ctx, docs, nil)
 }
 
-// Delete removes documents by id; ids that are not stored are ignored.
+// Delete removes documents by id, in one commit as InsertBatch; ids that
+// are not stored are ignored.
 func (e *DB) Delete(ctx context.Context, ids ...uint64) error {
 	return e.write(ctx, nil, ids)
 }
-
-// maxOps bounds the writes of one commit so a record stays well under the
-// log's limit.
-const maxOps = 1 << 18
 
 func (e *DB) write(ctx context.Context, docs []Doc, deletes []uint64) error {
 	if e.opts.ReadOnly {
@@ -37,13 +38,6 @@ func (e *DB) write(ctx context.Context, docs []Doc, deletes []uint64) error {
 	}
 	if err := ctx.Err(); err != nil {
 		return err
-	}
-	for len(docs)+len(deletes) > maxOps { // split huge batches into records
-		n := min(len(docs), maxOps)
-		if err := e.write(ctx, docs[:n], deletes[:min(len(deletes), maxOps-n)]); err != nil {
-			return err
-		}
-		docs, deletes = docs[n:], deletes[min(len(deletes), maxOps-n):]
 	}
 	for i := range docs {
 		if len(docs[i].Name) > MaxName {
@@ -53,7 +47,11 @@ func (e *DB) write(ctx context.Context, docs []Doc, deletes []uint64) error {
 	if len(docs)+len(deletes) == 0 {
 		return nil
 	}
-	payload := encodeOps(docs, deletes)
+	payloads := encodeCommit(docs, deletes)
+	size := 0
+	for _, p := range payloads {
+		size += len(p)
+	}
 	if err := e.stall(); err != nil {
 		return err
 	}
@@ -67,16 +65,26 @@ func (e *DB) write(ctx context.Context, docs []Doc, deletes []uint64) error {
 	}
 	log, err := e.liveLog()
 	if err == nil {
-		err = e.logRoom(len(payload))
+		err = e.logRoom(size)
 	}
 	if err != nil {
 		e.commitMu.Unlock()
 		return err
 	}
-	lsn, err := log.Append(recOps, payload)
-	if err != nil {
-		e.commitMu.Unlock()
-		return diskErr("appending to the log", err)
+	// The records of one commit are appended under one hold of commitMu:
+	// nothing comes between them, and no flush starts a segment among them.
+	var lsn wal.LSN
+	for i, p := range payloads {
+		typ := byte(recOpsPart)
+		if i == len(payloads)-1 {
+			typ = recOps
+		}
+		if lsn, err = log.Append(typ, p); err != nil {
+			e.commitMu.Unlock()
+			// The parts appended before are not committed: replay drops
+			// them without the last record.
+			return diskErr("appending to the log", err)
+		}
 	}
 	e.appended++
 	seq := e.appended
@@ -146,6 +154,9 @@ func (e *DB) memtableBudget() int64 { return e.opts.memtableBudget(e.st.fps) }
 // writes go on into the log up to that point, and fail with ErrDiskFull
 // past it rather than wait.
 func (e *DB) stall() error {
+	if err := e.damaged.Load(); err != nil {
+		return *err
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for {

@@ -429,6 +429,9 @@ func runCheck(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "check", exitFailed, err)
 	}
+	for _, f := range rep.Unlisted {
+		fmt.Fprintf(stderr, "simhashdb check: warning: %s is not listed by the store's MANIFEST: left by a crash after a compaction (a writable open deletes it), or by damage\n", f)
+	}
 	fmt.Fprintf(stdout, "ok: %d documents, %d postings, %d fingerprints, %d blocks, %d log records verified\n",
 		rep.Documents, rep.Postings, rep.Fingerprints, rep.Blocks, rep.WALRecords)
 	return exitOK
