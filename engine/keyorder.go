@@ -78,7 +78,7 @@ func storedOrder(pdir string) (*pebble.Comparer, error) {
 			if name == keyOrder.Name {
 				return keyOrder, nil
 			}
-			return nil, fmt.Errorf("%w: %s: unknown key order %q", ErrCorrupt, desc.OptionsFilename, name)
+			return nil, fmt.Errorf("%w: %s: a Pebble store ordered by %q, not a simhashdb index, left as it is", ErrNotIndex, desc.OptionsFilename, name)
 		},
 		SkipUnknown: func(string, string) bool { return true },
 	})

@@ -154,7 +154,7 @@ func TestUnknownKeyOrder(t *testing.T) {
 	odd := strings.ReplaceAll(string(text), "comparer="+keyOrder.Name, "comparer=someone.elses.v9")
 	require.NoError(t, os.WriteFile(file, []byte(odd), 0o644))
 	_, err = Open(dir, testOptions())
-	require.ErrorIs(t, err, ErrCorrupt)
+	require.ErrorIs(t, err, ErrNotIndex)
 	require.ErrorContains(t, err, filepath.Base(file))
 	require.ErrorContains(t, err, "someone.elses.v9")
 	require.NoError(t, os.WriteFile(file, text, 0o644))

@@ -65,6 +65,9 @@ func Open(dir string, opts Options) (*DB, error) {
 		return nil, err
 	}
 	pdir := filepath.Join(dir, pebbleDir)
+	if info, err := os.Stat(dir); err == nil && !info.IsDir() {
+		return nil, fmt.Errorf("%w: %s is a file, not a folder", ErrNotIndex, dir)
+	}
 	if _, err := os.Stat(pdir); err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
 			return nil, err
@@ -90,6 +93,9 @@ func Open(dir string, opts Options) (*DB, error) {
 	}
 	order, err := storedOrder(pdir)
 	if err != nil {
+		return nil, err
+	}
+	if err := ownStore(e.fs, pdir, order); err != nil {
 		return nil, err
 	}
 	e.prefixSeek = order == keyOrder
