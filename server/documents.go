@@ -67,6 +67,9 @@ func requestErr(err error) error {
 	if errors.As(err, &mb) {
 		return err
 	}
+	if isTimeout(err) {
+		return timeout{fmt.Errorf("the request body was not read in time (the server's --read-timeout): %w", err)}
+	}
 	if errors.Is(err, io.EOF) {
 		return bad("empty body: want a JSON object")
 	}

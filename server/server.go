@@ -50,6 +50,16 @@ type Options struct {
 	// MaxBatch bounds the lines of one POST /v1/documents or /v1/batch
 	// (default 100,000).
 	MaxBatch int
+	// MaxInflight bounds the bytes of batch bodies (POST /v1/documents,
+	// /v1/batch) read at once, each counted at its declared length or, if
+	// it declares none, at MaxBatchBody: further batches wait for room,
+	// and get 503 if their client gives up first (default 256 MiB, at
+	// least MaxBatchBody). The server's memory grows with it.
+	MaxInflight int64
+	// MaxHeader bounds a request's header in bytes (default 64 KiB): 431.
+	// An http.Server in front should allow more (MaxHeaderBytes), so that
+	// this JSON answer is the one a client gets.
+	MaxHeader int
 	// Fingerprinter fingerprints "text" (the index's options); nil refuses
 	// text.
 	Fingerprinter *simhash.Fingerprinter
@@ -62,14 +72,17 @@ const (
 	DefaultMaxBody      = 1 << 20
 	DefaultMaxBatchBody = 64 << 20
 	DefaultMaxBatch     = 100_000
+	DefaultMaxInflight  = 256 << 20
+	DefaultMaxHeader    = 64 << 10
 )
 
 // Server is the HTTP handler of one open index.
 type Server struct {
-	db      *engine.DB
-	opts    Options
-	mux     *http.ServeMux
-	metrics *metrics
+	db       *engine.DB
+	opts     Options
+	mux      *http.ServeMux
+	metrics  *metrics
+	inflight *inflight
 }
 
 // New returns a Server for db, which the caller opens and closes.
@@ -83,19 +96,27 @@ func New(db *engine.DB, opts Options) *Server {
 	if opts.MaxBatch <= 0 {
 		opts.MaxBatch = DefaultMaxBatch
 	}
+	if opts.MaxInflight <= 0 {
+		opts.MaxInflight = DefaultMaxInflight
+	}
+	opts.MaxInflight = max(opts.MaxInflight, opts.MaxBatchBody)
+	if opts.MaxHeader <= 0 {
+		opts.MaxHeader = DefaultMaxHeader
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{db: db, opts: opts, mux: http.NewServeMux()}
+	s := &Server{db: db, opts: opts, mux: http.NewServeMux(), inflight: newInflight(opts.MaxInflight)}
+	batchBody := func() int64 { return s.opts.MaxBatchBody }
 	s.metrics = newMetrics(db)
 	s.route("PUT /v1/documents/{id}", "put", s.putDocument)
-	s.route("POST /v1/documents", "post_documents", s.postDocuments)
+	s.route("POST /v1/documents", "post_documents", s.withInflight(batchBody, s.postDocuments))
 	s.route("GET /v1/documents/{id}", "get", s.getDocument)
 	s.route("DELETE /v1/documents/{id}", "delete", s.deleteDocument)
 	s.route("GET /v1/query", "query", s.getQuery)
 	s.route("POST /v1/query", "query", s.postQuery)
 	s.route("POST /v1/insert-if-new", "insert_if_new", s.insertIfNew)
-	s.route("POST /v1/batch", "batch", s.batch)
+	s.route("POST /v1/batch", "batch", s.withInflight(batchBody, s.batch))
 	s.route("GET /v1/stats", "stats", s.stats)
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -105,8 +126,18 @@ func New(db *engine.DB, opts Options) *Server {
 	return s
 }
 
-// ServeHTTP serves the API.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+// ServeHTTP serves the API. Every answer but /healthz's and /metrics' is
+// JSON, the router's 404 and 405 included.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if n := headerBytes(r); n > s.opts.MaxHeader {
+		writeError(w, http.StatusRequestHeaderFieldsTooLarge, fmt.Errorf("request header of about %d bytes, at most %d", n, s.opts.MaxHeader))
+		return
+	}
+	if _, pattern := s.mux.Handler(r); pattern == "" {
+		w = &jsonErrors{ResponseWriter: w}
+	}
+	s.mux.ServeHTTP(w, r)
+}
 
 // handlerFunc is an endpoint: it returns the error to answer with, if it
 // has not answered.
@@ -165,6 +196,12 @@ func statusOf(err error) int {
 	switch {
 	case errors.As(err, &mb):
 		return http.StatusRequestEntityTooLarge
+	case errors.As(err, new(timeout)):
+		return http.StatusRequestTimeout
+	case errors.As(err, new(busy)):
+		return http.StatusServiceUnavailable
+	case errors.Is(err, engine.ErrDiskFull):
+		return http.StatusInsufficientStorage
 	case errors.As(err, &br), errors.Is(err, engine.ErrDistance), errors.Is(err, engine.ErrInput):
 		return http.StatusBadRequest
 	case errors.Is(err, engine.ErrNotFound):
@@ -183,8 +220,14 @@ func statusOf(err error) int {
 // that it is one.
 func writeError(w http.ResponseWriter, status int, err error) {
 	msg := err.Error()
-	if status == http.StatusInternalServerError {
+	switch status {
+	case http.StatusInternalServerError:
 		msg = "internal error"
+	case http.StatusInsufficientStorage:
+		msg = "disk full: the index's disk has no room for more writes; queries still work. Free space, then retry"
+		w.Header().Set("Retry-After", "60")
+	case http.StatusServiceUnavailable:
+		w.Header().Set("Retry-After", "5")
 	}
 	writeJSON(w, status, map[string]string{"error": msg})
 }

@@ -21,8 +21,8 @@ import (
 // serveFlags are serve's limits and addresses.
 type serveFlags struct {
 	addr, tokenFile, tlsCert, tlsKey          string
-	maxBody, maxBatchBody                     int64
-	maxBatch                                  int
+	maxBody, maxBatchBody, maxInflight        int64
+	maxBatch, maxHeader                       int
 	readHeader, read, write, idle, shutdownTO time.Duration
 }
 
@@ -34,6 +34,8 @@ func (s *serveFlags) register(fl *flag.FlagSet) {
 	fl.Int64Var(&s.maxBody, "max-body", server.DefaultMaxBody, "the largest request body in bytes")
 	fl.Int64Var(&s.maxBatchBody, "max-batch-body", server.DefaultMaxBatchBody, "the largest body of POST /v1/documents and /v1/batch, in bytes")
 	fl.IntVar(&s.maxBatch, "max-batch", server.DefaultMaxBatch, "the most lines in one POST /v1/documents or /v1/batch")
+	fl.Int64Var(&s.maxInflight, "max-inflight-bytes", server.DefaultMaxInflight, "the most bytes of batch bodies read at once (others wait): the server's memory grows with it, about 3x")
+	fl.IntVar(&s.maxHeader, "max-header-bytes", server.DefaultMaxHeader, "the largest request header in bytes")
 	fl.DurationVar(&s.readHeader, "read-header-timeout", 5*time.Second, "time to read a request's headers")
 	fl.DurationVar(&s.read, "read-timeout", time.Minute, "time to read a whole request")
 	fl.DurationVar(&s.write, "write-timeout", 10*time.Minute, "time to write an answer (a batch streams within it)")
@@ -49,7 +51,8 @@ func (s *serveFlags) check() (string, error) {
 	for _, l := range []struct {
 		name string
 		v    int64
-	}{{"--max-body", s.maxBody}, {"--max-batch-body", s.maxBatchBody}, {"--max-batch", int64(s.maxBatch)}} {
+	}{{"--max-body", s.maxBody}, {"--max-batch-body", s.maxBatchBody}, {"--max-batch", int64(s.maxBatch)},
+		{"--max-inflight-bytes", s.maxInflight}, {"--max-header-bytes", int64(s.maxHeader)}} {
 		if l.v <= 0 {
 			return "", fmt.Errorf("%s %d: want a positive limit", l.name, l.v)
 		}
@@ -71,7 +74,20 @@ func (s *serveFlags) check() (string, error) {
 	if token == "" && !loopback(host) {
 		return "", fmt.Errorf("--addr %s: without --token-file only a loopback address (127.0.0.1, ::1, localhost) is served", s.addr)
 	}
+	if s.maxInflight < s.maxBatchBody {
+		return "", fmt.Errorf("--max-inflight-bytes %d is below --max-batch-body %d: no batch could be read", s.maxInflight, s.maxBatchBody)
+	}
 	return token, nil
+}
+
+// plainTokenWarning is the warning for a token sent in clear over the
+// network, or "" when the address is loopback or the server speaks TLS.
+func (s *serveFlags) plainTokenWarning(token string) string {
+	host, _, _ := net.SplitHostPort(s.addr)
+	if token == "" || s.tlsCert != "" || loopback(host) {
+		return ""
+	}
+	return fmt.Sprintf("warning: serving %s without TLS: the bearer token crosses the network in clear; give --tls-cert and --tls-key, or serve on loopback behind a TLS proxy", s.addr)
 }
 
 // loopback reports whether host names only this machine.
@@ -141,13 +157,17 @@ func serve(ctx context.Context, db *engine.DB, d *dbFlags, ff *fingerprintFlags,
 		return fail(stderr, "serve", exitUsage, err)
 	}
 	h := server.New(db, server.Options{Token: token, MaxBody: sf.maxBody, MaxBatchBody: sf.maxBatchBody,
-		MaxBatch: sf.maxBatch, Fingerprinter: f, Logger: quietLogger()})
+		MaxBatch: sf.maxBatch, MaxInflight: sf.maxInflight, MaxHeader: sf.maxHeader, Fingerprinter: f, Logger: quietLogger()})
+	if w := sf.plainTokenWarning(token); w != "" {
+		fmt.Fprintf(stderr, "%s serve: %s\n", programName, w)
+	}
 	ln, err := net.Listen("tcp", sf.addr)
 	if err != nil {
 		return fail(stderr, "serve", exitFailed, err)
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: sf.readHeader, ReadTimeout: sf.read, WriteTimeout: sf.write,
-		IdleTimeout: sf.idle, MaxHeaderBytes: 64 << 10}
+		// Above the server's own limit, which answers in JSON.
+		IdleTimeout: sf.idle, MaxHeaderBytes: 2 * sf.maxHeader}
 	scheme := "http"
 	if sf.tlsCert != "" {
 		scheme = "https"

@@ -168,6 +168,7 @@ func TestServeRefuses(t *testing.T) {
 		{[]string{"--token-file", "/nonexistent/token"}, "--token-file"},
 		{[]string{"--tls-cert", "x.pem"}, "go together"},
 		{[]string{"--max-body", "0"}, "want a positive limit"},
+		{[]string{"--max-inflight-bytes", "1000"}, "below --max-batch-body"},
 	} {
 		r := runCLI(t, "", append([]string{"serve", "--db", db}, c.args...)...)
 		assert.Equal(t, 2, r.code, "%v: %s", c.args, r.stderr)
@@ -175,6 +176,28 @@ func TestServeRefuses(t *testing.T) {
 	}
 	_, err := os.Stat(db)
 	assert.True(t, os.IsNotExist(err), "nothing created")
+}
+
+// TestPlainTokenWarning: a token served without TLS off loopback is
+// warned of; on loopback or with TLS it is not.
+func TestPlainTokenWarning(t *testing.T) {
+	for _, c := range []struct {
+		sf    serveFlags
+		token string
+		warn  bool
+	}{
+		{serveFlags{addr: "0.0.0.0:7700"}, "t", true},
+		{serveFlags{addr: "192.0.2.1:7700"}, "t", true},
+		{serveFlags{addr: "0.0.0.0:7700", tlsCert: "c"}, "t", false},
+		{serveFlags{addr: "127.0.0.1:7700"}, "t", false},
+		{serveFlags{addr: "127.0.0.1:7700"}, "", false},
+	} {
+		w := c.sf.plainTokenWarning(c.token)
+		assert.Equal(t, c.warn, w != "", "%+v", c.sf)
+		if c.warn {
+			assert.Contains(t, w, "without TLS")
+		}
+	}
 }
 
 // TestServeKill: writers hammer the server; it is killed with SIGKILL;

@@ -1,0 +1,112 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/simhashdb/simhashdb/engine"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestRouterAnswersJSON: a path or method the API does not have, and a
+// header over the limit, are answered in JSON like every other error.
+func TestRouterAnswersJSON(t *testing.T) {
+	ts, _ := testServer(t, Options{MaxHeader: 4 << 10})
+	for _, c := range []struct {
+		method, path string
+		header       []string
+		status       int
+		says         string
+	}{
+		{"GET", "/v1/nothing", nil, 404, "not found"},
+		{"GET", "/v1/documents", nil, 405, "POST"},
+		{"PATCH", "/v1/documents/1", nil, 405, "method not allowed"},
+		{"GET", "/v1/documents/1", []string{"X-Big", strings.Repeat("x", 5<<10)}, 431, "at most 4096"},
+	} {
+		r := call(t, ts, c.method, c.path, "", c.header...)
+		require.Equal(t, c.status, r.status, "%s %s: %s", c.method, c.path, r.body)
+		assert.Contains(t, r.json(t)["error"], c.says)
+	}
+}
+
+// TestStatusOf: a full disk is 507 with the words "disk full" and a
+// Retry-After, a body not read in time 408, a server too busy 503.
+func TestStatusOf(t *testing.T) {
+	full := fmt.Errorf("appending: %w", engine.ErrDiskFull)
+	assert.Equal(t, http.StatusInsufficientStorage, statusOf(full))
+	w := httptest.NewRecorder()
+	writeError(w, statusOf(full), full)
+	assert.Equal(t, 507, w.Code)
+	assert.Contains(t, w.Body.String(), "disk full")
+	assert.NotEmpty(t, w.Header().Get("Retry-After"))
+	assert.Equal(t, http.StatusRequestTimeout, statusOf(requestErr(&net.OpError{Op: "read", Err: timeoutErr{}})))
+	assert.Equal(t, http.StatusServiceUnavailable, statusOf(busy{context.Canceled}))
+}
+
+type timeoutErr struct{}
+
+func (timeoutErr) Error() string { return "i/o timeout" }
+func (timeoutErr) Timeout() bool { return true }
+
+// TestBodyTimeout: a client that stops sending its body gets 408 once the
+// server's read deadline passes, not "malformed JSON".
+func TestBodyTimeout(t *testing.T) {
+	ts, _ := testServer(t, Options{})
+	ts.Config.ReadTimeout = 300 * time.Millisecond
+	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
+	require.NoError(t, err)
+	defer conn.Close()
+	fmt.Fprintf(conn, "PUT /v1/documents/1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"fingerprint\":")
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(10*time.Second)))
+	resp, err := http.ReadResponse(bufioReader(conn), nil)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	assert.Equal(t, http.StatusRequestTimeout, resp.StatusCode, string(b))
+}
+
+// TestInflightBound: batch bodies beyond the bytes in flight wait; one
+// whose client gives up first gets 503, and the first is served.
+func TestInflightBound(t *testing.T) {
+	ts, _ := testServer(t, Options{MaxBatchBody: 1 << 10, MaxInflight: 1 << 10})
+	pr, pw := io.Pipe()
+	first := make(chan int, 1)
+	go func() {
+		req, _ := http.NewRequest("POST", ts.URL+"/v1/documents", pr)
+		req.ContentLength = 500
+		resp, err := ts.Client().Do(req)
+		if err != nil {
+			first <- 0
+			return
+		}
+		resp.Body.Close()
+		first <- resp.StatusCode
+	}()
+	line := `{"id":1,"fingerprint":"0x1"}` + "\n"
+	_, err := pw.Write([]byte(line)) // the first holds its room while it reads
+	require.NoError(t, err)
+	time.Sleep(100 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "POST", ts.URL+"/v1/documents", strings.NewReader(strings.Repeat(" ", 600)+line))
+	require.NoError(t, err)
+	_, err = ts.Client().Do(req)
+	require.Error(t, err, "the second waits for room until its client gives up")
+	_, err = pw.Write([]byte(strings.Repeat(" ", 500-2*len(line)) + line))
+	require.NoError(t, err)
+	require.NoError(t, pw.Close())
+	assert.Equal(t, 200, <-first)
+	r := call(t, ts, "POST", "/v1/documents", line)
+	assert.Equal(t, 200, r.status, "room again once the first is done: %s", r.body)
+}
+
+func bufioReader(c net.Conn) *bufio.Reader { return bufio.NewReader(c) }
