@@ -103,9 +103,33 @@ func (d *dbFlags) distance(db *engine.DB) int {
 }
 
 // signalContext is cancelled by Ctrl-C or SIGTERM, so a long command stops
-// cleanly (its acknowledged writes are durable).
+// cleanly (its acknowledged writes are durable); a second signal exits at
+// once, with the shell's code for it (130).
 func signalContext() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-sigs:
+			cancel()
+			fmt.Fprintf(os.Stderr, "%s: stopping; interrupt again to quit at once\n", programName)
+		case <-done:
+			return
+		}
+		select {
+		case <-sigs:
+			fmt.Fprintf(os.Stderr, "%s: quit\n", programName)
+			os.Exit(130)
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel()
+	}
 }
 
 // fail prints "simhashdb CMD: err" and returns code.
@@ -220,7 +244,7 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // this one commits whatever has been parsed as one batch, so batches grow
 // with the input's speed and every commit moves "durable" forward.
 func addRecords(ctx context.Context, db *engine.DB, input string, stdin io.Reader, stderr io.Writer, progress string, bulk bool) int {
-	r, name, size, closeIn, err := openInput(input, stdin)
+	r, name, size, closeIn, err := openInput(ctx, input, stdin)
 	if err != nil {
 		return fail(stderr, "add", exitFailed, fmt.Errorf("%s: %w", name, err))
 	}
@@ -317,13 +341,13 @@ func addRemote(rf *remoteFlags, input string, stdin io.Reader, stderr io.Writer)
 	if err != nil {
 		return fail(stderr, "add", exitUsage, err)
 	}
-	r, name, _, closeIn, err := openInput(input, stdin)
+	ctx, stop := signalContext()
+	defer stop()
+	r, name, _, closeIn, err := openInput(ctx, input, stdin)
 	if err != nil {
 		return fail(stderr, "add", exitFailed, fmt.Errorf("%s: %w", name, err))
 	}
 	defer closeIn()
-	ctx, stop := signalContext()
-	defer stop()
 	code := exitOK
 	var lines []string
 	var at []int

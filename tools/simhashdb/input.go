@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"bufio"
 	"fmt"
 	"io"
@@ -22,10 +23,12 @@ type inputError struct {
 func (e *inputError) Error() string { return fmt.Sprintf("%s:%d: %v", e.file, e.line, e.err) }
 
 // openInput opens --input: a path, or - and "" for standard input. name is
-// what errors call it.
-func openInput(path string, stdin io.Reader) (r io.Reader, name string, size int64, closeFn func(), err error) {
+// what errors call it. Reading ends with ctx's error once ctx is done,
+// even while blocked (an idle pipe, a terminal) or fed without end
+// (/dev/zero): Ctrl-C stops a command that waits for input.
+func openInput(ctx context.Context, path string, stdin io.Reader) (r io.Reader, name string, size int64, closeFn func(), err error) {
 	if path == "" || path == "-" {
-		return stdin, "<stdin>", -1, func() {}, nil
+		return cancelable(ctx, stdin), "<stdin>", -1, func() {}, nil
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -33,9 +36,23 @@ func openInput(path string, stdin io.Reader) (r io.Reader, name string, size int
 	}
 	size = -1
 	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-		size = fi.Size()
+		return f, path, fi.Size(), func() { f.Close() }, nil
 	}
-	return f, path, size, func() { f.Close() }, nil
+	return cancelable(ctx, f), path, size, func() { f.Close() }, nil
+}
+
+// cancelable returns a reader of r that fails with ctx's error as soon as
+// ctx is done. A read blocked in r stays blocked in its own goroutine:
+// the command exits.
+func cancelable(ctx context.Context, r io.Reader) io.Reader {
+	pr, pw := io.Pipe()
+	stop := context.AfterFunc(ctx, func() { pw.CloseWithError(ctx.Err()) })
+	go func() {
+		_, err := io.Copy(pw, r)
+		stop()
+		pw.CloseWithError(err)
+	}()
+	return pr
 }
 
 // openOutput opens --output: a path, or - and "" for standard output.

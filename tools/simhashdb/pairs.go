@@ -117,7 +117,7 @@ func runPairs(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 	// The work is a few large buffers that live to the end: collecting
 	// sooner than Go's default keeps the peak lower for little CPU.
 	debug.SetGCPercent(50)
-	r, name, size, closeIn, err := openInput(p.input, stdin)
+	r, name, size, closeIn, err := openInput(ctx, p.input, stdin)
 	if err != nil {
 		return fail(stderr, cmd, exitFailed, fmt.Errorf("%s: %w", name, err))
 	}

@@ -70,7 +70,7 @@ func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		case given["text"]:
 			req["text"] = *textArg
 		default:
-			r, name, _, closeIn, err := openInput(*fileArg, stdin)
+			r, name, _, closeIn, err := openInput(context.Background(), *fileArg, stdin)
 			if err != nil {
 				return fail(stderr, "query", exitFailed, fmt.Errorf("%s: %w", name, err))
 			}
@@ -105,7 +105,7 @@ func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 				return fail(stderr, "query", exitFailed, err)
 			}
 		} else {
-			r, name, _, closeIn, err := openInput(*fileArg, stdin)
+			r, name, _, closeIn, err := openInput(context.Background(), *fileArg, stdin)
 			if err != nil {
 				return fail(stderr, "query", exitFailed, fmt.Errorf("%s: %w", name, err))
 			}
@@ -240,7 +240,7 @@ func runBatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return nil
 		}
 	}
-	r, name, _, closeIn, err := openInput(*input, stdin)
+	r, name, _, closeIn, err := openInput(ctx, *input, stdin)
 	if err != nil {
 		return fail(stderr, "batch", exitFailed, fmt.Errorf("%s: %w", name, err))
 	}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestSignalWhileReading: commands blocked on their input (an idle pipe)
+// or fed without end (/dev/zero) stop on SIGINT or SIGTERM; a second
+// signal quits at once.
+func TestSignalWhileReading(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "idx")
+	r := runCLI(t, "1 0x1\n", "add", "--db", db)
+	require.Equal(t, 0, r.code, r.stderr)
+	for _, c := range []struct {
+		name  string
+		args  []string
+		input string // "" an idle pipe, else a file
+		sig   syscall.Signal
+		twice bool
+	}{
+		{"add idle pipe", []string{"add", "--db", filepath.Join(dir, "a")}, "", syscall.SIGINT, false},
+		{"add /dev/zero", []string{"add", "--db", filepath.Join(dir, "b"), "--input", "/dev/zero"}, "", syscall.SIGTERM, false},
+		{"batch idle pipe", []string{"batch", "--db", db}, "", syscall.SIGINT, false},
+		{"find-all idle pipe", []string{"find-all"}, "", syscall.SIGTERM, false},
+		{"find-clusters idle pipe", []string{"find-clusters"}, "", syscall.SIGINT, false},
+		{"find-all /dev/zero", []string{"find-all", "--input", "/dev/zero"}, "", syscall.SIGINT, false},
+		{"second signal", []string{"find-all"}, "", syscall.SIGINT, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cmd := exec.Command(binary, c.args...)
+			pr, pw, err := os.Pipe() // never written: an idle pipe
+			require.NoError(t, err)
+			defer pw.Close()
+			cmd.Stdin = pr
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			require.NoError(t, cmd.Start())
+			pr.Close()
+			time.Sleep(300 * time.Millisecond)
+			require.NoError(t, cmd.Process.Signal(c.sig))
+			if c.twice {
+				time.Sleep(50 * time.Millisecond)
+				require.NoError(t, cmd.Process.Signal(c.sig))
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				cmd.Process.Kill()
+				t.Fatalf("still running 10 s after the signal; stderr: %s", stderr.String())
+			}
+			assert.NotEqual(t, 0, cmd.ProcessState.ExitCode(), "an interrupted command does not say it succeeded")
+			assert.True(t, strings.Contains(stderr.String(), "stopping") || strings.Contains(stderr.String(), "canceled"), stderr.String())
+		})
+	}
+}
