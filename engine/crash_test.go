@@ -43,6 +43,18 @@ func TestCrashChild(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, uint64(w)))
 			for i := 0; ; i++ {
 				id := uint64(w) + 4*uint64(r.IntN(2000)) // writer w owns ids = w mod 4
+				if i%20 == 3 && w == 1 {
+					// A commit of several log records that replaces the
+					// same documents each time: all or nothing.
+					v := seed<<20 | uint64(i)
+					say("begin batch %d", v)
+					if err := db.InsertBatch(ctx, crashBatchDocs(v)); err != nil {
+						say("error %v", err)
+						return
+					}
+					say("ack batch %d", v)
+					continue
+				}
 				if r.IntN(5) == 0 {
 					say("begin del %d", id)
 					if err := db.Delete(ctx, id); err != nil {
@@ -80,18 +92,43 @@ type idState struct {
 	pendAbsent     bool
 }
 
+// crashBatch is the number of documents of the crash test's large
+// commits: with their long names, two log records.
+const crashBatch = 1200
+
+// crashBatchDocs is version v of the crash test's large commit: the same
+// ids every time, other fingerprints and names.
+func crashBatchDocs(v uint64) []Doc {
+	r := rand.New(rand.NewPCG(v, 7))
+	pad := strings.Repeat("n", MaxName-40)
+	docs := make([]Doc, crashBatch)
+	for i := range docs {
+		docs[i] = Doc{ID: 1<<40 + uint64(i), Fingerprint: r.Uint64(), Name: fmt.Sprintf("%s-%d-%d", pad, v, i)}
+	}
+	return docs
+}
+
 // TestCrash kills a writing child process with SIGKILL at random moments,
 // many times over one index, and checks after each kill that every
 // acknowledged write is there (and every acknowledged delete holds), that
-// queries agree, and that Check passes.
+// a large commit is there whole or not at all, that queries agree, and
+// that Check passes. SIMHASHDB_CRASH_ROUNDS sets the number of kills (CI
+// runs 1000).
 func TestCrash(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills child processes")
 	}
 	dir := t.TempDir()
 	rounds := 12
+	if n, err := strconv.Atoi(os.Getenv("SIMHASHDB_CRASH_ROUNDS")); err == nil && n > 0 {
+		rounds = n
+	}
 	r := rand.New(rand.NewPCG(11, 11))
 	states := map[uint64]*idState{}
+	// The large commit's versions: the one last acknowledged (0: none
+	// yet), and one in flight at the kill.
+	var batchAcked, batchInFly uint64
+	var lost, batchesSeen int
 	for round := range rounds {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.v=false")
 		cmd.Env = append(os.Environ(), "SIMHASHDB_CRASH_DIR="+dir, fmt.Sprintf("SIMHASHDB_CRASH_SEED=%d", round+1))
@@ -106,10 +143,19 @@ func TestCrash(t *testing.T) {
 			}
 			close(lines)
 		}()
-		kill := time.After(time.Duration(50+r.IntN(400)) * time.Millisecond)
+		// Half the kills are timed from the start (some land in the open's
+		// replay), half from the child's first write.
+		wait := time.Duration(20+r.IntN(300)) * time.Millisecond
+		var kill <-chan time.Time
+		if round%2 == 1 {
+			kill = time.After(wait)
+		}
 		acks := 0
 	read:
 		for {
+			if kill == nil && round%2 == 0 && acks > 0 && wait > 0 {
+				kill, wait = time.After(wait), 0
+			}
 			select {
 			case <-kill:
 				require.NoError(t, cmd.Process.Kill())
@@ -121,6 +167,15 @@ func TestCrash(t *testing.T) {
 				f := strings.Fields(line)
 				require.GreaterOrEqual(t, len(f), 3, "child said %q", line)
 				require.NotEqual(t, "error", f[0], "child said %q", line)
+				if f[1] == "batch" {
+					v, _ := strconv.ParseUint(f[2], 10, 64)
+					if f[0] == "begin" {
+						batchInFly = v
+					} else {
+						batchAcked, batchInFly = v, 0
+					}
+					continue
+				}
 				id, _ := strconv.ParseUint(f[2], 10, 64)
 				s := states[id]
 				if s == nil {
@@ -168,7 +223,40 @@ func TestCrash(t *testing.T) {
 				assert.Contains(t, m, Match{g, 0})
 			}
 		}
+		// Every sampled document of the large commit is of one version:
+		// the last acknowledged, or the one in flight.
+		seen := map[uint64]int{}
+		for _, i := range []int{0, 1, crashBatch / 2, crashBatch - 2, crashBatch - 1} {
+			got, err := db.Get(ctx, 1<<40+uint64(i))
+			if err != nil {
+				require.ErrorIs(t, err, ErrNotFound)
+				seen[0]++
+				continue
+			}
+			v := uint64(0)
+			for _, c := range []uint64{batchAcked, batchInFly} {
+				if c != 0 && crashBatchDocs(c)[i] == got {
+					v = c
+				}
+			}
+			require.NotZero(t, v, "round %d: document %d of the large commit is of neither the acknowledged version %d nor the one in flight %d", round, i, batchAcked, batchInFly)
+			seen[v]++
+		}
+		require.Len(t, seen, 1, "round %d: the large commit's documents are of several versions: %v", round, seen)
+		for v := range seen {
+			if v == 0 && batchAcked != 0 {
+				lost++
+			}
+			require.False(t, v == 0 && batchAcked != 0, "round %d: acknowledged commit %d lost", round, batchAcked)
+			if v != batchAcked {
+				batchesSeen++ // the one in flight made it
+			}
+			batchAcked, batchInFly = v, 0
+		}
 		require.NoError(t, db.Close())
-		t.Logf("round %d: %d acknowledged writes, %d ids", round, acks, len(states))
+		if rounds <= 50 || round%100 == 0 {
+			t.Logf("round %d: %d acknowledged writes, %d ids", round, acks, len(states))
+		}
 	}
+	t.Logf("%d kills: %d ids checked and a large commit after each, %d commits in flight at a kill found whole, %d acknowledged writes lost", rounds, len(states), batchesSeen, lost)
 }

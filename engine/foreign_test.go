@@ -46,7 +46,7 @@ func TestForeignFolders(t *testing.T) {
 	custom := *pebble.DefaultComparer
 	custom.Name = "their.order"
 	for name, make := range map[string]func(t *testing.T, dir string){
-		"another program's Pebble store": foreignStore(pebble.DefaultComparer),
+		"another program's Pebble store":  foreignStore(pebble.DefaultComparer),
 		"a Pebble store of another order": foreignStore(&custom),
 		"pebble/ holding other files": func(t *testing.T, dir string) {
 			require.NoError(t, os.MkdirAll(filepath.Join(dir, pebbleDir), 0o755))
