@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/simhash"
@@ -95,6 +96,13 @@ func (s *Server) fingerprint(req *docRequest) (uint64, error) {
 	case req.Text != nil:
 		if s.opts.Fingerprinter == nil {
 			return 0, bad(`"text" is not served: send "fingerprint"`)
+		}
+		if s.opts.TextIsHTML {
+			fp, err := s.opts.Fingerprinter.HTML(strings.NewReader(*req.Text))
+			if err != nil {
+				return 0, bad(`"text": %v`, err)
+			}
+			return fp, nil
 		}
 		return s.opts.Fingerprinter.String(*req.Text), nil
 	}

@@ -63,6 +63,9 @@ type Options struct {
 	// Fingerprinter fingerprints "text" (the index's options); nil refuses
 	// text.
 	Fingerprinter *simhash.Fingerprinter
+	// TextIsHTML: "text" is HTML, fingerprinted by its visible text (the
+	// index's option).
+	TextIsHTML bool
 	// Logger receives errors the clients are not told of (nil: none).
 	Logger *slog.Logger
 }

@@ -46,7 +46,7 @@ type textAdder struct {
 // addText fingerprints files and folders and stores them with new ids,
 // committed in batches (each batch durable as --sync says before its ids
 // are printed), or loaded at once with bulk.
-func addText(ctx context.Context, db *engine.DB, dbDir string, paths []string, ff *fingerprintFlags, progress string, bulk, html bool, stdout, stderr io.Writer) int {
+func addText(ctx context.Context, db *engine.DB, dbDir string, paths []string, ff *fingerprintFlags, progress string, bulk bool, stdout, stderr io.Writer) int {
 	f, err := ff.fingerprinter()
 	if err != nil {
 		return fail(stderr, "add", exitUsage, err)
@@ -55,7 +55,7 @@ func addText(ctx context.Context, db *engine.DB, dbDir string, paths []string, f
 	if err != nil {
 		return fail(stderr, "add", exitFailed, err)
 	}
-	a := &textAdder{ctx: ctx, db: db, f: f, index: index, bulk: bulk, html: html, stdout: stdout, stderr: stderr}
+	a := &textAdder{ctx: ctx, db: db, f: f, index: index, bulk: bulk, html: ff.html, stdout: stdout, stderr: stderr}
 	if a.next, err = db.NextID(ctx); err != nil {
 		return fail(stderr, "add", exitFailed, err)
 	}

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -71,6 +74,58 @@ func parseIDs(args []string) ([]uint64, error) {
 	return ids, nil
 }
 
+// exportHeaderPrefix starts the first line of export's output: a comment
+// to any reader of records, the index's text options to add.
+const exportHeaderPrefix = "# simhashdb-export "
+
+// exportHeader is the JSON of that line.
+type exportHeader struct {
+	Fingerprint storedFingerprint `json:"fingerprint"`
+}
+
+// peekExportHeader reads export's header if r starts with one, leaving it
+// in r (add skips it as a comment, and line numbers stay right).
+func peekExportHeader(r *bufio.Reader, name string) (*storedFingerprint, error) {
+	b, err := r.Peek(len(exportHeaderPrefix))
+	if err != nil || string(b) != exportHeaderPrefix {
+		return nil, nil // not a header (or a short input, which the reading reports)
+	}
+	for n := len(exportHeaderPrefix); n <= r.Size(); n = min(2*n, r.Size()) {
+		b, err = r.Peek(n)
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			b = b[:i]
+			break
+		}
+		if err != nil || n == r.Size() {
+			break
+		}
+	}
+	var h exportHeader
+	if err := json.Unmarshal(bytes.TrimPrefix(bytes.TrimSpace(b), []byte(exportHeaderPrefix[:len(exportHeaderPrefix)-1])), &h); err != nil {
+		return nil, fmt.Errorf("%s:1: export header: %w", name, err)
+	}
+	return &h.Fingerprint, nil
+}
+
+// apply makes the header's options the flags' values, as if given; a flag
+// given with another value contradicts the input.
+func (st *storedFingerprint) apply(fl *flag.FlagSet) error {
+	if st == nil {
+		return nil
+	}
+	given := map[string]string{}
+	fl.Visit(func(f *flag.Flag) { given[f.Name] = f.Value.String() })
+	for name, v := range st.flags() {
+		if g, ok := given[name]; ok && g != v {
+			return fmt.Errorf("%w: --%s %s: the input was exported from an index with --%s %s", errConflict, name, g, name, v)
+		}
+		if err := fl.Set(name, v); err != nil {
+			return fmt.Errorf("export header: --%s %s: %w", name, v, err)
+		}
+	}
+	return nil
+}
+
 // recordLine is doc as a line of add's input.
 func recordLine(doc engine.Doc) string {
 	if doc.Name == "" {
@@ -83,7 +138,8 @@ func runExport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fl := newFlagSet("export", "--db DIR [--json] [--output FILE|-]",
 		"  simhashdb export --db idx > docs.txt\n"+
 			"  simhashdb export --db idx | simhashdb add --db idx-k4 --k 4   # rebuild with another K\n\n"+
-			"Writes every document, by id, as add reads it: <id> <fingerprint> [name] a line. A name\n"+
+			"Writes every document, by id, as add reads it: <id> <fingerprint> [name] a line, after a\n"+
+			"first line '# simhashdb-export {...}' with the index's text options, which add keeps. A name\n"+
 			"that lines cannot carry as it is (a line break, or spaces at its ends) is reported on\n"+
 			"stderr with its id and written trimmed, line breaks as spaces; --json keeps it exact.", stderr)
 	var d dbFlags
@@ -111,6 +167,18 @@ func runExport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signalContext()
 	defer stop()
 	enc := json.NewEncoder(w)
+	if !*asJSON {
+		// The index's text options, which add reads back (a comment to
+		// other readers): the copy then fingerprints text as this does.
+		fo, ok, err := indexFingerprint(ctx, db)
+		if err != nil {
+			return fail(stderr, "export", exitFailed, err)
+		}
+		if ok {
+			b, _ := json.Marshal(exportHeader{Fingerprint: fo})
+			fmt.Fprintf(w, "%s%s\n", exportHeaderPrefix, b)
+		}
+	}
 	for doc, e := range db.Docs(ctx) {
 		if err = e; err != nil {
 			break

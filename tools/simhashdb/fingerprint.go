@@ -24,9 +24,15 @@ type fingerprintFlags struct {
 	weighting string
 	stopwords bool
 	hash      string
+	html      bool
 }
 
+// fingerprintFlagNames are the flags of fingerprintFlags: an index stores
+// their values at creation (see withIndex).
+var fingerprintFlagNames = []string{"shingle", "weighting", "stopwords", "hash", "html"}
+
 func (ff *fingerprintFlags) register(fl *flag.FlagSet) {
+	fl.BoolVar(&ff.html, "html", false, "read text as HTML and fingerprint its visible text")
 	fl.IntVar(&ff.shingle, "shingle", simhash.DefaultShingle, "tokens per feature (moving window)")
 	fl.StringVar(&ff.weighting, "weighting", "tf", "feature weights: tf, logtf or binary")
 	fl.BoolVar(&ff.stopwords, "stopwords", false, "drop English stop words")
@@ -64,12 +70,60 @@ func (ff *fingerprintFlags) fingerprinter() (*simhash.Fingerprinter, error) {
 // index keeps the fingerprint options it was created with.
 const fingerprintSetting = "simhashdb.fingerprint"
 
-// storedFingerprint is that setting's JSON.
+// storedFingerprint is that setting's JSON, and that of export's header.
 type storedFingerprint struct {
 	Shingle   int    `json:"shingle"`
 	Weighting string `json:"weighting"`
 	StopWords bool   `json:"stopwords"`
 	Hash      string `json:"hash"`
+	// HTML is absent in indexes created before it was stored: those take
+	// --html as given.
+	HTML *bool `json:"html,omitempty"`
+}
+
+// stored returns ff as an index stores it.
+func (ff *fingerprintFlags) stored() storedFingerprint {
+	html := ff.html
+	return storedFingerprint{ff.shingle, ff.weighting, ff.stopwords, ff.hash, &html}
+}
+
+// flags returns st as the values of fingerprintFlags' flags.
+func (st storedFingerprint) flags() map[string]string {
+	m := map[string]string{"shingle": strconv.Itoa(st.Shingle), "weighting": st.Weighting,
+		"stopwords": strconv.FormatBool(st.StopWords), "hash": st.Hash}
+	if st.HTML != nil {
+		m["html"] = strconv.FormatBool(*st.HTML)
+	}
+	return m
+}
+
+// String is st as flags, in a stable order.
+func (st storedFingerprint) String() string {
+	m := st.flags()
+	var out []string
+	for _, n := range fingerprintFlagNames {
+		if v, ok := m[n]; ok {
+			out = append(out, "--"+n+" "+v)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// indexFingerprint returns the fingerprint options db stores (ok false for
+// an index created before they were stored).
+func indexFingerprint(ctx context.Context, db *engine.DB) (storedFingerprint, bool, error) {
+	v, err := db.Meta(ctx, fingerprintSetting)
+	if errors.Is(err, engine.ErrNotFound) {
+		return storedFingerprint{}, false, nil
+	}
+	if err != nil {
+		return storedFingerprint{}, false, err
+	}
+	var st storedFingerprint
+	if err := json.Unmarshal(v, &st); err != nil {
+		return st, false, fmt.Errorf("the index's fingerprint options %q: %w", v, err)
+	}
+	return st, true, nil
 }
 
 // withIndex makes ff the fingerprint options of db: those it was created
@@ -78,27 +132,21 @@ type storedFingerprint struct {
 // or added with other options than the index's. An index created before
 // the options were stored takes the flags as given.
 func (ff *fingerprintFlags) withIndex(ctx context.Context, db *engine.DB, fl *flag.FlagSet, created bool) error {
-	mine := storedFingerprint{ff.shingle, ff.weighting, ff.stopwords, ff.hash}
-	v, err := db.Meta(ctx, fingerprintSetting)
-	if errors.Is(err, engine.ErrNotFound) {
+	st, ok, err := indexFingerprint(ctx, db)
+	if err != nil {
+		return err
+	}
+	if !ok {
 		if !created {
 			return nil
 		}
-		b, err := json.Marshal(mine)
+		b, err := json.Marshal(ff.stored())
 		if err != nil {
 			return err
 		}
 		return db.SetMeta(ctx, fingerprintSetting, b)
 	}
-	if err != nil {
-		return err
-	}
-	var st storedFingerprint
-	if err := json.Unmarshal(v, &st); err != nil {
-		return fmt.Errorf("the index's fingerprint options %q: %w", v, err)
-	}
-	stored := map[string]string{"shingle": strconv.Itoa(st.Shingle), "weighting": st.Weighting,
-		"stopwords": strconv.FormatBool(st.StopWords), "hash": st.Hash}
+	stored := st.flags()
 	var conflicts []string
 	fl.Visit(func(f *flag.Flag) {
 		if want, ok := stored[f.Name]; ok && f.Value.String() != want {
@@ -109,6 +157,9 @@ func (ff *fingerprintFlags) withIndex(ctx context.Context, db *engine.DB, fl *fl
 		return fmt.Errorf("%w: %s: the index fingerprints text as it was created to; leave these flags out", errConflict, strings.Join(conflicts, ", "))
 	}
 	ff.shingle, ff.weighting, ff.stopwords, ff.hash = st.Shingle, st.Weighting, st.StopWords, st.Hash
+	if st.HTML != nil {
+		ff.html = *st.HTML
+	}
 	return nil
 }
 
@@ -119,7 +170,6 @@ func runFingerprint(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 	fl := newFlagSet("fingerprint", "[flags] PATH...",
 		"  simhashdb fingerprint README.md docs/      # one line per file: 0x<16 hex digits><TAB><path>\n"+
 			"  curl -s https://example.com | simhashdb fingerprint --html -", stderr)
-	html := fl.Bool("html", false, "read input as HTML and fingerprint its visible text")
 	asJSON := fl.Bool("json", false, `one JSON object a file: {"path":..,"fp":"0x.."}`)
 	var ff fingerprintFlags
 	ff.register(fl)
@@ -137,10 +187,7 @@ func runFingerprint(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 		return exitUsage
 	}
 	sum := func(r io.Reader) (uint64, error) {
-		if *html {
-			return f.HTML(r)
-		}
-		return f.Reader(r)
+		return ff.sum(f, r)
 	}
 	code := exitOK
 	fail := func(path string, err error) {
@@ -190,6 +237,14 @@ func runFingerprint(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 		}
 	}
 	return code
+}
+
+// sum fingerprints r with f, as HTML if ff says so.
+func (ff *fingerprintFlags) sum(f *simhash.Fingerprinter, r io.Reader) (uint64, error) {
+	if ff.html {
+		return f.HTML(r)
+	}
+	return f.Reader(r)
 }
 
 // unwrapPathError drops the operation and path of an *fs.PathError, since

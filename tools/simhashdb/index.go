@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -175,7 +176,6 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	input := fl.String("input", "-", "records to add, one per line (- is standard input)")
 	text := fl.Bool("text", false, "fingerprint the files and folders given as arguments instead of reading records")
 	progress := fl.String("progress", "auto", "progress on stderr: auto (a bar on a terminal), bar, json or none")
-	html := fl.Bool("html", false, "with --text: read the files as HTML and fingerprint their visible text")
 	bulk := fl.Bool("bulk", false, "into an empty index: read all records, then build the tables at once (fastest; durable only at the end)")
 	var ff fingerprintFlags
 	ff.register(fl)
@@ -222,14 +222,35 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signalContext()
 	defer stop()
+	var in *bufio.Reader
+	var inName string
+	var inSize int64
+	var header *storedFingerprint
+	if !*text {
+		r, name, size, closeIn, err := openInput(ctx, *input, stdin)
+		if err != nil {
+			return fail(stderr, "add", exitFailed, fmt.Errorf("%s: %w", name, err))
+		}
+		defer closeIn()
+		in, inName, inSize = bufio.NewReaderSize(r, 64<<10), name, size
+		if header, err = peekExportHeader(in, name); err != nil {
+			return fail(stderr, "add", exitFailed, err)
+		}
+		if err := header.apply(fl); err != nil {
+			return fail(stderr, "add", exitUsage, err)
+		}
+	}
 	db, code, err := cf.open(ctx, &d, opts, &ff, fl)
 	if err != nil {
+		if header != nil && errors.Is(err, errConflict) {
+			err = fmt.Errorf("the input was exported from an index with %s, %s holds one with other options: %w", header, d.dir, err)
+		}
 		return fail(stderr, "add", code, err)
 	}
 	if *text {
-		code = addText(ctx, db, d.dir, fl.Args(), &ff, *progress, *bulk, *html, stdout, stderr)
+		code = addText(ctx, db, d.dir, fl.Args(), &ff, *progress, *bulk, stdout, stderr)
 	} else {
-		code = addRecords(ctx, db, *input, stdin, stderr, *progress, *bulk)
+		code = addRecords(ctx, db, in, inName, inSize, stderr, *progress, *bulk)
 	}
 	if err := db.Flush(context.Background()); err != nil && code == exitOK {
 		code = fail(stderr, "add", exitFailed, err)
@@ -243,12 +264,7 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // addRecords streams records into db: a parser goroutine reads lines while
 // this one commits whatever has been parsed as one batch, so batches grow
 // with the input's speed and every commit moves "durable" forward.
-func addRecords(ctx context.Context, db *engine.DB, input string, stdin io.Reader, stderr io.Writer, progress string, bulk bool) int {
-	r, name, size, closeIn, err := openInput(ctx, input, stdin)
-	if err != nil {
-		return fail(stderr, "add", exitFailed, fmt.Errorf("%s: %w", name, err))
-	}
-	defer closeIn()
+func addRecords(ctx context.Context, db *engine.DB, r io.Reader, name string, size int64, stderr io.Writer, progress string, bulk bool) int {
 	cr := &countingReader{r: r}
 	recs := make(chan record, 1<<14)
 	scanErr := make(chan error, 1)

@@ -35,7 +35,6 @@ func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fpArg := fl.String("fp", "", "the query fingerprint, decimal or 0x hex")
 	textArg := fl.String("text", "", "fingerprint this text and query it")
 	fileArg := fl.String("file", "", "fingerprint this file (- for standard input) and query it")
-	html := fl.Bool("html", false, "with --text or --file: read HTML and fingerprint its visible text")
 	asJSON := fl.Bool("json", false, `print {"query":"<hex>","matches":[{"id":..,"name":..,"fp":"<hex>","distance":d},...]}`)
 	var ff fingerprintFlags
 	ff.register(fl)
@@ -60,7 +59,7 @@ func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	if rf.server != "" {
-		if *html || given["shingle"] || given["weighting"] || given["stopwords"] || given["hash"] {
+		if given["html"] || given["shingle"] || given["weighting"] || given["stopwords"] || given["hash"] {
 			return fail(stderr, "query", exitUsage, errors.New("with --server the server fingerprints text with the index's options: leave out --html and the fingerprint flags"))
 		}
 		req := map[string]any{}
@@ -96,10 +95,7 @@ func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(stderr, "query", exitUsage, err)
 		}
-		sum := f.Reader
-		if *html {
-			sum = f.HTML
-		}
+		sum := func(r io.Reader) (uint64, error) { return ff.sum(f, r) }
 		if given["text"] {
 			if q, err = sum(strings.NewReader(*textArg)); err != nil {
 				return fail(stderr, "query", exitFailed, err)
@@ -375,6 +371,7 @@ func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	var st engine.Stats
 	var db *engine.DB
+	var fpOpts *storedFingerprint
 	if rf.server != "" {
 		c, err := rf.client()
 		if err != nil {
@@ -392,17 +389,33 @@ func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		if st, err = db.Stats(context.Background()); err != nil {
 			return fail(stderr, "stats", exitFailed, err)
 		}
+		fo, ok, err := indexFingerprint(context.Background(), db)
+		if err != nil {
+			return fail(stderr, "stats", exitFailed, err)
+		}
+		if ok {
+			fpOpts = &fo
+		}
 	}
 	if *asJSON {
-		b, _ := json.MarshalIndent(st, "", "  ")
+		b, _ := json.MarshalIndent(struct {
+			engine.Stats
+			Fingerprint *storedFingerprint `json:"fingerprint,omitempty"`
+		}{st, fpOpts}, "", "  ")
 		fmt.Fprintf(stdout, "%s\n", b)
 		return exitOK
 	}
 	fmt.Fprintf(stdout, "documents          %d (+%d writes not yet flushed)\n", st.Documents, st.PendingWrites)
 	fmt.Fprintf(stdout, "fingerprints       %d distinct\n", st.Fingerprints)
 	fmt.Fprintf(stdout, "tables             %d, answering distances up to %d\n", len(st.Tables), st.K)
-	fmt.Fprintf(stdout, "table bytes        %d (%.2f bits a fingerprint a table; the bound is %.2f)\n", st.TableBytes, st.BitsPerFingerprint, st.EntropyBound)
+	fmt.Fprintf(stdout, "table bytes        %d (%.2f bits a fingerprint a table; %.2f is the bound for as many uniform random ones, which clustered fingerprints go below)\n", st.TableBytes, st.BitsPerFingerprint, st.EntropyBound)
 	fmt.Fprintf(stdout, "bytes on disk      %d\n", st.BytesOnDisk)
+	switch {
+	case fpOpts != nil:
+		fmt.Fprintf(stdout, "text options       %s (kept with the index: add --text, query --text/--file and serve use them)\n", fpOpts)
+	case db != nil:
+		fmt.Fprintf(stdout, "text options       none stored (an index made before they were kept: text is fingerprinted with the flags given)\n")
+	}
 	if db != nil {
 		fmt.Fprintln(stdout)
 		db.Describe(stdout)

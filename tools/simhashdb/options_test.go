@@ -1,0 +1,78 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestHTMLKeptWithIndex: --html is one of the options an index keeps: a
+// later query of an HTML file without --html reads it as HTML too, a
+// contradicting --html is refused, and stats shows it.
+func TestHTMLKeptWithIndex(t *testing.T) {
+	dir := t.TempDir()
+	site := filepath.Join(dir, "site")
+	require.NoError(t, os.Mkdir(site, 0o755))
+	page := `<html><head><title>t</title><style>.a{color:red}</style></head><body>` +
+		`<p>the quick brown fox jumps over the lazy dog and then runs far away into the forest</p></body></html>`
+	require.NoError(t, os.WriteFile(filepath.Join(site, "a.html"), []byte(page), 0o644))
+	db := filepath.Join(dir, "idx")
+	r := runCLI(t, "", "add", "--db", db, "--html", "--text", site)
+	require.Equal(t, 0, r.code, r.stderr)
+	r = runCLI(t, "", "query", "--db", db, "--k", "0", "--file", filepath.Join(site, "a.html"), "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, `"id":1`, "read as HTML, as the index was made")
+	r = runCLI(t, "", "query", "--db", db, "--html=false", "--file", filepath.Join(site, "a.html"))
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, "--html false (the index's is true)")
+	r = runCLI(t, "", "stats", "--db", db)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "--html true")
+	r = runCLI(t, "", "stats", "--db", db, "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, `"html": true`)
+}
+
+// TestExportCarriesOptions: export | add makes a copy that fingerprints
+// text as the original does; into an index with other options it is an
+// error naming both.
+func TestExportCarriesOptions(t *testing.T) {
+	dir := t.TempDir()
+	docs := filepath.Join(dir, "docs")
+	require.NoError(t, os.Mkdir(docs, 0o755))
+	text := "Redistribution and use in source and binary forms, with or without modification, are permitted"
+	require.NoError(t, os.WriteFile(filepath.Join(docs, "BSD"), []byte(text), 0o644))
+	orig := filepath.Join(dir, "orig")
+	r := runCLI(t, "", "add", "--db", orig, "--shingle", "3", "--text", docs)
+	require.Equal(t, 0, r.code, r.stderr)
+	r = runCLI(t, "", "export", "--db", orig)
+	require.Equal(t, 0, r.code, r.stderr)
+	exported := r.stdout
+	require.True(t, strings.HasPrefix(exported, "# simhashdb-export "), exported)
+
+	cp := filepath.Join(dir, "copy")
+	r = runCLI(t, exported, "add", "--db", cp)
+	require.Equal(t, 0, r.code, r.stderr)
+	r = runCLI(t, "", "query", "--db", cp, "--k", "0", "--file", filepath.Join(docs, "BSD"), "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, `"id":1`, "the copy answers as the original")
+
+	other := filepath.Join(dir, "other")
+	r = runCLI(t, "1 0x1\n", "add", "--db", other, "--shingle", "5")
+	require.Equal(t, 0, r.code, r.stderr)
+	r = runCLI(t, exported, "add", "--db", other)
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, "--shingle 3")
+	assert.Contains(t, r.stderr, "the index's is 5")
+	r = runCLI(t, exported, "add", "--db", filepath.Join(dir, "x"), "--shingle", "4")
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, "exported from an index with --shingle 3")
+	// Line numbers stay those of the input, header included.
+	r = runCLI(t, exported+"bad line\n", "add", "--db", filepath.Join(dir, "y"))
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, "<stdin>:3:")
+}
