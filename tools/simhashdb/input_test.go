@@ -220,7 +220,9 @@ func TestGetExport(t *testing.T) {
 
 	r = runCLI(t, "", "export", "--db", db)
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Equal(t, in+"4 0x0000000000000001 in the memtable\n", r.stdout)
+	header, records, _ := strings.Cut(r.stdout, "\n")
+	assert.Contains(t, header, `# simhashdb-export {"fingerprint":{"shingle":2,`)
+	assert.Equal(t, in+"4 0x0000000000000001 in the memtable\n", records)
 	k4 := filepath.Join(dir, "idx-k4")
 	r2 := runCLI(t, r.stdout, "add", "--db", k4, "--k", "4")
 	require.Equal(t, 0, r2.code, r2.stderr)
