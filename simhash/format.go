@@ -31,13 +31,12 @@ func Format(fp uint64) string {
 	return string(b[:])
 }
 
-// Parse reads a fingerprint written as "0x" followed by 1 to 16 hexadecimal
-// digits (Format's output) or as an unsigned decimal integer below 2^64.
-// Surrounding spaces are ignored. It refuses what it would have to guess:
-// bare hexadecimal, and a bare number of exactly 16 digits, which is how
-// hexadecimal fingerprints are often printed without "0x" (write such a
-// decimal with a leading 0). ParseDecimal reads decimal alone, as
-// simhash-cpp's programs do. Errors wrap ErrSyntax and quote the input.
+// Parse reads a fingerprint written as "0x" followed by 1 to 16
+// hexadecimal digits (Format's output) or as an unsigned decimal integer
+// below 2^64, of any number of digits (simhash-cpp's form, and what most
+// databases print). Surrounding spaces are ignored. Bare hexadecimal is
+// refused, not guessed: ParseBareHex reads it. Errors wrap ErrSyntax and
+// quote the input.
 func Parse(s string) (uint64, error) {
 	t := strings.TrimSpace(s)
 	if strings.HasPrefix(t, "0x") || strings.HasPrefix(t, "0X") {
@@ -48,24 +47,22 @@ func Parse(s string) (uint64, error) {
 		v, _ := strconv.ParseUint(h, 16, 64) // at most 16 hex digits always fit
 		return v, nil
 	}
-	if len(t) == 16 && isHex(t) {
-		return 0, fmt.Errorf("%w %s: 16 digits without 0x may be hexadecimal; write 0x%s if it is, or a leading 0 if it is decimal", ErrSyntax, quote(s), t)
-	}
 	v, err := ParseDecimal(t)
-	if err != nil && t != "" && isHex(t) && strings.ContainsAny(t, "abcdefABCDEF") {
+	if err != nil && t != "" && len(t) <= 16 && isHex(t) && strings.ContainsAny(t, "abcdefABCDEF") {
 		return 0, fmt.Errorf("%w %s: looks hexadecimal; write it as 0x%s", ErrSyntax, quote(s), t)
 	}
 	return v, err
 }
 
-// ParseHex reads exactly 16 hexadecimal digits, with or without "0x".
-func ParseHex(s string) (uint64, error) {
+// ParseBareHex reads 1 to 16 hexadecimal digits, with or without "0x": for
+// input known to be hexadecimal, where "0123456789012345" is hex too.
+func ParseBareHex(s string) (uint64, error) {
 	t := strings.TrimSpace(s)
 	if strings.HasPrefix(t, "0x") || strings.HasPrefix(t, "0X") {
 		t = t[2:]
 	}
-	if len(t) != 16 || !isHex(t) {
-		return 0, fmt.Errorf("%w %s: want exactly 16 hex digits", ErrSyntax, quote(s))
+	if t == "" || len(t) > 16 || !isHex(t) {
+		return 0, fmt.Errorf("%w %s: want 1 to 16 hex digits", ErrSyntax, quote(s))
 	}
 	v, _ := strconv.ParseUint(t, 16, 64)
 	return v, nil

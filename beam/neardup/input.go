@@ -150,6 +150,9 @@ func (f *readDocsFn) parse(n int, line string, tooLong error) (Doc, error) {
 		}
 		return Doc{ID: id, FP: f.fp.String(*v.Text)}, nil
 	}
+	if fp, name, ok := (lines.Syntax{}).Named(line); ok { // simhashdb fingerprint's lines
+		return Doc{ID: uint64(n), FP: fp, Name: name}, nil
+	}
 	if t := strings.TrimSpace(line); !strings.ContainsAny(t, " \t") {
 		fp, err := lines.Fingerprint(t)
 		return Doc{ID: uint64(n), FP: fp}, err

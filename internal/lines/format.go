@@ -20,6 +20,19 @@ func AppendArray(dst []byte, vs ...uint64) []byte {
 	return append(dst, "]\n"...)
 }
 
+// AppendHexArray is AppendArray with each value a JSON string of "0x" and
+// 16 hex digits (simhash.Format).
+func AppendHexArray(dst []byte, vs ...uint64) []byte {
+	dst = append(dst, '[')
+	for i, v := range vs {
+		if i > 0 {
+			dst = append(dst, ", "...)
+		}
+		dst = append(append(append(dst, '"'), simhash.Format(v)...), '"')
+	}
+	return append(dst, "]\n"...)
+}
+
 // Match is a stored document within distance of a query, in batch's and
 // query's JSON: fingerprints as 16 hex digits.
 type Match struct {

@@ -18,8 +18,10 @@ func TestQuery(t *testing.T) {
 		{"0x10", "7", 16, ""},
 		{"42 0x10", "42", 16, ""},
 		{"page-a 17", `"page-a"`, 17, ""},
-		{"1234567890123456", "", 0, "may be hexadecimal"},
-		{"a b c", "", 0, "want <fingerprint> or <qid> <fingerprint>"},
+		{"1234567890123456", "7", 1234567890123456, ""},
+		{"0x10\tdocs/a b.txt", `"docs/a b.txt"`, 16, ""},
+		{"0123456789abcdef", "", 0, "write it as 0x0123456789abcdef"},
+		{"a b c", "", 0, "want <fingerprint>, <qid> <fingerprint>"},
 	} {
 		qid, fp, err := Query(tc.line, 7)
 		if tc.err != "" {
@@ -51,6 +53,31 @@ func TestFingerprint(t *testing.T) {
 	assert.Equal(t, uint64(255), v)
 	_, err = Fingerprint("18446744073709551616")
 	assert.ErrorContains(t, err, "larger than 2^64-1")
+}
+
+// TestSyntax: fingerprint's own lines are read by every reader; bare hex
+// only with Hex.
+func TestSyntax(t *testing.T) {
+	fp, name, ok := Syntax{}.Named("0x00000000000000ff\tdir/a file")
+	require.True(t, ok)
+	assert.Equal(t, uint64(255), fp)
+	assert.Equal(t, "dir/a file", name)
+	for _, l := range []string{"5 0xff name", "0xff", "255\tname", "0xzz\tname"} {
+		_, _, ok := Syntax{}.Named(l)
+		assert.False(t, ok, l)
+	}
+	v, err := Syntax{}.Pair("0x00000000000000ff\tdir/a")
+	require.NoError(t, err)
+	assert.Equal(t, uint64(255), v)
+	v, err = Syntax{Hex: true}.Pair("0123456789012345")
+	require.NoError(t, err)
+	assert.Equal(t, uint64(0x0123456789012345), v)
+	v, err = Syntax{}.Pair("0123456789012345")
+	require.NoError(t, err)
+	assert.Equal(t, uint64(123456789012345), v)
+	id, fp, _, err := Syntax{Hex: true}.Record("3 ff")
+	require.NoError(t, err)
+	assert.Equal(t, []uint64{3, 255}, []uint64{id, fp})
 }
 
 func TestAppendArray(t *testing.T) {

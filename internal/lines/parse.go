@@ -10,21 +10,67 @@ import (
 	"github.com/simhashdb/simhashdb/simhash"
 )
 
-// Fingerprint reads a fingerprint of find-all's and find-clusters' input:
-// decimal, as simhash-cpp's programs read it (any number of digits), or 0x
-// hex.
-func Fingerprint(s string) (uint64, error) {
-	if t := strings.TrimSpace(s); strings.HasPrefix(t, "0x") || strings.HasPrefix(t, "0X") {
-		return simhash.Parse(t)
-	}
-	return simhash.ParseDecimal(s)
+// Syntax says how fingerprints are written in the lines: decimal (any
+// number of digits) or "0x" hex, as simhash.Parse reads them; with Hex,
+// bare hexadecimal (simhash.ParseBareHex), for input known to be hex.
+//
+// Every reader also takes the lines "simhashdb fingerprint" writes,
+// "<0x fingerprint><TAB><path>", as they are: a fingerprint with a name.
+type Syntax struct {
+	Hex bool
 }
 
-// Query reads a line of batch's input, "<fingerprint>" or "<qid>
-// <fingerprint>", the fingerprint as simhash.Parse reads it. qid is the
-// JSON of the given qid (a number when it is an unsigned decimal, else a
-// string), or of the line number n when there is none.
-func Query(line string, n int) (qid json.RawMessage, fp uint64, err error) {
+// Fingerprint reads a fingerprint as s says.
+func (s Syntax) Fingerprint(str string) (uint64, error) {
+	if s.Hex {
+		return simhash.ParseBareHex(str)
+	}
+	return simhash.Parse(str)
+}
+
+// Named reads a line of "simhashdb fingerprint": "<0x fingerprint><TAB>
+// <name>". ok is false for a line of another form.
+func (s Syntax) Named(line string) (fp uint64, name string, ok bool) {
+	left, right, found := strings.Cut(strings.TrimLeft(line, " "), "\t")
+	left = strings.TrimSpace(left)
+	if !found || strings.ContainsAny(left, " ") || !(strings.HasPrefix(left, "0x") || strings.HasPrefix(left, "0X")) {
+		return 0, "", false
+	}
+	fp, err := simhash.Parse(left)
+	if err != nil {
+		return 0, "", false
+	}
+	return fp, strings.Clone(strings.TrimSpace(right)), true
+}
+
+// Fingerprint reads a fingerprint of find-all's and find-clusters' input
+// with the default Syntax.
+func Fingerprint(s string) (uint64, error) { return Syntax{}.Fingerprint(s) }
+
+// Query reads a line of batch's input with the default Syntax.
+func Query(line string, n int) (json.RawMessage, uint64, error) { return Syntax{}.Query(line, n) }
+
+// Record reads a line of add's input with the default Syntax.
+func Record(line string) (uint64, uint64, string, error) { return Syntax{}.Record(line) }
+
+// Pair reads a line of find-all's and find-clusters' input: a fingerprint,
+// alone or as "simhashdb fingerprint" writes it (the name is dropped).
+func (s Syntax) Pair(line string) (uint64, error) {
+	if fp, _, ok := s.Named(line); ok {
+		return fp, nil
+	}
+	return s.Fingerprint(line)
+}
+
+// Query reads a line of batch's input, "<fingerprint>", "<qid>
+// <fingerprint>" or "<0x fingerprint><TAB><name>" (the name is the qid).
+// qid is the JSON of the given qid (a number when it is an unsigned
+// decimal, else a string), or of the line number n when there is none.
+func (s Syntax) Query(line string, n int) (qid json.RawMessage, fp uint64, err error) {
+	if fp, name, ok := s.Named(line); ok {
+		qid, _ = json.Marshal(name)
+		return qid, fp, nil
+	}
 	f := strings.Fields(line)
 	switch len(f) {
 	case 1:
@@ -37,9 +83,9 @@ func Query(line string, n int) (qid json.RawMessage, fp uint64, err error) {
 		}
 		f = f[1:]
 	default:
-		return nil, 0, fmt.Errorf("want <fingerprint> or <qid> <fingerprint>, got %s", quote.Short(line, 60))
+		return nil, 0, fmt.Errorf("want <fingerprint>, <qid> <fingerprint> or <0x fingerprint><TAB><name>, got %s", quote.Short(line, 60))
 	}
-	fp, err = simhash.Parse(f[0])
+	fp, err = s.Fingerprint(f[0])
 	if err != nil {
 		return nil, 0, err
 	}
@@ -47,9 +93,9 @@ func Query(line string, n int) (qid json.RawMessage, fp uint64, err error) {
 }
 
 // Record reads a line of add's input, "<id> <fingerprint> [name]": the id
-// an unsigned decimal, the fingerprint as simhash.Parse reads it, the name
-// the rest of the line (a copy).
-func Record(line string) (id, fp uint64, name string, err error) {
+// an unsigned decimal, the fingerprint as s says, the name the rest of the
+// line (a copy).
+func (s Syntax) Record(line string) (id, fp uint64, name string, err error) {
 	f := strings.Fields(line)
 	if len(f) < 2 {
 		return 0, 0, "", fmt.Errorf("want <id> <fingerprint> [name], got %s", quote.Short(line, 60))
@@ -58,7 +104,7 @@ func Record(line string) (id, fp uint64, name string, err error) {
 	if err != nil {
 		return 0, 0, "", fmt.Errorf("id %s: want an unsigned decimal integer below 2^64", quote.Short(f[0], 60))
 	}
-	fp, err = simhash.Parse(f[1])
+	fp, err = s.Fingerprint(f[1])
 	if err != nil {
 		return 0, 0, "", fmt.Errorf("fingerprint: %w", err)
 	}

@@ -103,6 +103,12 @@ func (d *dbFlags) distance(db *engine.DB) int {
 	return d.k
 }
 
+// registerHex registers --hex, which reads fingerprints as bare
+// hexadecimal.
+func registerHex(fl *flag.FlagSet) *bool {
+	return fl.Bool("hex", false, "read fingerprints as hexadecimal without 0x (\"0123456789012345\" is then hex); without it, digits are decimal and hex needs 0x")
+}
+
 // signalContext is cancelled by Ctrl-C or SIGTERM, so a long command stops
 // cleanly (its acknowledged writes are durable); a second signal exits at
 // once, with the shell's code for it (130).
@@ -146,9 +152,22 @@ type record struct {
 	err  error
 }
 
-// parseRecord reads "<id> <fingerprint> [name]".
-func parseRecord(line string) (engine.Doc, error) {
-	id, fp, name, err := lines.Record(line)
+// parseRecord reads "<id> <fingerprint> [name]", or a line of "simhashdb
+// fingerprint" ("<0x fingerprint><TAB><path>"), which gets the id next
+// (then next counts on; nil: such lines are refused).
+func parseRecord(syn lines.Syntax, line string, next *uint64) (engine.Doc, error) {
+	if fp, name, ok := syn.Named(line); ok {
+		if next == nil {
+			return engine.Doc{}, errors.New("a line of 'simhashdb fingerprint' has no id, and with --server the ids are the sender's: add it to a local --db, or write <id> <fingerprint> [name]")
+		}
+		if len(name) > engine.MaxName {
+			return engine.Doc{}, fmt.Errorf("name of %d bytes, at most %d", len(name), engine.MaxName)
+		}
+		d := engine.Doc{ID: *next, Fingerprint: fp, Name: name}
+		*next++
+		return d, nil
+	}
+	id, fp, name, err := syn.Record(line)
 	if err != nil {
 		return engine.Doc{}, err
 	}
@@ -162,8 +181,10 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fl := newFlagSet("add", "--db DIR [flags] [--input FILE|-] | --db DIR --text PATH...",
 		"  printf '1 0x0123456789abcdef https://example.com/a\\n2 81985529216486895\\n' | simhashdb add --db idx\n"+
 			"  simhashdb add --db idx --text docs/          # fingerprint every file, print <id> <fp> <path>\n\n"+
-			"Input lines: <id> <fingerprint> [name]; the fingerprint in decimal or 0x hex, the name\n"+
-			"(a URL, a path) is the rest of the line. Blank lines and lines starting with # are skipped.\n"+
+			"Input lines: <id> <fingerprint> [name]; the fingerprint in decimal (any number of digits)\n"+
+			"or 0x hex (bare hex with --hex), the name (a URL, a path) is the rest of the line. Lines\n"+
+			"of 'simhashdb fingerprint' (<0x fingerprint><TAB><path>) are read too: each gets the next\n"+
+			"id after the index's largest. Blank lines and lines starting with # are skipped.\n"+
 			"A bad line is reported as FILE:LINE and skipped; the others are stored (exit code 1).\n\n"+
 			"With --progress json, stderr gets a JSON line whenever more records are durable and at\n"+
 			"least every second: {\"read\":N,\"durable\":D,\"rejected\":R,\"elapsed_s\":S,\"rate\":X}.\n"+
@@ -177,6 +198,7 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	text := fl.Bool("text", false, "fingerprint the files and folders given as arguments instead of reading records")
 	progress := fl.String("progress", "auto", "progress on stderr: auto (a bar on a terminal), bar, json or none")
 	bulk := fl.Bool("bulk", false, "into an empty index: read all records, then build the tables at once (fastest; durable only at the end)")
+	hex := registerHex(fl)
 	var ff fingerprintFlags
 	ff.register(fl)
 	var rf remoteFlags
@@ -188,7 +210,7 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return fail(stderr, "add", exitUsage, err)
 	}
 	if rf.server != "" {
-		only := map[string]bool{"server": true, "token-file": true, "input": true}
+		only := map[string]bool{"server": true, "token-file": true, "input": true, "hex": true}
 		var other []string
 		fl.Visit(func(f *flag.Flag) {
 			if !only[f.Name] {
@@ -198,7 +220,7 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if len(other) > 0 || fl.NArg() > 0 {
 			return fail(stderr, "add", exitUsage, fmt.Errorf("with --server, add reads records from --input and takes no other flags or arguments (got %s)", strings.Join(append(other, fl.Args()...), " ")))
 		}
-		return addRemote(&rf, *input, stdin, stderr)
+		return addRemote(&rf, lines.Syntax{Hex: *hex}, *input, stdin, stderr)
 	}
 	opts, err := cf.options(&d)
 	if err != nil {
@@ -250,7 +272,7 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if *text {
 		code = addText(ctx, db, d.dir, fl.Args(), &ff, *progress, *bulk, stdout, stderr)
 	} else {
-		code = addRecords(ctx, db, in, inName, inSize, stderr, *progress, *bulk)
+		code = addRecords(ctx, db, lines.Syntax{Hex: *hex}, in, inName, inSize, stderr, *progress, *bulk)
 	}
 	if err := db.Flush(context.Background()); err != nil && code == exitOK {
 		code = fail(stderr, "add", exitFailed, err)
@@ -264,7 +286,11 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // addRecords streams records into db: a parser goroutine reads lines while
 // this one commits whatever has been parsed as one batch, so batches grow
 // with the input's speed and every commit moves "durable" forward.
-func addRecords(ctx context.Context, db *engine.DB, r io.Reader, name string, size int64, stderr io.Writer, progress string, bulk bool) int {
+func addRecords(ctx context.Context, db *engine.DB, syn lines.Syntax, r io.Reader, name string, size int64, stderr io.Writer, progress string, bulk bool) int {
+	next, err := db.NextID(ctx)
+	if err != nil {
+		return fail(stderr, "add", exitFailed, err)
+	}
 	cr := &countingReader{r: r}
 	recs := make(chan record, 1<<14)
 	scanErr := make(chan error, 1)
@@ -274,7 +300,7 @@ func addRecords(ctx context.Context, db *engine.DB, r io.Reader, name string, si
 			if t := strings.TrimSpace(line); tooLong == nil && (t == "" || t[0] == '#') {
 				return nil
 			}
-			doc, err := parseRecord(line)
+			doc, err := parseRecord(syn, line, &next)
 			if tooLong != nil {
 				err = tooLong
 			}
@@ -352,7 +378,7 @@ func addRecords(ctx context.Context, db *engine.DB, r io.Reader, name string, si
 
 // addRemote sends add's records to a server, in requests of up to 50,000,
 // each answered once durable.
-func addRemote(rf *remoteFlags, input string, stdin io.Reader, stderr io.Writer) int {
+func addRemote(rf *remoteFlags, syn lines.Syntax, input string, stdin io.Reader, stderr io.Writer) int {
 	c, err := rf.client()
 	if err != nil {
 		return fail(stderr, "add", exitUsage, err)
@@ -393,7 +419,7 @@ func addRemote(rf *remoteFlags, input string, stdin io.Reader, stderr io.Writer)
 		if t := strings.TrimSpace(line); tooLong == nil && (t == "" || t[0] == '#') {
 			return nil
 		}
-		doc, err := parseRecord(line)
+		doc, err := parseRecord(syn, line, nil)
 		if tooLong != nil {
 			err = tooLong
 		}

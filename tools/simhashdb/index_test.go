@@ -125,7 +125,7 @@ func TestIndexCommands(t *testing.T) {
 		require.NoError(t, os.WriteFile(in, []byte("1\n0x1 2 3\n"), 0o644))
 		r = runCLI(t, "", "batch", "--db", db, "--input", in)
 		assert.Equal(t, 1, r.code)
-		assert.Contains(t, r.stderr, in+":2: want <fingerprint> or <qid> <fingerprint>")
+		assert.Contains(t, r.stderr, in+":2: want <fingerprint>, <qid> <fingerprint>")
 	})
 	t.Run("stats and check", func(t *testing.T) {
 		r := runCLI(t, "", "stats", "--db", db, "--json")

@@ -13,14 +13,16 @@ import (
 )
 
 // TestOutputReadsBack: every fingerprint the tool prints is read back as
-// the same fingerprint by every command that takes one; a bare 16-digit
-// number, which could be hex printed without 0x, is refused, not guessed.
+// the same fingerprint by every command that takes one, and fingerprint's
+// own lines as they are; decimal is decimal at any length, bare hex is
+// read only with --hex.
 func TestOutputReadsBack(t *testing.T) {
 	dir := t.TempDir()
 	doc := filepath.Join(dir, "doc.txt")
 	require.NoError(t, os.WriteFile(doc, []byte("the quick brown fox jumps over the lazy dog again and again"), 0o644))
 	r := runCLI(t, "", "fingerprint", doc)
 	require.Equal(t, 0, r.code, r.stderr)
+	fpLine := r.stdout
 	fp, _, ok := strings.Cut(r.stdout, "\t")
 	require.True(t, ok, r.stdout)
 	require.True(t, strings.HasPrefix(fp, "0x"), "printed with 0x: %s", fp)
@@ -36,19 +38,80 @@ func TestOutputReadsBack(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, `"id":7`)
 
-	// The bug a user hit: 16 hex digits that are all decimal digits.
-	r = runCLI(t, "", "query", "--db", db, "--fp", "4682519354896071")
-	assert.Equal(t, 2, r.code)
-	assert.Contains(t, r.stderr, "16 digits without 0x may be hexadecimal")
-	r = runCLI(t, "", "query", "--db", db, "--fp", "04682519354896071") // decimal, said so
-	assert.Equal(t, 0, r.code, r.stderr)
+	// fingerprint's own lines, as they are.
+	line := fpLine
+	r = runCLI(t, line, "batch", "--db", db)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, `"qid":"`+doc+`"`)
+	assert.Contains(t, r.stdout, `"id":7`)
+	r = runCLI(t, line+line, "find-all", "-d", "0")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, `["`+fp+`", "`+fp+`"]`+"\n", r.stdout, "hex in, hex out")
+	r = runCLI(t, line, "add", "--db", db)
+	require.Equal(t, 0, r.code, r.stderr)
+	r = runCLI(t, "", "get", "--db", db, "8")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "8 "+fp+" "+doc+"\n", r.stdout, "the next id after the largest, named by the path")
+
+	// Decimal of exactly 16 digits is decimal (1 random fingerprint in
+	// about 2,000 is written so), in every command.
 	r = runCLI(t, "1 4682519354896071\n", "add", "--db", db)
-	assert.Equal(t, 1, r.code)
-	assert.Contains(t, r.stderr, "<stdin>:1:")
-	// find-all and find-clusters read decimal as simhash-cpp does.
+	require.Equal(t, 0, r.code, r.stderr)
+	r = runCLI(t, "", "query", "--db", db, "--k", "0", "--fp", "4682519354896071", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, `"id":1`)
+	r = runCLI(t, "4682519354896071\n", "batch", "--db", db, "--k", "0")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, `"id":1`)
 	r = runCLI(t, "4682519354896071\n4682519354896070\n", "find-all", "-d", "1")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Equal(t, "[4682519354896070, 4682519354896071]\n", r.stdout)
+	// Bare hex: refused with a word of how, read with --hex.
+	r = runCLI(t, "", "query", "--db", db, "--fp", "10a8cdf1a3a8d1c7")
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, "write it as 0x10a8cdf1a3a8d1c7")
+	r = runCLI(t, "", "query", "--db", db, "--k", "0", "--hex", "--fp", "0010a2b9fecd6ec7", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, `"id":1`, "0x0010a2b9fecd6ec7 is 4682519354896071")
+	r = runCLI(t, "2 0010a2b9fecd6ec7\n", "add", "--db", db, "--hex")
+	require.Equal(t, 0, r.code, r.stderr)
+	r = runCLI(t, "", "get", "--db", db, "2")
+	assert.Equal(t, "2 0x0010a2b9fecd6ec7\n", r.stdout)
+}
+
+// TestFindAllInputs: find-all reads every --input given, globs included,
+// as one set, names the file of a bad line, and prints fingerprints in the
+// form it read them or as --print says.
+func TestFindAllInputs(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
+		return p
+	}
+	a := write("a.txt", "0x10\n0x20\n")
+	write("b.txt", "0x11\n")
+	write("c.txt", "0x21\n")
+	r := runCLI(t, "", "find-all", "-d", "1", "-i", a, "-i", filepath.Join(dir, "[bc].txt"))
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, `["0x0000000000000010", "0x0000000000000011"]`+"\n"+`["0x0000000000000020", "0x0000000000000021"]`+"\n", r.stdout)
+	r = runCLI(t, "", "find-all", "-d", "1", "-i", a, "-i", filepath.Join(dir, "b.txt"), "--print", "decimal")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "[16, 17]\n", r.stdout)
+	mixed := write("d.txt", "17\n")
+	r = runCLI(t, "", "find-all", "-d", "1", "-i", a, "-i", mixed)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "[16, 17]\n", r.stdout, "decimal when the inputs mix forms")
+	r = runCLI(t, "", "find-clusters", "-d", "1", "-i", filepath.Join(dir, "*.txt"), "--print", "hex")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, `"0x0000000000000010", "0x0000000000000011", "0x0000000000000011"`)
+	bad := write("e.txt", "0x1\nnope\n")
+	r = runCLI(t, "", "find-all", "-i", a, "-i", bad)
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, bad+":2:")
+	r = runCLI(t, "", "find-all", "-i", filepath.Join(dir, "*.none"))
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, "no file matches")
 }
 
 // TestLongLines: a line longer than any record is reported with its line

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"strings"
 
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/engine/join"
@@ -25,9 +27,46 @@ import (
 // and short, plus --db.
 type pairFlags struct {
 	blocks, distance int
-	input, output    string
+	inputs           inputList
+	output           string
 	db               string
 	method           string // find-clusters: components or star
+	print            string // auto, decimal or hex
+	hex              *bool
+}
+
+// inputList is a repeatable --input: paths and glob patterns, in order.
+type inputList []string
+
+func (l *inputList) String() string { return strings.Join(*l, " ") }
+
+func (l *inputList) Set(v string) error {
+	*l = append(*l, v)
+	return nil
+}
+
+// paths expands the globs of l: each pattern must match a file, and "-" is
+// standard input; none given is standard input.
+func (l inputList) paths() ([]string, error) {
+	if len(l) == 0 {
+		return []string{"-"}, nil
+	}
+	var out []string
+	for _, v := range l {
+		if v == "-" || !strings.ContainsAny(v, "*?[") {
+			out = append(out, v)
+			continue
+		}
+		m, err := filepath.Glob(v)
+		if err != nil {
+			return nil, fmt.Errorf("--input %s: %w", v, err)
+		}
+		if len(m) == 0 {
+			return nil, fmt.Errorf("--input %s: no file matches", v)
+		}
+		out = append(out, m...)
+	}
+	return out, nil
 }
 
 func (p *pairFlags) register(fl *flag.FlagSet) {
@@ -38,12 +77,14 @@ func (p *pairFlags) register(fl *flag.FlagSet) {
 		fl.IntVar(&p.distance, n, 3, "the largest Hamming distance of a pair")
 	}
 	for _, n := range []string{"input", "i"} {
-		fl.StringVar(&p.input, n, "-", "fingerprints, one unsigned decimal (or 0x hex) a line; - is standard input")
+		fl.Var(&p.inputs, n, "fingerprints, one a line: unsigned decimal (simhash-cpp's) or 0x hex, alone or as 'simhashdb fingerprint' writes them; a path, a glob (quoted), or - for standard input (the default); repeat it to read several, in order")
 	}
+	fl.StringVar(&p.print, "print", "auto", "how fingerprints are printed: decimal (simhash-cpp's), hex (\"0x...\" strings), or auto: hex when every input fingerprint was written in hex, else decimal")
 	for _, n := range []string{"output", "o"} {
 		fl.StringVar(&p.output, n, "-", "where the JSON arrays go; - is standard output")
 	}
 	fl.StringVar(&p.db, "db", "", "run over this index instead of --input (its documents are printed)")
+	p.hex = registerHex(fl)
 }
 
 const methodHelp = `How to cluster (--method):
@@ -57,9 +98,12 @@ const methodHelp = `How to cluster (--method):
               it to keep one document of each group of near-duplicates.`
 
 const pairsHelp = `Like simhash-cpp, input is newline-separated fingerprints and output is one JSON
-array a line. Unlike it: an empty or malformed line is an error naming its line
-(nothing is printed), 0x hex is accepted, --input and --output default to standard
-input and output, and equal fingerprints on two lines are a match at distance 0.`
+array a line. Unlike it: an empty or malformed line is an error naming its file and
+line (nothing is printed), 0x hex is accepted (and then printed back as "0x..."
+strings: --print says otherwise), 'simhashdb fingerprint' output is read as it is,
+several --input files and globs are read as one set, --input and --output default to
+standard input and output, and equal fingerprints on two lines are a match at
+distance 0.`
 
 func runFindAll(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return runPairs("find-all", args, stdin, stdout, stderr)
@@ -85,7 +129,7 @@ func runPairs(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 			"Two members of a cluster can be farther apart than --distance: a chain links them.\n\n" +
 			methodHelp + "\n\n" + pairsHelp
 	}
-	fl := newFlagSet(cmd, "[-b BLOCKS] [-d DISTANCE] [-i PATH|-] [-o PATH|-] | --db DIR [-d DISTANCE] [-o PATH|-]", example, stderr)
+	fl := newFlagSet(cmd, "[-b BLOCKS] [-d DISTANCE] [-i PATH|GLOB|-]... [-o PATH|-] [--print auto|decimal|hex] | --db DIR [-d DISTANCE] [-o PATH|-]", example, stderr)
 	var p pairFlags
 	p.register(fl)
 	if cmd == "find-clusters" {
@@ -117,38 +161,24 @@ func runPairs(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 	// The work is a few large buffers that live to the end: collecting
 	// sooner than Go's default keeps the peak lower for little CPU.
 	debug.SetGCPercent(50)
-	r, name, size, closeIn, err := openInput(ctx, p.input, stdin)
-	if err != nil {
-		return fail(stderr, cmd, exitFailed, fmt.Errorf("%s: %w", name, err))
+	switch p.print {
+	case "auto", "decimal", "hex":
+	default:
+		return fail(stderr, cmd, exitUsage, fmt.Errorf("--print %s: want auto, decimal or hex", quoteShort(p.print)))
 	}
-	defer closeIn()
+	paths, err := p.inputs.paths()
+	if err != nil {
+		return fail(stderr, cmd, exitUsage, err)
+	}
 	var fps []uint64
-	if size > 0 {
-		// Sized up front: growing a slice of millions by appends costs more
-		// than counting the lines (page faults of every copy).
-		n, err := countLines(p.input)
-		if err != nil {
-			return fail(stderr, cmd, exitFailed, fmt.Errorf("%s: %w", name, err))
+	syn := lines.Syntax{Hex: *p.hex}
+	hexSeen, decSeen := false, false
+	for _, path := range paths {
+		if err := readPairInput(ctx, path, stdin, syn, &fps, &hexSeen, &decSeen); err != nil {
+			return fail(stderr, cmd, exitFailed, err)
 		}
-		fps = make([]uint64, 0, n+1)
 	}
-	err = scanLines(r, name, func(n int, line string, tooLong error) error {
-		if tooLong != nil {
-			return &inputError{name, n, tooLong}
-		}
-		if line == "" {
-			return &inputError{name, n, errors.New("empty line: want a fingerprint")}
-		}
-		fp, err := lines.Fingerprint(line)
-		if err != nil {
-			return &inputError{name, n, err}
-		}
-		fps = append(fps, fp)
-		return nil
-	})
-	if err != nil {
-		return fail(stderr, cmd, exitFailed, err)
-	}
+	asHex := p.print == "hex" || p.print == "auto" && hexSeen && !decSeen
 	var design *permutation.Design
 	if p.blocks > 0 {
 		design, err = permutation.Blocks(p.distance, p.blocks)
@@ -177,7 +207,7 @@ func runPairs(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 	if cmd == "find-all" {
 		slices.SortFunc(pairs, func(x, y join.Pair) int { return cmp.Or(cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B)) })
 		for _, pr := range pairs {
-			writeArray(w, pr.A, pr.B)
+			writeArray(w, asHex, pr.A, pr.B)
 		}
 	} else {
 		clusters := join.Components(pairs)
@@ -192,7 +222,7 @@ func runPairs(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 					members = append(members, v)
 				}
 			}
-			writeArray(w, members...)
+			writeArray(w, asHex, members...)
 		}
 	}
 	if err := closeOut(); err != nil {
@@ -201,10 +231,53 @@ func runPairs(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 	return exitOK
 }
 
-// writeArray writes one JSON array of unsigned integers and a newline.
-func writeArray(w *bufio.Writer, vs ...uint64) {
+// writeArray writes one JSON array of fingerprints and a newline:
+// unsigned integers, or with hex "0x" strings.
+func writeArray(w *bufio.Writer, hex bool, vs ...uint64) {
 	var b [64]byte
+	if hex {
+		w.Write(lines.AppendHexArray(b[:0], vs...))
+		return
+	}
 	w.Write(lines.AppendArray(b[:0], vs...))
+}
+
+// readPairInput appends the fingerprints of one input to fps, noting
+// whether they were written in hex or decimal.
+func readPairInput(ctx context.Context, path string, stdin io.Reader, syn lines.Syntax, fps *[]uint64, hexSeen, decSeen *bool) error {
+	r, name, size, closeIn, err := openInput(ctx, path, stdin)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	defer closeIn()
+	if size > 0 && len(*fps) == 0 {
+		// Sized up front: growing a slice of millions by appends costs more
+		// than counting the lines (page faults of every copy).
+		n, err := countLines(path)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		*fps = make([]uint64, 0, n+1)
+	}
+	return scanLines(r, name, func(n int, line string, tooLong error) error {
+		if tooLong != nil {
+			return &inputError{name, n, tooLong}
+		}
+		if line == "" {
+			return &inputError{name, n, errors.New("empty line: want a fingerprint")}
+		}
+		fp, err := syn.Pair(line)
+		if err != nil {
+			return &inputError{name, n, err}
+		}
+		if t := strings.TrimSpace(line); syn.Hex || strings.HasPrefix(t, "0x") || strings.HasPrefix(t, "0X") {
+			*hexSeen = true
+		} else {
+			*decSeen = true
+		}
+		*fps = append(*fps, fp)
+		return nil
+	})
 }
 
 func pairsFromDB(ctx context.Context, cmd string, p *pairFlags, stdout, stderr io.Writer) int {

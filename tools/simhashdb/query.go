@@ -32,7 +32,8 @@ func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			"  simhashdb query --db idx --k 2 --file page.txt --json", stderr)
 	var d dbFlags
 	d.register(fl, "the largest distance of a match (default: the index's K)")
-	fpArg := fl.String("fp", "", "the query fingerprint, decimal or 0x hex")
+	fpArg := fl.String("fp", "", "the query fingerprint, decimal or 0x hex (bare hex with --hex)")
+	hex := registerHex(fl)
 	textArg := fl.String("text", "", "fingerprint this text and query it")
 	fileArg := fl.String("file", "", "fingerprint this file (- for standard input) and query it")
 	asJSON := fl.Bool("json", false, `print {"query":"<hex>","matches":[{"id":..,"name":..,"fp":"<hex>","distance":d},...]}`)
@@ -54,7 +55,7 @@ func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var q uint64
 	if given["fp"] {
 		var err error
-		if q, err = simhash.Parse(*fpArg); err != nil {
+		if q, err = (lines.Syntax{Hex: *hex}).Fingerprint(*fpArg); err != nil {
 			return fail(stderr, "query", exitUsage, fmt.Errorf("--fp: %w", err))
 		}
 	}
@@ -170,7 +171,8 @@ const batchChunk = 1 << 20
 func runBatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fl := newFlagSet("batch", "--db DIR [--k K] [--input FILE|-] [--output FILE|-]",
 		"  simhashdb batch --db idx --input queries.txt --output answers.jsonl\n\n"+
-			"Input: one fingerprint a line (decimal or 0x hex), or <qid> <fingerprint>.\n"+
+			"Input: one fingerprint a line (decimal of any length, or 0x hex; bare hex with --hex), or\n"+
+			"<qid> <fingerprint>, or the lines of 'simhashdb fingerprint' (the path is the qid).\n"+
 			"Output: one JSON line a query, in input order:\n"+
 			`  {"query":"<hex>","qid":...,"matches":[{"id":..,"name":..,"fp":"<hex>","distance":d},...]}`+"\n"+
 			"qid is the given one (a number, or a string when it is not one), else the line number.", stderr)
@@ -178,6 +180,7 @@ func runBatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	d.register(fl, "the largest distance of a match (default: the index's K)")
 	input := fl.String("input", "-", "query fingerprints, one per line (- is standard input)")
 	output := fl.String("output", "-", "where the JSON lines go (- is standard output)")
+	hex := registerHex(fl)
 	var rf remoteFlags
 	rf.register(fl)
 	if code := parseFlags(fl, args); code >= 0 {
@@ -267,7 +270,7 @@ func runBatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if t := strings.TrimSpace(line); t == "" || t[0] == '#' {
 			return nil
 		}
-		qid, fp, err := lines.Query(line, n)
+		qid, fp, err := lines.Syntax{Hex: *hex}.Query(line, n)
 		if err != nil {
 			bad(n, err)
 			return nil
