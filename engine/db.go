@@ -62,6 +62,8 @@ type DB struct {
 	// damaged is the first damage Pebble reported (a block it could not
 	// read): writes stop, as the flushes that would read it fail.
 	damaged atomic.Pointer[error]
+	// docCount keeps Stats' count of the documents a reader finds.
+	docCount docCount
 
 	commitMu sync.Mutex // orders WAL appends and sequence numbers
 	// logFree and logSinceStat are logRoom's view of the disk (commitMu).

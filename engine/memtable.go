@@ -27,6 +27,7 @@ type memtable struct {
 	index   []prefixTable
 	touched *roaring64.Bitmap // every id in docs: they hide older layers
 	size    int64             // estimated bytes
+	writes  uint64            // inserts and deletes applied: a version for caches
 }
 
 func newMemtable(d *permutation.Design) *memtable {
@@ -63,6 +64,7 @@ func (m *memtable) unlink(id uint64) {
 }
 
 func (m *memtable) insert(d Doc) {
+	m.writes++
 	m.unlink(d.ID)
 	if _, ok := m.docs[d.ID]; !ok {
 		m.size += memDocCost
@@ -81,6 +83,7 @@ func (m *memtable) insert(d Doc) {
 }
 
 func (m *memtable) delete(id uint64) {
+	m.writes++
 	m.unlink(id)
 	if _, ok := m.docs[id]; !ok {
 		m.size += memDocCost

@@ -22,8 +22,10 @@ type TableStats struct {
 	Pending int64 `json:"pending"`
 }
 
-// Stats describes the index. Documents and Fingerprints count what is
-// flushed; PendingWrites counts the memtable's writes not yet flushed.
+// Stats describes the index. Documents counts what a reader finds, the
+// writes not yet flushed included; Fingerprints counts the distinct
+// fingerprints of the tables, which a flush brings up to date;
+// PendingWrites counts the memtable's writes not yet flushed.
 type Stats struct {
 	K            int          `json:"k"`
 	Documents    int64        `json:"documents"`
@@ -70,7 +72,11 @@ func (e *DB) Stats(ctx context.Context) (Stats, error) {
 		return Stats{}, ErrClosed
 	}
 	st := e.st
-	s := Stats{K: e.design.K, Documents: st.docs, Fingerprints: st.fps, BlockSize: e.block, MemtableBudget: e.memtableBudget()}
+	docs, err := e.documents()
+	if err != nil {
+		return Stats{}, storeErr(err)
+	}
+	s := Stats{K: e.design.K, Documents: docs, Fingerprints: st.fps, BlockSize: e.block, MemtableBudget: e.memtableBudget()}
 	for t, ti := range st.tables {
 		ts := TableStats{Prefix: e.design.Tables[t].Prefix, Layout: e.design.Tables[t].String(), Blocks: len(ti.keys), Codes: len(ti.codes)}
 		for _, z := range ti.sizes {

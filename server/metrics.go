@@ -88,7 +88,7 @@ func (m *metrics) instrument(name string, h http.Handler) http.Handler {
 type engineCollector struct{ db *engine.DB }
 
 var engineDescs = map[string]*prometheus.Desc{
-	"documents":     prometheus.NewDesc("simhashdb_documents", "Documents flushed to the tables.", nil, nil),
+	"documents":     prometheus.NewDesc("simhashdb_documents", "Documents stored: what a reader finds, writes not yet flushed included.", nil, nil),
 	"fingerprints":  prometheus.NewDesc("simhashdb_fingerprints", "Distinct fingerprints flushed.", nil, nil),
 	"pending":       prometheus.NewDesc("simhashdb_pending_writes", "Writes in the memtable, not yet flushed.", nil, nil),
 	"memtable":      prometheus.NewDesc("simhashdb_memtable_bytes", "Memory of the memtable.", nil, nil),

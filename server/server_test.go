@@ -140,7 +140,7 @@ func TestBadRequests(t *testing.T) {
 		{"PUT", "/v1/documents/1", `{"fingerprint":"0x1","colour":"red"}`, 400, `unknown field "colour"`},
 		{"PUT", "/v1/documents/1", `{"fingerprint":"0x1"} {}`, 400, "more than one JSON value"},
 		{"PUT", "/v1/documents/1", ``, 400, "empty body"},
-		{"PUT", "/v1/documents/1", `{"fingerprint":"4682519354896071"}`, 400, "16 digits without 0x"},
+		{"PUT", "/v1/documents/1", `{"fingerprint":"10a8cdf1a3a8d1c7"}`, 400, "write it as 0x10a8cdf1a3a8d1c7"},
 		{"PUT", "/v1/documents/x", `{"fingerprint":"0x1"}`, 400, `document id "x"`},
 		{"PUT", "/v1/documents/18446744073709551616", `{"fingerprint":"0x1"}`, 400, "below 2^64"},
 		{"PUT", "/v1/documents/1", `{"id":2,"fingerprint":"0x1"}`, 400, "differs from the path"},

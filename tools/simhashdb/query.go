@@ -408,7 +408,7 @@ func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%s\n", b)
 		return exitOK
 	}
-	fmt.Fprintf(stdout, "documents          %d (+%d writes not yet flushed)\n", st.Documents, st.PendingWrites)
+	fmt.Fprintf(stdout, "documents          %d (%d writes not yet flushed, counted)\n", st.Documents, st.PendingWrites)
 	fmt.Fprintf(stdout, "fingerprints       %d distinct\n", st.Fingerprints)
 	fmt.Fprintf(stdout, "tables             %d, answering distances up to %d\n", len(st.Tables), st.K)
 	fmt.Fprintf(stdout, "table bytes        %d (%.2f bits a fingerprint a table; %.2f is the bound for as many uniform random ones, which clustered fingerprints go below)\n", st.TableBytes, st.BitsPerFingerprint, st.EntropyBound)
