@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -44,7 +45,8 @@ func (e *DB) pebbleEvents() *pebble.EventListener {
 		DataCorruption: func(info pebble.DataCorruptionInfo) {
 			err := corrupt("the Pebble store's "+info.Path+": writes stop until the index is repaired (run check)", info.Details)
 			if e.damaged.CompareAndSwap(nil, &err) {
-				e.log.Error("simhashdb: pebble found damaged data", "path", info.Path, "err", info.Details)
+				msg, _, _ := strings.Cut(info.Details.Error(), "\n") // the rest is a stack trace
+				e.log.Error("simhashdb: pebble found damaged data", "path", info.Path, "err", msg)
 			}
 		},
 		BackgroundError: func(err error) {

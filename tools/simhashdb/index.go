@@ -103,6 +103,27 @@ func (d *dbFlags) distance(db *engine.DB) int {
 	return d.k
 }
 
+// detailed returns the first error in err's tree that formats its own
+// details (Pebble's: a stack trace and the error's parts), or nil.
+func detailed(err error) error {
+	if _, ok := err.(fmt.Formatter); ok {
+		return err
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		if e := u.Unwrap(); e != nil {
+			return detailed(e)
+		}
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			if d := detailed(e); d != nil {
+				return d
+			}
+		}
+	}
+	return nil
+}
+
 // registerHex registers --hex, which reads fingerprints as bare
 // hexadecimal.
 func registerHex(fl *flag.FlagSet) *bool {
@@ -139,9 +160,17 @@ func signalContext() (context.Context, context.CancelFunc) {
 	}
 }
 
-// fail prints "simhashdb CMD: err" and returns code.
+// fail prints "simhashdb CMD: err" and returns code. The error is one
+// line: what a library below adds on further lines (Pebble's stack traces
+// and error details) is printed only with SIMHASHDB_VERBOSE=1.
 func fail(stderr io.Writer, cmd string, code int, err error) int {
-	fmt.Fprintf(stderr, "%s %s: %v\n", programName, cmd, err)
+	msg, _, more := strings.Cut(err.Error(), "\n")
+	fmt.Fprintf(stderr, "%s %s: %s\n", programName, cmd, msg)
+	if more && os.Getenv("SIMHASHDB_VERBOSE") != "" {
+		if e := detailed(err); e != nil {
+			fmt.Fprintf(stderr, "%+v\n", e)
+		}
+	}
 	return code
 }
 

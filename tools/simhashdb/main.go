@@ -98,7 +98,8 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-14s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprintf(w, "\nRun '%s <command> --help' for a command's flags and an example, '%s --version' for the build.\n", programName, programName)
-	fmt.Fprintf(w, "Exit codes: 0 success, 1 some input failed (reported on stderr), 2 bad command line.\n")
+	fmt.Fprintf(w, "Exit codes: 0 success, 1 some input failed or the index is damaged (reported on stderr, one line\n")
+	fmt.Fprintf(w, "each; SIMHASHDB_VERBOSE=1 adds the details of the libraries below), 2 bad command line.\n")
 }
 
 // version names this build: the module's version (or the commit it was

@@ -115,7 +115,11 @@ func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	ms, err := db.Query(context.Background(), q, d.distance(db))
 	if err != nil {
-		return fail(stderr, "query", exitUsage, err)
+		code := exitFailed
+		if errors.Is(err, engine.ErrDistance) {
+			code = exitUsage
+		}
+		return fail(stderr, "query", code, err)
 	}
 	printAnswer(stdout, answerOf(q, nil, ms), d.distance(db), *asJSON)
 	return exitOK

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -65,4 +66,45 @@ func TestSignalWhileReading(t *testing.T) {
 			assert.True(t, strings.Contains(stderr.String(), "stopping") || strings.Contains(stderr.String(), "canceled"), stderr.String())
 		})
 	}
+}
+
+// TestDamagedIndexErrors: on a damaged index every command exits 1 with
+// one line naming the file and block, no stack trace; SIMHASHDB_VERBOSE=1
+// adds the details.
+func TestDamagedIndexErrors(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "idx")
+	var in strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&in, "%d %d\n", i+1, uint64(i+1)*0x9e3779b97f4a7c15)
+	}
+	r := runCLI(t, in.String(), "add", "--db", db, "--bulk")
+	require.Equal(t, 0, r.code, r.stderr)
+	ssts, err := filepath.Glob(filepath.Join(db, "pebble", "*.sst"))
+	require.NoError(t, err)
+	for _, s := range ssts {
+		b, err := os.ReadFile(s)
+		require.NoError(t, err)
+		if len(b) > 4000 {
+			b[200] ^= 0x20
+			require.NoError(t, os.WriteFile(s, b, 0o644))
+		}
+	}
+	for _, args := range [][]string{
+		{"query", "--db", db, "--fp", "12345"},
+		{"check", "--db", db},
+		{"find-all", "--db", db},
+		{"export", "--db", db},
+	} {
+		r := runCLI(t, "", args...)
+		assert.Equal(t, 1, r.code, "%v: %s", args, r.stderr)
+		assert.Contains(t, r.stderr, ".sst", args)
+		assert.NotContains(t, r.stderr, "stack trace", args)
+		assert.NotContains(t, r.stderr, "corruption detail carrier", args)
+		assert.LessOrEqual(t, strings.Count(r.stderr, "\n"), 2, "%v: %s", args, r.stderr)
+	}
+	cmd := exec.Command(binary, "check", "--db", db)
+	cmd.Env = append(os.Environ(), "SIMHASHDB_VERBOSE=1")
+	out, _ := cmd.CombinedOutput()
+	assert.Contains(t, string(out), "stack trace")
 }
