@@ -176,9 +176,10 @@ func fail(stderr io.Writer, cmd string, code int, err error) int {
 
 // record is one parsed input line of add.
 type record struct {
-	doc  engine.Doc
-	line int
-	err  error
+	doc   engine.Doc
+	line  int
+	err   error
+	named bool // a line of 'simhashdb fingerprint': its id is this run's
 }
 
 // parseRecord reads "<id> <fingerprint> [name]", or a line of "simhashdb
@@ -329,12 +330,13 @@ func addRecords(ctx context.Context, db *engine.DB, syn lines.Syntax, r io.Reade
 			if t := strings.TrimSpace(line); tooLong == nil && (t == "" || t[0] == '#') {
 				return nil
 			}
+			before := next
 			doc, err := parseRecord(syn, line, &next)
 			if tooLong != nil {
 				err = tooLong
 			}
 			select {
-			case recs <- record{doc, n, err}:
+			case recs <- record{doc, n, err, next != before}:
 				return nil
 			case <-ctx.Done():
 				return ctx.Err()
@@ -371,15 +373,34 @@ func addRecords(ctx context.Context, db *engine.DB, syn lines.Syntax, r io.Reade
 		return code
 	}
 	var pending int64 // rejected records since the last commit
+	lastLine := 0     // the input line of the last record whose fate is durable
+	named := false    // some lines got ids from this run (fingerprint's lines)
+	stopped := func(err error) int {
+		if ctx.Err() == nil || !errors.Is(err, context.Canceled) {
+			return fail(stderr, "add", exitFailed, err)
+		}
+		p.stop()
+		how := "run the same command again: a record stored again replaces itself"
+		if named {
+			how = fmt.Sprintf("lines of 'simhashdb fingerprint' get new ids each run, so go on from line %d", lastLine+1)
+		}
+		if name != "<stdin>" {
+			how += fmt.Sprintf(" (tail -n +%d %s | simhashdb add ... reads the rest)", lastLine+1, name)
+		}
+		return fail(stderr, "add", exitFailed, fmt.Errorf("interrupted: %d records read, %d stored or rejected for good, through line %d of %s; to finish, %s", read.Load(), durable.Load(), lastLine, name, how))
+	}
 	for rc := range recs {
 		docs, pending = docs[:0], 0
+		line := 0
 		for more := true; more; {
 			read.Add(1)
+			line = rc.line
 			if rc.err != nil {
 				reject(rc)
 				pending++
 			} else {
 				docs = append(docs, rc.doc)
+				named = named || rc.named
 			}
 			if len(docs) >= 1<<14 {
 				break
@@ -392,14 +413,15 @@ func addRecords(ctx context.Context, db *engine.DB, syn lines.Syntax, r io.Reade
 		}
 		if len(docs) > 0 {
 			if err := db.InsertBatch(ctx, docs); err != nil {
-				return fail(stderr, "add", exitFailed, err)
+				return stopped(err)
 			}
 		}
 		durable.Add(int64(len(docs)) + pending)
+		lastLine = line
 		p.update()
 	}
 	if err := <-scanErr; err != nil {
-		return fail(stderr, "add", exitFailed, err)
+		return stopped(err)
 	}
 	p.update()
 	return code

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -25,6 +26,7 @@ type progressReporter struct {
 	stopped                 chan struct{}
 	printing                atomic.Bool
 	lastPrint               atomic.Int64
+	stopOnce                sync.Once
 }
 
 func newProgress(mode string, w io.Writer, size int64, bytes func() int64, read, durable, rejected *atomic.Int64) *progressReporter {
@@ -89,13 +91,17 @@ func (p *progressReporter) print(tick bool) {
 	}
 }
 
+// stop prints the last report and ends the bar's line; it may be called
+// more than once (before an error message, and deferred).
 func (p *progressReporter) stop() {
-	close(p.done)
-	<-p.stopped
-	p.print(p.mode == "bar") // a JSON line only if something changed since the last
-	if p.mode == "bar" {
-		fmt.Fprintln(p.w)
-	}
+	p.stopOnce.Do(func() {
+		close(p.done)
+		<-p.stopped
+		p.print(p.mode == "bar") // a JSON line only if something changed since the last
+		if p.mode == "bar" {
+			fmt.Fprintln(p.w)
+		}
+	})
 }
 
 func round3(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }

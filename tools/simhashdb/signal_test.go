@@ -108,3 +108,38 @@ func TestDamagedIndexErrors(t *testing.T) {
 	out, _ := cmd.CombinedOutput()
 	assert.Contains(t, string(out), "stack trace")
 }
+
+// TestAddInterrupted: Ctrl-C during add says how many records are stored
+// for good, through which line, and how to finish; running the same
+// command again finishes the job.
+func TestAddInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "idx")
+	in := filepath.Join(dir, "in.txt")
+	var b strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&b, "%d %d\n", i+1, uint64(i+1)*0x9e3779b97f4a7c15)
+	}
+	require.NoError(t, os.WriteFile(in, []byte(b.String()), 0o644))
+	// The input: the file, then an idle pipe, so the interrupt comes mid-input.
+	cmd := exec.Command("sh", "-c", fmt.Sprintf("cat %s; sleep 30", in))
+	pipe, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	defer cmd.Process.Kill()
+	add := exec.Command(binary, "add", "--db", db)
+	add.Stdin = pipe
+	var stderr bytes.Buffer
+	add.Stderr = &stderr
+	require.NoError(t, add.Start())
+	time.Sleep(time.Second)
+	require.NoError(t, add.Process.Signal(syscall.SIGINT))
+	_ = add.Wait() // exit code 1, read below
+	assert.Equal(t, 1, add.ProcessState.ExitCode(), stderr.String())
+	assert.Contains(t, stderr.String(), "interrupted: 2000 records read, 2000 stored or rejected for good, through line 2000 of <stdin>")
+	assert.Contains(t, stderr.String(), "run the same command again")
+	r := runCLI(t, b.String(), "add", "--db", db)
+	require.Equal(t, 0, r.code, r.stderr)
+	r = runCLI(t, "", "stats", "--db", db, "--json")
+	assert.Contains(t, r.stdout, `"documents": 2000`)
+}
