@@ -31,7 +31,8 @@ type textAdder struct {
 	index    string // the index folder, absolute: never read as input
 	bulk     bool   // gather everything, then Load
 	html     bool   // fingerprint the visible text of HTML
-	next     uint64
+	ids      *pathIDs
+	ifNew    int // >= 0: store only files with no stored document within it
 	docs     []engine.Doc
 	since    time.Time // when docs got its first document
 	stdout   io.Writer
@@ -41,12 +42,16 @@ type textAdder struct {
 	durable  atomic.Int64
 	rejected atomic.Int64
 	bytes    atomic.Int64
+	dups     int
 }
 
-// addText fingerprints files and folders and stores them with new ids,
-// committed in batches (each batch durable as --sync says before its ids
-// are printed), or loaded at once with bulk.
-func addText(ctx context.Context, db *engine.DB, dbDir string, paths []string, ff *fingerprintFlags, progress string, bulk bool, stdout, stderr io.Writer) int {
+// addText fingerprints files and folders and stores them, each under the
+// id of its path (pathIDs: a file added again replaces its document, or is
+// left as it is if unchanged), committed in batches (each batch durable as
+// --sync says before its ids are printed), or loaded at once with bulk.
+// With ifNew >= 0 a file is stored only if no stored document lies within
+// ifNew of it (the engine's InsertIfNew), else reported.
+func addText(ctx context.Context, db *engine.DB, dbDir string, paths []string, ff *fingerprintFlags, progress string, bulk bool, ifNew int, stdout, stderr io.Writer) int {
 	f, err := ff.fingerprinter()
 	if err != nil {
 		return fail(stderr, "add", exitUsage, err)
@@ -55,8 +60,8 @@ func addText(ctx context.Context, db *engine.DB, dbDir string, paths []string, f
 	if err != nil {
 		return fail(stderr, "add", exitFailed, err)
 	}
-	a := &textAdder{ctx: ctx, db: db, f: f, index: index, bulk: bulk, html: ff.html, stdout: stdout, stderr: stderr}
-	if a.next, err = db.NextID(ctx); err != nil {
+	a := &textAdder{ctx: ctx, db: db, f: f, index: index, bulk: bulk, html: ff.html, ifNew: ifNew, stdout: stdout, stderr: stderr}
+	if a.ids, err = newPathIDs(ctx, db); err != nil {
 		return fail(stderr, "add", exitFailed, err)
 	}
 	p := newProgress(progress, stderr, -1, a.bytes.Load, &a.read, &a.durable, &a.rejected)
@@ -69,6 +74,12 @@ func addText(ctx context.Context, db *engine.DB, dbDir string, paths []string, f
 	if err := a.commit(p); err != nil {
 		return fail(stderr, "add", exitFailed, err)
 	}
+	p.stop()
+	fmt.Fprintf(stderr, "%s add: %d files: %s", programName, a.read.Load(), a.ids.summary())
+	if ifNew >= 0 {
+		fmt.Fprintf(stderr, ", %d not added as near-duplicates", a.dups)
+	}
+	fmt.Fprintln(stderr)
 	return a.code
 }
 
@@ -130,13 +141,42 @@ func (a *textAdder) walk(arg string, p *progressReporter) error {
 				return nil
 			}
 		}
-		a.docs = append(a.docs, engine.Doc{ID: a.next, Fingerprint: fp, Name: name})
-		a.next++
+		id, what, err := a.ids.id(a.ctx, name, fp)
+		if err != nil {
+			return err
+		}
+		d := engine.Doc{ID: id, Fingerprint: fp, Name: name}
+		switch {
+		case what == docUnchanged:
+			a.durable.Add(1)
+			return nil
+		case a.ifNew >= 0:
+			return a.insertIfNew(d)
+		}
+		a.docs = append(a.docs, d)
 		if !a.bulk && (len(a.docs) >= textBatch || time.Since(a.since) >= textBatchAge) {
 			return a.commit(p)
 		}
 		return nil
 	})
+}
+
+// insertIfNew stores d unless a stored document lies within a.ifNew, which
+// it reports instead.
+func (a *textAdder) insertIfNew(d engine.Doc) error {
+	ms, inserted, err := a.db.InsertIfNew(a.ctx, d, a.ifNew)
+	if err != nil {
+		return err
+	}
+	a.durable.Add(1)
+	if inserted {
+		fmt.Fprintf(a.stdout, "%d\t%s\t%s\n", d.ID, simhash.Format(d.Fingerprint), d.Name)
+		return nil
+	}
+	a.dups++
+	m := ms[0]
+	fmt.Fprintf(a.stderr, "%s add: %s: not added: within %d of document %d %s (distance %d)\n", programName, d.Name, a.ifNew, m.ID, quoteShort(m.Name), m.Distance)
+	return nil
 }
 
 // commit stores the documents gathered, then prints their ids.

@@ -179,32 +179,35 @@ type record struct {
 	doc   engine.Doc
 	line  int
 	err   error
-	named bool // a line of 'simhashdb fingerprint': its id is this run's
+	skip  bool // stored as it is already: nothing to write
 }
 
 // parseRecord reads "<id> <fingerprint> [name]", or a line of "simhashdb
-// fingerprint" ("<0x fingerprint><TAB><path>"), which gets the id next
-// (then next counts on; nil: such lines are refused).
-func parseRecord(syn lines.Syntax, line string, next *uint64) (engine.Doc, error) {
+// fingerprint" ("<0x fingerprint><TAB><path>"), a document named by its
+// path, which ids gives its id (nil: such lines are refused). unchanged:
+// the document is stored as it is already.
+func parseRecord(ctx context.Context, syn lines.Syntax, line string, ids *pathIDs) (d engine.Doc, unchanged bool, err error) {
 	if fp, name, ok := syn.Named(line); ok {
-		if next == nil {
-			return engine.Doc{}, errors.New("a line of 'simhashdb fingerprint' has no id, and with --server the ids are the sender's: add it to a local --db, or write <id> <fingerprint> [name]")
+		if ids == nil {
+			return engine.Doc{}, false, errors.New("a line of 'simhashdb fingerprint' has no id, and with --server the ids are the sender's: add it to a local --db, or write <id> <fingerprint> [name]")
 		}
 		if len(name) > engine.MaxName {
-			return engine.Doc{}, fmt.Errorf("name of %d bytes, at most %d", len(name), engine.MaxName)
+			return engine.Doc{}, false, fmt.Errorf("name of %d bytes, at most %d", len(name), engine.MaxName)
 		}
-		d := engine.Doc{ID: *next, Fingerprint: fp, Name: name}
-		*next++
-		return d, nil
+		id, what, err := ids.id(ctx, name, fp)
+		if err != nil {
+			return engine.Doc{}, false, err
+		}
+		return engine.Doc{ID: id, Fingerprint: fp, Name: name}, what == docUnchanged, nil
 	}
 	id, fp, name, err := syn.Record(line)
 	if err != nil {
-		return engine.Doc{}, err
+		return engine.Doc{}, false, err
 	}
 	if len(name) > engine.MaxName {
-		return engine.Doc{}, fmt.Errorf("name of %d bytes, at most %d", len(name), engine.MaxName)
+		return engine.Doc{}, false, fmt.Errorf("name of %d bytes, at most %d", len(name), engine.MaxName)
 	}
-	return engine.Doc{ID: id, Fingerprint: fp, Name: name}, nil
+	return engine.Doc{ID: id, Fingerprint: fp, Name: name}, false, nil
 }
 
 func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -229,6 +232,8 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	progress := fl.String("progress", "auto", "progress on stderr: auto (a bar on a terminal), bar, json or none")
 	bulk := fl.Bool("bulk", false, "into an empty index: read all records, then build the tables at once (fastest; durable only at the end)")
 	hex := registerHex(fl)
+	ifNew := fl.Int("if-new", -1, "store a record or file only if no stored document lies within this distance of it (the crawler's decision, one commit each); the others are reported on stderr")
+	fl.Lookup("if-new").DefValue = "off"
 	var ff fingerprintFlags
 	ff.register(fl)
 	var rf remoteFlags
@@ -238,6 +243,9 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if err := checkTarget(&d, &rf, fl); err != nil {
 		return fail(stderr, "add", exitUsage, err)
+	}
+	if *ifNew != -1 && (*ifNew < 0 || *ifNew > maxK || *bulk) {
+		return fail(stderr, "add", exitUsage, fmt.Errorf("--if-new %d: want a distance of 0 to %d, without --bulk", *ifNew, maxK))
 	}
 	if rf.server != "" {
 		only := map[string]bool{"server": true, "token-file": true, "input": true, "hex": true}
@@ -300,9 +308,9 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return fail(stderr, "add", code, err)
 	}
 	if *text {
-		code = addText(ctx, db, d.dir, fl.Args(), &ff, *progress, *bulk, stdout, stderr)
+		code = addText(ctx, db, d.dir, fl.Args(), &ff, *progress, *bulk, *ifNew, stdout, stderr)
 	} else {
-		code = addRecords(ctx, db, lines.Syntax{Hex: *hex}, in, inName, inSize, stderr, *progress, *bulk)
+		code = addRecords(ctx, db, lines.Syntax{Hex: *hex}, in, inName, inSize, stderr, *progress, *bulk, *ifNew)
 	}
 	if err := db.Flush(context.Background()); err != nil && code == exitOK {
 		code = fail(stderr, "add", exitFailed, err)
@@ -316,10 +324,16 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // addRecords streams records into db: a parser goroutine reads lines while
 // this one commits whatever has been parsed as one batch, so batches grow
 // with the input's speed and every commit moves "durable" forward.
-func addRecords(ctx context.Context, db *engine.DB, syn lines.Syntax, r io.Reader, name string, size int64, stderr io.Writer, progress string, bulk bool) int {
-	next, err := db.NextID(ctx)
-	if err != nil {
-		return fail(stderr, "add", exitFailed, err)
+func addRecords(ctx context.Context, db *engine.DB, syn lines.Syntax, r io.Reader, name string, size int64, stderr io.Writer, progress string, bulk bool, ifNew int) int {
+	// Built at the first line of "simhashdb fingerprint", if any.
+	var ids *pathIDs
+	idsFor := func() (*pathIDs, error) {
+		if ids == nil {
+			var err error
+			ids, err = newPathIDs(ctx, db)
+			return ids, err
+		}
+		return ids, nil
 	}
 	cr := &countingReader{r: r}
 	recs := make(chan record, 1<<14)
@@ -330,13 +344,23 @@ func addRecords(ctx context.Context, db *engine.DB, syn lines.Syntax, r io.Reade
 			if t := strings.TrimSpace(line); tooLong == nil && (t == "" || t[0] == '#') {
 				return nil
 			}
-			before := next
-			doc, err := parseRecord(syn, line, &next)
+			var doc engine.Doc
+			var unchanged bool
+			var err error
+			if _, _, named := syn.Named(line); named {
+				var p *pathIDs
+				if p, err = idsFor(); err != nil {
+					return err
+				}
+				doc, unchanged, err = parseRecord(ctx, syn, line, p)
+			} else {
+				doc, _, err = parseRecord(ctx, syn, line, nil)
+			}
 			if tooLong != nil {
 				err = tooLong
 			}
 			select {
-			case recs <- record{doc, n, err, next != before}:
+			case recs <- record{doc, n, err, unchanged && err == nil}:
 				return nil
 			case <-ctx.Done():
 				return ctx.Err()
@@ -360,7 +384,9 @@ func addRecords(ctx context.Context, db *engine.DB, syn lines.Syntax, r io.Reade
 				reject(rc)
 				continue
 			}
-			docs = append(docs, rc.doc)
+			if !rc.skip {
+				docs = append(docs, rc.doc)
+			}
 		}
 		if err := <-scanErr; err != nil {
 			return fail(stderr, "add", exitFailed, err)
@@ -374,16 +400,13 @@ func addRecords(ctx context.Context, db *engine.DB, syn lines.Syntax, r io.Reade
 	}
 	var pending int64 // rejected records since the last commit
 	lastLine := 0     // the input line of the last record whose fate is durable
-	named := false    // some lines got ids from this run (fingerprint's lines)
+	dups := 0         // records not added by --if-new
 	stopped := func(err error) int {
 		if ctx.Err() == nil || !errors.Is(err, context.Canceled) {
 			return fail(stderr, "add", exitFailed, err)
 		}
 		p.stop()
 		how := "run the same command again: a record stored again replaces itself"
-		if named {
-			how = fmt.Sprintf("lines of 'simhashdb fingerprint' get new ids each run, so go on from line %d", lastLine+1)
-		}
 		if name != "<stdin>" {
 			how += fmt.Sprintf(" (tail -n +%d %s | simhashdb add ... reads the rest)", lastLine+1, name)
 		}
@@ -395,12 +418,14 @@ func addRecords(ctx context.Context, db *engine.DB, syn lines.Syntax, r io.Reade
 		for more := true; more; {
 			read.Add(1)
 			line = rc.line
-			if rc.err != nil {
+			switch {
+			case rc.err != nil:
 				reject(rc)
 				pending++
-			} else {
+			case rc.skip:
+				pending++
+			default:
 				docs = append(docs, rc.doc)
-				named = named || rc.named
 			}
 			if len(docs) >= 1<<14 {
 				break
@@ -411,7 +436,18 @@ func addRecords(ctx context.Context, db *engine.DB, syn lines.Syntax, r io.Reade
 				more = false
 			}
 		}
-		if len(docs) > 0 {
+		if ifNew >= 0 {
+			for _, d := range docs {
+				ms, inserted, err := db.InsertIfNew(ctx, d, ifNew)
+				if err != nil {
+					return stopped(err)
+				}
+				if !inserted {
+					dups++
+					fmt.Fprintf(stderr, "%s add: document %d: not added: within %d of document %d %s (distance %d)\n", programName, d.ID, ifNew, ms[0].ID, quoteShort(ms[0].Name), ms[0].Distance)
+				}
+			}
+		} else if len(docs) > 0 {
 			if err := db.InsertBatch(ctx, docs); err != nil {
 				return stopped(err)
 			}
@@ -424,6 +460,14 @@ func addRecords(ctx context.Context, db *engine.DB, syn lines.Syntax, r io.Reade
 		return stopped(err)
 	}
 	p.update()
+	if ids != nil {
+		p.stop()
+		fmt.Fprintf(stderr, "%s add: documents named by a path: %s\n", programName, ids.summary())
+	}
+	if ifNew >= 0 {
+		p.stop()
+		fmt.Fprintf(stderr, "%s add: %d records not added as near-duplicates (--if-new %d)\n", programName, dups, ifNew)
+	}
 	return code
 }
 
@@ -470,7 +514,7 @@ func addRemote(rf *remoteFlags, syn lines.Syntax, input string, stdin io.Reader,
 		if t := strings.TrimSpace(line); tooLong == nil && (t == "" || t[0] == '#') {
 			return nil
 		}
-		doc, err := parseRecord(syn, line, nil)
+		doc, _, err := parseRecord(ctx, syn, line, nil)
 		if tooLong != nil {
 			err = tooLong
 		}
@@ -499,6 +543,8 @@ func addRemote(rf *remoteFlags, syn lines.Syntax, input string, stdin io.Reader,
 type createFlags struct {
 	expect int64
 	sync   string
+	// created is set by open: the index did not exist before.
+	created bool
 }
 
 func (c *createFlags) register(fl *flag.FlagSet) {
@@ -537,6 +583,13 @@ func (c *createFlags) open(ctx context.Context, d *dbFlags, opts engine.Options,
 	if err := ff.withIndex(ctx, db, fl, !existed); err != nil {
 		db.Close()
 		return nil, usageOr(err), err
+	}
+	c.created = !existed
+	if c.created {
+		if err := storeNaming(ctx, db); err != nil {
+			db.Close()
+			return nil, exitFailed, err
+		}
 	}
 	return db, exitOK, nil
 }

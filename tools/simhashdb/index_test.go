@@ -188,11 +188,43 @@ func TestIndexCommands(t *testing.T) {
 		r := runCLI(t, "", "add", "--db", db, "--text", dir)
 		require.Equal(t, 0, r.code, r.stderr)
 		fp := simhash.Format(simhash.Default().String("the quick brown fox jumps over the lazy dog"))
-		assert.Equal(t, "5\t"+fp+"\t"+filepath.Join(dir, "a.txt")+"\n6\t"+fp+"\t"+filepath.Join(dir, "b.txt")+"\n", r.stdout,
-			"ids go on after the largest stored one")
+		out := strings.Split(strings.TrimSpace(r.stdout), "\n")
+		require.Len(t, out, 2, r.stdout)
+		for i, name := range []string{"a.txt", "b.txt"} {
+			assert.True(t, strings.HasSuffix(out[i], "\t"+fp+"\t"+filepath.Join(dir, name)), out[i])
+		}
+		assert.Contains(t, r.stderr, "2 files: 2 added, 0 replaced, 0 unchanged")
 		r = runCLI(t, "", "query", "--db", db, "--text", "the quick brown fox jumps over the lazy dog", "--k", "0")
 		require.Equal(t, 0, r.code, r.stderr)
 		assert.Contains(t, r.stdout, filepath.Join(dir, "b.txt"))
+
+		// Again: the same documents, under the same ids; a changed file
+		// replaces its document, a new one is added.
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "b.txt"), []byte("an entirely different text about something else"), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "c.txt"), []byte("a third file"), 0o644))
+		before := runCLI(t, "", "stats", "--db", db, "--json")
+		r = runCLI(t, "", "add", "--db", db, "--text", dir)
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Contains(t, r.stderr, "3 files: 1 added, 1 replaced, 1 unchanged")
+		after := runCLI(t, "", "stats", "--db", db, "--json")
+		var b, a struct{ Documents int }
+		require.NoError(t, json.Unmarshal([]byte(before.stdout), &b))
+		require.NoError(t, json.Unmarshal([]byte(after.stdout), &a))
+		assert.Equal(t, b.Documents+1, a.Documents, "only c.txt is new")
+		r = runCLI(t, "", "query", "--db", db, "--text", "the quick brown fox jumps over the lazy dog", "--k", "0")
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.NotContains(t, r.stdout, filepath.Join(dir, "b.txt"), "b.txt's old text is gone")
+
+		// --if-new: a file near a stored one is reported, not added.
+		other := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(other, "copy.txt"), []byte("the quick brown fox jumps over the lazy dog"), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(other, "new.txt"), []byte("nothing like anything stored so far in this index"), 0o644))
+		r = runCLI(t, "", "add", "--db", db, "--if-new", "3", "--text", other)
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Contains(t, r.stderr, "copy.txt: not added: within 3 of document")
+		assert.Contains(t, r.stderr, "1 not added as near-duplicates")
+		assert.Contains(t, r.stdout, "new.txt")
+		assert.NotContains(t, r.stdout, "copy.txt")
 	})
 	t.Run("negative k", func(t *testing.T) {
 		for _, args := range [][]string{{"add"}, {"query", "--fp", "1"}, {"batch"}} {

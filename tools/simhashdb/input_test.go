@@ -49,9 +49,9 @@ func TestOutputReadsBack(t *testing.T) {
 	assert.Equal(t, `["`+fp+`", "`+fp+`"]`+"\n", r.stdout, "hex in, hex out")
 	r = runCLI(t, line, "add", "--db", db)
 	require.Equal(t, 0, r.code, r.stderr)
-	r = runCLI(t, "", "get", "--db", db, "8")
+	r = runCLI(t, "", "query", "--db", db, "--k", "0", "--fp", fp, "--json")
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Equal(t, "8 "+fp+" "+doc+"\n", r.stdout, "the next id after the largest, named by the path")
+	assert.Contains(t, r.stdout, `"name":"`+doc+`"`, "stored, named by the path")
 
 	// Decimal of exactly 16 digits is decimal (1 random fingerprint in
 	// about 2,000 is written so), in every command.
@@ -178,10 +178,10 @@ func TestIndexKeepsFingerprintOptions(t *testing.T) {
 	// Queried with default flags: the index's options are used.
 	r = runCLI(t, "", "query", "--db", db, "--k", "0", "--text", text, "--json")
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stdout, `"id":1`, "found with the stored --shingle 1")
+	assert.Contains(t, r.stdout, `a.txt","fp"`, "found with the stored --shingle 1")
 	r = runCLI(t, text, "query", "--db", db, "--k", "0", "--file", "-", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stdout, `"id":1`)
+	assert.Contains(t, r.stdout, `a.txt","fp"`)
 	// The same options given again are fine; others are refused.
 	r = runCLI(t, "", "query", "--db", db, "--shingle", "1", "--text", text)
 	assert.Equal(t, 0, r.code, r.stderr)
@@ -347,5 +347,5 @@ func TestSmallerThings(t *testing.T) {
 	r = runCLI(t, "", "query", "--db", db, "--k", "0", "--html", "--file", page, "--json")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, `"query":"`+fp.FP+`"`)
-	assert.Contains(t, r.stdout, `"id":1`)
+	assert.Contains(t, r.stdout, `"name":"`+page+`"`)
 }

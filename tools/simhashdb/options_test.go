@@ -25,7 +25,7 @@ func TestHTMLKeptWithIndex(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	r = runCLI(t, "", "query", "--db", db, "--k", "0", "--file", filepath.Join(site, "a.html"), "--json")
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stdout, `"id":1`, "read as HTML, as the index was made")
+	assert.Contains(t, r.stdout, `a.html","fp"`, "read as HTML, as the index was made")
 	r = runCLI(t, "", "query", "--db", db, "--html=false", "--file", filepath.Join(site, "a.html"))
 	assert.Equal(t, 2, r.code)
 	assert.Contains(t, r.stderr, "--html false (the index's is true)")
@@ -59,7 +59,7 @@ func TestExportCarriesOptions(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	r = runCLI(t, "", "query", "--db", cp, "--k", "0", "--file", filepath.Join(docs, "BSD"), "--json")
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stdout, `"id":1`, "the copy answers as the original")
+	assert.Contains(t, r.stdout, `BSD","fp"`, "the copy answers as the original")
 
 	other := filepath.Join(dir, "other")
 	r = runCLI(t, "1 0x1\n", "add", "--db", other, "--shingle", "5")
