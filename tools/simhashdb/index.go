@@ -176,10 +176,10 @@ func fail(stderr io.Writer, cmd string, code int, err error) int {
 
 // record is one parsed input line of add.
 type record struct {
-	doc   engine.Doc
-	line  int
-	err   error
-	skip  bool // stored as it is already: nothing to write
+	doc  engine.Doc
+	line int
+	err  error
+	skip bool // stored as it is already: nothing to write
 }
 
 // parseRecord reads "<id> <fingerprint> [name]", or a line of "simhashdb
