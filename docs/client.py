@@ -4,7 +4,9 @@
     python3 docs/client.py http://127.0.0.1:7700 [TOKEN]
 
 It stores two pages, asks which stored pages are near-duplicates of a third,
-makes the crawler's atomic decision for a fourth, and reads one back.
+makes the crawler's atomic decision for a fourth, reads one back, stores many
+in one commit, asks many queries in one batch, deletes one and reads the
+index's statistics. Every endpoint of docs/server.md has a method here.
 """
 import json
 import sys
@@ -17,18 +19,21 @@ class SimhashDB:
         self.url = url.rstrip("/")
         self.token = token
 
-    def _call(self, method, path, body=None):
-        data = None if body is None else json.dumps(body).encode()
+    def _request(self, method, path, data):
         req = urllib.request.Request(self.url + path, data=data, method=method)
         req.add_header("Content-Type", "application/json")
         if self.token:
             req.add_header("Authorization", "Bearer " + self.token)
         try:
-            with urllib.request.urlopen(req, timeout=30) as resp:
-                return json.load(resp)
+            return urllib.request.urlopen(req, timeout=300)
         except urllib.error.HTTPError as e:
             # The server answers errors as {"error": "..."}.
             raise RuntimeError(f"{method} {path}: {e.code}: {json.load(e)['error']}") from None
+
+    def _call(self, method, path, body=None):
+        data = None if body is None else json.dumps(body).encode()
+        with self._request(method, path, data) as resp:
+            return json.load(resp)
 
     def put(self, doc_id, text=None, fingerprint=None, name=""):
         body = {"name": name}
@@ -47,6 +52,35 @@ class SimhashDB:
     def insert_if_new(self, doc_id, text, name="", k=3):
         return self._call("POST", "/v1/insert-if-new", {"id": doc_id, "text": text, "name": name, "k": k})
 
+    def delete(self, doc_id):
+        return self._call("DELETE", f"/v1/documents/{doc_id}")
+
+    def put_many(self, docs):
+        """Stores many documents in one commit: all or none. docs are dicts
+        {"id", "fingerprint" or "text", "name"}; the answer counts the
+        stored and lists the rejected lines."""
+        body = "".join(json.dumps(d) + "\n" for d in docs).encode()
+        with self._request("POST", "/v1/documents", body) as resp:
+            return json.load(resp)
+
+    def batch(self, fingerprints, k=3):
+        """Queries many fingerprints ("0x..." or decimal strings, or
+        (qid, fingerprint) pairs); yields one answer a query, in order, as
+        the server streams them."""
+        lines = []
+        for q in fingerprints:
+            lines.append(f"{q[0]} {q[1]}" if isinstance(q, tuple) else str(q))
+        body = ("\n".join(lines) + "\n").encode()
+        with self._request("POST", f"/v1/batch?k={k}", body) as resp:
+            for line in resp:
+                answer = json.loads(line)
+                if "error" in answer and "line" not in answer:
+                    raise RuntimeError(f"batch: {answer['error']}")
+                yield answer
+
+    def stats(self):
+        return self._call("GET", "/v1/stats")
+
 
 def main():
     if len(sys.argv) < 2:
@@ -61,6 +95,12 @@ def main():
     decision = db.insert_if_new(103, page, name="https://c.example/copy")
     print("inserted:", decision["inserted"], "duplicates:", [d["id"] for d in decision["duplicates"]])
     print("stored:", db.get(101))
+    many = db.put_many([{"id": 200 + i, "fingerprint": hex(0x1234 << i), "name": f"doc {i}"} for i in range(5)])
+    print("stored in one commit:", many["stored"], "rejected:", many["rejected"])
+    for answer in db.batch([("first", hex(0x1234)), hex(0x1234 << 1)], k=0):
+        print("batch:", answer["qid"], [m["id"] for m in answer["matches"]])
+    print("deleted:", db.delete(102)["deleted"])
+    print("documents:", db.stats()["documents"])
 
 
 if __name__ == "__main__":

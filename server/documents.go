@@ -1,13 +1,13 @@
 package server
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -68,6 +68,11 @@ func requestErr(err error) error {
 	if errors.As(err, &mb) {
 		return err
 	}
+	var ute *json.UnmarshalTypeError
+	if errors.As(err, &ute) {
+		// Said in the API's words, not Go's (type and struct names).
+		return bad("malformed JSON: %q: want %s, got %s", ute.Field, jsonKind(ute.Type.Kind()), ute.Value)
+	}
 	if isTimeout(err) {
 		return timeout{fmt.Errorf("the request body was not read in time (the server's --read-timeout): %w", err)}
 	}
@@ -75,6 +80,23 @@ func requestErr(err error) error {
 		return bad("empty body: want a JSON object")
 	}
 	return bad("malformed JSON: %v", err)
+}
+
+// jsonKind names a Go kind as JSON does.
+func jsonKind(k reflect.Kind) string {
+	switch k {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int64, reflect.Uint64, reflect.Float64:
+		return "a number"
+	case reflect.Slice:
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	}
+	return "another type"
 }
 
 // fingerprint returns the request's fingerprint: the one given, or its
@@ -187,31 +209,37 @@ const maxLineErrors = 100
 
 // bodyLines calls fn with each line of a request body of lines (blank
 // lines and "#" comments skipped), at most MaxBatch of them and
-// MaxBatchBody bytes; a line longer than the body limit's share is an
-// error of its own.
+// MaxBatchBody bytes. The whole body is read before the first call, so
+// that a body over a limit is refused (400, 413) before any work starts:
+// its bytes are counted among those in flight.
 func (s *Server) bodyLines(w http.ResponseWriter, r *http.Request, fn func(n int, line []byte) error) error {
-	br := bufio.NewReaderSize(http.MaxBytesReader(w, r.Body, s.opts.MaxBatchBody), 64<<10)
-	lines := 0
-	for n := 1; ; n++ {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 {
-			line = bytes.TrimSpace(line)
-			if len(line) > 0 && line[0] != '#' {
-				if lines++; lines > s.opts.MaxBatch {
-					return bad("more than %d lines in one request", s.opts.MaxBatch)
-				}
-				if ferr := fn(n, line); ferr != nil {
-					return ferr
-				}
-			}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBatchBody))
+	if err != nil {
+		return requestErr(err)
+	}
+	type numbered struct {
+		n    int
+		line []byte
+	}
+	var lines []numbered
+	for n := 1; len(body) > 0; n++ {
+		line, rest, _ := bytes.Cut(body, []byte{'\n'})
+		body = rest
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 || line[0] == '#' {
+			continue
 		}
-		if err == io.EOF {
-			return nil
+		if len(lines) == s.opts.MaxBatch {
+			return bad("more than %d lines in one request (the server's --max-batch): send them in several", s.opts.MaxBatch)
 		}
-		if err != nil {
-			return requestErr(err)
+		lines = append(lines, numbered{n, line})
+	}
+	for _, l := range lines {
+		if err := fn(l.n, l.line); err != nil {
+			return err
 		}
 	}
+	return nil
 }
 
 // documentsAnswer is the answer to POST /v1/documents.
@@ -230,7 +258,7 @@ func (s *Server) postDocuments(w http.ResponseWriter, r *http.Request) error {
 		dec.DisallowUnknownFields()
 		err := dec.Decode(&req)
 		if err != nil {
-			err = fmt.Errorf("malformed JSON: %w", err)
+			err = requestErr(err)
 		} else if dec.More() {
 			err = errors.New("more than one JSON value on the line")
 		}

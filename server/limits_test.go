@@ -110,3 +110,38 @@ func TestInflightBound(t *testing.T) {
 }
 
 func bufioReader(c net.Conn) *bufio.Reader { return bufio.NewReader(c) }
+
+// TestServiceDetails: the bearer scheme in any case; a body over its limit
+// names the limit and the flag; a batch over the line limit is refused
+// before any answer, as POST /v1/documents is; JSON errors speak of the
+// API's fields, not Go's types.
+func TestServiceDetails(t *testing.T) {
+	ts, _ := testServer(t, Options{Token: "s3cret", MaxBody: 1 << 10, MaxBatch: 3})
+	for _, h := range []string{"Bearer s3cret", "bearer s3cret", "BEARER s3cret"} {
+		r := call(t, ts, "GET", "/v1/stats", "", "Authorization", h)
+		assert.Equal(t, 200, r.status, h)
+	}
+	for _, h := range []string{"", "Bearer S3CRET", "Basic s3cret", "s3cret", "Bearer"} {
+		r := call(t, ts, "GET", "/v1/stats", "", "Authorization", h)
+		assert.Equal(t, 401, r.status, h)
+	}
+	auth := []string{"Authorization", "Bearer s3cret"}
+	r := call(t, ts, "POST", "/v1/query", `{"text":"`+strings.Repeat("a ", 1000)+`"}`, auth...)
+	assert.Equal(t, 413, r.status)
+	assert.Contains(t, r.json(t)["error"], "limit of 1024 bytes (--max-body)")
+	for _, path := range []string{"/v1/batch", "/v1/documents"} {
+		body := "0x1\n0x2\n0x3\n0x4\n"
+		if path == "/v1/documents" {
+			body = strings.Repeat(`{"id":1,"fingerprint":"0x1"}`+"\n", 4)
+		}
+		r = call(t, ts, "POST", path, body, auth...)
+		assert.Equal(t, 400, r.status, "%s: %s", path, r.body)
+		assert.Contains(t, r.json(t)["error"], "more than 3 lines", path)
+	}
+	r = call(t, ts, "PUT", "/v1/documents/1", `{"fingerprint":"0x1","name":5}`, auth...)
+	assert.Equal(t, 400, r.status)
+	assert.Contains(t, r.json(t)["error"], `"name": want a string, got number`)
+	assert.NotContains(t, r.body, "Go struct")
+	r = call(t, ts, "POST", "/v1/documents", `{"id":1,"fingerprint":"0x1","name":[]}`, auth...)
+	assert.NotContains(t, r.body, "Go struct")
+}

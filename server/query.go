@@ -1,11 +1,11 @@
 package server
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"strconv"
 
+	"github.com/simhashdb/simhashdb/internal/lines"
 	"github.com/simhashdb/simhashdb/simhash"
 )
 
@@ -166,28 +166,13 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	err = s.bodyLines(w, r, func(n int, line []byte) error {
-		f := bytes.Fields(line)
-		it := item{line: n, qid: json.RawMessage(strconv.Itoa(n))}
-		switch len(f) {
-		case 1:
-		case 2:
-			if _, err := strconv.ParseUint(string(f[0]), 10, 64); err == nil {
-				it.qid = json.RawMessage(f[0])
-			} else {
-				it.qid, _ = json.Marshal(string(f[0]))
-			}
-			f = f[1:]
-		default:
-			it.err = "want <fingerprint> or <qid> <fingerprint>, got " + trimmed(string(line))
-		}
-		if it.err == "" {
-			fp, err := simhash.Parse(string(f[0]))
-			if err != nil {
-				it.err = err.Error()
-			} else {
-				it.fp = fp
-				qs = append(qs, fp)
-			}
+		it := item{line: n}
+		qid, fp, err := lines.Query(string(line), n)
+		if err != nil {
+			it.err = err.Error()
+		} else {
+			it.qid, it.fp = qid, fp
+			qs = append(qs, fp)
 		}
 		items = append(items, it)
 		if len(qs) >= batchChunk {

@@ -30,6 +30,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/simhashdb/simhashdb/internal/quote"
@@ -157,6 +158,14 @@ func (s *Server) route(pattern, name string, h handlerFunc) {
 			}
 		}()
 		if err := h(w, r); err != nil {
+			var mb *http.MaxBytesError
+			if errors.As(err, &mb) {
+				flag := "--max-body"
+				if mb.Limit == s.opts.MaxBatchBody {
+					flag = "--max-batch-body"
+				}
+				err = fmt.Errorf("%w: the body is over the server's limit of %d bytes (%s)", err, mb.Limit, flag)
+			}
 			status := statusOf(err)
 			if status == http.StatusInternalServerError {
 				s.opts.Logger.Error("simhashdb server: request failed", "endpoint", name, "err", err)
@@ -171,10 +180,11 @@ func (s *Server) authenticated(h http.Handler) http.Handler {
 	if s.opts.Token == "" {
 		return h
 	}
-	want := []byte("Bearer " + s.opts.Token)
+	want := []byte(s.opts.Token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got := []byte(r.Header.Get("Authorization"))
-		if subtle.ConstantTimeCompare(got, want) != 1 {
+		// The scheme is case-insensitive (RFC 9110), the token is not.
+		scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(strings.TrimLeft(token, " ")), want) != 1 {
 			s.metrics.unauthorized.Inc()
 			w.Header().Set("WWW-Authenticate", `Bearer realm="simhashdb"`)
 			writeError(w, http.StatusUnauthorized, errors.New("unauthorized"))

@@ -104,7 +104,7 @@ func TestEndpoints(t *testing.T) {
 	assert.Contains(t, lines[0], `"qid":1`)
 	assert.Contains(t, lines[1], `"qid":"q7"`)
 	assert.Contains(t, lines[1], `"id":11`)
-	assert.Contains(t, lines[2], `{"line":3,"error":"want <fingerprint> or <qid> <fingerprint>`)
+	assert.Contains(t, lines[2], `{"line":3,"error":"want <fingerprint>, <qid> <fingerprint>`)
 	assert.Contains(t, lines[3], `{"line":4,"error":"simhash: invalid fingerprint`)
 
 	r = call(t, ts, "DELETE", "/v1/documents/1", "")

@@ -146,6 +146,11 @@ func TestServe(t *testing.T) {
 		require.NoError(t, err, "%s", out)
 		assert.Contains(t, string(out), "near-duplicate: 101 https://a.example/fox")
 		assert.Contains(t, string(out), "inserted: False duplicates: [101]")
+		assert.Contains(t, string(out), "stored in one commit: 5 rejected: 0")
+		assert.Contains(t, string(out), "batch: first [200]")
+		assert.Contains(t, string(out), "batch: 2 [201]")
+		assert.Contains(t, string(out), "deleted: True")
+		assert.Regexp(t, `documents: \d+`, string(out))
 	} else {
 		t.Log("no python3: the Python client is not run")
 	}
