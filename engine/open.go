@@ -32,6 +32,9 @@ const (
 // Exists reports whether dir holds an index (one that Open would open
 // rather than create).
 func Exists(dir string) (bool, error) {
+	if info, err := os.Stat(dir); err == nil && !info.IsDir() {
+		return false, fmt.Errorf("%w: %s is a file, not a folder", ErrNotIndex, dir)
+	}
 	_, err := os.Stat(filepath.Join(dir, pebbleDir))
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -105,18 +104,14 @@ func (a *textAdder) walk(arg string, p *progressReporter) error {
 		a.bad(arg, fmt.Errorf("inside the index %s: not read", a.index))
 		return nil
 	}
-	return filepath.WalkDir(arg, func(path string, de fs.DirEntry, err error) error {
-		if err != nil {
-			a.bad(path, unwrapPathError(err))
-			return nil
-		}
-		if de.IsDir() && a.inIndex(path) {
+	skipIndex := func(path string) bool {
+		if a.inIndex(path) {
 			fmt.Fprintf(a.stderr, "%s add: %s: the index's own folder, skipped\n", programName, path)
-			return filepath.SkipDir
+			return true
 		}
-		if de.IsDir() || !de.Type().IsRegular() {
-			return nil
-		}
+		return false
+	}
+	return walkFiles(arg, skipIndex, func(path string) error {
 		if err := a.ctx.Err(); err != nil {
 			return err
 		}
@@ -158,7 +153,7 @@ func (a *textAdder) walk(arg string, p *progressReporter) error {
 			return a.commit(p)
 		}
 		return nil
-	})
+	}, a.bad)
 }
 
 // insertIfNew stores d unless a stored document lies within a.ifNew, which

@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -169,7 +168,7 @@ var errConflict = errors.New("conflicting flags")
 func runFingerprint(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fl := newFlagSet("fingerprint", "[flags] PATH...",
 		"  simhashdb fingerprint README.md docs/      # one line per file: 0x<16 hex digits><TAB><path>\n"+
-			"  curl -s https://example.com | simhashdb fingerprint --html -", stderr)
+			"  curl -s https://example.com | simhashdb fingerprint --html -\n\n"+walkHelp, stderr)
 	asJSON := fl.Bool("json", false, `one JSON object a file: {"path":..,"fp":"0x.."}`)
 	var ff fingerprintFlags
 	ff.register(fl)
@@ -215,14 +214,7 @@ func runFingerprint(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 			one("-", stdin)
 			continue
 		}
-		err := filepath.WalkDir(arg, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				fail(path, unwrapPathError(err))
-				return nil // report and go on with the other files
-			}
-			if d.IsDir() || !d.Type().IsRegular() && d.Type()&fs.ModeSymlink == 0 { // skip devices, sockets, pipes
-				return nil
-			}
+		err := walkFiles(arg, nil, func(path string) error {
 			file, err := os.Open(path)
 			if err != nil {
 				fail(path, unwrapPathError(err))
@@ -231,7 +223,7 @@ func runFingerprint(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 			defer file.Close()
 			one(path, file)
 			return nil
-		})
+		}, fail)
 		if err != nil {
 			fail(arg, err)
 		}

@@ -58,6 +58,23 @@ func (d *dbFlags) check(fl *flag.FlagSet) error {
 	return nil
 }
 
+// noIndex says that dir holds no index, and what would make one there.
+func noIndex(dir string) error {
+	info, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("%s: no such folder (create an index there with 'simhashdb add --db %s')", dir, dir)
+	case err != nil:
+		return fmt.Errorf("%s: %w", dir, unwrapPathError(err))
+	case !info.IsDir():
+		return fmt.Errorf("%s is a file, not an index folder", dir)
+	}
+	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
+		return fmt.Errorf("%s: no index there, and it holds other files (such as %q): an index is created only in a new or empty folder", dir, ents[0].Name())
+	}
+	return fmt.Errorf("%s: no index there (create one with 'simhashdb add --db %s')", dir, dir)
+}
+
 // maxK is the largest K an index can be built for.
 const maxK = 16
 
@@ -68,7 +85,7 @@ func (d *dbFlags) open(opts engine.Options, create bool) (*engine.DB, error) {
 	}
 	if !create {
 		if ok, err := engine.Exists(d.dir); err != nil || !ok {
-			return nil, fmt.Errorf("%s: no index there (create one with 'simhashdb add --db %s')", d.dir, d.dir)
+			return nil, noIndex(d.dir)
 		}
 	}
 	opts.Logger = quietLogger()
@@ -222,7 +239,8 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			"With --progress json, stderr gets a JSON line whenever more records are durable and at\n"+
 			"least every second: {\"read\":N,\"durable\":D,\"rejected\":R,\"elapsed_s\":S,\"rate\":X}.\n"+
 			"durable counts input records from the first one whose fate is final and would survive\n"+
-			"a kill -9 of this process (and, with --sync always, a power loss): stored, or rejected.", stderr)
+			"a kill -9 of this process (and, with --sync always, a power loss): stored, or rejected.\n\n"+
+			"With --text: "+walkHelp, stderr)
 	var d dbFlags
 	d.register(fl, "the largest distance the index answers, fixed at creation (default 3)")
 	var cf createFlags
@@ -559,7 +577,10 @@ func (c *createFlags) options(d *dbFlags) (engine.Options, error) {
 		return engine.Options{}, fmt.Errorf("--sync: %w", err)
 	}
 	if d.k == 0 {
-		return engine.Options{}, errors.New("--k 0: an index answers distances up to at least 1")
+		return engine.Options{}, fmt.Errorf("--k 0: an index is built for a K of 1 to %d (queries may then ask for 0)", maxK)
+	}
+	if c.expect < 0 {
+		return engine.Options{}, fmt.Errorf("--expect %d: want a number of fingerprints, 0 for the default", c.expect)
 	}
 	opts := engine.Options{Sync: mode, Expected: c.expect}
 	if d.k > 0 {

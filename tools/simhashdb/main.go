@@ -124,5 +124,8 @@ func version() string {
 	if rev != "" && (v == "" || v == "(devel)") {
 		v = rev[:min(len(rev), 12)] + dirty
 	}
+	if v == "" || v == "(devel)" {
+		v = "devel (no version stamped: built by go run, or outside a git checkout; go build in the checkout stamps the commit)"
+	}
 	return fmt.Sprintf("%s %s (%s)", programName, v, bi.GoVersion)
 }

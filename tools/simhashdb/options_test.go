@@ -76,3 +76,61 @@ func TestExportCarriesOptions(t *testing.T) {
 	assert.Equal(t, 1, r.code)
 	assert.Contains(t, r.stderr, "<stdin>:3:")
 }
+
+// TestSymlinks: fingerprint and add --text walk folders the same way: a
+// link given as an argument is followed, inside a folder a link to a file
+// is read and one to a folder is skipped and named.
+func TestSymlinks(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	require.NoError(t, os.MkdirAll(filepath.Join(real, "sub"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(real, "a.txt"), []byte("alpha beta gamma delta"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(real, "sub", "b.txt"), []byte("epsilon zeta eta theta"), 0o644))
+	tree := filepath.Join(dir, "tree")
+	require.NoError(t, os.Mkdir(tree, 0o755))
+	require.NoError(t, os.Symlink(filepath.Join(real, "a.txt"), filepath.Join(tree, "file-link.txt")))
+	require.NoError(t, os.Symlink(filepath.Join(real, "sub"), filepath.Join(tree, "dir-link")))
+	linkArg := filepath.Join(dir, "linked")
+	require.NoError(t, os.Symlink(real, linkArg))
+
+	for _, args := range [][]string{{"fingerprint"}, {"add", "--db", filepath.Join(dir, "idx"), "--text"}} {
+		r := runCLI(t, "", append(args, linkArg)...)
+		require.Equal(t, 0, r.code, "%v: %s", args, r.stderr)
+		assert.Contains(t, r.stdout, filepath.Join(linkArg, "a.txt"), args)
+		assert.Contains(t, r.stdout, filepath.Join(linkArg, "sub", "b.txt"), args)
+		r = runCLI(t, "", append(args, tree)...)
+		assert.Equal(t, 1, r.code, args)
+		assert.Contains(t, r.stdout, filepath.Join(tree, "file-link.txt"), args)
+		assert.NotContains(t, r.stdout, "b.txt", args)
+		assert.Contains(t, r.stderr, filepath.Join(tree, "dir-link")+": a symbolic link to a folder: skipped", args)
+	}
+}
+
+// TestSmallUsageRules: the small things a new user met.
+func TestSmallUsageRules(t *testing.T) {
+	dir := t.TempDir()
+	afile := filepath.Join(dir, "afile")
+	require.NoError(t, os.WriteFile(afile, []byte("x"), 0o644))
+	busy := filepath.Join(dir, "busy")
+	require.NoError(t, os.Mkdir(busy, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(busy, "notes.txt"), []byte("x"), 0o644))
+	for _, c := range []struct {
+		args []string
+		code int
+		says string
+	}{
+		{[]string{"stats", "--db", afile}, 1, "is a file, not an index folder"},
+		{[]string{"add", "--db", afile}, 1, "is a file, not a folder"},
+		{[]string{"stats", "--db", busy}, 1, "an index is created only in a new or empty folder"},
+		{[]string{"add", "--db", filepath.Join(dir, "n"), "--expect", "-5"}, 2, "--expect -5"},
+		{[]string{"add", "--db", filepath.Join(dir, "n"), "--k", "0"}, 2, "a K of 1 to 16"},
+	} {
+		r := runCLI(t, "1 0x1\n", c.args...)
+		assert.Equal(t, c.code, r.code, "%v: %s", c.args, r.stderr)
+		assert.Contains(t, r.stderr, c.says, c.args)
+		assert.NotContains(t, r.stderr, "create one with", c.args)
+	}
+	r := runCLI(t, "", "--version")
+	require.Equal(t, 0, r.code)
+	assert.NotContains(t, r.stdout, "(devel)")
+}

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// walkHelp says how fingerprint and add --text walk folders.
+const walkHelp = "Folders are read recursively. A symbolic link given as an argument is followed; inside a\n" +
+	"folder, a link to a file is read and one to a folder is skipped (named on stderr: a link can\n" +
+	"loop; give the folder itself to read it). Devices, sockets and pipes are skipped."
+
+// errLinkedFolder is what a symbolic link to a folder met in a walk is
+// reported with: skipped, not followed (a link can loop).
+var errLinkedFolder = errors.New("a symbolic link to a folder: skipped (give the folder itself to read it)")
+
+// walkFiles calls file for every file under root (root itself if it is a
+// file), and bad for what it cannot read or skips with a word, as walkHelp
+// says; skipDir, if it returns true for a folder, skips it. An error of
+// file ends the walk.
+func walkFiles(root string, skipDir func(string) bool, file func(path string) error, bad func(path string, err error)) error {
+	if li, err := os.Lstat(root); err == nil && li.Mode()&fs.ModeSymlink != 0 {
+		if info, err := os.Stat(root); err == nil && info.IsDir() {
+			root += string(filepath.Separator) // named: followed
+		}
+	}
+	return filepath.WalkDir(root, func(path string, de fs.DirEntry, err error) error {
+		if err != nil {
+			bad(path, unwrapPathError(err))
+			return nil
+		}
+		if de.IsDir() {
+			if skipDir != nil && skipDir(path) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if de.Type()&fs.ModeSymlink != 0 {
+			info, err := os.Stat(path)
+			switch {
+			case err != nil:
+				bad(path, unwrapPathError(err))
+				return nil
+			case info.IsDir():
+				bad(path, errLinkedFolder)
+				return nil
+			case !info.Mode().IsRegular():
+				return nil
+			}
+			return file(path)
+		}
+		if !de.Type().IsRegular() {
+			return nil
+		}
+		return file(path)
+	})
+}
