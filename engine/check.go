@@ -15,16 +15,16 @@ func log2(x float64) float64 { return math.Log2(x) }
 
 // CheckReport says what Check walked.
 type CheckReport struct {
-	Documents    int64
-	Postings     int64
-	Fingerprints int64
-	Blocks       int64
-	WALRecords   int
+	Documents    int64 `json:"documents"`
+	Postings     int64 `json:"postings"`
+	Fingerprints int64 `json:"fingerprints"`
+	Blocks       int64 `json:"blocks"`
+	WALRecords   int   `json:"wal_records"`
 	// Unlisted are sstables in the store's folder that its MANIFEST does
 	// not list: left by a crash after a compaction (harmless: a writable
 	// open deletes them), or forgotten by a damaged MANIFEST (then the open
 	// is refused). Their data is not part of the index.
-	Unlisted []string
+	Unlisted []string `json:"unlisted,omitempty"`
 }
 
 // digest is an order-independent summary of a set of (a, b) pairs: two

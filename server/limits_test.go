@@ -145,3 +145,27 @@ func TestServiceDetails(t *testing.T) {
 	r = call(t, ts, "POST", "/v1/documents", `{"id":1,"fingerprint":"0x1","name":[]}`, auth...)
 	assert.NotContains(t, r.body, "Go struct")
 }
+
+// TestCorpusEndpoints: a served index answers export, find-all,
+// find-clusters and check, streamed, as an opened one does.
+func TestCorpusEndpoints(t *testing.T) {
+	ts, db := testServer(t, Options{})
+	docs := []engine.Doc{{ID: 1, Fingerprint: 0x10, Name: "a"}, {ID: 2, Fingerprint: 0x11, Name: "b"}, {ID: 3, Fingerprint: 0xff00ff00ff00ff00}}
+	require.NoError(t, db.InsertBatch(context.Background(), docs))
+	r := call(t, ts, "GET", "/v1/export", "")
+	require.Equal(t, 200, r.status, r.body)
+	assert.Equal(t, `{"id":1,"name":"a","fp":"0x0000000000000010"}`+"\n"+`{"id":2,"name":"b","fp":"0x0000000000000011"}`+"\n"+`{"id":3,"name":"","fp":"0xff00ff00ff00ff00"}`+"\n", r.body)
+	r = call(t, ts, "GET", "/v1/pairs?k=1", "")
+	require.Equal(t, 200, r.status, r.body)
+	assert.Equal(t, `{"a":{"id":1,"name":"a","fp":"0x0000000000000010"},"b":{"id":2,"name":"b","fp":"0x0000000000000011"},"distance":1}`+"\n", r.body)
+	r = call(t, ts, "GET", "/v1/clusters?k=1&method=star", "")
+	require.Equal(t, 200, r.status, r.body)
+	assert.Contains(t, r.body, `{"size":2,"documents":[{"id":1`)
+	r = call(t, ts, "GET", "/v1/clusters?method=bogus", "")
+	assert.Equal(t, 400, r.status)
+	r = call(t, ts, "GET", "/v1/pairs?k=9", "")
+	assert.Equal(t, 400, r.status)
+	r = call(t, ts, "POST", "/v1/check", "")
+	require.Equal(t, 200, r.status, r.body)
+	assert.Equal(t, true, r.json(t)["ok"])
+}

@@ -109,16 +109,21 @@ const batchChunk = 10_000
 // batch answers fingerprints, one a line ("<fp>" or "<qid> <fp>"), with a
 // JSON line each, in order; a bad line gets {"line","error"} in its place.
 // A client that goes away stops the work.
-func (s *Server) batch(w http.ResponseWriter, r *http.Request) error {
+// queryK reads ?k=, the index's K when absent.
+func (s *Server) queryK(r *http.Request) (int, error) {
 	var kp *int
 	if ks := r.URL.Query().Get("k"); ks != "" {
 		k, err := strconv.Atoi(ks)
 		if err != nil {
-			return bad("k %s: want a distance", trimmed(ks))
+			return 0, bad("k %s: want a distance", trimmed(ks))
 		}
 		kp = &k
 	}
-	k, err := s.distance(kp)
+	return s.distance(kp)
+}
+
+func (s *Server) batch(w http.ResponseWriter, r *http.Request) error {
+	k, err := s.queryK(r)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,10 @@
 //	POST   /v1/insert-if-new    {"id", "fingerprint"|"text", "name", "k"}: the crawler's decision
 //	POST   /v1/batch?k=..       fingerprints, one a line ("<fp>" or "<qid> <fp>"); JSON lines out, streamed
 //	GET    /v1/stats            the index's statistics
+//	GET    /v1/export           every document, JSON lines, streamed
+//	GET    /v1/pairs?k=..       every pair within k (find-all), JSON lines, streamed
+//	GET    /v1/clusters?k=..&method=components|star  the clusters, JSON lines, streamed
+//	POST   /v1/check            Check: {"ok", "report", "problems"}
 //	GET    /healthz             "ok" (no token needed)
 //	GET    /metrics             Prometheus text format
 //
@@ -122,6 +126,10 @@ func New(db *engine.DB, opts Options) *Server {
 	s.route("POST /v1/insert-if-new", "insert_if_new", s.insertIfNew)
 	s.route("POST /v1/batch", "batch", s.withInflight(batchBody, s.batch))
 	s.route("GET /v1/stats", "stats", s.stats)
+	s.route("GET /v1/export", "export", s.export)
+	s.route("GET /v1/pairs", "pairs", s.pairs)
+	s.route("GET /v1/clusters", "clusters", s.clusters)
+	s.route("POST /v1/check", "check", s.check)
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintln(w, "ok")

@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"strconv"
 	"strings"
 
@@ -23,25 +24,27 @@ func runGet(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	var d dbFlags
 	fl.StringVar(&d.dir, "db", "", "the index folder (required)")
 	asJSON := fl.Bool("json", false, "one JSON object a document")
+	var rf remoteFlags
+	rf.register(fl)
 	if code := parseFlags(fl, args); code >= 0 {
 		return code
 	}
-	if err := d.check(fl); err != nil {
+	if err := checkTarget(&d, &rf, fl); err != nil {
 		return fail(stderr, "get", exitUsage, err)
 	}
 	ids, err := parseIDs(fl.Args())
 	if err != nil {
 		return fail(stderr, "get", exitUsage, err)
 	}
-	db, err := d.open(engine.Options{ReadOnly: true}, false)
+	get, closeFn, err := docGetter(&d, &rf)
 	if err != nil {
 		return fail(stderr, "get", exitFailed, err)
 	}
-	defer db.Close()
+	defer closeFn()
 	code := exitOK
 	enc := json.NewEncoder(stdout)
 	for _, id := range ids {
-		doc, err := db.Get(context.Background(), id)
+		doc, err := get(context.Background(), id)
 		if err != nil {
 			if !errors.Is(err, engine.ErrNotFound) {
 				return fail(stderr, "get", exitFailed, err)
@@ -58,6 +61,33 @@ func runGet(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	return code
 }
 
+// docGetter returns Get of the index, opened or served.
+func docGetter(d *dbFlags, rf *remoteFlags) (func(context.Context, uint64) (engine.Doc, error), func(), error) {
+	if rf.server == "" {
+		db, err := d.open(engine.Options{ReadOnly: true}, false)
+		if err != nil {
+			return nil, nil, err
+		}
+		return db.Get, func() { db.Close() }, nil
+	}
+	c, err := rf.client()
+	if err != nil {
+		return nil, nil, err
+	}
+	return func(ctx context.Context, id uint64) (engine.Doc, error) {
+		var j jsonDoc
+		err := c.call(ctx, "GET", fmt.Sprintf("/v1/documents/%d", id), nil, &j)
+		var re *remoteError
+		if errors.As(err, &re) && re.status == http.StatusNotFound {
+			return engine.Doc{}, fmt.Errorf("%w: %d", engine.ErrNotFound, id)
+		}
+		if err != nil {
+			return engine.Doc{}, err
+		}
+		return j.doc()
+	}, func() {}, nil
+}
+
 // parseIDs reads document ids given as arguments.
 func parseIDs(args []string) ([]uint64, error) {
 	if len(args) == 0 {
@@ -72,6 +102,18 @@ func parseIDs(args []string) ([]uint64, error) {
 		ids[i] = id
 	}
 	return ids, nil
+}
+
+// writeRecord writes doc as a line of add's input; a name that a line
+// cannot carry as it is is reported and written trimmed.
+func writeRecord(w io.Writer, doc engine.Doc, stderr io.Writer) error {
+	if clean := strings.TrimSpace(strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(doc.Name)); clean != doc.Name {
+		fmt.Fprintf(stderr, "%s export: document %d: name %s cannot be a line's end as it is: written as %s (--json keeps it)\n",
+			programName, doc.ID, quoteShort(doc.Name), quoteShort(clean))
+		doc.Name = clean
+	}
+	_, err := fmt.Fprintln(w, recordLine(doc))
+	return err
 }
 
 // exportHeaderPrefix starts the first line of export's output: a comment
@@ -146,26 +188,56 @@ func runExport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fl.StringVar(&d.dir, "db", "", "the index folder (required)")
 	asJSON := fl.Bool("json", false, `one JSON object a document: {"id","name","fp"}`)
 	output := fl.String("output", "-", "where the documents go (- is standard output)")
+	var rf remoteFlags
+	rf.register(fl)
 	if code := parseFlags(fl, args); code >= 0 {
 		return code
 	}
-	if err := d.check(fl); err != nil {
+	if err := checkTarget(&d, &rf, fl); err != nil {
 		return fail(stderr, "export", exitUsage, err)
 	}
 	if fl.NArg() > 0 {
 		return fail(stderr, "export", exitUsage, fmt.Errorf("unexpected arguments %q", fl.Args()))
 	}
-	db, err := d.open(engine.Options{ReadOnly: true}, false)
-	if err != nil {
-		return fail(stderr, "export", exitFailed, err)
-	}
-	defer db.Close()
 	w, closeOut, err := openOutput(*output, stdout)
 	if err != nil {
 		return fail(stderr, "export", exitFailed, err)
 	}
 	ctx, stop := signalContext()
 	defer stop()
+	if rf.server != "" {
+		c, err := rf.client()
+		if err != nil {
+			return fail(stderr, "export", exitUsage, err)
+		}
+		err = c.lines(ctx, "GET", "/v1/export", func(line []byte) error {
+			if *asJSON {
+				_, err := w.Write(append(line, '\n'))
+				return err
+			}
+			var j jsonDoc
+			if err := json.Unmarshal(line, &j); err != nil {
+				return err
+			}
+			doc, err := j.doc()
+			if err != nil {
+				return err
+			}
+			return writeRecord(w, doc, stderr)
+		})
+		if cerr := closeOut(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fail(stderr, "export", exitFailed, err)
+		}
+		return exitOK
+	}
+	db, err := d.open(engine.Options{ReadOnly: true}, false)
+	if err != nil {
+		return fail(stderr, "export", exitFailed, err)
+	}
+	defer db.Close()
 	enc := json.NewEncoder(w)
 	if !*asJSON {
 		// The index's text options, which add reads back (a comment to
@@ -186,12 +258,7 @@ func runExport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		if *asJSON {
 			err = enc.Encode(jsonDocOf(doc))
 		} else {
-			if clean := strings.TrimSpace(strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(doc.Name)); clean != doc.Name {
-				fmt.Fprintf(stderr, "%s export: document %d: name %s cannot be a line's end as it is: written as %s (--json keeps it)\n",
-					programName, doc.ID, quoteShort(doc.Name), quoteShort(clean))
-				doc.Name = clean
-			}
-			_, err = fmt.Fprintln(w, recordLine(doc))
+			err = writeRecord(w, doc, stderr)
 		}
 		if err != nil {
 			break

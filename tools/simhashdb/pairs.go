@@ -132,6 +132,8 @@ func runPairs(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 	fl := newFlagSet(cmd, "[-b BLOCKS] [-d DISTANCE] [-i PATH|GLOB|-]... [-o PATH|-] [--print auto|decimal|hex] | --db DIR [-d DISTANCE] [-o PATH|-]", example, stderr)
 	var p pairFlags
 	p.register(fl)
+	var rf remoteFlags
+	rf.register(fl)
 	if cmd == "find-clusters" {
 		fl.StringVar(&p.method, "method", "components", "components (all that is linked) or star (members within --distance of a leader); see below")
 	}
@@ -149,6 +151,12 @@ func runPairs(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 	}
 	ctx, stop := signalContext()
 	defer stop()
+	if rf.server != "" {
+		if p.db != "" || len(p.inputs) > 0 || p.blocks != 0 {
+			return fail(stderr, cmd, exitUsage, errors.New("--server runs over the served index: leave out --db, --input and --blocks"))
+		}
+		return pairsFromServer(ctx, cmd, &p, &rf, stdout, stderr)
+	}
 	if p.db != "" {
 		if p.blocks != 0 {
 			return fail(stderr, cmd, exitUsage, errors.New("--blocks does not apply with --db: the index's own tables are used"))
@@ -280,6 +288,33 @@ func readPairInput(ctx context.Context, path string, stdin io.Reader, syn lines.
 	})
 }
 
+// pairsFromServer is pairsFromDB through a running server: the same lines.
+func pairsFromServer(ctx context.Context, cmd string, p *pairFlags, rf *remoteFlags, stdout, stderr io.Writer) int {
+	c, err := rf.client()
+	if err != nil {
+		return fail(stderr, cmd, exitUsage, err)
+	}
+	path := fmt.Sprintf("/v1/pairs?k=%d", p.distance)
+	if cmd == "find-clusters" {
+		path = fmt.Sprintf("/v1/clusters?k=%d&method=%s", p.distance, p.method)
+	}
+	w, closeOut, err := openOutput(p.output, stdout)
+	if err != nil {
+		return fail(stderr, cmd, exitFailed, err)
+	}
+	err = c.lines(ctx, "GET", path, func(line []byte) error {
+		_, err := w.Write(append(line, '\n'))
+		return err
+	})
+	if cerr := closeOut(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fail(stderr, cmd, exitFailed, err)
+	}
+	return exitOK
+}
+
 func pairsFromDB(ctx context.Context, cmd string, p *pairFlags, stdout, stderr io.Writer) int {
 	d := dbFlags{dir: p.db}
 	db, err := d.open(engine.Options{ReadOnly: true}, false)
@@ -361,6 +396,15 @@ type jsonDoc struct {
 }
 
 func jsonDocOf(d engine.Doc) jsonDoc { return jsonDoc{d.ID, d.Name, simhash.Format(d.Fingerprint)} }
+
+// doc is jsonDocOf's inverse.
+func (j jsonDoc) doc() (engine.Doc, error) {
+	fp, err := simhash.Parse(j.FP)
+	if err != nil {
+		return engine.Doc{}, fmt.Errorf("document %d: %w", j.ID, err)
+	}
+	return engine.Doc{ID: j.ID, Fingerprint: fp, Name: j.Name}, nil
+}
 
 // jsonPair is a line of find-all --db.
 type jsonPair struct {

@@ -431,23 +431,44 @@ func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 }
 
 func runCheck(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fl := newFlagSet("check", "--db DIR", "  simhashdb check --db idx && echo intact", stderr)
+	fl := newFlagSet("check", "--db DIR | --server URL", "  simhashdb check --db idx && echo intact", stderr)
 	var d dbFlags
 	fl.StringVar(&d.dir, "db", "", "the index folder (required)")
+	var rf remoteFlags
+	rf.register(fl)
 	if code := parseFlags(fl, args); code >= 0 {
 		return code
 	}
-	if err := d.check(fl); err != nil {
+	if err := checkTarget(&d, &rf, fl); err != nil {
 		return fail(stderr, "check", exitUsage, err)
 	}
-	db, err := d.open(engine.Options{ReadOnly: true}, false)
-	if err != nil {
-		return fail(stderr, "check", exitFailed, err)
-	}
-	defer db.Close()
-	rep, err := db.Check(context.Background())
-	if err != nil {
-		return fail(stderr, "check", exitFailed, err)
+	var rep engine.CheckReport
+	if rf.server != "" {
+		c, err := rf.client()
+		if err != nil {
+			return fail(stderr, "check", exitUsage, err)
+		}
+		var ans struct {
+			OK       bool               `json:"ok"`
+			Report   engine.CheckReport `json:"report"`
+			Problems string             `json:"problems"`
+		}
+		if err := c.call(context.Background(), "POST", "/v1/check", nil, &ans); err != nil {
+			return fail(stderr, "check", exitFailed, err)
+		}
+		if !ans.OK {
+			return fail(stderr, "check", exitFailed, errors.New(ans.Problems))
+		}
+		rep = ans.Report
+	} else {
+		db, err := d.open(engine.Options{ReadOnly: true}, false)
+		if err != nil {
+			return fail(stderr, "check", exitFailed, err)
+		}
+		defer db.Close()
+		if rep, err = db.Check(context.Background()); err != nil {
+			return fail(stderr, "check", exitFailed, err)
+		}
 	}
 	for _, f := range rep.Unlisted {
 		fmt.Fprintf(stderr, "simhashdb check: warning: %s is not listed by the store's MANIFEST: left by a crash after a compaction (a writable open deletes it), or by damage\n", f)

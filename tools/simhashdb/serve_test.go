@@ -139,6 +139,32 @@ func TestServe(t *testing.T) {
 	assert.Contains(t, r.stderr, "in use by another process")
 	assert.Contains(t, r.stderr, "simhashdb serve")
 
+	// A served index is a whole index: the commands that read one work
+	// through the server, with the same output as with --db.
+	remote := []string{"--server", s.url, "--token-file", tokenFile}
+	code, body, err = httpDo("PUT", s.url+"/v1/documents/8", `{"fingerprint":"0x0123456789abcdee","name":"eight"}`, "s3cret")
+	require.NoError(t, err)
+	require.Equal(t, 200, code, body)
+	r = runCLI(t, "", append([]string{"get", "7", "99"}, remote...)...)
+	assert.Equal(t, 1, r.code)
+	assert.Equal(t, "7 0x0123456789abcdef seven\n", r.stdout)
+	assert.Contains(t, r.stderr, "99: not stored")
+	r = runCLI(t, "", append([]string{"export"}, remote...)...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "7 0x0123456789abcdef seven\n8 0x0123456789abcdee eight\n", r.stdout)
+	r = runCLI(t, "", append([]string{"find-all", "-d", "1"}, remote...)...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, `{"a":{"id":7,"name":"seven","fp":"0x0123456789abcdef"},"b":{"id":8,"name":"eight","fp":"0x0123456789abcdee"},"distance":1}`+"\n", r.stdout)
+	r = runCLI(t, "", append([]string{"find-clusters", "-d", "1"}, remote...)...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, `{"size":2,"documents":[{"id":7`)
+	r = runCLI(t, "", append([]string{"check"}, remote...)...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "2 log records verified")
+	r = runCLI(t, "", "find-all", "--server", s.url)
+	assert.Equal(t, 1, r.code, "no token")
+	assert.Contains(t, r.stderr, "401")
+
 	if py, err := exec.LookPath("python3"); err == nil {
 		client, err := filepath.Abs("../../docs/client.py")
 		require.NoError(t, err)

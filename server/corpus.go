@@ -1,0 +1,123 @@
+package server
+
+import (
+	"errors"
+	"iter"
+	"net/http"
+
+	"github.com/simhashdb/simhashdb/engine"
+)
+
+// The whole-corpus endpoints: a served index answers what an opened one
+// does (export, find-all, find-clusters, check), each streamed as JSON
+// lines as the engine finds them.
+
+// streamed answers the JSON lines of seq, each made by line. An error
+// before the first line is the answer's status; after it (the status is
+// sent), a last line {"error": ...} ends the stream.
+func streamed[T any](s *Server, w http.ResponseWriter, seq iter.Seq2[T, error], line func(T) any) error {
+	enc := newEncoder(w)
+	started := false
+	flusher, _ := w.(http.Flusher)
+	n := 0
+	for v, err := range seq {
+		if err != nil {
+			if !started {
+				return err
+			}
+			msg := err.Error()
+			if statusOf(err) == http.StatusInternalServerError && !errors.Is(err, engine.ErrCorrupt) {
+				s.opts.Logger.Error("simhashdb server: stream failed", "err", err)
+				msg = "internal error"
+			}
+			enc.Encode(map[string]string{"error": msg})
+			return nil
+		}
+		if !started {
+			w.Header().Set("Content-Type", "application/x-ndjson")
+			w.WriteHeader(http.StatusOK)
+			started = true
+		}
+		if err := enc.Encode(line(v)); err != nil {
+			return nil // the client is gone
+		}
+		if n++; n%1024 == 0 && flusher != nil {
+			flusher.Flush()
+		}
+	}
+	if !started {
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		w.WriteHeader(http.StatusOK)
+	}
+	return nil
+}
+
+func (s *Server) export(w http.ResponseWriter, r *http.Request) error {
+	return streamed(s, w, s.db.Docs(r.Context()), func(d engine.Doc) any { return docOf(d) })
+}
+
+// pairJSON is a line of GET /v1/pairs.
+type pairJSON struct {
+	A        docJSON `json:"a"`
+	B        docJSON `json:"b"`
+	Distance int     `json:"distance"`
+}
+
+func (s *Server) pairs(w http.ResponseWriter, r *http.Request) error {
+	k, err := s.queryK(r)
+	if err != nil {
+		return err
+	}
+	return streamed(s, w, s.db.FindAll(r.Context(), k), func(p engine.Pair) any {
+		return pairJSON{docOf(p.A), docOf(p.B), p.Distance}
+	})
+}
+
+// clusterJSON is a line of GET /v1/clusters.
+type clusterJSON struct {
+	Size      int       `json:"size"`
+	Documents []docJSON `json:"documents"`
+}
+
+func (s *Server) clusters(w http.ResponseWriter, r *http.Request) error {
+	k, err := s.queryK(r)
+	if err != nil {
+		return err
+	}
+	seq := s.db.Clusters
+	switch m := r.URL.Query().Get("method"); m {
+	case "", "components":
+	case "star":
+		seq = s.db.Stars
+	default:
+		return bad("method %s: want components or star", trimmed(m))
+	}
+	return streamed(s, w, seq(r.Context(), k), func(docs []engine.Doc) any {
+		c := clusterJSON{Size: len(docs), Documents: make([]docJSON, len(docs))}
+		for i, d := range docs {
+			c.Documents[i] = docOf(d)
+		}
+		return c
+	})
+}
+
+// checkJSON is the answer to POST /v1/check.
+type checkJSON struct {
+	OK     bool               `json:"ok"`
+	Report engine.CheckReport `json:"report"`
+	// Problems is Check's error: every problem found, with its place.
+	Problems string `json:"problems,omitempty"`
+}
+
+func (s *Server) check(w http.ResponseWriter, r *http.Request) error {
+	rep, err := s.db.Check(r.Context())
+	if err != nil && !errors.Is(err, engine.ErrCorrupt) {
+		return err
+	}
+	ans := checkJSON{OK: err == nil, Report: rep}
+	if err != nil {
+		ans.Problems = err.Error()
+	}
+	writeJSON(w, http.StatusOK, ans)
+	return nil
+}
