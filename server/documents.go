@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/internal/naming"
 	"github.com/simhashdb/simhashdb/simhash"
 )
 
@@ -247,11 +248,18 @@ type documentsAnswer struct {
 	Stored   int         `json:"stored"`
 	Rejected int         `json:"rejected"`
 	Errors   []lineError `json:"errors"`
+	// Unchanged counts documents named without an id that are stored as
+	// they are already (not written again).
+	Unchanged int `json:"unchanged,omitempty"`
+	// IDs are the ids of the lines taken, in order (those named without
+	// an id get the name's).
+	IDs []uint64 `json:"ids"`
 }
 
 func (s *Server) postDocuments(w http.ResponseWriter, r *http.Request) error {
 	var docs []engine.Doc
-	ans := documentsAnswer{Errors: []lineError{}}
+	ans := documentsAnswer{Errors: []lineError{}, IDs: []uint64{}}
+	var ids *naming.IDs // for documents named without an id, made at the first
 	err := s.bodyLines(w, r, func(n int, line []byte) error {
 		var req docRequest
 		dec := json.NewDecoder(bytes.NewReader(line))
@@ -263,7 +271,28 @@ func (s *Server) postDocuments(w http.ResponseWriter, r *http.Request) error {
 			err = errors.New("more than one JSON value on the line")
 		}
 		var d engine.Doc
-		if err == nil {
+		unchanged := false
+		switch {
+		case err != nil:
+		case req.ID == nil && req.Name != "":
+			// Named without an id: the name's (a file added again is the
+			// same document).
+			if d, err = s.document(0, &req); err != nil {
+				break
+			}
+			if ids == nil {
+				if ids, err = naming.New(r.Context(), s.db, true); err != nil {
+					if !errors.Is(err, naming.ErrInOrder) {
+						return err
+					}
+					ids, err = nil, badRequest{err}
+					break
+				}
+			}
+			var what int
+			d.ID, what, err = ids.ID(r.Context(), d.Name, d.Fingerprint)
+			unchanged = what == naming.Unchanged
+		default:
 			var id uint64
 			if id, err = parseID(req.ID); err == nil {
 				d, err = s.document(id, &req)
@@ -274,6 +303,11 @@ func (s *Server) postDocuments(w http.ResponseWriter, r *http.Request) error {
 			if len(ans.Errors) < maxLineErrors {
 				ans.Errors = append(ans.Errors, lineError{n, err.Error()})
 			}
+			return nil
+		}
+		ans.IDs = append(ans.IDs, d.ID)
+		if unchanged {
+			ans.Unchanged++
 			return nil
 		}
 		docs = append(docs, d)

@@ -75,7 +75,7 @@ func TestEndpoints(t *testing.T) {
 
 	r = call(t, ts, "POST", "/v1/documents", "{\"id\":3,\"fingerprint\":\"0x0123456789abcdee\"}\n\n# a comment\n{\"id\":\"4\",\"fingerprint\":\"81985529216486894\",\"name\":\"b\"}\n{\"id\":5}\nnot json\n")
 	require.Equal(t, 200, r.status, r.body)
-	assert.JSONEq(t, `{"stored":2,"rejected":2,"errors":[{"line":5,"error":"want \"fingerprint\" or \"text\""},{"line":6,"error":"malformed JSON: invalid character 'o' in literal null (expecting 'u')"}]}`, r.body)
+	assert.JSONEq(t, `{"stored":2,"rejected":2,"ids":[3,4],"errors":[{"line":5,"error":"want \"fingerprint\" or \"text\""},{"line":6,"error":"malformed JSON: invalid character 'o' in literal null (expecting 'u')"}]}`, r.body)
 
 	r = call(t, ts, "GET", "/v1/documents/4", "")
 	assert.JSONEq(t, `{"id":4,"name":"b","fp":"0x0123456789abcdee"}`, r.body)

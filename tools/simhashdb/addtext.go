@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/internal/naming"
 	"github.com/simhashdb/simhashdb/simhash"
 )
 
@@ -30,7 +31,7 @@ type textAdder struct {
 	index    string // the index folder, absolute: never read as input
 	bulk     bool   // gather everything, then Load
 	html     bool   // fingerprint the visible text of HTML
-	ids      *pathIDs
+	ids      *naming.IDs
 	ifNew    int // >= 0: store only files with no stored document within it
 	docs     []engine.Doc
 	since    time.Time // when docs got its first document
@@ -45,7 +46,7 @@ type textAdder struct {
 }
 
 // addText fingerprints files and folders and stores them, each under the
-// id of its path (pathIDs: a file added again replaces its document, or is
+// id of its path (naming.IDs: a file added again replaces its document, or is
 // left as it is if unchanged), committed in batches (each batch durable as
 // --sync says before its ids are printed), or loaded at once with bulk.
 // With ifNew >= 0 a file is stored only if no stored document lies within
@@ -60,7 +61,7 @@ func addText(ctx context.Context, db *engine.DB, dbDir string, paths []string, f
 		return fail(stderr, "add", exitFailed, err)
 	}
 	a := &textAdder{ctx: ctx, db: db, f: f, index: index, bulk: bulk, html: ff.html, ifNew: ifNew, stdout: stdout, stderr: stderr}
-	if a.ids, err = newPathIDs(ctx, db); err != nil {
+	if a.ids, err = naming.New(ctx, db, false); err != nil {
 		return fail(stderr, "add", exitFailed, err)
 	}
 	p := newProgress(progress, stderr, -1, a.bytes.Load, &a.read, &a.durable, &a.rejected)
@@ -74,7 +75,7 @@ func addText(ctx context.Context, db *engine.DB, dbDir string, paths []string, f
 		return fail(stderr, "add", exitFailed, err)
 	}
 	p.stop()
-	fmt.Fprintf(stderr, "%s add: %d files: %s", programName, a.read.Load(), a.ids.summary())
+	fmt.Fprintf(stderr, "%s add: %d files: %s", programName, a.read.Load(), a.ids.Summary())
 	if ifNew >= 0 {
 		fmt.Fprintf(stderr, ", %d not added as near-duplicates", a.dups)
 	}
@@ -136,13 +137,13 @@ func (a *textAdder) walk(arg string, p *progressReporter) error {
 				return nil
 			}
 		}
-		id, what, err := a.ids.id(a.ctx, name, fp)
+		id, what, err := a.ids.ID(a.ctx, name, fp)
 		if err != nil {
 			return err
 		}
 		d := engine.Doc{ID: id, Fingerprint: fp, Name: name}
 		switch {
-		case what == docUnchanged:
+		case what == naming.Unchanged:
 			a.durable.Add(1)
 			return nil
 		case a.ifNew >= 0:

@@ -17,6 +17,7 @@ import (
 
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/internal/lines"
+	"github.com/simhashdb/simhashdb/internal/naming"
 	"github.com/simhashdb/simhashdb/simhash"
 )
 
@@ -203,7 +204,7 @@ type record struct {
 // fingerprint" ("<0x fingerprint><TAB><path>"), a document named by its
 // path, which ids gives its id (nil: such lines are refused). unchanged:
 // the document is stored as it is already.
-func parseRecord(ctx context.Context, syn lines.Syntax, line string, ids *pathIDs) (d engine.Doc, unchanged bool, err error) {
+func parseRecord(ctx context.Context, syn lines.Syntax, line string, ids *naming.IDs) (d engine.Doc, unchanged bool, err error) {
 	if fp, name, ok := syn.Named(line); ok {
 		if ids == nil {
 			return engine.Doc{}, false, errors.New("a line of 'simhashdb fingerprint' has no id, and with --server the ids are the sender's: add it to a local --db, or write <id> <fingerprint> [name]")
@@ -211,11 +212,11 @@ func parseRecord(ctx context.Context, syn lines.Syntax, line string, ids *pathID
 		if len(name) > engine.MaxName {
 			return engine.Doc{}, false, fmt.Errorf("name of %d bytes, at most %d", len(name), engine.MaxName)
 		}
-		id, what, err := ids.id(ctx, name, fp)
+		id, what, err := ids.ID(ctx, name, fp)
 		if err != nil {
 			return engine.Doc{}, false, err
 		}
-		return engine.Doc{ID: id, Fingerprint: fp, Name: name}, what == docUnchanged, nil
+		return engine.Doc{ID: id, Fingerprint: fp, Name: name}, what == naming.Unchanged, nil
 	}
 	id, fp, name, err := syn.Record(line)
 	if err != nil {
@@ -344,11 +345,11 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // with the input's speed and every commit moves "durable" forward.
 func addRecords(ctx context.Context, db *engine.DB, syn lines.Syntax, r io.Reader, name string, size int64, stderr io.Writer, progress string, bulk bool, ifNew int) int {
 	// Built at the first line of "simhashdb fingerprint", if any.
-	var ids *pathIDs
-	idsFor := func() (*pathIDs, error) {
+	var ids *naming.IDs
+	idsFor := func() (*naming.IDs, error) {
 		if ids == nil {
 			var err error
-			ids, err = newPathIDs(ctx, db)
+			ids, err = naming.New(ctx, db, false)
 			return ids, err
 		}
 		return ids, nil
@@ -366,7 +367,7 @@ func addRecords(ctx context.Context, db *engine.DB, syn lines.Syntax, r io.Reade
 			var unchanged bool
 			var err error
 			if _, _, named := syn.Named(line); named {
-				var p *pathIDs
+				var p *naming.IDs
 				if p, err = idsFor(); err != nil {
 					return err
 				}
@@ -480,7 +481,7 @@ func addRecords(ctx context.Context, db *engine.DB, syn lines.Syntax, r io.Reade
 	p.update()
 	if ids != nil {
 		p.stop()
-		fmt.Fprintf(stderr, "%s add: documents named by a path: %s\n", programName, ids.summary())
+		fmt.Fprintf(stderr, "%s add: documents named by a path: %s\n", programName, ids.Summary())
 	}
 	if ifNew >= 0 {
 		p.stop()
@@ -607,7 +608,7 @@ func (c *createFlags) open(ctx context.Context, d *dbFlags, opts engine.Options,
 	}
 	c.created = !existed
 	if c.created {
-		if err := storeNaming(ctx, db); err != nil {
+		if err := naming.Init(ctx, db); err != nil {
 			db.Close()
 			return nil, exitFailed, err
 		}

@@ -77,7 +77,7 @@ func TestIndexCommands(t *testing.T) {
 			{[]string{"query", "--fp", "1"}, 2, "--db DIR is required"},
 			{[]string{"stats"}, 2, "--db DIR is required"},
 			{[]string{"add", "--db", filepath.Join(t.TempDir(), "new"), "--k", "17"}, 2, "--k 17: want a distance of 0 to 16"},
-			{[]string{"query", "--db", filepath.Join(t.TempDir(), "none"), "--fp", "1"}, 1, "no index there"},
+			{[]string{"query", "--db", filepath.Join(t.TempDir(), "none"), "--fp", "1"}, 1, "no such folder (create an index there with"},
 		} {
 			r := runCLI(t, "", c.args...)
 			assert.Equal(t, c.code, r.code, "%v: %s", c.args, r.stderr)

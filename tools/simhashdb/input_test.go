@@ -329,7 +329,7 @@ func TestStarClusters(t *testing.T) {
 func TestSmallerThings(t *testing.T) {
 	r := runCLI(t, "", "--version")
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Regexp(t, `^simhashdb \S+ \(go1\.\d+`, r.stdout)
+	assert.Regexp(t, `^simhashdb \S+ .*\(go1\.\d+`, r.stdout)
 
 	dir := t.TempDir()
 	page := filepath.Join(dir, "page.html")

@@ -1,0 +1,147 @@
+// Package naming gives documents named by a path their ids: the same name,
+// the same id, so that adding a folder again replaces what changed and
+// skips what did not, instead of storing every file again under new ids.
+// The command's add and the server's POST /v1/documents share it.
+package naming
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/simhashdb/simhashdb/engine"
+)
+
+// setting names the setting that says how an index gives ids to
+// documents named by a path: hashed in indexes created since it was
+// stored; without it, the ids were given in order, and IDs reads the names
+// stored to find them.
+const (
+	setting = "simhashdb.naming"
+	hashed  = "path-hash-53"
+)
+
+// What adding a named document does.
+const (
+	Added = iota
+	Replaced
+	Unchanged
+)
+
+// IDs gives documents named by a path their ids. It is not safe for
+// concurrent use.
+type IDs struct {
+	db *engine.DB
+	// byName is the names of an index that gave ids in order (nil for
+	// one that hashes them), and next the next id in order.
+	byName map[string]uint64
+	next   uint64
+	// taken holds the ids given in this run, not all committed yet.
+	taken map[uint64]string
+	// counts by Added, Replaced, Unchanged.
+	counts [3]int
+}
+
+// Init marks a new index as one that hashes names into ids.
+func Init(ctx context.Context, db *engine.DB) error {
+	return db.SetMeta(ctx, setting, []byte(hashed))
+}
+
+// ErrInOrder is New's error, with hashedOnly, for an index that gave ids
+// in order: finding a name there means reading every document's.
+var ErrInOrder = errors.New("the index was made before documents named by a path got ids of their own: give each its id")
+
+// New reads how db names documents; with hashedOnly, an index that gave
+// ids in order is ErrInOrder rather than read through.
+func New(ctx context.Context, db *engine.DB, hashedOnly bool) (*IDs, error) {
+	p := &IDs{db: db, taken: map[uint64]string{}}
+	v, err := db.Meta(ctx, setting)
+	switch {
+	case err == nil && string(v) == hashed:
+		return p, nil
+	case err == nil:
+		return nil, fmt.Errorf("the index's naming setting %q: this build knows %q only", v, hashed)
+	case !errors.Is(err, engine.ErrNotFound):
+		return nil, err
+	case hashedOnly:
+		return nil, ErrInOrder
+	}
+	// An index made before: its documents' names say which ids are whose.
+	p.byName = map[string]uint64{}
+	for d, err := range db.Docs(ctx) {
+		if err != nil {
+			return nil, err
+		}
+		if d.Name != "" {
+			p.byName[d.Name] = d.ID
+		}
+	}
+	if p.next, err = db.NextID(ctx); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// ID returns the id of the document named name with fingerprint fp, and
+// whether storing it adds, replaces or leaves a document as it is.
+func (p *IDs) ID(ctx context.Context, name string, fp uint64) (uint64, int, error) {
+	if p.byName != nil {
+		id, ok := p.byName[name]
+		if !ok {
+			id = p.next
+			p.next++
+			p.byName[name] = id
+			return p.count(id, name, Added)
+		}
+		return p.compare(ctx, id, name, fp)
+	}
+	// 53 bits: ids stay exact as JSON numbers. A collision takes the next
+	// free id; the names tell.
+	for id := max(xxhash.Sum64String(name)&(1<<53-1), 1); ; id++ {
+		if n, ok := p.taken[id]; ok {
+			if n == name {
+				return id, Unchanged, nil // named twice in one run
+			}
+			continue
+		}
+		d, err := p.db.Get(ctx, id)
+		if errors.Is(err, engine.ErrNotFound) {
+			return p.count(id, name, Added)
+		}
+		if err != nil {
+			return 0, 0, err
+		}
+		if d.Name == name {
+			return p.compare(ctx, id, name, fp)
+		}
+	}
+}
+
+// compare says whether the stored document id changes with fp.
+func (p *IDs) compare(ctx context.Context, id uint64, name string, fp uint64) (uint64, int, error) {
+	if n, ok := p.taken[id]; ok && n == name {
+		return id, Unchanged, nil
+	}
+	d, err := p.db.Get(ctx, id)
+	switch {
+	case errors.Is(err, engine.ErrNotFound):
+		return p.count(id, name, Added)
+	case err != nil:
+		return 0, 0, err
+	case d.Fingerprint == fp && d.Name == name:
+		return p.count(id, name, Unchanged)
+	}
+	return p.count(id, name, Replaced)
+}
+
+func (p *IDs) count(id uint64, name string, what int) (uint64, int, error) {
+	p.taken[id] = name
+	p.counts[what]++
+	return id, what, nil
+}
+
+// Summary is the counts as a sentence.
+func (p *IDs) Summary() string {
+	return fmt.Sprintf("%d added, %d replaced, %d unchanged", p.counts[Added], p.counts[Replaced], p.counts[Unchanged])
+}
