@@ -251,14 +251,19 @@ type documentsAnswer struct {
 	// Unchanged counts documents named without an id that are stored as
 	// they are already (not written again).
 	Unchanged int `json:"unchanged,omitempty"`
-	// IDs are the ids of the lines taken, in order (those named without
-	// an id get the name's).
-	IDs []uint64 `json:"ids"`
+	// IDs has one entry a document line, in order: its id (a line named
+	// without an id gets the name's), or null if the line was refused.
+	IDs []*uint64 `json:"ids"`
+	// Fingerprints, when a line sent "text", has one entry a document
+	// line too: the fingerprint stored, or null if the line was refused.
+	Fingerprints []*string `json:"fingerprints,omitempty"`
 }
 
 func (s *Server) postDocuments(w http.ResponseWriter, r *http.Request) error {
 	var docs []engine.Doc
-	ans := documentsAnswer{Errors: []lineError{}, IDs: []uint64{}}
+	ans := documentsAnswer{Errors: []lineError{}, IDs: []*uint64{}}
+	var fps []*string
+	texts := false
 	var ids *naming.IDs // for documents named without an id, made at the first
 	err := s.bodyLines(w, r, func(n int, line []byte) error {
 		var req docRequest
@@ -298,14 +303,17 @@ func (s *Server) postDocuments(w http.ResponseWriter, r *http.Request) error {
 				d, err = s.document(id, &req)
 			}
 		}
+		texts = texts || req.Text != nil
 		if err != nil {
 			ans.Rejected++
 			if len(ans.Errors) < maxLineErrors {
 				ans.Errors = append(ans.Errors, lineError{n, err.Error()})
 			}
+			ans.IDs, fps = append(ans.IDs, nil), append(fps, nil)
 			return nil
 		}
-		ans.IDs = append(ans.IDs, d.ID)
+		fp := simhash.Format(d.Fingerprint)
+		ans.IDs, fps = append(ans.IDs, &d.ID), append(fps, &fp)
 		if unchanged {
 			ans.Unchanged++
 			return nil
@@ -320,6 +328,9 @@ func (s *Server) postDocuments(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ans.Stored = len(docs)
+	if texts {
+		ans.Fingerprints = fps
+	}
 	writeJSON(w, http.StatusOK, ans)
 	return nil
 }

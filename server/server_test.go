@@ -75,7 +75,7 @@ func TestEndpoints(t *testing.T) {
 
 	r = call(t, ts, "POST", "/v1/documents", "{\"id\":3,\"fingerprint\":\"0x0123456789abcdee\"}\n\n# a comment\n{\"id\":\"4\",\"fingerprint\":\"81985529216486894\",\"name\":\"b\"}\n{\"id\":5}\nnot json\n")
 	require.Equal(t, 200, r.status, r.body)
-	assert.JSONEq(t, `{"stored":2,"rejected":2,"ids":[3,4],"errors":[{"line":5,"error":"want \"fingerprint\" or \"text\""},{"line":6,"error":"malformed JSON: invalid character 'o' in literal null (expecting 'u')"}]}`, r.body)
+	assert.JSONEq(t, `{"stored":2,"rejected":2,"ids":[3,4,null,null],"errors":[{"line":5,"error":"want \"fingerprint\" or \"text\""},{"line":6,"error":"malformed JSON: invalid character 'o' in literal null (expecting 'u')"}]}`, r.body)
 
 	r = call(t, ts, "GET", "/v1/documents/4", "")
 	assert.JSONEq(t, `{"id":4,"name":"b","fp":"0x0123456789abcdee"}`, r.body)
@@ -228,4 +228,44 @@ func TestConcurrentClients(t *testing.T) {
 		_, err := db.Get(context.Background(), uint64(id))
 		require.NoError(t, err)
 	}
+}
+
+// TestNamedDocuments: lines with a name and no id get the name's id; the
+// same name again is the same document (unchanged, or replaced).
+func TestNamedDocuments(t *testing.T) {
+	ts, db := testServer(t, Options{})
+	fox := simhash.Format(simhash.Default().String("the quick brown fox"))
+	dog := simhash.Format(simhash.Default().String("the lazy dog"))
+	post := func(body string) map[string]any {
+		r := call(t, ts, "POST", "/v1/documents", body)
+		require.Equal(t, 200, r.status, r.body)
+		return r.json(t)
+	}
+	a := post(`{"name":"a.txt","text":"the quick brown fox"}` + "\n" + `{"name":"b.txt","text":"the lazy dog","k":1}` + "\n")
+	assert.EqualValues(t, 1, a["stored"])
+	assert.EqualValues(t, 1, a["rejected"])
+	ids := a["ids"].([]any)
+	require.Len(t, ids, 2)
+	assert.Nil(t, ids[1])
+	assert.Equal(t, []any{fox, nil}, a["fingerprints"])
+	idA := uint64(ids[0].(float64))
+	d, err := db.Get(context.Background(), idA)
+	require.NoError(t, err)
+	assert.Equal(t, "a.txt", d.Name)
+
+	again := post(`{"name":"a.txt","text":"the quick brown fox"}`)
+	assert.EqualValues(t, 0, again["stored"])
+	assert.EqualValues(t, 1, again["unchanged"])
+	assert.Equal(t, []any{float64(idA)}, again["ids"])
+
+	changed := post(`{"name":"a.txt","text":"the lazy dog"}`)
+	assert.EqualValues(t, 1, changed["stored"])
+	assert.Equal(t, []any{float64(idA)}, changed["ids"])
+	assert.Equal(t, []any{dog}, changed["fingerprints"])
+	d, err = db.Get(context.Background(), idA)
+	require.NoError(t, err)
+	assert.Equal(t, dog, simhash.Format(d.Fingerprint))
+
+	noText := post(`{"name":"c","fingerprint":"0x1"}`)
+	assert.NotContains(t, noText, "fingerprints", "only answers with text lines carry fingerprints")
 }

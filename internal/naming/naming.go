@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/simhashdb/simhashdb/engine"
@@ -64,6 +65,19 @@ func New(ctx context.Context, db *engine.DB, hashedOnly bool) (*IDs, error) {
 		return nil, fmt.Errorf("the index's naming setting %q: this build knows %q only", v, hashed)
 	case !errors.Is(err, engine.ErrNotFound):
 		return nil, err
+	}
+	empty, err := isEmpty(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case empty:
+		// Nothing named yet (an index made by a program, not the
+		// command): it hashes from now on.
+		if err := Init(ctx, db); err != nil {
+			return nil, err
+		}
+		return p, nil
 	case hashedOnly:
 		return nil, ErrInOrder
 	}
@@ -81,6 +95,14 @@ func New(ctx context.Context, db *engine.DB, hashedOnly bool) (*IDs, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// isEmpty reports whether db stores no document.
+func isEmpty(ctx context.Context, db *engine.DB) (bool, error) {
+	next, stop := iter.Pull2(db.Docs(ctx))
+	defer stop()
+	_, err, ok := next()
+	return !ok, err
 }
 
 // ID returns the id of the document named name with fingerprint fp, and

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -112,15 +111,7 @@ func (a *textAdder) walk(arg string, p *progressReporter) error {
 		}
 		return false
 	}
-	return walkFiles(arg, skipIndex, func(path string) error {
-		if err := a.ctx.Err(); err != nil {
-			return err
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			a.bad(path, unwrapPathError(err))
-			return nil
-		}
+	return readFiles(a.ctx, arg, skipIndex, func(path string, b []byte) error {
 		a.read.Add(1)
 		a.bytes.Add(int64(len(b)))
 		name := path
@@ -132,6 +123,7 @@ func (a *textAdder) walk(arg string, p *progressReporter) error {
 		}
 		fp := a.f.Bytes(b)
 		if a.html {
+			var err error
 			if fp, err = a.f.HTML(bytes.NewReader(b)); err != nil {
 				a.bad(path, err)
 				return nil

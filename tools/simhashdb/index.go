@@ -268,14 +268,24 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if rf.server != "" {
 		only := map[string]bool{"server": true, "token-file": true, "input": true, "hex": true}
+		if *text {
+			only = map[string]bool{"server": true, "token-file": true, "text": true}
+		}
 		var other []string
 		fl.Visit(func(f *flag.Flag) {
 			if !only[f.Name] {
 				other = append(other, "--"+f.Name)
 			}
 		})
-		if len(other) > 0 || fl.NArg() > 0 {
-			return fail(stderr, "add", exitUsage, fmt.Errorf("with --server, add reads records from --input and takes no other flags or arguments (got %s)", strings.Join(append(other, fl.Args()...), " ")))
+		switch {
+		case *text && len(other) > 0:
+			return fail(stderr, "add", exitUsage, fmt.Errorf("with --server, add --text sends the files' text and the server fingerprints it with the index's options: it takes no other flags (got %s)", strings.Join(other, " ")))
+		case *text && fl.NArg() == 0:
+			return fail(stderr, "add", exitUsage, errors.New("--text needs PATH arguments"))
+		case *text:
+			return addTextRemote(&rf, fl.Args(), stdout, stderr)
+		case len(other) > 0 || fl.NArg() > 0:
+			return fail(stderr, "add", exitUsage, fmt.Errorf("with --server, add reads records from --input (or files with --text) and takes no other flags or arguments (got %s)", strings.Join(append(other, fl.Args()...), " ")))
 		}
 		return addRemote(&rf, lines.Syntax{Hex: *hex}, *input, stdin, stderr)
 	}

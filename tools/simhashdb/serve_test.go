@@ -343,9 +343,49 @@ func TestServeCLI(t *testing.T) {
 	assert.Contains(t, r.stderr, "401")
 	r = runCLI(t, "", "stats", "--server", s.url, "--db", db)
 	assert.Equal(t, 2, r.code)
-	r = runCLI(t, "", "add", "--server", s.url, "--text", dir)
+	r = runCLI(t, "", "add", "--server", s.url, "--text", "--html", dir)
 	assert.Equal(t, 2, r.code)
-	assert.Contains(t, r.stderr, "takes no other flags")
+	assert.Contains(t, r.stderr, "takes no other flags (got --html)")
+	r = runCLI(t, "", "add", "--server", s.url, "--k", "2", dir)
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, "takes no other flags or arguments")
+	assert.Equal(t, 0, s.stop(t, syscall.SIGTERM), s.log())
+}
+
+// TestServeAddText: add --text --server stores files under the ids of
+// their paths, fingerprinted as a local add --text does; adding them again
+// leaves them, a changed file is replaced, and a file JSON cannot carry is
+// named.
+func TestServeAddText(t *testing.T) {
+	dir := t.TempDir()
+	files := filepath.Join(dir, "files")
+	require.NoError(t, os.MkdirAll(filepath.Join(files, "sub"), 0o755))
+	write := func(name, text string) {
+		require.NoError(t, os.WriteFile(filepath.Join(files, name), []byte(text), 0o644))
+	}
+	write("a.txt", "the quick brown fox jumps over the lazy dog")
+	write("sub/b.txt", "a stitch in time saves nine, they said")
+	write("latin1.txt", "caf\xe9 cr\xe8me")
+	s := startServe(t, "--db", filepath.Join(dir, "served"))
+	r := runCLI(t, "", "add", "--server", s.url, "--text", files)
+	assert.Equal(t, 1, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "latin1.txt: not UTF-8 text")
+	assert.Contains(t, r.stderr, "3 files: 2 stored (added or replaced), 0 unchanged")
+	local := runCLI(t, "", "add", "--db", filepath.Join(dir, "local"), "--text", filepath.Join(files, "a.txt"), filepath.Join(files, "sub"))
+	require.Equal(t, 0, local.code, local.stderr)
+	assert.Equal(t, local.stdout, r.stdout, "the same ids and fingerprints as a local add")
+
+	r = runCLI(t, "", "add", "--server", s.url, "--text", filepath.Join(files, "a.txt"), filepath.Join(files, "sub"))
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "2 files: 0 stored (added or replaced), 2 unchanged")
+	write("a.txt", "the quick brown fox jumps over the lazy cat")
+	r = runCLI(t, "", "add", "--server", s.url, "--text", filepath.Join(files, "a.txt"))
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "1 files: 1 stored (added or replaced), 0 unchanged")
+	id := strings.Split(local.stdout, "\t")[0]
+	g := runCLI(t, "", "get", "--server", s.url, id)
+	require.Equal(t, 0, g.code, g.stderr)
+	assert.Contains(t, g.stdout, strings.Split(r.stdout, "\t")[1], "replaced under the same id")
 	assert.Equal(t, 0, s.stop(t, syscall.SIGTERM), s.log())
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -56,4 +57,20 @@ func walkFiles(root string, skipDir func(string) bool, file func(path string) er
 		}
 		return file(path)
 	})
+}
+
+// readFiles is walkFiles that reads each file whole for file, and stops
+// when ctx is done; a file it cannot read goes to bad.
+func readFiles(ctx context.Context, root string, skipDir func(string) bool, file func(path string, b []byte) error, bad func(path string, err error)) error {
+	return walkFiles(root, skipDir, func(path string) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			bad(path, unwrapPathError(err))
+			return nil
+		}
+		return file(path, b)
+	}, bad)
 }
