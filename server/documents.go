@@ -120,14 +120,11 @@ func (s *Server) fingerprint(req *docRequest) (uint64, error) {
 		if s.opts.Fingerprinter == nil {
 			return 0, bad(`"text" is not served: send "fingerprint"`)
 		}
-		if s.opts.TextIsHTML {
-			fp, err := s.opts.Fingerprinter.HTML(strings.NewReader(*req.Text))
-			if err != nil {
-				return 0, bad(`"text": %v`, err)
-			}
-			return fp, nil
+		fp, err := s.opts.Fingerprinter.Document(strings.NewReader(*req.Text), s.opts.TextReading)
+		if err != nil {
+			return 0, bad(`"text": %v`, err)
 		}
-		return s.opts.Fingerprinter.String(*req.Text), nil
+		return fp, nil
 	}
 	return 0, bad(`want "fingerprint" or "text"`)
 }

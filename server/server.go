@@ -68,9 +68,10 @@ type Options struct {
 	// Fingerprinter fingerprints "text" (the index's options); nil refuses
 	// text.
 	Fingerprinter *simhash.Fingerprinter
-	// TextIsHTML: "text" is HTML, fingerprinted by its visible text (the
-	// index's option).
-	TextIsHTML bool
+	// TextReading is how "text" is read (simhash.Document): by its
+	// content (ReadAuto), as plain text or as HTML. Text that is binary
+	// or has no words is refused.
+	TextReading simhash.Reading
 	// Logger receives errors the clients are not told of (nil: none).
 	Logger *slog.Logger
 }

@@ -48,6 +48,7 @@ func BenchmarkFingerprint(b *testing.B) {
 		{"logtf", Options{Weighting: LogTF}},
 		{"stopwords", Options{StopWords: EnglishStopWords()}},
 		{"fnv1", Options{Hash: FNV1}},
+		{"v2", Options{Pipeline: PipelineV2}},
 	} {
 		f, err := New(bc.opts)
 		if err != nil {
@@ -86,6 +87,36 @@ func BenchmarkFingerprint(b *testing.B) {
 		b.SetBytes(int64(page.Len()))
 		for b.Loop() {
 			if _, err := f.HTML(bytes.NewReader(page.Bytes())); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	// The latest pipeline as the command reads files: numbers among the
+	// words, pages sniffed and read without their navigation.
+	v2, err := New(Options{Pipeline: LatestPipeline})
+	if err != nil {
+		b.Fatal(err)
+	}
+	numbered := bytes.ReplaceAll(doc, []byte("time "), []byte("1997 "))
+	b.Run("v2-numbers", func(b *testing.B) {
+		b.SetBytes(int64(len(numbered)))
+		for b.Loop() {
+			v2.Bytes(numbered)
+		}
+	})
+	b.Run("v2-document-text", func(b *testing.B) {
+		b.SetBytes(int64(len(numbered)))
+		for b.Loop() {
+			if _, err := v2.Document(bytes.NewReader(numbered), ReadAuto); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	navPage := append([]byte("<!DOCTYPE html><nav><a href=/>Home</a> Next</nav>\n"), page.Bytes()...)
+	b.Run("v2-document-html", func(b *testing.B) {
+		b.SetBytes(int64(len(navPage)))
+		for b.Loop() {
+			if _, err := v2.Document(bytes.NewReader(navPage), ReadAuto); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -45,6 +46,32 @@ const DefaultShingle = 2
 // MaxShingle bounds Options.Shingle.
 const MaxShingle = 64
 
+// Pipeline is a version of the way a Fingerprinter reads text into weighted
+// features. Fingerprints made by different pipelines are not comparable, so
+// a collection keeps the pipeline its fingerprints were made with.
+type Pipeline int
+
+const (
+	// PipelineV1 weighs every occurrence of a feature alike and reads all
+	// the visible text of HTML. It is the zero value, so Options written
+	// before pipelines had versions keep their fingerprints.
+	PipelineV1 Pipeline = iota
+	// PipelineV2 weighs a feature holding a number (a token of digits only)
+	// NumberWeight: renumbered chapters, versions and dates repeated in
+	// headings and tables of contents move a fingerprint little, where
+	// under V1 they decided it. It reads HTML without its navigation (see
+	// Fingerprinter.HTML).
+	PipelineV2
+	// LatestPipeline is the pipeline new collections should use.
+	LatestPipeline = PipelineV2
+)
+
+// NumberWeight is the weight of a feature holding a number under
+// PipelineV2, against 1 for one of words alone (bench/quality chose it).
+const NumberWeight = 0.1
+
+func (p Pipeline) String() string { return fmt.Sprintf("v%d", int(p)+1) }
+
 // ErrOptions is wrapped by the errors of New for invalid options.
 var ErrOptions = errors.New("simhash: invalid options")
 
@@ -69,6 +96,9 @@ type Options struct {
 	StopWords []string
 	// Hash maps features to 64 bits; nil means XXHash.
 	Hash Hash
+	// Pipeline is the version of the pipeline; the zero value is
+	// PipelineV1, LatestPipeline the one new collections should take.
+	Pipeline Pipeline
 	// TiesToOne sets a fingerprint bit whose counter is exactly zero. The
 	// default leaves it 0, so an empty document has fingerprint 0; seed 001's
 	// Java sets it (its test is ">= 0").
@@ -78,14 +108,15 @@ type Options struct {
 // Fingerprinter turns documents into 64-bit SimHash fingerprints. It is safe
 // for concurrent use.
 type Fingerprinter struct {
-	opts   Options
-	tok    Tokenizer
-	words  bool // tok is Words: use the scanner of the sketch, no allocation
-	hash   Hash
-	w      int
-	stop   map[uint64]struct{}
-	counts bool // weights need per-document counts
-	pool   sync.Pool
+	opts    Options
+	tok     Tokenizer
+	words   bool // tok is Words: use the scanner of the sketch, no allocation
+	hash    Hash
+	w       int
+	stop    map[uint64]struct{}
+	counts  bool // weights need per-document counts
+	numbers bool // features holding a number weigh NumberWeight
+	pool    sync.Pool
 }
 
 // New returns a Fingerprinter for opts.
@@ -104,6 +135,10 @@ func New(opts Options) (*Fingerprinter, error) {
 	case f.w < 0 || f.w > MaxShingle:
 		return nil, fmt.Errorf("%w: Shingle %d is outside 1..%d", ErrOptions, opts.Shingle, MaxShingle)
 	}
+	if opts.Pipeline < PipelineV1 || opts.Pipeline > LatestPipeline {
+		return nil, fmt.Errorf("%w: unknown Pipeline %d", ErrOptions, int(opts.Pipeline))
+	}
+	f.numbers = opts.Pipeline >= PipelineV2
 	switch opts.Weighting {
 	case TF, LogTF, Binary:
 	default:
@@ -209,15 +244,21 @@ type sketch struct {
 	n      int                // tokens seen
 	vec    Vector
 	counts map[uint64]uint32
-	emit   func(uint64) // Features: report instead of summing
-	tokFn  func([]byte)
-	buf    []byte
+	// numMask has bit i set when the token i tokens back is a number;
+	// numeric holds the features with one, when counts are kept.
+	numMask  uint64
+	numeric  map[uint64]struct{}
+	features int          // features made: 0 means the document had no text
+	emit     func(uint64) // Features: report instead of summing
+	tokFn    func([]byte)
+	buf      []byte
 }
 
 func (s *sketch) reset() {
-	s.n = 0
+	s.n, s.numMask, s.features = 0, 0, 0
 	s.vec.Reset()
 	clear(s.counts)
+	clear(s.numeric)
 }
 
 func (s *sketch) text(b []byte) {
@@ -293,16 +334,43 @@ func (s *sketch) token(t []byte) {
 			return
 		}
 	}
+	num := s.f.numbers && isNumber(t)
 	w := s.f.w
 	if w == 1 {
-		s.feature(h)
+		s.feature(h, num)
 		return
 	}
 	s.ring[s.n%MaxShingle] = h
+	s.numMask <<= 1
+	if num {
+		s.numMask |= 1
+	}
 	s.n++
 	if s.n >= w {
-		s.feature(s.shingle(w))
+		s.feature(s.shingle(w), s.numMask&lowBits(w) != 0)
 	}
+}
+
+// lowBits returns a mask of the n lowest bits.
+func lowBits(n int) uint64 { return ^uint64(0) >> (64 - n) }
+
+// isNumber reports whether a token is digits only.
+func isNumber(t []byte) bool {
+	for i := 0; i < len(t); {
+		if c := t[i]; c < utf8.RuneSelf {
+			if c < '0' || c > '9' {
+				return false
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(t[i:])
+		if !unicode.IsDigit(r) {
+			return false
+		}
+		i += n
+	}
+	return len(t) > 0
 }
 
 // shingle hashes the last m tokens, oldest first: a polynomial over the
@@ -318,11 +386,13 @@ func (s *sketch) shingle(m int) uint64 {
 // flushShort makes the one feature of a document shorter than a shingle.
 func (s *sketch) flushShort() {
 	if s.n > 0 && s.n < s.f.w {
-		s.feature(s.shingle(s.n))
+		s.feature(s.shingle(s.n), s.numMask&lowBits(s.n) != 0)
 	}
 }
 
-func (s *sketch) feature(h uint64) {
+// feature adds a feature; num says it holds a number.
+func (s *sketch) feature(h uint64, num bool) {
+	s.features++
 	switch {
 	case s.emit != nil:
 		s.emit(h)
@@ -331,6 +401,14 @@ func (s *sketch) feature(h uint64) {
 			s.counts = make(map[uint64]uint32)
 		}
 		s.counts[h]++
+		if num {
+			if s.numeric == nil {
+				s.numeric = make(map[uint64]struct{})
+			}
+			s.numeric[h] = struct{}{}
+		}
+	case num:
+		s.vec.Add(h, NumberWeight)
 	default:
 		s.vec.AddUnit(h)
 	}
@@ -351,6 +429,9 @@ func (s *sketch) sum() uint64 {
 			}
 			if s.f.opts.IDF != nil {
 				w *= s.f.opts.IDF.Weight(h)
+			}
+			if _, ok := s.numeric[h]; ok {
+				w *= NumberWeight
 			}
 			s.vec.Add(h, w)
 		}

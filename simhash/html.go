@@ -2,6 +2,7 @@ package simhash
 
 import (
 	"io"
+	"strings"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
@@ -12,20 +13,39 @@ import (
 // of script, style, template, noscript and similar elements are skipped.
 // Block-level elements separate words; inline ones (b, a, span, ...) do not,
 // so "<b>W</b>ord" is one word. The page streams through in chunks.
+//
+// From PipelineV2 on, the page's navigation is skipped too, as the text
+// that changes between releases of a site while its content does not: nav
+// and aside elements, header and footer elements of the page (not those of
+// an article or section), and elements whose ARIA role is navigation,
+// search, banner or contentinfo.
 func (f *Fingerprinter) HTML(r io.Reader) (uint64, error) {
 	s := f.get()
 	defer f.put(s)
-	if err := s.stream(&htmlText{z: html.NewTokenizer(r)}); err != nil {
+	if err := s.stream(f.htmlText(r)); err != nil {
 		return 0, err
 	}
 	return s.sum(), nil
 }
 
+// htmlText returns a reader of the visible text of the HTML read from r,
+// as f's pipeline reads it.
+func (f *Fingerprinter) htmlText(r io.Reader) io.Reader {
+	return &htmlText{z: html.NewTokenizer(r), nav: f.opts.Pipeline >= PipelineV2}
+}
+
 // htmlText is an io.Reader of the visible text of an HTML token stream.
+// Without nav (PipelineV1) it counts the depth of hidden elements; with
+// nav it keeps a stack of the open elements, so that the end of one found
+// by its attributes (a role) is known, and an end tag closes the elements
+// opened inside it and left open, as browsers do.
 type htmlText struct {
 	z       *html.Tokenizer
-	hidden  int    // depth inside elements whose text is not shown
-	pending []byte // text not yet read
+	nav     bool          // skip navigation (PipelineV2)
+	hidden  int           // open elements whose text is not shown
+	section int           // open sectioning elements (article, aside, main, nav, section)
+	open    []openElement // with nav
+	pending []byte        // text not yet read
 }
 
 func (h *htmlText) Read(p []byte) (int, error) {
@@ -41,22 +61,38 @@ func (h *htmlText) Read(p []byte) (int, error) {
 				h.pending = h.z.Text()
 			}
 		case html.StartTagToken:
-			name, _ := h.z.TagName()
+			name, hasAttr := h.z.TagName()
 			a := atom.Lookup(name)
-			if hiddenElement[a] {
-				h.hidden++
-			}
 			if !inlineElement[a] {
 				h.pending = space
+			}
+			switch {
+			case !h.nav:
+				if hiddenElement[a] {
+					h.hidden++
+				}
+			case voidElement[a] || len(h.open) == maxOpen:
+			default:
+				e := openElement{a: a, section: sectioningElement[a]}
+				if a == 0 {
+					e.name = string(name)
+				}
+				e.hides = hiddenElement[a] || navigationElement[a] ||
+					((a == atom.Header || a == atom.Footer) && h.section == 0) ||
+					(hasAttr && navigationRole(h.z))
+				h.push(e)
 			}
 		case html.EndTagToken:
 			name, _ := h.z.TagName()
 			a := atom.Lookup(name)
-			if hiddenElement[a] && h.hidden > 0 {
-				h.hidden--
-			}
 			if !inlineElement[a] {
 				h.pending = space
+			}
+			switch {
+			case h.nav:
+				h.close(a, name)
+			case hiddenElement[a] && h.hidden > 0:
+				h.hidden--
 			}
 		case html.SelfClosingTagToken:
 			name, _ := h.z.TagName()
@@ -86,4 +122,83 @@ var inlineElement = map[atom.Atom]bool{
 	atom.Font: true, atom.I: true, atom.Kbd: true, atom.Mark: true, atom.Q: true,
 	atom.S: true, atom.Samp: true, atom.Small: true, atom.Span: true, atom.Strong: true,
 	atom.Sub: true, atom.Sup: true, atom.Time: true, atom.U: true, atom.Var: true,
+}
+
+type openElement struct {
+	name    string // the tag name, for elements atom does not know
+	a       atom.Atom
+	hides   bool
+	section bool
+}
+
+// maxOpen bounds the stack: deeper elements are read as if not opened, so
+// memory stays bounded on any page.
+const maxOpen = 512
+
+func (h *htmlText) push(e openElement) {
+	h.open = append(h.open, e)
+	if e.hides {
+		h.hidden++
+	}
+	if e.section {
+		h.section++
+	}
+}
+
+// close pops the innermost open element named a (name when atom does not
+// know it) and every element opened inside it; an end tag matching none is
+// ignored.
+func (h *htmlText) close(a atom.Atom, name []byte) {
+	for i := len(h.open) - 1; i >= 0; i-- {
+		e := h.open[i]
+		if e.a != a || (a == 0 && e.name != string(name)) {
+			continue
+		}
+		for _, e := range h.open[i:] {
+			if e.hides {
+				h.hidden--
+			}
+			if e.section {
+				h.section--
+			}
+		}
+		h.open = h.open[:i]
+		return
+	}
+}
+
+// navigationRole reports whether the tag being read has an ARIA role of
+// navigation: navigation, search, banner or contentinfo.
+func navigationRole(z *html.Tokenizer) bool {
+	for {
+		k, v, more := z.TagAttr()
+		if string(k) == "role" {
+			for _, r := range strings.Fields(strings.ToLower(string(v))) {
+				switch r {
+				case "navigation", "search", "banner", "contentinfo":
+					return true
+				}
+			}
+		}
+		if !more {
+			return false
+		}
+	}
+}
+
+// navigationElement lists the elements of navigation PipelineV2 skips
+// wherever they are.
+var navigationElement = map[atom.Atom]bool{atom.Nav: true, atom.Aside: true}
+
+// sectioningElement lists the elements inside which header and footer
+// belong to the content, not the page (HTML-AAM's banner and contentinfo).
+var sectioningElement = map[atom.Atom]bool{
+	atom.Article: true, atom.Aside: true, atom.Main: true, atom.Nav: true, atom.Section: true,
+}
+
+// voidElement lists elements that have no end tag.
+var voidElement = map[atom.Atom]bool{
+	atom.Area: true, atom.Base: true, atom.Br: true, atom.Col: true, atom.Embed: true,
+	atom.Hr: true, atom.Img: true, atom.Input: true, atom.Link: true, atom.Meta: true,
+	atom.Source: true, atom.Track: true, atom.Wbr: true, atom.Param: true,
 }

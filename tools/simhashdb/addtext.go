@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -29,7 +30,7 @@ type textAdder struct {
 	f        *simhash.Fingerprinter
 	index    string // the index folder, absolute: never read as input
 	bulk     bool   // gather everything, then Load
-	html     bool   // fingerprint the visible text of HTML
+	reading  simhash.Reading
 	ids      *naming.IDs
 	ifNew    int // >= 0: store only files with no stored document within it
 	docs     []engine.Doc
@@ -42,6 +43,8 @@ type textAdder struct {
 	rejected atomic.Int64
 	bytes    atomic.Int64
 	dups     int
+	binaries int // files skipped as binary
+	empty    int // files skipped for having no words
 }
 
 // addText fingerprints files and folders and stores them, each under the
@@ -59,7 +62,11 @@ func addText(ctx context.Context, db *engine.DB, dbDir string, paths []string, f
 	if err != nil {
 		return fail(stderr, "add", exitFailed, err)
 	}
-	a := &textAdder{ctx: ctx, db: db, f: f, index: index, bulk: bulk, html: ff.html, ifNew: ifNew, stdout: stdout, stderr: stderr}
+	reading, err := ff.reading()
+	if err != nil {
+		return fail(stderr, "add", exitUsage, err)
+	}
+	a := &textAdder{ctx: ctx, db: db, f: f, index: index, bulk: bulk, reading: reading, ifNew: ifNew, stdout: stdout, stderr: stderr}
 	if a.ids, err = naming.New(ctx, db, false); err != nil {
 		return fail(stderr, "add", exitFailed, err)
 	}
@@ -78,8 +85,21 @@ func addText(ctx context.Context, db *engine.DB, dbDir string, paths []string, f
 	if ifNew >= 0 {
 		fmt.Fprintf(stderr, ", %d not added as near-duplicates", a.dups)
 	}
+	fmt.Fprint(stderr, skippedSummary(a.binaries, a.empty))
 	fmt.Fprintln(stderr)
 	return a.code
+}
+
+// skippedSummary ends add's summary with the files it skipped, if any.
+func skippedSummary(binaries, empty int) string {
+	var out string
+	if binaries > 0 {
+		out += fmt.Sprintf("; %d binary files skipped", binaries)
+	}
+	if empty > 0 {
+		out += fmt.Sprintf("; %d files without words skipped", empty)
+	}
+	return out
 }
 
 // bad reports a file that could not be added, and goes on.
@@ -121,13 +141,18 @@ func (a *textAdder) walk(arg string, p *progressReporter) error {
 		if len(a.docs) == 0 {
 			a.since = time.Now()
 		}
-		fp := a.f.Bytes(b)
-		if a.html {
-			var err error
-			if fp, err = a.f.HTML(bytes.NewReader(b)); err != nil {
-				a.bad(path, err)
-				return nil
-			}
+		fp, err := a.f.Document(bytes.NewReader(b), a.reading)
+		switch {
+		case errors.Is(err, simhash.ErrBinary):
+			a.binaries++
+			return nil
+		case errors.Is(err, simhash.ErrEmpty):
+			a.empty++
+			fmt.Fprintf(a.stderr, "%s add: %s: no words: not stored (every such file would be a duplicate of every other)\n", programName, path)
+			return nil
+		case err != nil:
+			a.bad(path, err)
+			return nil
 		}
 		id, what, err := a.ids.ID(a.ctx, name, fp)
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/simhash"
 )
 
 // Requests of add --text --server stay under these bounds (the server's
@@ -35,6 +36,7 @@ type remoteTextAdder struct {
 	files  int
 	// counts from the answers
 	stored, unchanged int
+	binaries, empty   int
 }
 
 // addTextRemote is add --text --server: the files under paths stored
@@ -55,7 +57,7 @@ func addTextRemote(rf *remoteFlags, paths []string, stdout, stderr io.Writer) in
 	if err := a.send(); err != nil {
 		return a.stopped(err)
 	}
-	fmt.Fprintf(stderr, "%s add: %d files: %d stored (added or replaced), %d unchanged\n", programName, a.files, a.stored, a.unchanged)
+	fmt.Fprintf(stderr, "%s add: %d files: %d stored (added or replaced), %d unchanged%s\n", programName, a.files, a.stored, a.unchanged, skippedSummary(a.binaries, a.empty))
 	return a.code
 }
 
@@ -77,7 +79,7 @@ func (a *remoteTextAdder) file(path string, b []byte) error {
 	if !utf8.Valid(b) {
 		// A JSON string would carry U+FFFD instead, and the server would
 		// fingerprint other bytes than the file's.
-		a.bad(path, errors.New("not UTF-8 text, which a JSON line cannot carry unchanged: add it with --db on the server's machine"))
+		a.bad(path, errors.New("not UTF-8 text, which a JSON line cannot carry unchanged (compressed, binary or in another encoding): add it with --db on the server's machine"))
 		return nil
 	}
 	name := path
@@ -139,10 +141,17 @@ func (a *remoteTextAdder) send() error {
 		switch {
 		case id == nil || ans.Fingerprints[i] == nil:
 			msg, ok := why[i]
-			if !ok {
-				msg = "refused by the server (its answer names the first reasons only)"
+			switch {
+			case !ok:
+				a.bad(a.names[i], errors.New("refused by the server (its answer names the first reasons only)"))
+			case strings.HasSuffix(msg, simhash.ErrBinary.Error()):
+				a.binaries++
+			case strings.HasSuffix(msg, simhash.ErrEmpty.Error()):
+				a.empty++
+				fmt.Fprintf(a.stderr, "%s add: %s: no words: not stored (every such file would be a duplicate of every other)\n", programName, a.names[i])
+			default:
+				a.bad(a.names[i], errors.New(msg))
 			}
-			a.bad(a.names[i], errors.New(msg))
 		default:
 			fmt.Fprintf(a.stdout, "%d\t%s\t%s\n", *id, *ans.Fingerprints[i], a.names[i])
 		}

@@ -24,14 +24,18 @@ type fingerprintFlags struct {
 	stopwords bool
 	hash      string
 	html      bool
+	read      string
+	pipeline  string
 }
 
 // fingerprintFlagNames are the flags of fingerprintFlags: an index stores
 // their values at creation (see withIndex).
-var fingerprintFlagNames = []string{"shingle", "weighting", "stopwords", "hash", "html"}
+var fingerprintFlagNames = []string{"pipeline", "read", "shingle", "weighting", "stopwords", "hash", "html"}
 
 func (ff *fingerprintFlags) register(fl *flag.FlagSet) {
-	fl.BoolVar(&ff.html, "html", false, "read text as HTML and fingerprint its visible text")
+	fl.BoolVar(&ff.html, "html", false, "read text as HTML and fingerprint its visible text (--read html)")
+	fl.StringVar(&ff.read, "read", "auto", "how files are read: auto (by content: gzip and bzip2 decompressed, HTML known by its start), text or html; binaries and files without words are reported, not fingerprinted")
+	fl.StringVar(&ff.pipeline, "pipeline", simhash.LatestPipeline.String(), "the fingerprint pipeline: v2 (numbers weigh little, HTML without its navigation) or v1 (that of indexes made before v2)")
 	fl.IntVar(&ff.shingle, "shingle", simhash.DefaultShingle, "tokens per feature (moving window)")
 	fl.StringVar(&ff.weighting, "weighting", "tf", "feature weights: tf, logtf or binary")
 	fl.BoolVar(&ff.stopwords, "stopwords", false, "drop English stop words")
@@ -62,7 +66,29 @@ func (ff *fingerprintFlags) fingerprinter() (*simhash.Fingerprinter, error) {
 	if ff.shingle == 0 {
 		return nil, fmt.Errorf("--shingle 0: want 1 to %d", simhash.MaxShingle)
 	}
+	switch ff.pipeline {
+	case "v1":
+	case "v2":
+		o.Pipeline = simhash.PipelineV2
+	default:
+		return nil, fmt.Errorf("--pipeline %q: want v1 or v2", ff.pipeline)
+	}
+	if _, err := ff.reading(); err != nil {
+		return nil, err
+	}
 	return simhash.New(o)
+}
+
+// reading is how ff reads files: --read, or html with --html.
+func (ff *fingerprintFlags) reading() (simhash.Reading, error) {
+	if ff.html {
+		return simhash.ReadHTML, nil
+	}
+	r, err := simhash.ParseReading(ff.read)
+	if err != nil {
+		return 0, fmt.Errorf("--read %q: want auto, text or html", ff.read)
+	}
+	return r, nil
 }
 
 // fingerprintSetting names the setting (engine.DB.SetMeta) in which an
@@ -76,23 +102,40 @@ type storedFingerprint struct {
 	StopWords bool   `json:"stopwords"`
 	Hash      string `json:"hash"`
 	// HTML is absent in indexes created before it was stored: those take
-	// --html as given.
+	// --html as given. Indexes that store Read do not store it.
 	HTML *bool `json:"html,omitempty"`
+	// Read and Pipeline are absent in indexes created before they were
+	// stored, which read text (or HTML, as HTML says) with pipeline v1.
+	Read     string `json:"read,omitempty"`
+	Pipeline string `json:"pipeline,omitempty"`
 }
 
-// stored returns ff as an index stores it.
+// stored returns ff as a new index stores it.
 func (ff *fingerprintFlags) stored() storedFingerprint {
-	html := ff.html
-	return storedFingerprint{ff.shingle, ff.weighting, ff.stopwords, ff.hash, &html}
+	r, _ := ff.reading()
+	return storedFingerprint{ff.shingle, ff.weighting, ff.stopwords, ff.hash, nil, r.String(), ff.pipeline}
+}
+
+// settle gives Read and Pipeline the values an index that does not store
+// them has.
+func (st *storedFingerprint) settle() {
+	if st.Read == "" {
+		st.Read = "text"
+		if st.HTML != nil && *st.HTML {
+			st.Read = "html"
+		}
+	}
+	if st.Pipeline == "" {
+		st.Pipeline = "v1"
+	}
 }
 
 // flags returns st as the values of fingerprintFlags' flags.
 func (st storedFingerprint) flags() map[string]string {
+	st.settle()
 	m := map[string]string{"shingle": strconv.Itoa(st.Shingle), "weighting": st.Weighting,
-		"stopwords": strconv.FormatBool(st.StopWords), "hash": st.Hash}
-	if st.HTML != nil {
-		m["html"] = strconv.FormatBool(*st.HTML)
-	}
+		"stopwords": strconv.FormatBool(st.StopWords), "hash": st.Hash, "read": st.Read,
+		"pipeline": st.Pipeline, "html": strconv.FormatBool(st.Read == "html")}
 	return m
 }
 
@@ -101,7 +144,7 @@ func (st storedFingerprint) String() string {
 	m := st.flags()
 	var out []string
 	for _, n := range fingerprintFlagNames {
-		if v, ok := m[n]; ok {
+		if v, ok := m[n]; ok && n != "html" { // --read says it
 			out = append(out, "--"+n+" "+v)
 		}
 	}
@@ -137,6 +180,16 @@ func (ff *fingerprintFlags) withIndex(ctx context.Context, db *engine.DB, fl *fl
 	}
 	if !ok {
 		if !created {
+			// Made before any option was stored: text, pipeline v1,
+			// unless the flags say otherwise.
+			given := map[string]bool{}
+			fl.Visit(func(f *flag.Flag) { given[f.Name] = true })
+			if !given["pipeline"] {
+				ff.pipeline = "v1"
+			}
+			if !given["read"] {
+				ff.read = "text"
+			}
 			return nil
 		}
 		b, err := json.Marshal(ff.stored())
@@ -155,10 +208,9 @@ func (ff *fingerprintFlags) withIndex(ctx context.Context, db *engine.DB, fl *fl
 	if len(conflicts) > 0 {
 		return fmt.Errorf("%w: %s: the index fingerprints text as it was created to; leave these flags out", errConflict, strings.Join(conflicts, ", "))
 	}
+	st.settle()
 	ff.shingle, ff.weighting, ff.stopwords, ff.hash = st.Shingle, st.Weighting, st.StopWords, st.Hash
-	if st.HTML != nil {
-		ff.html = *st.HTML
-	}
+	ff.read, ff.pipeline, ff.html = st.Read, st.Pipeline, false
 	return nil
 }
 
@@ -231,12 +283,13 @@ func runFingerprint(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 	return code
 }
 
-// sum fingerprints r with f, as HTML if ff says so.
+// sum fingerprints the document read from r with f, read as ff says.
 func (ff *fingerprintFlags) sum(f *simhash.Fingerprinter, r io.Reader) (uint64, error) {
-	if ff.html {
-		return f.HTML(r)
+	reading, err := ff.reading()
+	if err != nil {
+		return 0, err
 	}
-	return f.Reader(r)
+	return f.Document(r, reading)
 }
 
 // unwrapPathError drops the operation and path of an *fs.PathError, since

@@ -83,9 +83,9 @@ func TestIndexCommands(t *testing.T) {
 			assert.Equal(t, c.code, r.code, "%v: %s", c.args, r.stderr)
 			assert.Contains(t, r.stderr, c.msg, "%v", c.args)
 		}
-		r := runCLI(t, "", "query", "--db", db, "--text", "") // the empty text's fingerprint is 0
-		assert.Equal(t, 0, r.code, r.stderr)
-		assert.Contains(t, r.stdout, "query 0x0000000000000000:")
+		r := runCLI(t, "", "query", "--db", db, "--text", "") // no words: no fingerprint to query
+		assert.Equal(t, 1, r.code, r.stderr)
+		assert.Contains(t, r.stderr, "query: --text: no words to fingerprint")
 	})
 	t.Run("batch", func(t *testing.T) {
 		r := runCLI(t, "0x0123456789abcdef\nq7 0x0123456789abcd10\n42 1\n", "batch", "--db", db, "--k", "1")

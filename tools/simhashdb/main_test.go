@@ -81,9 +81,11 @@ func TestFingerprintCommand(t *testing.T) {
 		assert.Equal(t, 0, r.code)
 		assert.Equal(t, want("The quick brown fox jumps over the lazy dog", page), r.stdout)
 	})
-	t.Run("empty input has fingerprint zero", func(t *testing.T) {
+	t.Run("empty input has no fingerprint", func(t *testing.T) {
 		r := runCLI(t, "", "fingerprint", "-")
-		assert.Equal(t, "0x0000000000000000\t-\n", r.stdout)
+		assert.Equal(t, 1, r.code)
+		assert.Empty(t, r.stdout)
+		assert.Contains(t, r.stderr, "fingerprint: -: no words to fingerprint")
 	})
 	t.Run("options change the fingerprint", func(t *testing.T) {
 		r := runCLI(t, "", "fingerprint", "--shingle", "1", "--weighting", "binary", "--hash", "fnv1", "--stopwords", a)

@@ -31,10 +31,10 @@ func TestHTMLKeptWithIndex(t *testing.T) {
 	assert.Contains(t, r.stderr, "--html false (the index's is true)")
 	r = runCLI(t, "", "stats", "--db", db)
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stdout, "--html true")
+	assert.Contains(t, r.stdout, "--read html")
 	r = runCLI(t, "", "stats", "--db", db, "--json")
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stdout, `"html": true`)
+	assert.Contains(t, r.stdout, `"read": "html"`)
 }
 
 // TestExportCarriesOptions: export | add makes a copy that fingerprints

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/internal/lines"
@@ -60,8 +61,10 @@ func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	if rf.server != "" {
-		if given["html"] || given["shingle"] || given["weighting"] || given["stopwords"] || given["hash"] {
-			return fail(stderr, "query", exitUsage, errors.New("with --server the server fingerprints text with the index's options: leave out --html and the fingerprint flags"))
+		for _, n := range fingerprintFlagNames {
+			if given[n] {
+				return fail(stderr, "query", exitUsage, errors.New("with --server the server fingerprints text with the index's options: leave out --html, --read, --pipeline and the other fingerprint flags"))
+			}
 		}
 		req := map[string]any{}
 		switch {
@@ -78,6 +81,9 @@ func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			closeIn()
 			if err != nil {
 				return fail(stderr, "query", exitFailed, fmt.Errorf("%s: %w", name, err))
+			}
+			if !utf8.Valid(b) {
+				return fail(stderr, "query", exitFailed, fmt.Errorf("%s: not UTF-8 text, which JSON cannot carry unchanged to the server (compressed, binary or in another encoding): query it with --db", name))
 			}
 			req["text"] = string(b)
 		}
@@ -99,7 +105,7 @@ func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		sum := func(r io.Reader) (uint64, error) { return ff.sum(f, r) }
 		if given["text"] {
 			if q, err = sum(strings.NewReader(*textArg)); err != nil {
-				return fail(stderr, "query", exitFailed, err)
+				return fail(stderr, "query", exitFailed, fmt.Errorf("--text: %w", err))
 			}
 		} else {
 			r, name, _, closeIn, err := openInput(context.Background(), *fileArg, stdin)

@@ -156,8 +156,12 @@ func serve(ctx context.Context, db *engine.DB, d *dbFlags, ff *fingerprintFlags,
 	if err != nil {
 		return fail(stderr, "serve", exitUsage, err)
 	}
+	reading, err := ff.reading()
+	if err != nil {
+		return fail(stderr, "serve", exitUsage, err)
+	}
 	h := server.New(db, server.Options{Token: token, MaxBody: sf.maxBody, MaxBatchBody: sf.maxBatchBody,
-		MaxBatch: sf.maxBatch, MaxInflight: sf.maxInflight, MaxHeader: sf.maxHeader, Fingerprinter: f, TextIsHTML: ff.html, Logger: quietLogger()})
+		MaxBatch: sf.maxBatch, MaxInflight: sf.maxInflight, MaxHeader: sf.maxHeader, Fingerprinter: f, TextReading: reading, Logger: quietLogger()})
 	if w := sf.plainTokenWarning(token); w != "" {
 		fmt.Fprintf(stderr, "%s serve: %s\n", programName, w)
 	}

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/simhash"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const (
+	readingWords = "the quick brown fox jumps over the lazy dog and then runs far away into the forest"
+	readingPage  = "<!DOCTYPE html><html><body><nav>Home | Next chapter</nav><p>" + readingWords + "</p></body></html>"
+)
+
+// readingFolder writes a folder of files of every kind add --text meets.
+func readingFolder(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "files")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	var gz bytes.Buffer
+	z := gzip.NewWriter(&gz)
+	_, err := z.Write([]byte("a changelog, compressed as Debian ships it: " + readingWords))
+	require.NoError(t, err)
+	require.NoError(t, z.Close())
+	for name, b := range map[string][]byte{
+		"plain.txt":        []byte(readingWords),
+		"page.txt":         []byte(readingPage), // HTML by its content, whatever its name
+		"changelog.gz":     gz.Bytes(),
+		"logo.png":         []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00"),
+		"empty.txt":        nil,
+		"only-markup.html": []byte("<html><script>var x = 1</script></html>"),
+	} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), b, 0o644))
+	}
+	return dir
+}
+
+// TestReadByContent: a new index reads files by their content with the
+// latest pipeline: compressed files decompressed, HTML without its
+// navigation, binaries skipped and counted, files without words named
+// and not stored.
+func TestReadByContent(t *testing.T) {
+	files := readingFolder(t)
+	db := filepath.Join(t.TempDir(), "idx")
+	r := runCLI(t, "", "add", "--db", db, "--text", files)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "6 files: 3 added, 0 replaced, 0 unchanged; 1 binary files skipped; 2 files without words skipped")
+	assert.Contains(t, r.stderr, "empty.txt: no words: not stored")
+	assert.Contains(t, r.stderr, "only-markup.html: no words: not stored")
+	v2, err := simhash.New(simhash.Options{Pipeline: simhash.PipelineV2})
+	require.NoError(t, err)
+	stored := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		f := strings.Split(line, "\t")
+		require.Len(t, f, 3, line)
+		stored[filepath.Base(f[2])] = f[1]
+	}
+	assert.Equal(t, map[string]string{
+		"plain.txt":    simhash.Format(v2.String(readingWords)),
+		"page.txt":     simhash.Format(v2.String(readingWords)),
+		"changelog.gz": simhash.Format(v2.String("a changelog, compressed as Debian ships it: " + readingWords)),
+	}, stored)
+
+	r = runCLI(t, "", "stats", "--db", db)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "--pipeline v2 --read auto")
+	// fingerprint reads as add does; --read text forces plain text.
+	r = runCLI(t, "", "fingerprint", filepath.Join(files, "page.txt"), filepath.Join(files, "logo.png"))
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stdout, stored["page.txt"])
+	assert.Contains(t, r.stderr, "logo.png: binary content, not text")
+	r = runCLI(t, "", "fingerprint", "--read", "text", filepath.Join(files, "page.txt"))
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.NotContains(t, r.stdout, stored["page.txt"])
+	r = runCLI(t, "", "query", "--db", db, "--read", "text", "--text", "x")
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, "--read text (the index's is auto)")
+	r = runCLI(t, "", "fingerprint", "--read", "xml", "-")
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, `--read "xml": want auto, text or html`)
+}
+
+// TestOldIndexKeepsPipeline: an index made before pipelines had versions
+// keeps fingerprinting text as it did (v1, plain text), whether it stores
+// its other options or none.
+func TestOldIndexKeepsPipeline(t *testing.T) {
+	files := readingFolder(t)
+	page := filepath.Join(files, "page.txt")
+	v1 := simhash.Default()
+	for name, setting := range map[string]string{
+		"options without pipeline": `{"shingle":2,"weighting":"tf","stopwords":false,"hash":"xxhash","html":false}`,
+		"no options":               "",
+	} {
+		t.Run(name, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "idx")
+			// engine.Open makes an index as a program would, without the
+			// command's settings; add stores the setting as old versions did.
+			e, err := engine.Open(db, engine.Options{})
+			require.NoError(t, err)
+			require.NoError(t, e.Insert(context.Background(), engine.Doc{ID: 1, Fingerprint: 1}))
+			if setting != "" {
+				require.NoError(t, e.SetMeta(context.Background(), fingerprintSetting, []byte(setting)))
+			}
+			require.NoError(t, e.Close())
+			r := runCLI(t, "", "query", "--db", db, "--file", page, "--json")
+			require.Equal(t, 0, r.code, r.stderr)
+			var ans struct{ Query string }
+			require.NoError(t, json.Unmarshal([]byte(r.stdout), &ans))
+			assert.Equal(t, simhash.Format(v1.String(readingPage)), ans.Query, "read as v1 plain text")
+		})
+	}
+}
