@@ -60,8 +60,7 @@ func (timeoutErr) Timeout() bool { return true }
 // TestBodyTimeout: a client that stops sending its body gets 408 once the
 // server's read deadline passes, not "malformed JSON".
 func TestBodyTimeout(t *testing.T) {
-	ts, _ := testServer(t, Options{})
-	ts.Config.ReadTimeout = 300 * time.Millisecond
+	ts, _ := testServerWith(t, Options{}, func(s *http.Server) { s.ReadTimeout = 300 * time.Millisecond })
 	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
 	require.NoError(t, err)
 	defer conn.Close()

@@ -21,6 +21,13 @@ import (
 // testServer serves a new index on loopback (a real TCP connection).
 func testServer(t *testing.T, opts Options) (*httptest.Server, *engine.DB) {
 	t.Helper()
+	return testServerWith(t, opts, nil)
+}
+
+// testServerWith is testServer with configure applied to the HTTP server
+// before it starts (after, it would race with the serving goroutine).
+func testServerWith(t *testing.T, opts Options, configure func(*http.Server)) (*httptest.Server, *engine.DB) {
+	t.Helper()
 	d, err := permutation.Blocks(3, 4)
 	require.NoError(t, err)
 	db, err := engine.Open(t.TempDir(), engine.Options{Design: d, Sync: engine.SyncNone})
@@ -28,7 +35,11 @@ func testServer(t *testing.T, opts Options) (*httptest.Server, *engine.DB) {
 	if opts.Fingerprinter == nil {
 		opts.Fingerprinter = simhash.Default()
 	}
-	ts := httptest.NewServer(New(db, opts))
+	ts := httptest.NewUnstartedServer(New(db, opts))
+	if configure != nil {
+		configure(ts.Config)
+	}
+	ts.Start()
 	t.Cleanup(func() {
 		ts.Close()
 		db.Close()
