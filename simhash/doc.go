@@ -14,6 +14,12 @@
 // negative), so the empty document's fingerprint is 0.
 //
 // Fingerprinters read strings, bytes, io.Readers (streamed, in constant
-// memory) and HTML (its visible text). Sum takes features a caller made.
+// memory) and HTML (its visible text); Document reads a file by its
+// content (decompressing gzip and bzip2, HTML known by its start,
+// binaries and documents without words refused). Sum takes features a
+// caller made. Options.Pipeline versions the way text becomes weighted
+// features: the zero value is PipelineV1, whose fingerprints never change;
+// LatestPipeline (v2: features holding numbers weigh NumberWeight) is the
+// one new collections should take.
 // Format and Parse write and read fingerprints as "0x" and 16 hex digits.
 package simhash

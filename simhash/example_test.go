@@ -1,6 +1,7 @@
 package simhash_test
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -69,4 +70,21 @@ func ExampleSum() {
 	})
 	fmt.Printf("%04b\n", fp)
 	// Output: 0110
+}
+
+// Document reads a file as its content says: here an HTML page, read as its
+// visible text, and a binary, refused.
+func ExampleFingerprinter_Document() {
+	f, err := simhash.New(simhash.Options{Pipeline: simhash.LatestPipeline})
+	if err != nil {
+		panic(err)
+	}
+	page := "<!DOCTYPE html><html><body><p>Release 5.10 notes</p></body></html>"
+	fp, err := f.Document(strings.NewReader(page), simhash.ReadAuto)
+	fmt.Println(fp == f.String("Release 5.10 notes"), err)
+	_, err = f.Document(strings.NewReader("\x7fELF\x02\x01\x01\x00\x00"), simhash.ReadAuto)
+	fmt.Println(errors.Is(err, simhash.ErrBinary))
+	// Output:
+	// true <nil>
+	// true
 }

@@ -1,6 +1,7 @@
 package simhash
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -59,8 +60,7 @@ const (
 	// PipelineV2 weighs a feature holding a number (a token of digits only)
 	// NumberWeight: renumbered chapters, versions and dates repeated in
 	// headings and tables of contents move a fingerprint little, where
-	// under V1 they decided it. It reads HTML without its navigation (see
-	// Fingerprinter.HTML).
+	// under V1 they decided it.
 	PipelineV2
 	// LatestPipeline is the pipeline new collections should use.
 	LatestPipeline = PipelineV2
@@ -99,6 +99,16 @@ type Options struct {
 	// Pipeline is the version of the pipeline; the zero value is
 	// PipelineV1, LatestPipeline the one new collections should take.
 	Pipeline Pipeline
+	// NumberWeight, from PipelineV2 on, is the weight of a feature
+	// holding a number; 0 means the package's NumberWeight.
+	NumberWeight float64
+	// SkipNavigation reads HTML without its navigation (see
+	// Fingerprinter.HTML): for sites whose menus and sidebars change
+	// between releases while their pages do not. Where the navigation is
+	// stable and large (a sidebar holding the page's own contents), it
+	// keeps fingerprints closer to what a reader sees, so it is off by
+	// default (bench/quality measures both).
+	SkipNavigation bool
 	// TiesToOne sets a fingerprint bit whose counter is exactly zero. The
 	// default leaves it 0, so an empty document has fingerprint 0; seed 001's
 	// Java sets it (its test is ">= 0").
@@ -115,7 +125,8 @@ type Fingerprinter struct {
 	w       int
 	stop    map[uint64]struct{}
 	counts  bool // weights need per-document counts
-	numbers bool // features holding a number weigh NumberWeight
+	numbers bool // features holding a number weigh numberW
+	numberW float64
 	pool    sync.Pool
 }
 
@@ -139,6 +150,10 @@ func New(opts Options) (*Fingerprinter, error) {
 		return nil, fmt.Errorf("%w: unknown Pipeline %d", ErrOptions, int(opts.Pipeline))
 	}
 	f.numbers = opts.Pipeline >= PipelineV2
+	f.numberW = cmp.Or(opts.NumberWeight, NumberWeight)
+	if f.numberW < 0 || math.IsNaN(f.numberW) || math.IsInf(f.numberW, 0) {
+		return nil, fmt.Errorf("%w: NumberWeight %v: want a positive weight", ErrOptions, opts.NumberWeight)
+	}
 	switch opts.Weighting {
 	case TF, LogTF, Binary:
 	default:
@@ -408,7 +423,7 @@ func (s *sketch) feature(h uint64, num bool) {
 			s.numeric[h] = struct{}{}
 		}
 	case num:
-		s.vec.Add(h, NumberWeight)
+		s.vec.Add(h, s.f.numberW)
 	default:
 		s.vec.AddUnit(h)
 	}
@@ -431,7 +446,7 @@ func (s *sketch) sum() uint64 {
 				w *= s.f.opts.IDF.Weight(h)
 			}
 			if _, ok := s.numeric[h]; ok {
-				w *= NumberWeight
+				w *= s.f.numberW
 			}
 			s.vec.Add(h, w)
 		}

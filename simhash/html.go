@@ -14,8 +14,7 @@ import (
 // Block-level elements separate words; inline ones (b, a, span, ...) do not,
 // so "<b>W</b>ord" is one word. The page streams through in chunks.
 //
-// From PipelineV2 on, the page's navigation is skipped too, as the text
-// that changes between releases of a site while its content does not: nav
+// With Options.SkipNavigation, the page's navigation is skipped too: nav
 // and aside elements, header and footer elements of the page (not those of
 // an article or section), and elements whose ARIA role is navigation,
 // search, banner or contentinfo.
@@ -31,17 +30,17 @@ func (f *Fingerprinter) HTML(r io.Reader) (uint64, error) {
 // htmlText returns a reader of the visible text of the HTML read from r,
 // as f's pipeline reads it.
 func (f *Fingerprinter) htmlText(r io.Reader) io.Reader {
-	return &htmlText{z: html.NewTokenizer(r), nav: f.opts.Pipeline >= PipelineV2}
+	return &htmlText{z: html.NewTokenizer(r), nav: f.opts.SkipNavigation}
 }
 
 // htmlText is an io.Reader of the visible text of an HTML token stream.
-// Without nav (PipelineV1) it counts the depth of hidden elements; with
+// Without nav it counts the depth of hidden elements; with
 // nav it keeps a stack of the open elements, so that the end of one found
 // by its attributes (a role) is known, and an end tag closes the elements
 // opened inside it and left open, as browsers do.
 type htmlText struct {
 	z       *html.Tokenizer
-	nav     bool          // skip navigation (PipelineV2)
+	nav     bool          // skip navigation
 	hidden  int           // open elements whose text is not shown
 	section int           // open sectioning elements (article, aside, main, nav, section)
 	open    []openElement // with nav
@@ -186,7 +185,7 @@ func navigationRole(z *html.Tokenizer) bool {
 	}
 }
 
-// navigationElement lists the elements of navigation PipelineV2 skips
+// navigationElement lists the elements of navigation SkipNavigation skips
 // wherever they are.
 var navigationElement = map[atom.Atom]bool{atom.Nav: true, atom.Aside: true}
 

@@ -68,11 +68,11 @@ func TestPipelineV2Numbers(t *testing.T) {
 	assert.Equal(t, "v2", PipelineV2.String())
 }
 
-// TestPipelineV2HTML: V2 reads a page without its navigation; V1 reads it
-// all.
-func TestPipelineV2HTML(t *testing.T) {
+// TestSkipNavigation: with SkipNavigation a page is read without its
+// navigation; without, it is read all.
+func TestSkipNavigation(t *testing.T) {
 	v1 := Default()
-	v2, err := New(Options{Pipeline: PipelineV2})
+	v2, err := New(Options{Pipeline: PipelineV2, SkipNavigation: true})
 	require.NoError(t, err)
 	content := "The quick brown fox jumps over the lazy dog"
 	for name, page := range map[string]string{
@@ -91,7 +91,7 @@ func TestPipelineV2HTML(t *testing.T) {
 			assert.Equal(t, v2.String(content), got)
 			old, err := v1.HTML(strings.NewReader(html))
 			require.NoError(t, err)
-			assert.NotEqual(t, v1.String(content), old, "v1 keeps the navigation")
+			assert.NotEqual(t, v1.String(content), old, "kept without SkipNavigation")
 		})
 	}
 	// An article's own header and footer are its content.

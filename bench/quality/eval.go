@@ -180,8 +180,9 @@ func parallel(n int, f func(i int)) {
 	wg.Wait()
 }
 
-// DefaultConfig names the config that matches simhash's default Options.
-const DefaultConfig = "w=2 tf"
+// DefaultConfig names the config of the command's new indexes: simhash's
+// default Options with LatestPipeline.
+const DefaultConfig = "w=2 tf v2"
 
 // Config is one fingerprinting pipeline under evaluation.
 type Config struct {
@@ -191,7 +192,8 @@ type Config struct {
 }
 
 // Configs returns the pipelines the evaluation compares: shingle widths 1 to
-// 4, each weighting, with and without English stop words and IDF.
+// 4, each weighting, with and without English stop words and IDF, and the
+// latest pipeline's default.
 func Configs() []Config {
 	var cs []Config
 	for _, w := range []int{1, 2, 3, 4} {
@@ -212,7 +214,7 @@ func Configs() []Config {
 			}
 		}
 	}
-	return cs
+	return append(cs, Config{Name: DefaultConfig, Options: simhash.Options{Pipeline: simhash.LatestPipeline}})
 }
 
 // Result is the score of one Config.

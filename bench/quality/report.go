@@ -33,14 +33,7 @@ func (r *Report) Find(name string) (Result, bool) {
 // Write saves results.json, report.md and the charts into dir. compare names
 // the configs drawn beside the default.
 func (r *Report) Write(dir string, compare []string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "results.json"), b, 0o644); err != nil {
+	if err := writeResults(dir, r); err != nil {
 		return err
 	}
 	names := append([]string{r.Default}, compare...)
@@ -110,4 +103,16 @@ func (r *Report) markdown(w io.Writer, names []string) {
 	for _, e := range edits {
 		fmt.Fprintf(w, "| %s | %.4f | %.4f |\n", e, def.EditFrac[e], def.EditRecall[e])
 	}
+}
+
+// writeResults creates dir and saves v in it as results.json.
+func writeResults(dir string, v any) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "results.json"), b, 0o644)
 }

@@ -26,16 +26,18 @@ type fingerprintFlags struct {
 	html      bool
 	read      string
 	pipeline  string
+	skipNav   bool
 }
 
 // fingerprintFlagNames are the flags of fingerprintFlags: an index stores
 // their values at creation (see withIndex).
-var fingerprintFlagNames = []string{"pipeline", "read", "shingle", "weighting", "stopwords", "hash", "html"}
+var fingerprintFlagNames = []string{"pipeline", "read", "skip-nav", "shingle", "weighting", "stopwords", "hash", "html"}
 
 func (ff *fingerprintFlags) register(fl *flag.FlagSet) {
 	fl.BoolVar(&ff.html, "html", false, "read text as HTML and fingerprint its visible text (--read html)")
 	fl.StringVar(&ff.read, "read", "auto", "how files are read: auto (by content: gzip and bzip2 decompressed, HTML known by its start), text or html; binaries and files without words are reported, not fingerprinted")
-	fl.StringVar(&ff.pipeline, "pipeline", simhash.LatestPipeline.String(), "the fingerprint pipeline: v2 (numbers weigh little, HTML without its navigation) or v1 (that of indexes made before v2)")
+	fl.StringVar(&ff.pipeline, "pipeline", simhash.LatestPipeline.String(), "the fingerprint pipeline: v2 (a feature holding a number weighs 0.1) or v1 (that of indexes made before v2)")
+	fl.BoolVar(&ff.skipNav, "skip-nav", false, "read HTML without its navigation (nav, aside, the page's header and footer, ARIA navigation landmarks): for sites whose menus change between releases")
 	fl.IntVar(&ff.shingle, "shingle", simhash.DefaultShingle, "tokens per feature (moving window)")
 	fl.StringVar(&ff.weighting, "weighting", "tf", "feature weights: tf, logtf or binary")
 	fl.BoolVar(&ff.stopwords, "stopwords", false, "drop English stop words")
@@ -43,7 +45,7 @@ func (ff *fingerprintFlags) register(fl *flag.FlagSet) {
 }
 
 func (ff *fingerprintFlags) fingerprinter() (*simhash.Fingerprinter, error) {
-	o := simhash.Options{Shingle: ff.shingle}
+	o := simhash.Options{Shingle: ff.shingle, SkipNavigation: ff.skipNav}
 	switch ff.weighting {
 	case "tf":
 	case "logtf":
@@ -108,12 +110,13 @@ type storedFingerprint struct {
 	// stored, which read text (or HTML, as HTML says) with pipeline v1.
 	Read     string `json:"read,omitempty"`
 	Pipeline string `json:"pipeline,omitempty"`
+	SkipNav  bool   `json:"skip_nav,omitempty"`
 }
 
 // stored returns ff as a new index stores it.
 func (ff *fingerprintFlags) stored() storedFingerprint {
 	r, _ := ff.reading()
-	return storedFingerprint{ff.shingle, ff.weighting, ff.stopwords, ff.hash, nil, r.String(), ff.pipeline}
+	return storedFingerprint{ff.shingle, ff.weighting, ff.stopwords, ff.hash, nil, r.String(), ff.pipeline, ff.skipNav}
 }
 
 // settle gives Read and Pipeline the values an index that does not store
@@ -135,7 +138,7 @@ func (st storedFingerprint) flags() map[string]string {
 	st.settle()
 	m := map[string]string{"shingle": strconv.Itoa(st.Shingle), "weighting": st.Weighting,
 		"stopwords": strconv.FormatBool(st.StopWords), "hash": st.Hash, "read": st.Read,
-		"pipeline": st.Pipeline, "html": strconv.FormatBool(st.Read == "html")}
+		"pipeline": st.Pipeline, "html": strconv.FormatBool(st.Read == "html"), "skip-nav": strconv.FormatBool(st.SkipNav)}
 	return m
 }
 
@@ -210,7 +213,7 @@ func (ff *fingerprintFlags) withIndex(ctx context.Context, db *engine.DB, fl *fl
 	}
 	st.settle()
 	ff.shingle, ff.weighting, ff.stopwords, ff.hash = st.Shingle, st.Weighting, st.StopWords, st.Hash
-	ff.read, ff.pipeline, ff.html = st.Read, st.Pipeline, false
+	ff.read, ff.pipeline, ff.html, ff.skipNav = st.Read, st.Pipeline, false, st.SkipNav
 	return nil
 }
 

@@ -64,15 +64,26 @@ func TestReadByContent(t *testing.T) {
 		require.Len(t, f, 3, line)
 		stored[filepath.Base(f[2])] = f[1]
 	}
+	page, err := v2.HTML(strings.NewReader(readingPage))
+	require.NoError(t, err)
+	assert.Equal(t, simhash.Format(v2.String("Home | Next chapter "+readingWords)), simhash.Format(page), "navigation kept by default")
 	assert.Equal(t, map[string]string{
 		"plain.txt":    simhash.Format(v2.String(readingWords)),
-		"page.txt":     simhash.Format(v2.String(readingWords)),
+		"page.txt":     simhash.Format(page),
 		"changelog.gz": simhash.Format(v2.String("a changelog, compressed as Debian ships it: " + readingWords)),
 	}, stored)
 
 	r = runCLI(t, "", "stats", "--db", db)
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stdout, "--pipeline v2 --read auto")
+	assert.Contains(t, r.stdout, "--pipeline v2 --read auto --skip-nav false")
+	// --skip-nav is kept with the index too.
+	nav := filepath.Join(t.TempDir(), "nav")
+	r = runCLI(t, "", "add", "--db", nav, "--skip-nav", "--text", filepath.Join(files, "page.txt"))
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, simhash.Format(v2.String(readingWords)))
+	r = runCLI(t, "", "query", "--db", nav, "--file", filepath.Join(files, "page.txt"), "--k", "0")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "page.txt", "queried as it was added: without navigation")
 	// fingerprint reads as add does; --read text forces plain text.
 	r = runCLI(t, "", "fingerprint", filepath.Join(files, "page.txt"), filepath.Join(files, "logo.png"))
 	assert.Equal(t, 1, r.code)

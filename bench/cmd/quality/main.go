@@ -1,7 +1,10 @@
 // Command quality runs the fingerprint quality evaluation of bench/quality on
-// the corpora fetched by bench/quality/fetch.sh and writes a report.
+// the corpora fetched by bench/quality/fetch.sh and writes a report; with
+// -releases, the evaluation on two releases of real manuals that
+// bench/quality/fetch-releases.sh unpacks.
 //
 //	bash bench/quality/fetch.sh && go run ./bench/cmd/quality
+//	bash bench/quality/fetch-releases.sh && go run ./bench/cmd/quality -releases bench/quality/data/releases -out bench/results/DATE/quality-releases
 package main
 
 import (
@@ -16,7 +19,13 @@ import (
 func main() {
 	corpus := flag.String("corpus", "bench/quality/data", "folder filled by bench/quality/fetch.sh")
 	out := flag.String("out", "bench/results/quality", "folder for report.md, results.json and charts")
+	releases := flag.String("releases", "", "evaluate on the release collections under this folder instead")
 	flag.Parse()
+	run := run
+	if *releases != "" {
+		run = runReleases
+		*corpus = *releases
+	}
 	if err := run(*corpus, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "quality:", err)
 		os.Exit(1)
@@ -45,7 +54,37 @@ func run(corpus, out string) error {
 	}
 	rep := quality.Report{Documents: len(set.Docs), Corpus: set.Corpus, Pairs: len(set.Pairs),
 		Default: quality.DefaultConfig, Results: results}
-	if err := rep.Write(out, []string{"w=1 tf", "w=3 tf"}); err != nil {
+	if err := rep.Write(out, []string{"w=2 tf", "w=1 tf", "w=3 tf"}); err != nil {
+		return err
+	}
+	fmt.Println("report written to", out)
+	return nil
+}
+
+func runReleases(dir, out string) error {
+	colls, err := quality.LoadReleases(dir)
+	if err != nil {
+		return err
+	}
+	readers, err := quality.Readers()
+	if err != nil {
+		return err
+	}
+	var rep quality.ReleaseReport
+	for _, c := range colls {
+		info := quality.ReleaseCollection{Name: c.Name, Old: len(c.Old), New: len(c.New), Pairs: len(c.Pairs)}
+		for _, rd := range readers {
+			r := c.Evaluate(rd)
+			info.Near, info.Changed, info.Cross = r.Near, r.Changed, r.Cross
+			rep.Results = append(rep.Results, r)
+			fmt.Printf("%-10s %-36s near=%d recall@3=%.3f changed=%d recall@3=%.3f false@3=%d (%.1e)\n", c.Name, rd.Name, r.Near, r.RecallK3, r.Changed, r.ChangedK3, r.CrossWithin[3], r.FalseRateK3)
+		}
+		m := c.EvaluateMinHash(1)
+		fmt.Printf("%-10s %-36s recall=%.3f changed=%.3f false=%d/%d\n", c.Name, "minhash", m.RecallNear, m.RecallChanged, m.CrossFalse, m.CrossSampled)
+		rep.MinHash = append(rep.MinHash, m)
+		rep.Collections = append(rep.Collections, info)
+	}
+	if err := rep.Write(out, quality.ChartReaders); err != nil {
 		return err
 	}
 	fmt.Println("report written to", out)
