@@ -31,7 +31,7 @@ func Batch(ctx context.Context, c Config) (*Report, error) {
 	for ch := range chunks {
 		p, s := beam.NewPipelineWithRoot()
 		queries, badQ := neardup.ReadQueries(s, c.Input)
-		stored, badS := neardup.Read(s, c.Stored, c.Format)
+		stored, badS := neardup.Read(s, c.Stored, c.Format, c.pipeline())
 		out := c.Output
 		if chunks > 1 {
 			queries = neardup.ChunkQueries(s, queries, ch, chunks)

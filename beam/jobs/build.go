@@ -35,7 +35,7 @@ func Build(ctx context.Context, c Config) (*Report, error) {
 		return nil, err
 	}
 	p, s := beam.NewPipelineWithRoot()
-	docs, bad := neardup.Read(s, c.Input, c.Format)
+	docs, bad := neardup.Read(s, c.Input, c.Format, c.pipeline())
 	neardup.WriteLines(s, c.Bad, 1, bad)
 	distinct, _, err := neardup.Distinct(s, docs, bitsFor(n, 1<<22))
 	if err != nil {

@@ -22,7 +22,7 @@ func pairDesign(c *Config, n int) (*permutation.Design, error) {
 // pairsPipeline reads the input and returns its distinct fingerprints'
 // pairs and its duplicates.
 func pairsPipeline(s beam.Scope, c *Config, d *permutation.Design, n int) (pairs, dups beam.PCollection, err error) {
-	docs, bad := neardup.Read(s, c.Input, c.Format)
+	docs, bad := neardup.Read(s, c.Input, c.Format, c.pipeline())
 	neardup.WriteLines(s, c.Bad, 1, bad)
 	distinct, dups, err := neardup.Distinct(s, docs, bitsFor(n, 1<<22))
 	if err != nil {

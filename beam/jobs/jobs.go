@@ -29,6 +29,7 @@ import (
 
 	"github.com/simhashdb/simhashdb/beam/neardup"
 	"github.com/simhashdb/simhashdb/permutation"
+	"github.com/simhashdb/simhashdb/simhash"
 )
 
 // ErrUsage wraps errors in a Config.
@@ -40,6 +41,7 @@ type Config struct {
 	Input    string // a glob of input files
 	Output   string // the output file, or the prefix of its shards
 	Format   string // Input's format: neardup.FormatFingerprints (the default), FormatJSONLines, FormatFiles
+	Pipeline string // text formats: the fingerprint pipeline, "v2" (the default, as simhashdb's new indexes) or "v1"
 	Distance int    // the largest distance of a pair or match
 	Blocks   int    // find-all, find-clusters: simhash-cpp's design of C(Blocks, Distance) tables; 0 picks one for the input's size
 	Shards   int    // output files: 1 (the default) writes Output, n > 1 writes Output-00000-of-0000n...
@@ -54,6 +56,14 @@ type Config struct {
 	MaxRounds int    // find-clusters: stop with an error after this many rounds (default 100)
 }
 
+// pipeline is c.Pipeline as simhash's.
+func (c *Config) pipeline() simhash.Pipeline {
+	if c.Pipeline == "v1" {
+		return simhash.PipelineV1
+	}
+	return simhash.PipelineV2
+}
+
 func (c *Config) defaults() error {
 	if c.Runner == "" {
 		c.Runner = "prism"
@@ -65,6 +75,13 @@ func (c *Config) defaults() error {
 	case neardup.FormatFingerprints, neardup.FormatJSONLines, neardup.FormatFiles:
 	default:
 		return fmt.Errorf("%w: --format %q: want fingerprints, jsonl or files", ErrUsage, c.Format)
+	}
+	switch c.Pipeline {
+	case "":
+		c.Pipeline = simhash.LatestPipeline.String()
+	case "v1", "v2":
+	default:
+		return fmt.Errorf("%w: --pipeline %q: want v1 or v2", ErrUsage, c.Pipeline)
 	}
 	if c.Input == "" || c.Output == "" {
 		return fmt.Errorf("%w: --input and --output are required", ErrUsage)

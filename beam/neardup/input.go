@@ -3,6 +3,7 @@ package neardup
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -37,11 +38,14 @@ const (
 	// number.
 	FormatFingerprints = "fingerprints"
 	// FormatJSONLines: one JSON object a line, {"id": N, "text": "..."},
-	// fingerprinted with simhash.Default(); without an id, the line number.
+	// the text read by its content (simhash.Fingerprinter.Document) with
+	// Read's pipeline; without an id, the line number.
 	FormatJSONLines = "jsonl"
-	// FormatFiles: each file is a document, fingerprinted with
-	// simhash.Default(); its name is its path and its id the xxhash64 of
-	// the path.
+	// FormatFiles: each file is a document, read by its content
+	// (decompressed, HTML as its visible text) with Read's pipeline, as
+	// simhashdb add --text reads it; its name is its path and its id the
+	// xxhash64 of the path. A binary file, or one without words, is
+	// reported as bad and left out.
 	FormatFiles = "files"
 )
 
@@ -64,12 +68,13 @@ func init() {
 
 // Read reads the documents of the files that glob matches (local, gs://,
 // s3://: any of Beam's file systems the program links), in one of the
-// Format* formats. A malformed line is not a document: it is counted
-// (CounterBad) and goes to bad as "FILE:LINE: problem".
-func Read(s beam.Scope, glob, format string) (docs, bad beam.PCollection) {
+// Format* formats, text fingerprinted with pipeline. A malformed line is
+// not a document: it is counted (CounterBad) and goes to bad as
+// "FILE:LINE: problem".
+func Read(s beam.Scope, glob, format string, pipeline simhash.Pipeline) (docs, bad beam.PCollection) {
 	s = s.Scope("neardup.Read")
 	files := fileio.ReadMatches(s, fileio.MatchFiles(s, glob, fileio.MatchEmptyAllow()), fileio.ReadUncompressed())
-	return beam.ParDo2(s, &readDocsFn{Format: format}, files)
+	return beam.ParDo2(s, &readDocsFn{Format: format, Pipeline: int(pipeline)}, files)
 }
 
 // ReadQueries reads Batch's queries from the files that glob matches: one
@@ -82,14 +87,19 @@ func ReadQueries(s beam.Scope, glob string) (queries, bad beam.PCollection) {
 }
 
 type readDocsFn struct {
-	Format string `json:"format"`
-	fp     *simhash.Fingerprinter
+	Format   string `json:"format"`
+	Pipeline int    `json:"pipeline"`
+	fp       *simhash.Fingerprinter
 }
 
 func (f *readDocsFn) ProcessElement(ctx context.Context, file fileio.ReadableFile, emit func(Doc), bad func(string)) error {
 	name := file.Metadata.Path
 	if f.fp == nil && f.Format != FormatFingerprints {
-		f.fp = simhash.Default()
+		fp, err := simhash.New(simhash.Options{Pipeline: simhash.Pipeline(f.Pipeline)})
+		if err != nil {
+			return err
+		}
+		f.fp = fp
 	}
 	r, err := file.Open(ctx)
 	if err != nil {
@@ -97,11 +107,16 @@ func (f *readDocsFn) ProcessElement(ctx context.Context, file fileio.ReadableFil
 	}
 	defer r.Close()
 	if f.Format == FormatFiles {
-		fp, err := f.fp.Reader(r)
+		linesRead.Inc(ctx, 1)
+		fp, err := f.fp.Document(r, simhash.ReadAuto)
+		if errors.Is(err, simhash.ErrBinary) || errors.Is(err, simhash.ErrEmpty) {
+			badLines.Inc(ctx, 1)
+			bad(fmt.Sprintf("%s: %v: left out", name, err))
+			return nil
+		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		linesRead.Inc(ctx, 1)
 		fingerprints.Inc(ctx, 1)
 		emit(Doc{ID: xxhash.Sum64String(name), FP: fp, Name: name})
 		return nil
@@ -148,7 +163,11 @@ func (f *readDocsFn) parse(n int, line string, tooLong error) (Doc, error) {
 		if v.ID != nil {
 			id = *v.ID
 		}
-		return Doc{ID: id, FP: f.fp.String(*v.Text)}, nil
+		fp, err := f.fp.Document(strings.NewReader(*v.Text), simhash.ReadAuto)
+		if err != nil {
+			return Doc{}, fmt.Errorf("\"text\": %w", err)
+		}
+		return Doc{ID: id, FP: fp}, nil
 	}
 	if fp, name, ok := (lines.Syntax{}).Named(line); ok { // simhashdb fingerprint's lines
 		return Doc{ID: uint64(n), FP: fp, Name: name}, nil

@@ -47,8 +47,8 @@ Commands:
       --runner dataflow --project P --region R --temp_location gs://b/tmp
 
 Input (--format): fingerprints, one a line (decimal or 0x hex) or <id> <fingerprint> [name];
-jsonl, {"id":N,"text":"..."} a line; or files, a document a file (fingerprinted with the
-default fingerprinter). A malformed line is counted, written to --bad as FILE:LINE: problem,
+jsonl, {"id":N,"text":"..."} a line; or files, a document a file (read by content and
+fingerprinted as simhashdb add --text does, --pipeline v2 unless told v1). A malformed line is counted, written to --bad as FILE:LINE: problem,
 and skipped; the job goes on and exits 1. Output order is not simhashdb's: sort to compare.
 A JSON report of the counters goes to standard error.
 
@@ -138,6 +138,7 @@ func register(fl *flag.FlagSet, cmd string, c *jobs.Config) {
 	str("input", "i", &c.Input, "input files (a glob; local, gs://, s3://); batch: the queries")
 	str("output", "o", &c.Output, "output file, or the prefix of its shards")
 	fl.StringVar(&c.Format, "format", "fingerprints", "input format: fingerprints, jsonl or files (batch: of --stored)")
+	fl.StringVar(&c.Pipeline, "pipeline", "v2", "jsonl and files: the fingerprint pipeline, v2 (as simhashdb's new indexes) or v1 (as indexes made before v2)")
 	fl.StringVar(&c.Bad, "bad", "", "where malformed input lines go (default: OUTPUT.bad)")
 	fl.IntVar(&c.Shards, "shards", 1, "output files: 1 writes OUTPUT, N > 1 writes OUTPUT-00000-of-0000N...")
 	switch cmd {
