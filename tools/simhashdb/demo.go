@@ -54,7 +54,10 @@ func runDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s demo: --k %d: want 0 to 8\n", programName, *k)
 		return exitUsage
 	}
-	f := simhash.Default()
+	f, err := simhash.New(simhash.Options{Pipeline: simhash.LatestPipeline}) // as new indexes fingerprint text
+	if err != nil {
+		return fail(stderr, "demo", exitFailed, err)
+	}
 	docs, err := loadSample(f)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s demo: %v\n", programName, err)
