@@ -148,6 +148,9 @@ func TestBadRequests(t *testing.T) {
 	}{
 		{"PUT", "/v1/documents/1", `{"fingerprint":81985529216486895}`, 400, "JSON numbers lose precision"},
 		{"PUT", "/v1/documents/1", `{"fingerprint":"0x1","text":"a"}`, 400, "not both"},
+		{"PUT", "/v1/documents/1", `{"text":"\u0000\u0001ELF"}`, 400, `"text": binary content, not text`},
+		{"PUT", "/v1/documents/1", `{"text":" -- "}`, 400, `"text": no words to fingerprint`},
+		{"PUT", "/v1/documents/1", `{"text":"<html><script>x()</script></html>"}`, 400, "no words"},
 		{"PUT", "/v1/documents/1", `{"fingerprint":"0x1","colour":"red"}`, 400, `unknown field "colour"`},
 		{"PUT", "/v1/documents/1", `{"fingerprint":"0x1"} {}`, 400, "more than one JSON value"},
 		{"PUT", "/v1/documents/1", ``, 400, "empty body"},
