@@ -30,7 +30,7 @@ func newBucketIndex(k int, distinct []uint64) (*bucketIndex, error) {
 	if (64+nb-1)/nb > maxBucketBits {
 		return nil, fmt.Errorf("bucket baseline: k = %d makes blocks of more than %d bits", k, maxBucketBits)
 	}
-	if len(distinct) >= 1<<32 {
+	if int64(len(distinct)) >= 1<<32 {
 		return nil, fmt.Errorf("bucket baseline: %d fingerprints, at most 2^32", len(distinct))
 	}
 	b := &bucketIndex{k: k}

@@ -41,7 +41,7 @@ func (e *DB) QueryBatch(ctx context.Context, queries []uint64, k int) iter.Seq2[
 			yield(BatchResult{}, fmt.Errorf("%w: k = %d, the index answers up to %d", ErrDistance, k, e.design.K))
 			return
 		}
-		if len(queries) > 1<<31 {
+		if int64(len(queries)) > 1<<31 {
 			yield(BatchResult{}, fmt.Errorf("%w: %d queries in one batch, at most 2^31", ErrInput, len(queries)))
 			return
 		}
