@@ -32,7 +32,8 @@
 // loop, the later two as differences from the entry before them, and a pass
 // of additions then makes them absolute. An out-of-order core overlaps the
 // chains. On amd64 that loop is written in assembly, because Go's register
-// allocator spills the three chains' state on every step (1.3-1.4x); build
+// allocator spills the three chains' state on every step (the gain is in
+// docs/performance.md); build
 // with the purego tag for the Go loop, which is also its reference in
 // tests. Version 1 blocks (no splits) are still read.
 package codec

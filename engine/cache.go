@@ -78,9 +78,9 @@ func (b *cachedBlock) cost() int64 {
 // cachedBlock, its slot and its place in the ring.
 const cacheEntryOverhead = 96
 
-// blockCache bounds the memory of cached blocks (packed: 6-7 bytes a
-// fingerprint against the codec's ~5.5; decoding is what a warm probe
-// saves) and of units of postings, and evicts
+// blockCache bounds the memory of cached blocks (packed: a little larger
+// than the codec's form; decoding is what a warm probe saves) and of units
+// of postings, and evicts
 // with the CLOCK algorithm, so a hit costs one atomic load and no write
 // unless the block's reference bit is clear.
 type blockCache struct {

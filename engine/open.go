@@ -393,8 +393,8 @@ func (e *DB) loadDirectory(tables []tableIndex) error {
 	if err != nil {
 		return err
 	}
-	// The directory grows with the index (a block is about 190
-	// fingerprints): exact slices, and the slots in one array.
+	// The directory grows with the index (a block holds a few hundred
+	// fingerprints at most): exact slices, and the slots in one array.
 	for t := range tables {
 		ti := &tables[t]
 		ti.keys, ti.sizes = slices.Clone(ti.keys), slices.Clone(ti.sizes)
