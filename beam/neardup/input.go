@@ -11,8 +11,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/fileio"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
-	"github.com/cespare/xxhash/v2"
 	"github.com/simhashdb/simhashdb/internal/lines"
+	"github.com/simhashdb/simhashdb/internal/pathid"
 	"github.com/simhashdb/simhashdb/simhash"
 )
 
@@ -44,8 +44,10 @@ const (
 	// FormatFiles: each file is a document, read by its content
 	// (decompressed, HTML as its visible text) with Read's pipeline, as
 	// simhashdb add --text reads it; its name is its path and its id the
-	// xxhash64 of the path. A binary file, or one without words, is
-	// reported as bad and left out.
+	// one add --text gives the path (pathid.Hash: 53 bits of its xxhash64;
+	// add --text moves past a collision, which no other document here
+	// can). A binary file, or one without words, is reported as bad and
+	// left out.
 	FormatFiles = "files"
 )
 
@@ -118,7 +120,7 @@ func (f *readDocsFn) ProcessElement(ctx context.Context, file fileio.ReadableFil
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		fingerprints.Inc(ctx, 1)
-		emit(Doc{ID: xxhash.Sum64String(name), FP: fp, Name: name})
+		emit(Doc{ID: pathid.Hash(name), FP: fp, Name: name})
 		return nil
 	}
 	limit := maxLine

@@ -10,8 +10,8 @@ import (
 	"fmt"
 	"iter"
 
-	"github.com/cespare/xxhash/v2"
 	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/internal/pathid"
 )
 
 // setting names the setting that says how an index gives ids to
@@ -118,9 +118,8 @@ func (p *IDs) ID(ctx context.Context, name string, fp uint64) (uint64, int, erro
 		}
 		return p.compare(ctx, id, name, fp)
 	}
-	// 53 bits: ids stay exact as JSON numbers. A collision takes the next
-	// free id; the names tell.
-	for id := max(xxhash.Sum64String(name)&(1<<53-1), 1); ; id++ {
+	// A collision takes the next free id; the names tell.
+	for id := pathid.Hash(name); ; id++ {
 		if n, ok := p.taken[id]; ok {
 			if n == name {
 				return id, Unchanged, nil // named twice in one run
