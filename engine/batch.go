@@ -33,8 +33,9 @@ type batchHit struct {
 // permuted queries and walks the stored table once, in order, decoding only
 // the blocks whose range holds a query's prefix and comparing each stored
 // fingerprint there with every query of that prefix; the tables run on
-// every core. The whole batch sees one state of the index (writers wait
-// while it is computed, not while results are consumed).
+// every core. The whole batch sees one state of the index; writers do not
+// wait for it (a batch of more than a few thousand queries computes on a
+// pinned view, see view.go).
 func (e *DB) QueryBatch(ctx context.Context, queries []uint64, k int) iter.Seq2[BatchResult, error] {
 	return storeSeq(func(yield func(BatchResult, error) bool) {
 		if k < 0 || k > e.design.K {
@@ -58,13 +59,29 @@ func (e *DB) QueryBatch(ctx context.Context, queries []uint64, k int) iter.Seq2[
 	})
 }
 
+// pinBatch is the number of queries from which a batch computes on a
+// pinned view rather than holding e.mu: a freeze costs the flush that
+// follows it, and a short batch holds writers back less than that.
+const pinBatch = 4096
+
 func (e *DB) queryBatch(ctx context.Context, queries []uint64, k int) ([][]Match, error) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	if e.closed {
-		return nil, ErrClosed
+	var v *view
+	if len(queries) >= pinBatch {
+		var err error
+		if v, err = e.pinView(); err != nil {
+			return nil, err
+		}
+		defer v.unpin(e)
+	} else {
+		e.mu.RLock()
+		defer e.mu.RUnlock()
+		if e.closed {
+			return nil, ErrClosed
+		}
+		lv := e.lockedView()
+		v = &lv
 	}
-	st := e.st
+	st := v.st
 	hits, err := parallel(ctx, len(e.design.Tables), func(t int) ([]batchHit, error) {
 		return e.batchTable(ctx, st, t, queries, k)
 	})
@@ -74,7 +91,7 @@ func (e *DB) queryBatch(ctx context.Context, queries []uint64, k int) ([][]Match
 	all := slices.Concat(hits...)
 	slices.SortFunc(all, func(a, b batchHit) int { return cmp.Or(cmp.Compare(a.q, b.q), cmp.Compare(a.fp, b.fp)) })
 	out := make([][]Match, len(queries))
-	memEmpty := e.mem.empty() && (e.imm == nil || e.imm.empty())
+	memEmpty := v.memEmpty()
 	// Expanding fingerprints to documents seeks the postings: spread the
 	// queries over every core, each part with its own iterator.
 	parts := min(len(queries), 4*runtime.GOMAXPROCS(0))
@@ -82,16 +99,16 @@ func (e *DB) queryBatch(ctx context.Context, queries []uint64, k int) ([][]Match
 		lo, hi := p*len(queries)/parts, (p+1)*len(queries)/parts
 		a, _ := slices.BinarySearchFunc(all, uint32(lo), func(h batchHit, q uint32) int { return cmp.Compare(h.q, q) })
 		b, _ := slices.BinarySearchFunc(all, uint32(hi), func(h batchHit, q uint32) int { return cmp.Compare(h.q, q) })
-		return nil, e.expandBatch(ctx, st, queries, all[a:b], lo, hi, k, memEmpty, out)
+		return nil, e.expandBatch(ctx, v, queries, all[a:b], lo, hi, k, memEmpty, out)
 	})
 	return out, err
 }
 
 // expandBatch fills out[lo:hi] from the hits of those queries (sorted by
 // query) and the memtables.
-func (e *DB) expandBatch(ctx context.Context, st *state, queries []uint64, hits []batchHit, lo, hi, k int, memEmpty bool, out [][]Match) error {
+func (e *DB) expandBatch(ctx context.Context, v *view, queries []uint64, hits []batchHit, lo, hi, k int, memEmpty bool, out [][]Match) error {
 	var it *pebble.Iterator
-	defer func() { st.release(it) }()
+	defer func() { v.st.release(it) }()
 	var cands []candidate
 	for i := lo; i < hi; i++ {
 		if i%4096 == 0 && ctx.Err() != nil {
@@ -104,16 +121,13 @@ func (e *DB) expandBatch(ctx context.Context, st *state, queries []uint64, hits 
 		}
 		if !memEmpty {
 			add := func(fp uint64, d int) { cands = append(cands, candidate{fp, d}) }
-			e.mem.search(queries[i], k, add)
-			if e.imm != nil {
-				e.imm.search(queries[i], k, add)
-			}
+			v.search(queries[i], k, add)
 		}
 		if len(cands) == 0 {
 			continue
 		}
 		var err error
-		if out[i], err = e.expand(st, cands, &it, nil); err != nil {
+		if out[i], err = e.expand(v, cands, &it, nil); err != nil {
 			return err
 		}
 	}

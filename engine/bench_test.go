@@ -369,3 +369,90 @@ func BenchmarkOnlineInsert(b *testing.B) {
 		fmt.Fprintf(os.Stderr, "Pebble after the inserts:\n%s\n", db.pdb.Metrics())
 	}
 }
+
+// BenchmarkInsertDuringRead measures what a long read costs writers: one
+// goroutine inserts documents one at a time, one a millisecond (a
+// crawler's pace, not a bulk load: a writer faster than flushes waits for
+// them by design), while FindAll (k = 3) or a QueryBatch of 1M queries
+// runs over benchN loaded fingerprints. The slowest insert of the read's
+// run is reported beside the slowest of as long a run with no read (the
+// baseline of the same run).
+func BenchmarkInsertDuringRead(b *testing.B) {
+	n := benchN(b)
+	db, qs := loaded(b, n, 1_000_000)
+	reads := []struct {
+		name string
+		read func() error
+	}{
+		{"FindAll", func() error {
+			for _, err := range db.FindAll(ctx, 3) {
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+		{"QueryBatch", func() error {
+			for _, err := range db.QueryBatch(ctx, qs, 3) {
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+	}
+	id := uint64(n) + 1<<40
+	r := rand.New(rand.NewPCG(5, 5))
+	// writeFor inserts until stop closes and returns the slowest insert.
+	writeFor := func(stop <-chan struct{}) (time.Duration, error) {
+		var slowest time.Duration
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return slowest, nil
+			case <-tick.C:
+			}
+			start := time.Now()
+			if err := db.Insert(ctx, Doc{ID: id, Fingerprint: r.Uint64()}); err != nil {
+				return 0, err
+			}
+			id++
+			slowest = max(slowest, time.Since(start))
+		}
+	}
+	for _, rd := range reads {
+		b.Run(rd.name, func(b *testing.B) {
+			var during, idle time.Duration
+			for b.Loop() {
+				stop := make(chan struct{})
+				res := make(chan time.Duration, 1)
+				go func() {
+					d, err := writeFor(stop)
+					if err != nil {
+						b.Error(err)
+					}
+					res <- d
+				}()
+				time.Sleep(50 * time.Millisecond) // the memtable holds writes when the read starts
+				start := time.Now()
+				if err := rd.read(); err != nil {
+					b.Fatal(err)
+				}
+				took := time.Since(start)
+				close(stop)
+				during = max(during, <-res)
+				stop = make(chan struct{})
+				time.AfterFunc(took, func() { close(stop) })
+				d, err := writeFor(stop)
+				if err != nil {
+					b.Fatal(err)
+				}
+				idle = max(idle, d)
+			}
+			b.ReportMetric(float64(during.Microseconds())/1000, "slowest-insert-ms")
+			b.ReportMetric(float64(idle.Microseconds())/1000, "idle-slowest-insert-ms")
+		})
+	}
+}

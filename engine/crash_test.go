@@ -40,47 +40,55 @@ func TestCrashChild(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := rand.New(rand.NewPCG(seed, uint64(w)))
-			for i := 0; ; i++ {
-				id := uint64(w) + 4*uint64(r.IntN(2000)) // writer w owns ids = w mod 4
-				if i%20 == 3 && w == 1 {
-					// A commit of several log records that replaces the
-					// same documents each time: all or nothing.
-					v := seed<<20 | uint64(i)
-					say("begin batch %d", v)
-					if err := db.InsertBatch(ctx, crashBatchDocs(v)); err != nil {
-						say("error %v", err)
-						return
-					}
-					say("ack batch %d", v)
-					continue
-				}
-				if r.IntN(5) == 0 {
-					say("begin del %d", id)
-					if err := db.Delete(ctx, id); err != nil {
-						say("error %v", err)
-						return
-					}
-					say("ack del %d", id)
-					continue
-				}
-				fp := r.Uint64() >> uint(r.IntN(3)*20)
-				say("begin put %d %d", id, fp)
-				if err := db.Insert(ctx, Doc{ID: id, Fingerprint: fp, Name: strconv.FormatUint(id, 10)}); err != nil {
-					say("error %v", err)
-					return
-				}
-				say("ack put %d %d", id, fp)
-				if i%50 == 0 && w == 0 {
-					if err := db.Flush(ctx); err != nil {
-						say("error %v", err)
-						return
-					}
-				}
-			}
+			crashWriter(db, seed, w, say, func() bool { return false })
 		}()
 	}
 	wg.Wait()
+}
+
+// crashWriter is writer w of the crash tests: it inserts, replaces and
+// deletes documents whose ids are w mod 4, writer 1 also a large commit
+// now and then, writer 0 flushes now and then; it says "begin" before each
+// write and "ack" once it is acknowledged, until stop or a write fails.
+func crashWriter(db *DB, seed uint64, w int, say func(format string, args ...any), stop func() bool) {
+	r := rand.New(rand.NewPCG(seed, uint64(w)))
+	for i := 0; !stop(); i++ {
+		id := uint64(w) + 4*uint64(r.IntN(2000)) // writer w owns ids = w mod 4
+		if i%20 == 3 && w == 1 {
+			// A commit of several log records that replaces the
+			// same documents each time: all or nothing.
+			v := seed<<20 | uint64(i)
+			say("begin batch %d", v)
+			if err := db.InsertBatch(ctx, crashBatchDocs(v)); err != nil {
+				say("error %v", err)
+				return
+			}
+			say("ack batch %d", v)
+			continue
+		}
+		if r.IntN(5) == 0 {
+			say("begin del %d", id)
+			if err := db.Delete(ctx, id); err != nil {
+				say("error %v", err)
+				return
+			}
+			say("ack del %d", id)
+			continue
+		}
+		fp := r.Uint64() >> uint(r.IntN(3)*20)
+		say("begin put %d %d", id, fp)
+		if err := db.Insert(ctx, Doc{ID: id, Fingerprint: fp, Name: strconv.FormatUint(id, 10)}); err != nil {
+			say("error %v", err)
+			return
+		}
+		say("ack put %d %d", id, fp)
+		if i%50 == 0 && w == 0 {
+			if err := db.Flush(ctx); err != nil {
+				say("error %v", err)
+				return
+			}
+		}
+	}
 }
 
 // idState is what the crash test knows of an id: its acknowledged state,
@@ -108,6 +116,115 @@ func crashBatchDocs(v uint64) []Doc {
 	return docs
 }
 
+// crashModel is what the crash tests know of the index from what the
+// writers said: each id's acknowledged state and the write in flight, the
+// large commit's versions acknowledged and in flight.
+type crashModel struct {
+	states                  map[uint64]*idState
+	batchAcked, batchInFly  uint64 // 0: none
+	acks, lost, batchesSeen int
+}
+
+func newCrashModel() *crashModel { return &crashModel{states: map[uint64]*idState{}} }
+
+// said takes one line a writer said.
+func (m *crashModel) said(t *testing.T, line string) {
+	f := strings.Fields(line)
+	require.GreaterOrEqual(t, len(f), 3, "writer said %q", line)
+	require.NotEqual(t, "error", f[0], "writer said %q", line)
+	if f[1] == "batch" {
+		v, _ := strconv.ParseUint(f[2], 10, 64)
+		if f[0] == "begin" {
+			m.batchInFly = v
+		} else {
+			m.batchAcked, m.batchInFly = v, 0
+		}
+		return
+	}
+	id, _ := strconv.ParseUint(f[2], 10, 64)
+	s := m.states[id]
+	if s == nil {
+		s = &idState{}
+		m.states[id] = s
+	}
+	var d *Doc
+	if f[1] == "put" {
+		fp, _ := strconv.ParseUint(f[3], 10, 64)
+		d = &Doc{ID: id, Fingerprint: fp, Name: f[2]}
+	}
+	if f[0] == "begin" {
+		s.inFly, s.pending, s.pendAbsent = true, d, d == nil
+	} else {
+		s.hasAck, s.acked, s.ackAbsent = true, d, d == nil
+		s.inFly = false
+		m.acks++
+	}
+}
+
+// verify checks db, opened after a crash, against the model: every
+// acknowledged write is there (and every acknowledged delete holds), a
+// write in flight is there or not, the large commit is of one version,
+// queries agree and Check passes. Then the writes in flight are settled
+// to what recovery chose.
+func (m *crashModel) verify(t *testing.T, db *DB, round int) {
+	_, err := db.Check(ctx)
+	require.NoError(t, err, "round %d", round)
+	for id, s := range m.states {
+		got, err := db.Get(ctx, id)
+		present := err == nil
+		ok := func(d *Doc, absent bool) bool {
+			if absent {
+				return !present
+			}
+			return present && got == *d
+		}
+		good := !s.hasAck && !present || s.hasAck && ok(s.acked, s.ackAbsent) || s.inFly && ok(s.pending, s.pendAbsent)
+		if !good && s.hasAck {
+			m.lost++
+		}
+		require.True(t, good, "round %d: id %d: got %+v (present %v), state %+v", round, id, got, present, s)
+		s.inFly = false
+		s.hasAck, s.ackAbsent = true, !present
+		if present {
+			g := got
+			s.acked = &g
+			ms, err := db.Query(ctx, g.Fingerprint, 0)
+			require.NoError(t, err)
+			assert.Contains(t, ms, Match{g, 0})
+		}
+	}
+	// Every sampled document of the large commit is of one version: the
+	// last acknowledged, or the one in flight.
+	seen := map[uint64]int{}
+	for _, i := range []int{0, 1, crashBatch / 2, crashBatch - 2, crashBatch - 1} {
+		got, err := db.Get(ctx, 1<<40+uint64(i))
+		if err != nil {
+			require.ErrorIs(t, err, ErrNotFound)
+			seen[0]++
+			continue
+		}
+		v := uint64(0)
+		for _, c := range []uint64{m.batchAcked, m.batchInFly} {
+			if c != 0 && crashBatchDocs(c)[i] == got {
+				v = c
+			}
+		}
+		require.NotZero(t, v, "round %d: document %d of the large commit is of neither the acknowledged version %d nor the one in flight %d", round, i, m.batchAcked, m.batchInFly)
+		seen[v]++
+	}
+	require.Len(t, seen, 1, "round %d: the large commit's documents are of several versions: %v", round, seen)
+	for v := range seen {
+		if v == 0 && m.batchAcked != 0 {
+			m.lost++
+		}
+		require.False(t, v == 0 && m.batchAcked != 0, "round %d: acknowledged commit %d lost", round, m.batchAcked)
+		if v != m.batchAcked {
+			m.batchesSeen++ // the one in flight made it
+		}
+		m.batchAcked, m.batchInFly = v, 0
+	}
+}
+
 // TestCrash kills a writing child process with SIGKILL at random moments,
 // many times over one index, and checks after each kill that every
 // acknowledged write is there (and every acknowledged delete holds), that
@@ -124,11 +241,7 @@ func TestCrash(t *testing.T) {
 		rounds = n
 	}
 	r := rand.New(rand.NewPCG(11, 11))
-	states := map[uint64]*idState{}
-	// The large commit's versions: the one last acknowledged (0: none
-	// yet), and one in flight at the kill.
-	var batchAcked, batchInFly uint64
-	var lost, batchesSeen int
+	m := newCrashModel()
 	for round := range rounds {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.v=false")
 		cmd.Env = append(os.Environ(), "SIMHASHDB_CRASH_DIR="+dir, fmt.Sprintf("SIMHASHDB_CRASH_SEED=%d", round+1))
@@ -164,34 +277,8 @@ func TestCrash(t *testing.T) {
 				if !ok {
 					break read
 				}
-				f := strings.Fields(line)
-				require.GreaterOrEqual(t, len(f), 3, "child said %q", line)
-				require.NotEqual(t, "error", f[0], "child said %q", line)
-				if f[1] == "batch" {
-					v, _ := strconv.ParseUint(f[2], 10, 64)
-					if f[0] == "begin" {
-						batchInFly = v
-					} else {
-						batchAcked, batchInFly = v, 0
-					}
-					continue
-				}
-				id, _ := strconv.ParseUint(f[2], 10, 64)
-				s := states[id]
-				if s == nil {
-					s = &idState{}
-					states[id] = s
-				}
-				var d *Doc
-				if f[1] == "put" {
-					fp, _ := strconv.ParseUint(f[3], 10, 64)
-					d = &Doc{ID: id, Fingerprint: fp, Name: f[2]}
-				}
-				if f[0] == "begin" {
-					s.inFly, s.pending, s.pendAbsent = true, d, d == nil
-				} else {
-					s.hasAck, s.acked, s.ackAbsent = true, d, d == nil
-					s.inFly = false
+				m.said(t, line)
+				if strings.HasPrefix(line, "ack") {
 					acks++
 				}
 			}
@@ -199,64 +286,11 @@ func TestCrash(t *testing.T) {
 		_ = cmd.Wait()
 		db, err := Open(dir, Options{})
 		require.NoError(t, err, "round %d", round)
-		_, err = db.Check(ctx)
-		require.NoError(t, err, "round %d", round)
-		for id, s := range states {
-			got, err := db.Get(ctx, id)
-			present := err == nil
-			ok := func(d *Doc, absent bool) bool {
-				if absent {
-					return !present
-				}
-				return present && got == *d
-			}
-			good := !s.hasAck && !present || s.hasAck && ok(s.acked, s.ackAbsent) || s.inFly && ok(s.pending, s.pendAbsent)
-			require.True(t, good, "round %d: id %d: got %+v (present %v), state %+v", round, id, got, present, s)
-			// Settle the in-flight write to what recovery chose.
-			s.inFly = false
-			s.hasAck, s.ackAbsent = true, !present
-			if present {
-				g := got
-				s.acked = &g
-				m, err := db.Query(ctx, g.Fingerprint, 0)
-				require.NoError(t, err)
-				assert.Contains(t, m, Match{g, 0})
-			}
-		}
-		// Every sampled document of the large commit is of one version:
-		// the last acknowledged, or the one in flight.
-		seen := map[uint64]int{}
-		for _, i := range []int{0, 1, crashBatch / 2, crashBatch - 2, crashBatch - 1} {
-			got, err := db.Get(ctx, 1<<40+uint64(i))
-			if err != nil {
-				require.ErrorIs(t, err, ErrNotFound)
-				seen[0]++
-				continue
-			}
-			v := uint64(0)
-			for _, c := range []uint64{batchAcked, batchInFly} {
-				if c != 0 && crashBatchDocs(c)[i] == got {
-					v = c
-				}
-			}
-			require.NotZero(t, v, "round %d: document %d of the large commit is of neither the acknowledged version %d nor the one in flight %d", round, i, batchAcked, batchInFly)
-			seen[v]++
-		}
-		require.Len(t, seen, 1, "round %d: the large commit's documents are of several versions: %v", round, seen)
-		for v := range seen {
-			if v == 0 && batchAcked != 0 {
-				lost++
-			}
-			require.False(t, v == 0 && batchAcked != 0, "round %d: acknowledged commit %d lost", round, batchAcked)
-			if v != batchAcked {
-				batchesSeen++ // the one in flight made it
-			}
-			batchAcked, batchInFly = v, 0
-		}
+		m.verify(t, db, round)
 		require.NoError(t, db.Close())
 		if rounds <= 50 || round%100 == 0 {
-			t.Logf("round %d: %d acknowledged writes, %d ids", round, acks, len(states))
+			t.Logf("round %d: %d acknowledged writes, %d ids", round, acks, len(m.states))
 		}
 	}
-	t.Logf("%d kills: %d ids checked and a large commit after each, %d commits in flight at a kill found whole, %d acknowledged writes lost", rounds, len(states), batchesSeen, lost)
+	t.Logf("%d kills: %d ids checked and a large commit after each, %d commits in flight at a kill found whole, %d acknowledged writes lost", rounds, len(m.states), m.batchesSeen, m.lost)
 }

@@ -51,14 +51,23 @@ type DB struct {
 	block       int
 	cache       *blockCache
 
-	mu        sync.RWMutex
-	cond      *sync.Cond // on mu: publication order, stalls, flush completion
-	st        *state
-	mem, imm  *memtable
-	immSeg    uint64 // WAL segment that starts after imm's records
+	mu   sync.RWMutex
+	cond *sync.Cond // on mu: publication order, stalls, flush completion
+	st   *state
+	mem  *memtable // the live memtable, which writes go to
+	// frozen are the memtables that no write changes any more and no flush
+	// has merged yet, newest first (view.go). The slice is replaced, never
+	// written, so that pinned views share it.
+	frozen []*memtable
+	// sealSeg is the log segment that starts after the records of every
+	// frozen memtable, when sealed: a freeze by a read leaves it unknown
+	// until a flush starts a segment.
+	sealSeg   uint64
+	sealed    bool
 	published uint64 // sequence number of the last write applied to mem
 	closed    bool
-	bgErr     error // a failed background flush
+	bgErr     error          // a failed background flush
+	readers   sync.WaitGroup // pinned views (pinView); Close waits for them
 	// damaged is the first damage Pebble reported (a block it could not
 	// read): writes stop, as the flushes that would read it fail.
 	damaged atomic.Pointer[error]
@@ -84,7 +93,9 @@ func (e *DB) Design() *permutation.Design { return e.design }
 func (e *DB) K() int { return e.design.K }
 
 // Close makes every acknowledged write durable and releases the index. The
-// memtable is not flushed: the next Open replays the log.
+// memtable is not flushed: the next Open replays the log. Close waits for
+// reads that run without holding the index (FindAll, Clusters, Stars,
+// Docs, QueryBatch) to end: end an iteration of Docs before Close.
 func (e *DB) Close() error {
 	e.commitMu.Lock()
 	e.mu.Lock()
@@ -99,6 +110,7 @@ func (e *DB) Close() error {
 	e.commitMu.Unlock()
 	close(e.quit)
 	e.bg.Wait()
+	e.readers.Wait()
 	e.flushMu.Lock() // a Flush called by a user may still run
 	defer e.flushMu.Unlock()
 	return e.close()

@@ -10,13 +10,16 @@ import (
 // docCount counts the documents a reader finds: the flushed ones, and what
 // the memtables add and remove. A memtable's writes are counted against
 // the layers below it, one look-up each, so the count is kept for as long
-// as neither the memtable nor what is below it changes.
+// as neither the memtables nor what is below them change: frozen
+// memtables are never written, and a freeze or a flush changes the newest
+// frozen one or the state.
 type docCount struct {
 	mu     sync.Mutex
 	st     *state
-	imm    *memtable
 	mem    *memtable
-	writes [2]uint64 // imm's and mem's at the count
+	writes uint64 // mem's at the count
+	frozen int
+	newest *memtable // the newest frozen memtable at the count
 	n      int64
 }
 
@@ -26,21 +29,18 @@ func (e *DB) documents() (int64, error) {
 	c := &e.docCount
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st, imm, mem := e.st, e.imm, e.mem
-	w := [2]uint64{0, mem.writes}
-	if imm != nil {
-		w[0] = imm.writes
+	v := e.lockedView()
+	var newest *memtable
+	if len(v.frozen) > 0 {
+		newest = v.frozen[0]
 	}
-	if c.st == st && c.imm == imm && c.mem == mem && c.writes == w {
+	if c.st == v.st && c.mem == v.live && c.writes == v.live.writes && c.frozen == len(v.frozen) && c.newest == newest {
 		return c.n, nil
 	}
-	n := st.docs
-	for _, m := range []*memtable{imm, mem} {
-		if m == nil {
-			continue
-		}
-		for id, d := range m.docs {
-			was, err := e.storedBelow(id, m, st)
+	n := v.st.docs
+	for i := range v.layers() {
+		for id, d := range v.layer(i).docs {
+			was, err := v.storedBelow(id, i)
 			if err != nil {
 				return 0, err
 			}
@@ -52,19 +52,19 @@ func (e *DB) documents() (int64, error) {
 			}
 		}
 	}
-	c.st, c.imm, c.mem, c.writes, c.n = st, imm, mem, w, n
+	c.st, c.mem, c.writes, c.frozen, c.newest, c.n = v.st, v.live, v.live.writes, len(v.frozen), newest, n
 	return n, nil
 }
 
-// storedBelow reports whether id is stored in the layers under memtable m:
-// imm (when m is mem), then the flushed state st.
-func (e *DB) storedBelow(id uint64, m *memtable, st *state) (bool, error) {
-	if m == e.mem && e.imm != nil {
-		if d, ok := e.imm.docs[id]; ok {
+// storedBelow reports whether id is stored in the layers of v under
+// memtable i: the older memtables, then the flushed state.
+func (v *view) storedBelow(id uint64, i int) (bool, error) {
+	for j := i + 1; j < v.layers(); j++ {
+		if d, ok := v.layer(j).docs[id]; ok {
 			return d.live, nil
 		}
 	}
-	_, c, err := st.snap.Get(docKey(id))
+	_, c, err := v.st.snap.Get(docKey(id))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return false, nil
 	}

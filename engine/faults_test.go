@@ -279,13 +279,13 @@ func TestReplayInSteps(t *testing.T) {
 
 	crash := errors.New("simulated crash")
 	steps := 0
-	replayStepHook = func() error { steps++; return crash }
-	defer func() { replayStepHook = nil }()
 	small := testOptions() // 64 KiB: a step is a few thousand documents
+	crashing := small
+	crashing.knobs.replayStep = func() error { steps++; return crash }
 	var froms []int64
 	for run := 0; ; run++ {
 		require.Less(t, run, 100, "replay makes progress")
-		db, err := Open(dir, small)
+		db, err := Open(dir, crashing)
 		if err == nil {
 			require.NoError(t, db.Close())
 			break
@@ -300,7 +300,6 @@ func TestReplayInSteps(t *testing.T) {
 	for i := 1; i < len(froms); i++ {
 		require.Greater(t, froms[i], froms[i-1], "each open that died kept its step")
 	}
-	replayStepHook = nil
 	db = openT(t, dir, small)
 	defer db.Close()
 	m.verify(t, db)

@@ -33,8 +33,7 @@ type Pair struct {
 // the square of a fingerprint's documents (every empty page has
 // fingerprint 0). The pairs come fingerprint by fingerprint: first those of
 // documents that share one, then those of near fingerprints. They are of one
-// state of the index; writers wait while the fingerprints are gathered, not
-// while the pairs are read.
+// state of the index, the one when FindAll began; writes go on meanwhile.
 func (e *DB) FindAll(ctx context.Context, k int) iter.Seq2[Pair, error] {
 	return storeSeq(func(yield func(Pair, error) bool) {
 		g, err := e.nearGraph(ctx, k)
@@ -179,25 +178,25 @@ func (g *nearGraph) clusters() [][]Doc {
 	return out
 }
 
-// nearGraph gathers g under the read lock.
+// nearGraph gathers g from a pinned view: writers go on meanwhile.
 func (e *DB) nearGraph(ctx context.Context, k int) (*nearGraph, error) {
 	f, err := join.New(e.design, k)
 	if err != nil {
 		return nil, fmt.Errorf("%w: k = %d, the index answers up to %d", ErrDistance, k, e.design.K)
 	}
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	if e.closed {
-		return nil, ErrClosed
+	v, err := e.pinView()
+	if err != nil {
+		return nil, err
 	}
-	st := e.st
+	defer v.unpin(e)
+	st := v.st
 	byTable, err := e.tablePairs(ctx, st, f)
 	if err != nil {
 		return nil, err
 	}
 	pairs := slices.Concat(byTable...)
-	mem := memDocsByFP(e.memDocs())
-	memPairs, err := e.memPairs(ctx, st, mem, k)
+	mem := memDocsByFP(v.memDocs())
+	memPairs, err := e.memPairs(ctx, v, mem, k)
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +215,7 @@ func (e *DB) nearGraph(ctx context.Context, k int) (*nearGraph, error) {
 	}
 	radix.Sort(want)
 	want = slices.Compact(want)
-	docs, err := e.flushedDocs(st, want, mem)
+	docs, err := e.flushedDocs(v, want, mem)
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +246,7 @@ func (e *DB) nearGraph(ctx context.Context, k int) (*nearGraph, error) {
 // memPairs returns the pairs of distinct fingerprints within k of which at
 // least one is a memtable document's: each is probed against the tables
 // and the memtables.
-func (e *DB) memPairs(ctx context.Context, st *state, mem map[uint64][]Doc, k int) ([]join.Pair, error) {
+func (e *DB) memPairs(ctx context.Context, v *view, mem map[uint64][]Doc, k int) ([]join.Pair, error) {
 	var out []join.Pair
 	i := 0
 	for fp := range mem {
@@ -259,13 +258,10 @@ func (e *DB) memPairs(ctx context.Context, st *state, mem map[uint64][]Doc, k in
 				out = append(out, join.Pair{A: min(fp, c), B: max(fp, c), Distance: d})
 			}
 		}
-		if err := e.probeAll(st, fp, k, add); err != nil {
+		if err := e.probeAll(v.st, fp, k, add); err != nil {
 			return nil, err
 		}
-		e.mem.search(fp, k, add)
-		if e.imm != nil {
-			e.imm.search(fp, k, add)
-		}
+		v.search(fp, k, add)
 	}
 	return out, nil
 }
@@ -275,7 +271,8 @@ func (e *DB) memPairs(ctx context.Context, st *state, mem map[uint64][]Doc, k in
 // fingerprint that several documents share (counting mem, the memtables'
 // documents by fingerprint). When every flushed fingerprint has one
 // document it seeks only want; otherwise it reads all postings in order.
-func (e *DB) flushedDocs(st *state, want []uint64, mem map[uint64][]Doc) (map[uint64][]Doc, error) {
+func (e *DB) flushedDocs(v *view, want []uint64, mem map[uint64][]Doc) (map[uint64][]Doc, error) {
+	st := v.st
 	docs := map[uint64][]Doc{}
 	if st.docs == st.fps {
 		var it *pebble.Iterator
@@ -283,7 +280,7 @@ func (e *DB) flushedDocs(st *state, want []uint64, mem map[uint64][]Doc) (map[ui
 		var ms []Match
 		for _, fp := range want {
 			var err error
-			if ms, err = e.postings(st, &it, fp, 0, ms[:0]); err != nil {
+			if ms, err = e.postings(v, &it, fp, 0, ms[:0]); err != nil {
 				return nil, err
 			}
 			for _, m := range ms {
@@ -302,7 +299,7 @@ func (e *DB) flushedDocs(st *state, want []uint64, mem map[uint64][]Doc) (map[ui
 		}
 		group = group[:0]
 	}
-	err := scanReader(st.snap, spacePrefix(spacePostings), func(key, v []byte) error {
+	err := scanReader(st.snap, spacePrefix(spacePostings), func(key, val []byte) error {
 		fp, id, err := parsePostingKey(key)
 		if err != nil {
 			return err
@@ -310,8 +307,8 @@ func (e *DB) flushedDocs(st *state, want []uint64, mem map[uint64][]Doc) (map[ui
 		if len(group) > 0 && group[0].Fingerprint != fp {
 			keep()
 		}
-		if !e.hidden(id) {
-			group = append(group, Doc{id, fp, string(v)})
+		if !v.hidden(id) {
+			group = append(group, Doc{id, fp, string(val)})
 		}
 		return nil
 	})
@@ -324,25 +321,6 @@ func memDocsByFP(docs []Doc) map[uint64][]Doc {
 	out := map[uint64][]Doc{}
 	for _, d := range docs {
 		out[d.Fingerprint] = append(out[d.Fingerprint], d)
-	}
-	return out
-}
-
-// memDocs returns the live documents of the memtables, the newest write of
-// each id.
-func (e *DB) memDocs() []Doc {
-	var out []Doc
-	for id, d := range e.mem.docs {
-		if d.live {
-			out = append(out, Doc{id, d.fp, d.name})
-		}
-	}
-	if e.imm != nil {
-		for id, d := range e.imm.docs {
-			if d.live && !e.mem.touched.Contains(id) {
-				out = append(out, Doc{id, d.fp, d.name})
-			}
-		}
 	}
 	return out
 }

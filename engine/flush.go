@@ -30,44 +30,27 @@ func (e *DB) Flush(ctx context.Context) (err error) {
 func (e *DB) flush() error {
 	e.flushMu.Lock()
 	defer e.flushMu.Unlock()
-	e.mu.RLock()
-	imm, seg, closed := e.imm, e.immSeg, e.closed
-	e.mu.RUnlock()
-	if closed {
-		return ErrClosed
-	}
-	if imm == nil {
-		// Freeze: no appends (commitMu), every appended record published,
-		// then a new log segment for the new memtable.
-		e.commitMu.Lock()
-		e.mu.Lock()
-		for e.published != e.appended {
-			e.cond.Wait()
-		}
-		empty := e.mem.empty()
-		e.mu.Unlock()
-		if empty {
-			e.commitMu.Unlock()
-			return nil
-		}
-		log, err := e.liveLog()
-		if err == nil {
-			seg, err = log.Rotate()
-		}
-		if err != nil {
-			e.commitMu.Unlock()
-			return diskErr("starting a log segment", err)
-		}
-		e.mu.Lock()
-		imm, e.imm, e.immSeg = e.mem, e.mem, seg
-		e.mem = newMemtable(e.design)
-		e.mu.Unlock()
-		e.commitMu.Unlock()
+	list, seg, err := e.sealForFlush()
+	if err != nil || len(list) == 0 {
+		return err
 	}
 	start := time.Now()
-	fs, err := e.flushMemtable(imm, wal.Position{Segment: seg})
-	if err != nil {
-		return err
+	var fs flushStats
+	docs := 0
+	// Oldest first. Each flush but the last keeps the log position the
+	// tables had: a crash between them replays writes that the tables
+	// hold already, which gives the same documents again.
+	for i := len(list) - 1; i >= 0; i-- {
+		from := e.st.walFrom
+		if i == 0 {
+			from = wal.Position{Segment: seg}
+		}
+		s, err := e.flushMemtable(list[i], from, true)
+		if err != nil {
+			return err
+		}
+		fs.add(s)
+		docs += len(list[i].docs)
 	}
 	e.mu.Lock()
 	if errors.Is(e.bgErr, ErrDiskFull) {
@@ -79,12 +62,57 @@ func (e *DB) flush() error {
 	if err := e.currentLog().RemoveBefore(seg); err != nil {
 		return diskErr("removing flushed log segments", err)
 	}
-	e.log.Debug("simhashdb: flushed", "documents", len(imm.docs), "blocks_written", fs.written,
+	e.log.Debug("simhashdb: flushed", "documents", docs, "memtables", len(list), "blocks_written", fs.written,
 		"blocks_replaced", fs.replaced, "pending_added", fs.pended, "elapsed", time.Since(start))
 	return nil
 }
 
+// sealForFlush freezes the live memtable and returns every frozen one,
+// newest first, with the log segment that starts after their records. A
+// new segment is started unless one already follows them all (a flush
+// that failed left them so): no appends meanwhile (commitMu), every
+// appended record published first.
+func (e *DB) sealForFlush() ([]*memtable, uint64, error) {
+	e.commitMu.Lock()
+	defer e.commitMu.Unlock()
+	e.mu.Lock()
+	for e.published != e.appended {
+		e.cond.Wait()
+	}
+	closed, empty, sealed, frozen := e.closed, e.mem.empty(), e.sealed, len(e.frozen)
+	if !closed && empty && sealed {
+		defer e.mu.Unlock()
+		return e.frozen, e.sealSeg, nil
+	}
+	e.mu.Unlock()
+	switch {
+	case closed:
+		return nil, 0, ErrClosed
+	case empty && frozen == 0: // a read freezes only a memtable with writes
+		return nil, 0, nil
+	}
+	log, err := e.liveLog()
+	var seg uint64
+	if err == nil {
+		seg, err = log.Rotate()
+	}
+	if err != nil {
+		return nil, 0, diskErr("starting a log segment", err)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.freeze()
+	e.sealSeg, e.sealed = seg, true
+	return e.frozen, seg, nil
+}
+
 type flushStats struct{ written, replaced, pended int }
+
+func (s *flushStats) add(o flushStats) {
+	s.written += o.written
+	s.replaced += o.replaced
+	s.pended += o.pended
+}
 
 // lastDocID returns the largest document id r holds; stored is false when
 // it holds none.
@@ -156,8 +184,9 @@ func (f *flushJob) close() {
 	}
 }
 
-// flushMemtable commits m to Pebble at once and installs the new state.
-func (e *DB) flushMemtable(m *memtable, walFrom wal.Position) (flushStats, error) {
+// flushMemtable commits m to Pebble at once and installs the new state;
+// frozen says m is the oldest frozen memtable, which leaves the list then.
+func (e *DB) flushMemtable(m *memtable, walFrom wal.Position, frozen bool) (flushStats, error) {
 	f := &flushJob{e: e, m: m, old: e.st, docsB: e.pdb.NewBatch(), postB: e.pdb.NewBatch(), metaB: e.pdb.NewBatch(),
 		orphans: map[uint64]bool{}}
 	defer f.close()
@@ -206,7 +235,10 @@ func (e *DB) flushMemtable(m *memtable, walFrom wal.Position) (flushStats, error
 	for _, s := range dropped {
 		e.cache.drop(s)
 	}
-	e.imm = nil
+	if frozen {
+		// Reads freeze newer memtables meanwhile, never older ones.
+		e.frozen = e.frozen[:len(e.frozen)-1]
+	}
 	e.cond.Broadcast()
 	e.mu.Unlock()
 	// Outside the lock: a query may have cached a new block first, and put
@@ -438,8 +470,8 @@ func (f *flushJob) commit() error {
 			parts = append(parts, space(tb))
 		}
 	}
-	if flushBatchHook != nil {
-		flushBatchHook(parts)
+	if hook := f.e.opts.knobs.flushBatches; hook != nil {
+		hook(parts)
 	}
 	if err := f.e.commit(context.Background(), parts...); err != nil {
 		return fmt.Errorf("engine: committing a flush: %w", err)
@@ -479,7 +511,3 @@ func sortChangesByFP(ch []postingChange) {
 	}
 	copy(ch, sorted)
 }
-
-// flushBatchHook, if set (by tests), sees each flush's batches before they
-// are committed.
-var flushBatchHook func([]*pebble.Batch)

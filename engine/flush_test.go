@@ -18,7 +18,8 @@ import (
 // under a larger key.
 func TestFlushBatchInOrder(t *testing.T) {
 	var batches, keys, disorder int
-	flushBatchHook = func(parts []*pebble.Batch) {
+	o := testOptions()
+	o.knobs.flushBatches = func(parts []*pebble.Batch) {
 		batches++
 		var prev []byte
 		for _, b := range parts {
@@ -38,9 +39,7 @@ func TestFlushBatchInOrder(t *testing.T) {
 			}
 		}
 	}
-	defer func() { flushBatchHook = nil }()
 	r := rand.New(rand.NewPCG(7, 7))
-	o := testOptions()
 	o.BlockSize = 256 // many blocks and splits
 	db := openT(t, t.TempDir(), o)
 	defer db.Close()

@@ -19,16 +19,12 @@ func (e *DB) Get(ctx context.Context, id uint64) (_ Doc, err error) {
 	if e.closed {
 		return Doc{}, ErrClosed
 	}
-	for _, m := range []*memtable{e.mem, e.imm} {
-		if m == nil {
-			continue
+	lv := e.lockedView()
+	if d, ok := lv.memDoc(id); ok {
+		if !d.live {
+			return Doc{}, fmt.Errorf("%w: document %d", ErrNotFound, id)
 		}
-		if d, ok := m.docs[id]; ok {
-			if !d.live {
-				return Doc{}, fmt.Errorf("%w: document %d", ErrNotFound, id)
-			}
-			return Doc{ID: id, Fingerprint: d.fp, Name: d.name}, nil
-		}
+		return Doc{ID: id, Fingerprint: d.fp, Name: d.name}, nil
 	}
 	v, c, err := e.st.snap.Get(docKey(id))
 	if errors.Is(err, pebble.ErrNotFound) {
@@ -55,15 +51,9 @@ func (e *DB) NextID(ctx context.Context) (_ uint64, err error) {
 		return 0, ErrClosed
 	}
 	var top uint64
-	for _, m := range []*memtable{e.mem, e.imm} {
-		if m == nil {
-			continue
-		}
-		for id, d := range m.docs {
-			if d.live {
-				top = max(top, id)
-			}
-		}
+	v := e.lockedView()
+	for _, d := range v.memDocs() {
+		top = max(top, d.ID)
 	}
 	lo, hi := spaceBounds(spaceDocs)
 	it, err := e.st.snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
@@ -76,7 +66,7 @@ func (e *DB) NextID(ctx context.Context) (_ uint64, err error) {
 		if err != nil {
 			return 0, err
 		}
-		if !e.hidden(id) {
+		if !v.hidden(id) {
 			top = max(top, id)
 			break
 		}
@@ -92,24 +82,17 @@ func (e *DB) NextID(ctx context.Context) (_ uint64, err error) {
 
 // Docs returns every stored document, by id: the index as one state saw
 // it when the iteration began. Writers do not wait for the caller; Close
-// the DB only after the iteration ends. It is how an index is read back
+// waits for the iteration to end. It is how an index is read back
 // whole (simhashdb export), to rebuild it with another K or design.
 func (e *DB) Docs(ctx context.Context) iter.Seq2[Doc, error] {
 	return storeSeq(func(yield func(Doc, error) bool) {
-		e.mu.RLock()
-		if e.closed {
-			e.mu.RUnlock()
-			yield(Doc{}, ErrClosed)
+		v, err := e.pinView()
+		if err != nil {
+			yield(Doc{}, err)
 			return
 		}
-		st := e.acquire()
-		mem := e.memDocs()
-		touched := e.mem.touched.Clone()
-		if e.imm != nil {
-			touched.Or(e.imm.touched)
-		}
-		e.mu.RUnlock()
-		defer st.unref()
+		defer v.unpin(e)
+		st, mem := v.st, v.memDocs()
 		slices.SortFunc(mem, func(a, b Doc) int { return cmp.Compare(a.ID, b.ID) })
 		lo, hi := spaceBounds(spaceDocs)
 		it, err := st.snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
@@ -135,14 +118,14 @@ func (e *DB) Docs(ctx context.Context) iter.Seq2[Doc, error] {
 				}
 				mem = mem[1:]
 			}
-			if touched.Contains(id) {
+			if v.hidden(id) {
 				continue // the memtable has its newest write, in mem if live
 			}
-			v, err := it.ValueAndErr()
+			val, err := it.ValueAndErr()
 			if err == nil {
 				var d Doc
 				d.ID = id
-				if d.Fingerprint, d.Name, err = parseDocValue(id, v); err == nil {
+				if d.Fingerprint, d.Name, err = parseDocValue(id, val); err == nil {
 					if !yield(d, nil) {
 						return
 					}

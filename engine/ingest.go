@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -46,11 +45,11 @@ func (e *DB) commit(ctx context.Context, batches ...*pebble.Batch) error {
 	if err := e.checkRoom(size); err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp(e.dir, tmpPrefix)
+	dir, err := mkdirTemp(e.fs, e.dir, tmpPrefix)
 	if err != nil {
 		return diskErr("making a scratch folder", err)
 	}
-	defer os.RemoveAll(dir)
+	defer e.fs.RemoveAll(dir)
 	path := filepath.Join(dir, "commit.sst") // the folder is this commit's own
 	n, err := e.writeSST(path, batches)
 	if err != nil {
@@ -170,13 +169,16 @@ func (e *DB) batchOps(b *pebble.Batch, ops []batchOp) ([]batchOp, error) {
 // removeScratch removes the scratch folders a crash left in the index
 // directory.
 func (e *DB) removeScratch() error {
-	ents, err := os.ReadDir(e.dir)
+	names, err := e.fs.List(e.dir)
 	if err != nil {
 		return err
 	}
-	for _, d := range ents {
-		if d.IsDir() && strings.HasPrefix(d.Name(), tmpPrefix) {
-			if err := os.RemoveAll(filepath.Join(e.dir, d.Name())); err != nil {
+	for _, name := range names {
+		path := filepath.Join(e.dir, name)
+		if dir, err := isDir(e.fs, path); err != nil {
+			return err
+		} else if dir && strings.HasPrefix(name, tmpPrefix) {
+			if err := e.fs.RemoveAll(path); err != nil {
 				return err
 			}
 		}

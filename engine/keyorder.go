@@ -57,8 +57,8 @@ var newStoreOrder = keyOrder
 // storedOrder returns the comparer of the Pebble store in pdir: keyOrder for
 // a new store and one created with it, Pebble's default for one created
 // before keyOrder was added.
-func storedOrder(pdir string) (*pebble.Comparer, error) {
-	desc, err := pebble.Peek(pdir, vfs.Default)
+func storedOrder(fs vfs.FS, pdir string) (*pebble.Comparer, error) {
+	desc, err := pebble.Peek(pdir, fs)
 	if errors.Is(err, os.ErrNotExist) {
 		return newStoreOrder, nil
 	}
@@ -68,7 +68,7 @@ func storedOrder(pdir string) (*pebble.Comparer, error) {
 	if !desc.Exists || desc.OptionsFilename == "" {
 		return newStoreOrder, nil // new, or Pebble reports what is missing
 	}
-	text, err := os.ReadFile(desc.OptionsFilename)
+	text, err := readFile(fs, desc.OptionsFilename)
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}

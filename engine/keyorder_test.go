@@ -90,13 +90,13 @@ func TestKeyOrderOfStores(t *testing.T) {
 			r := rand.New(rand.NewPCG(3, 4))
 			dir := t.TempDir()
 			newStoreOrder = tc.order
-			db, err := Open(dir, testOptions())
+			o := testOptions()
+			o.knobs.postingsPerSST = 97 // several files, a fingerprint's postings across two
+			db, err := Open(dir, o)
 			newStoreOrder = keyOrder
 			require.NoError(t, err)
 			defer func() { db.Close() }()
 			docs := corpus(3000, 9)
-			testPostingsPerSST = 97 // several files, a fingerprint's postings across two
-			defer func() { testPostingsPerSST = 0 }()
 			require.NoError(t, db.Load(ctx, docs))
 			ssts, err := filepath.Glob(filepath.Join(dir, "pebble", "*.sst"))
 			require.NoError(t, err)

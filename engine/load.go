@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -27,16 +26,12 @@ import (
 // most fingerprints. No smaller, though: a query whose seek moves to
 // another file pays for setting up that file's iterator.
 func (e *DB) postingsPerSST() int {
-	if testPostingsPerSST > 0 {
-		return testPostingsPerSST
+	if n := e.opts.knobs.postingsPerSST; n > 0 {
+		return n
 	}
 	shard := e.pebbleCache / int64(4*runtime.GOMAXPROCS(0))
 	return int(max(shard/16*8/10, 1<<16))
 }
-
-// testPostingsPerSST overrides postingsPerSST in tests, and
-// testDocsPerSST the documents a bulk load writes to one sstable.
-var testPostingsPerSST, testDocsPerSST int
 
 // Load stores many documents at once. Into an empty index it builds every
 // table with a sort and a sequential pass and hands Pebble finished sstables
@@ -55,7 +50,7 @@ func (e *DB) Load(ctx context.Context, docs []Doc) error {
 	}
 	e.flushMu.Lock()
 	e.mu.RLock()
-	empty := e.st.docs == 0 && e.mem.empty() && e.imm == nil && !e.closed
+	empty := e.st.docs == 0 && e.mem.empty() && len(e.frozen) == 0 && !e.closed
 	e.mu.RUnlock()
 	if !empty {
 		e.flushMu.Unlock()
@@ -93,11 +88,11 @@ type loadJob struct {
 }
 
 func (e *DB) ingest(ctx context.Context, in []Doc) error {
-	tmp, err := os.MkdirTemp(e.dir, tmpPrefix)
+	tmp, err := mkdirTemp(e.fs, e.dir, tmpPrefix)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
+	defer e.fs.RemoveAll(tmp)
 	docs := byID(in)
 	j := &loadJob{e: e, docs: docs, tmp: tmp, all: make([]uint64, len(docs)), tables: make([]tableIndex, len(e.design.Tables))}
 	// The documents' fingerprints, in id order: the tables permute and
@@ -170,8 +165,8 @@ func (j *loadJob) newSST(name string) (*sstable.Writer, error) {
 func (j *loadJob) documents(procs int) {
 	docs := j.docs
 	chunk := max((len(docs)+4*procs-1)/(4*procs), 1<<16)
-	if testDocsPerSST > 0 {
-		chunk = testDocsPerSST
+	if n := j.e.opts.knobs.docsPerSST; n > 0 {
+		chunk = n
 	}
 	for lo := 0; lo < len(docs); lo += chunk {
 		part := docs[lo:min(lo+chunk, len(docs))]

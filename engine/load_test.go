@@ -17,7 +17,11 @@ func TestLoad(t *testing.T) {
 		t.Run(map[bool]string{true: "named", false: "unnamed"}[named], func(t *testing.T) {
 			r := rand.New(rand.NewPCG(3, 3))
 			dir := t.TempDir()
-			db := openT(t, dir, testOptions())
+			o := testOptions()
+			// Many small files: the documents and the postings are written
+			// by many tasks at once.
+			o.knobs.docsPerSST, o.knobs.postingsPerSST = 500, 97
+			db := openT(t, dir, o)
 			docs := corpus(6000, 2)
 			if !named {
 				for i := range docs {
@@ -29,11 +33,7 @@ func TestLoad(t *testing.T) {
 			if named {
 				docs[len(docs)-1].Name = "replaced"
 			}
-			// Many small files: the documents and the postings are written
-			// by many tasks at once.
-			testDocsPerSST, testPostingsPerSST = 500, 97
 			require.NoError(t, db.Load(ctx, docs))
-			testDocsPerSST, testPostingsPerSST = 0, 0
 			ssts, err := filepath.Glob(filepath.Join(dir, "pebble", "*.sst"))
 			require.NoError(t, err)
 			require.Greater(t, len(ssts), 6000/500+6000/97)

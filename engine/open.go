@@ -31,11 +31,13 @@ const (
 
 // Exists reports whether dir holds an index (one that Open would open
 // rather than create).
-func Exists(dir string) (bool, error) {
-	if info, err := os.Stat(dir); err == nil && !info.IsDir() {
+func Exists(dir string) (bool, error) { return exists(vfs.Default, dir) }
+
+func exists(fs vfs.FS, dir string) (bool, error) {
+	if info, err := fs.Stat(dir); err == nil && !info.IsDir() {
 		return false, fmt.Errorf("%w: %s is a file, not a folder", ErrNotIndex, dir)
 	}
-	_, err := os.Stat(filepath.Join(dir, pebbleDir))
+	_, err := fs.Stat(filepath.Join(dir, pebbleDir))
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
@@ -45,16 +47,17 @@ func Exists(dir string) (bool, error) {
 // newIndexDir checks that dir may take a new index: it does not exist, or
 // it is empty. An index made among other files would be easy to read as
 // input by mistake, and to delete with them.
-func newIndexDir(dir string) error {
-	entries, err := os.ReadDir(dir)
+func newIndexDir(fs vfs.FS, dir string) error {
+	names, err := fs.List(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
-	if len(entries) > 0 {
-		return fmt.Errorf("%w: %s holds %d other files or folders (such as %q): create an index in a new or empty folder", ErrNotIndex, dir, len(entries), entries[0].Name())
+	if len(names) > 0 {
+		slices.Sort(names)
+		return fmt.Errorf("%w: %s holds %d other files or folders (such as %q): create an index in a new or empty folder", ErrNotIndex, dir, len(names), names[0])
 	}
 	return nil
 }
@@ -68,25 +71,25 @@ func Open(dir string, opts Options) (*DB, error) {
 		return nil, err
 	}
 	pdir := filepath.Join(dir, pebbleDir)
-	if info, err := os.Stat(dir); err == nil && !info.IsDir() {
-		return nil, fmt.Errorf("%w: %s is a file, not a folder", ErrNotIndex, dir)
+	fs := opts.fs
+	if fs == nil {
+		fs = vfs.Default
 	}
-	if _, err := os.Stat(pdir); err != nil {
-		if !errors.Is(err, os.ErrNotExist) {
-			return nil, err
-		}
+	if found, err := exists(fs, dir); err != nil {
+		return nil, err
+	} else if !found {
 		if opts.ReadOnly {
 			return nil, fmt.Errorf("%w: no index in %s", ErrNotIndex, dir)
 		}
-		if err := newIndexDir(dir); err != nil {
+		if err := newIndexDir(fs, dir); err != nil {
+			return nil, err
+		}
+		if err := makeDir(fs, dir); err != nil {
 			return nil, err
 		}
 	}
-	e := &DB{dir: dir, opts: opts, log: opts.Logger, block: opts.BlockSize, fs: opts.fs,
+	e := &DB{dir: dir, opts: opts, log: opts.Logger, block: opts.BlockSize, fs: fs,
 		flushCh: make(chan struct{}, 1), quit: make(chan struct{})}
-	if e.fs == nil {
-		e.fs = vfs.Default
-	}
 	if opts.ReadOnly {
 		e.fs = readOnlyFS{e.fs}
 	}
@@ -94,7 +97,7 @@ func Open(dir string, opts Options) (*DB, error) {
 	if err := checkManifest(e.fs, pdir); err != nil {
 		return nil, err
 	}
-	order, err := storedOrder(pdir)
+	order, err := storedOrder(e.fs, pdir)
 	if err != nil {
 		return nil, err
 	}
@@ -212,22 +215,18 @@ func (e *DB) openWAL() error {
 
 // replayStep flushes the memtable that a replay filled up to end.
 func (e *DB) replayStep(end wal.Position) error {
-	if _, err := e.flushMemtable(e.mem, end); err != nil {
+	if _, err := e.flushMemtable(e.mem, end, false); err != nil {
 		return err
 	}
 	e.mem = newMemtable(e.design)
 	if err := e.wal.RemoveBefore(end.Segment); err != nil {
 		return diskErr("removing flushed log segments", err)
 	}
-	if replayStepHook != nil {
-		return replayStepHook()
+	if hook := e.opts.knobs.replayStep; hook != nil {
+		return hook()
 	}
 	return nil
 }
-
-// replayStepHook, if set (by tests), runs after each flush of a replay; an
-// error it returns ends the open there, as a crash would.
-var replayStepHook func() error
 
 // newLog starts a new log segment: at open, and after the log failed on a
 // full disk, when cut is where the failed segment's whole records end.

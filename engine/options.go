@@ -110,9 +110,10 @@ type Options struct {
 	Logger *slog.Logger
 
 	fs           vfs.FS // nil: the operating system's (tests inject faults)
-	autoMemtable bool   // MemtableSize was left to the default
-	kSet         bool   // K was given: it must match an existing index
-	blockSet     bool   // BlockSize was given: likewise
+	knobs        testingKnobs
+	autoMemtable bool // MemtableSize was left to the default
+	kSet         bool // K was given: it must match an existing index
+	blockSet     bool // BlockSize was given: likewise
 }
 
 // maxAutoMemtable caps the memtable budget that grows with the index.

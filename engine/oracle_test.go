@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/simhashdb/simhashdb/bench/data"
-	"github.com/simhashdb/simhashdb/engine/join"
 	"github.com/simhashdb/simhashdb/permutation"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -288,21 +287,37 @@ func exactAgainstOracle(t *testing.T, design *permutation.Design) {
 }
 
 // oracleClusters groups the pairs' documents into connected components,
-// by id: each cluster by id, the clusters by their smallest id.
+// by id: each cluster by id, the clusters by their smallest id. A search
+// of its own, not package join's, which is under test.
 func oracleClusters(pairs []Pair) [][]Doc {
 	docs := map[uint64]Doc{}
-	edges := make([]join.Pair, len(pairs))
-	for i, p := range pairs {
+	next := map[uint64][]uint64{}
+	for _, p := range pairs {
 		docs[p.A.ID], docs[p.B.ID] = p.A, p.B
-		edges[i] = join.Pair{A: p.A.ID, B: p.B.ID}
+		next[p.A.ID] = append(next[p.A.ID], p.B.ID)
+		next[p.B.ID] = append(next[p.B.ID], p.A.ID)
 	}
+	seen := map[uint64]bool{}
 	var out [][]Doc
-	for _, c := range join.Components(edges) {
-		ds := make([]Doc, len(c))
-		for j, id := range c {
-			ds[j] = docs[id]
+	for _, id := range slices.Sorted(maps.Keys(docs)) {
+		if seen[id] {
+			continue
 		}
-		out = append(out, ds)
+		seen[id] = true
+		var c []Doc
+		for todo := []uint64{id}; len(todo) > 0; {
+			x := todo[len(todo)-1]
+			todo = todo[:len(todo)-1]
+			c = append(c, docs[x])
+			for _, y := range next[x] {
+				if !seen[y] {
+					seen[y] = true
+					todo = append(todo, y)
+				}
+			}
+		}
+		slices.SortFunc(c, func(a, b Doc) int { return cmpU64(a.ID, b.ID) })
+		out = append(out, c)
 	}
 	return out
 }

@@ -36,7 +36,8 @@ func (e *DB) QueryAppend(ctx context.Context, dst []Match, fp uint64, k int) (_ 
 	if e.closed {
 		return dst, ErrClosed
 	}
-	return e.queryLocked(dst, fp, k)
+	v := e.lockedView()
+	return e.query(&v, dst, fp, k)
 }
 
 type candidate struct {
@@ -44,8 +45,9 @@ type candidate struct {
 	d  int
 }
 
-func (e *DB) queryLocked(dst []Match, q uint64, k int) ([]Match, error) {
-	st := e.st
+// query appends the matches of q in v to dst.
+func (e *DB) query(v *view, dst []Match, q uint64, k int) ([]Match, error) {
+	st := v.st
 	// On the stack: a query has a few candidates a table, and a pool
 	// misses whenever the goroutine changes processors.
 	var stack [64]candidate
@@ -54,43 +56,31 @@ func (e *DB) queryLocked(dst []Match, q uint64, k int) ([]Match, error) {
 	if err := e.probeAll(st, q, k, add); err != nil {
 		return dst, err
 	}
-	e.mem.search(q, k, add)
-	if e.imm != nil {
-		e.imm.search(q, k, add)
-	}
+	v.search(q, k, add)
 	if len(cands) == 0 {
 		return dst, nil
 	}
 	var it *pebble.Iterator
 	defer func() { st.release(it) }()
-	return e.expand(st, cands, &it, dst)
+	return e.expand(v, cands, &it, dst)
 }
 
 // expand appends to dst the documents that hold the candidate fingerprints
-// now (memtables first, then the snapshot's postings, less what the
+// in v (memtables first, then the snapshot's postings, less what the
 // memtables replace or delete), nearest first and then by id. *it is the
 // postings iterator, opened on first use so that callers with many queries
 // share one.
-func (e *DB) expand(st *state, cands []candidate, it **pebble.Iterator, dst []Match) ([]Match, error) {
+func (e *DB) expand(v *view, cands []candidate, it **pebble.Iterator, dst []Match) ([]Match, error) {
 	slices.SortFunc(cands, func(a, b candidate) int { return cmpU64(a.fp, b.fp) })
 	cands = slices.CompactFunc(cands, func(a, b candidate) bool { return a.fp == b.fp })
 	out, from := dst, len(dst)
 	for _, c := range cands {
-		for _, id := range e.mem.byFP[c.fp] {
-			out = append(out, Match{Doc{id, c.fp, e.mem.docs[id].name}, c.d})
-		}
-		if e.imm != nil {
-			for _, id := range e.imm.byFP[c.fp] {
-				if !e.mem.touched.Contains(id) {
-					out = append(out, Match{Doc{id, c.fp, e.imm.docs[id].name}, c.d})
-				}
-			}
-		}
+		out = v.appendMemMatches(out, c)
 	}
 	for len(cands) > 0 {
 		n := min(len(cands), lookupBatch)
 		var err error
-		if out, err = e.postingsOf(st, it, cands[:n], out); err != nil {
+		if out, err = e.postingsOf(v, it, cands[:n], out); err != nil {
 			return dst, err
 		}
 		cands = cands[n:]
@@ -113,7 +103,8 @@ const lookupBatch = 16
 // of its pairs), each likely a cache miss; as probeAll does for the
 // tables, it takes each step for every candidate before the next, so that
 // the core overlaps the candidates' misses.
-func (e *DB) postingsOf(st *state, it **pebble.Iterator, cs []candidate, out []Match) ([]Match, error) {
+func (e *DB) postingsOf(v *view, it **pebble.Iterator, cs []candidate, out []Match) ([]Match, error) {
+	st := v.st
 	var bs [lookupBatch]*cachedBlock
 	var at [lookupBatch]int
 	var first [lookupBatch]uint64 // the fingerprint at at[x], where there is one
@@ -132,7 +123,7 @@ func (e *DB) postingsOf(st *state, it **pebble.Iterator, cs []candidate, out []M
 		b := bs[x]
 		if b == nil || b.big {
 			var err error
-			if out, err = e.readPostings(st, it, c.fp, c.d, out); err != nil {
+			if out, err = e.readPostings(v, it, c.fp, c.d, out); err != nil {
 				return nil, err
 			}
 			continue
@@ -141,25 +132,27 @@ func (e *DB) postingsOf(st *state, it **pebble.Iterator, cs []candidate, out []M
 		if i < b.pk.len() {
 			i = b.pk.walkFrom(c.fp, i, first[x])
 		}
-		out = e.unitDocs(b, i, c.fp, c.d, out)
+		out = unitDocs(v, b, i, c.fp, c.d, out)
 	}
 	return out, nil
 }
 
 // postings appends the flushed documents of fp that no memtable hides,
 // reading its unit if it is not cached.
-func (e *DB) postings(st *state, it **pebble.Iterator, fp uint64, d int, out []Match) ([]Match, error) {
+func (e *DB) postings(v *view, it **pebble.Iterator, fp uint64, d int, out []Match) ([]Match, error) {
 	// A cached unit needs no iterator: taking one from the pool and giving
 	// it back costs more than the look-up.
-	if b := e.cache.getBlock(st.units.slot(st.units.unit(fp))); b != nil && !b.big {
-		return e.unitDocs(b, b.pk.lowerBound(fp), fp, d, out), nil
+	units := v.st.units
+	if b := e.cache.getBlock(units.slot(units.unit(fp))); b != nil && !b.big {
+		return unitDocs(v, b, b.pk.lowerBound(fp), fp, d, out), nil
 	}
-	return e.readPostings(st, it, fp, d, out)
+	return e.readPostings(v, it, fp, d, out)
 }
 
 // readPostings is postings for a unit not cached, or too big to cache:
 // read with the iterator *it, which it opens if nil.
-func (e *DB) readPostings(st *state, it **pebble.Iterator, fp uint64, d int, out []Match) ([]Match, error) {
+func (e *DB) readPostings(v *view, it **pebble.Iterator, fp uint64, d int, out []Match) ([]Match, error) {
+	st := v.st
 	if *it == nil {
 		var err error
 		if *it, err = st.postingsIter(); err != nil {
@@ -170,19 +163,19 @@ func (e *DB) readPostings(st *state, it **pebble.Iterator, fp uint64, d int, out
 	if err != nil {
 		return nil, err
 	} else if !ok {
-		return e.seekDocs(*it, fp, d, out)
+		return e.seekDocs(v, *it, fp, d, out)
 	}
-	return e.unitDocs(b, b.pk.lowerBound(fp), fp, d, out), nil
+	return unitDocs(v, b, b.pk.lowerBound(fp), fp, d, out), nil
 }
 
 // unitDocs appends the documents of fp in unit b from its posting i on
 // (b.pk.lowerBound(fp)) that no memtable hides. Each id is in its
 // fingerprint's line, or the next: the walk that found the fingerprint
 // brought it in.
-func (e *DB) unitDocs(b *cachedBlock, i int, fp uint64, d int, out []Match) []Match {
+func unitDocs(v *view, b *cachedBlock, i int, fp uint64, d int, out []Match) []Match {
 	pk := &b.pk
 	for ; i < pk.len() && pk.at(i) == fp; i++ {
-		if id := pk.id(i); !e.hidden(id) {
+		if id := pk.id(i); !v.hidden(id) {
 			out = append(out, Match{Doc{id, fp, b.name(i)}, d})
 		}
 	}
@@ -191,7 +184,7 @@ func (e *DB) unitDocs(b *cachedBlock, i int, fp uint64, d int, out []Match) []Ma
 
 // seekDocs appends the documents of fp read from the postings with pi: a
 // unit too big to cache.
-func (e *DB) seekDocs(pi *pebble.Iterator, fp uint64, d int, out []Match) ([]Match, error) {
+func (e *DB) seekDocs(v *view, pi *pebble.Iterator, fp uint64, d int, out []Match) ([]Match, error) {
 	for e.seekPostings(pi, fp); pi.Valid(); pi.Next() {
 		f, id, err := parsePostingKey(pi.Key())
 		if err != nil {
@@ -200,7 +193,7 @@ func (e *DB) seekDocs(pi *pebble.Iterator, fp uint64, d int, out []Match) ([]Mat
 		if f != fp {
 			break
 		}
-		if e.hidden(id) {
+		if v.hidden(id) {
 			continue
 		}
 		v, err := pi.ValueAndErr()
@@ -210,12 +203,6 @@ func (e *DB) seekDocs(pi *pebble.Iterator, fp uint64, d int, out []Match) ([]Mat
 		out = append(out, Match{Doc{id, fp, string(v)}, d})
 	}
 	return out, pi.Error()
-}
-
-// hidden reports whether a memtable holds a newer write of id than the
-// snapshot.
-func (e *DB) hidden(id uint64) bool {
-	return e.mem.touched.Contains(id) || e.imm != nil && e.imm.touched.Contains(id)
 }
 
 func cmpU64(a, b uint64) int {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"io/fs"
 	"path/filepath"
 
 	"github.com/simhashdb/simhashdb/codec"
@@ -94,37 +93,20 @@ func (e *DB) Stats(ctx context.Context) (Stats, error) {
 	if st.fps > 0 {
 		s.EntropyBound = codec.Bound(int(st.fps))
 	}
-	for _, m := range []*memtable{e.mem, e.imm} {
-		if m != nil {
-			s.PendingWrites += len(m.docs)
-			s.MemtableBytes += m.size
-		}
+	for _, m := range append([]*memtable{e.mem}, e.frozen...) {
+		s.PendingWrites += len(m.docs)
+		s.MemtableBytes += m.size
 	}
 	if log != nil {
 		s.WALBytes = log.Size()
 	}
 	pm := e.pdb.Metrics()
-	s.PebbleBytes = dirSize(filepath.Join(e.dir, pebbleDir))
-	s.BytesOnDisk = s.PebbleBytes + dirSize(filepath.Join(e.dir, walDir))
+	s.PebbleBytes = dirSize(e.fs, filepath.Join(e.dir, pebbleDir))
+	s.BytesOnDisk = s.PebbleBytes + dirSize(e.fs, filepath.Join(e.dir, walDir))
 	s.CacheSize = e.opts.CacheSize
 	s.CacheBytes, s.CacheHits, s.CacheMisses = e.cache.stats()
 	s.PebbleCacheHit, s.PebbleCacheBytes = pm.BlockCache.Hits, pm.BlockCache.Size
 	return s, nil
-}
-
-// dirSize returns the bytes the files under dir take on disk (Pebble's own
-// metrics miss freshly ingested tables and preallocated logs).
-func dirSize(dir string) int64 {
-	var n int64
-	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			if fi, err := d.Info(); err == nil {
-				n += onDisk(fi)
-			}
-		}
-		return nil
-	})
-	return n
 }
 
 // Describe writes the table design, as permutation.Design.Describe does,

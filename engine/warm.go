@@ -9,7 +9,7 @@ import (
 var errCacheFull = errors.New("cache full")
 
 // warmPebbleRoom is what Pebble's block cache may hold while Warm reads.
-var warmPebbleRoom int64 = 8 << 20
+const warmPebbleRoom = 8 << 20
 
 // Warm counts what it caches itself: the cache evicts to stay within its
 // budget, so its fill level never says that a warm-up should stop, and a
@@ -40,7 +40,11 @@ func (e *DB) Warm(ctx context.Context) (err error) {
 	// keep a second copy of the last of it, which no query reads again.
 	// Pebble reads through its cache always, so its share is held back
 	// while Warm reads, but for a little room for concurrent queries.
-	defer e.pcache.Reserve(int(max(e.pebbleCache-warmPebbleRoom, 0)))()
+	pebbleRoom := int64(warmPebbleRoom)
+	if r := e.opts.knobs.warmPebbleRoom; r != nil {
+		pebbleRoom = *r
+	}
+	defer e.pcache.Reserve(int(max(e.pebbleCache-pebbleRoom, 0)))()
 	room := e.cache.budget - e.cache.used.Load()
 	share := room / int64(max(len(st.tables), 1))
 	spent, err := parallel(ctx, len(st.tables), func(t int) ([]int64, error) {

@@ -39,11 +39,10 @@ func TestWarm(t *testing.T) {
 	})
 
 	t.Run("no second copy in Pebble's cache", func(t *testing.T) {
-		defer func(r int64) { warmPebbleRoom = r }(warmPebbleRoom)
 		// Room for all (as without the reservation), then for none.
 		for _, room := range []int64{1 << 40, 0} {
-			warmPebbleRoom = room
 			opts := testOptions()
+			opts.knobs.warmPebbleRoom = &room
 			opts.CacheSize = 256 << 20
 			db := openT(t, dir, opts)
 			require.NoError(t, db.Warm(ctx))

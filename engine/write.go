@@ -104,7 +104,7 @@ func (e *DB) write(ctx context.Context, docs []Doc, deletes []uint64) error {
 	}
 	e.published = seq
 	e.cond.Broadcast()
-	full := e.mem.size >= e.memtableBudget()
+	full := e.unflushed() >= e.memtableBudget()
 	e.mu.Unlock()
 	if full {
 		e.signalFlush()
@@ -149,8 +149,10 @@ func (e *DB) liveLog() (*wal.Log, error) {
 // flushMu is held (e.st is replaced under both).
 func (e *DB) memtableBudget() int64 { return e.opts.memtableBudget(e.st.fps) }
 
-// stall holds a writer back while the memtable is twice its budget and the
-// previous one is still being flushed. While flushes fail on a full disk,
+// stall holds a writer back while the writes not flushed take three times
+// the memtable's budget and some of them wait for a flush (the live
+// memtable at twice its budget, the frozen ones being flushed at one).
+// While flushes fail on a full disk,
 // writes go on into the log up to that point, and fail with ErrDiskFull
 // past it rather than wait.
 func (e *DB) stall() error {
@@ -163,7 +165,7 @@ func (e *DB) stall() error {
 		if e.closed {
 			return ErrClosed
 		}
-		over := e.imm != nil && e.mem.size >= 2*e.memtableBudget()
+		over := len(e.frozen) > 0 && e.unflushed() >= 3*e.memtableBudget()
 		switch {
 		case e.bgErr != nil && (over || !errors.Is(e.bgErr, ErrDiskFull)):
 			return e.bgErr

@@ -183,6 +183,11 @@ func Open(dir string, opts Options) (*Log, error) {
 	if err := opts.FS.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
+	// The folder's own entry must survive a power cut too, or every
+	// segment would go with it.
+	if err := syncDir(opts.FS, opts.FS.PathDir(dir)); err != nil {
+		return nil, err
+	}
 	segs, err := segments(opts.FS, dir)
 	if err != nil {
 		return nil, err

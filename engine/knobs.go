@@ -1,0 +1,21 @@
+package engine
+
+import "github.com/cockroachdb/pebble/v2"
+
+// testingKnobs are what only tests set, in the Options of the index they
+// open: no test changes a package variable, so tests may run in parallel.
+// The zero value is the engine's behaviour.
+type testingKnobs struct {
+	// flushBatches sees each flush's batches before they are committed.
+	flushBatches func([]*pebble.Batch)
+	// replayStep runs after each flush of a replay; an error stops Open
+	// there, as a crash would.
+	replayStep func() error
+	// postingsPerSST and docsPerSST, when positive, are how many postings
+	// and documents a bulk load writes to one sstable.
+	postingsPerSST, docsPerSST int
+	// warmPebbleRoom, when set, is the room Warm leaves in Pebble's cache.
+	warmPebbleRoom *int64
+	// afterPin runs when a read has pinned its view, before it computes.
+	afterPin func()
+}

@@ -1,0 +1,167 @@
+package engine
+
+// view is what one read sees: a flushed state and the memtables whose
+// writes it does not hold yet, newest first. A view taken with e.mu held
+// (lockedView) includes the live memtable, which writers change: it is
+// read only while e.mu stays held, by reads too short to matter to
+// writers. A long read (QueryBatch of many queries, FindAll, Clusters,
+// Stars, Docs) takes a pinned view instead (pinView): the live memtable
+// is frozen first, so every memtable of the view is immutable, and the
+// state is referenced, so the read computes without e.mu while writers
+// go on, as Pebble's readState lets them.
+type view struct {
+	st     *state
+	live   *memtable   // nil in a pinned view
+	frozen []*memtable // newest first; never written again, nor is the slice
+	pinned bool
+}
+
+// lockedView is the view of the index now; e.mu is held (read) for as long
+// as it is used.
+func (e *DB) lockedView() view { return view{st: e.st, live: e.mem, frozen: e.frozen} }
+
+// pinView returns a view that the caller reads without e.mu and gives back
+// with unpin. Close waits for pinned views to be given back.
+func (e *DB) pinView() (*view, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, ErrClosed
+	}
+	e.freeze()
+	e.readers.Add(1)
+	v := &view{st: e.acquire(), frozen: e.frozen, pinned: true}
+	if hook := e.opts.knobs.afterPin; hook != nil {
+		e.mu.Unlock()
+		hook()
+		e.mu.Lock()
+	}
+	return v, nil
+}
+
+// unpin gives back a view from pinView.
+func (v *view) unpin(e *DB) {
+	v.st.unref()
+	e.readers.Done()
+}
+
+// maxFrozen is how many frozen memtables wait for a flush before one
+// starts: every query searches each of them.
+const maxFrozen = 4
+
+// freeze makes the live memtable, unless it is empty, the newest frozen
+// one, and starts a new one; e.mu is held (write). A freeze by a read
+// starts no log segment: the flush that takes the frozen memtables starts
+// one after them.
+func (e *DB) freeze() {
+	if e.mem.empty() {
+		return
+	}
+	frozen := make([]*memtable, 0, len(e.frozen)+1)
+	e.frozen = append(append(frozen, e.mem), e.frozen...)
+	e.mem = newMemtable(e.design)
+	e.sealed = false
+	if len(e.frozen) >= maxFrozen {
+		e.signalFlush()
+	}
+}
+
+// unflushed is the estimated memory of the writes not flushed yet; e.mu is
+// held.
+func (e *DB) unflushed() int64 {
+	n := e.mem.size
+	for _, m := range e.frozen {
+		n += m.size
+	}
+	return n
+}
+
+// layers is the number of memtables in v.
+func (v *view) layers() int {
+	if v.live != nil {
+		return len(v.frozen) + 1
+	}
+	return len(v.frozen)
+}
+
+// layer returns v's memtable i, 0 the newest.
+func (v *view) layer(i int) *memtable {
+	if v.live != nil {
+		if i == 0 {
+			return v.live
+		}
+		i--
+	}
+	return v.frozen[i]
+}
+
+// memEmpty reports whether v's memtables hold no write.
+func (v *view) memEmpty() bool {
+	for i := range v.layers() {
+		if !v.layer(i).empty() {
+			return false
+		}
+	}
+	return true
+}
+
+// search calls fn for every memtable fingerprint within k of q (see
+// memtable.search).
+func (v *view) search(q uint64, k int, fn func(fp uint64, d int)) {
+	for i := range v.layers() {
+		v.layer(i).search(q, k, fn)
+	}
+}
+
+// hidden reports whether a memtable holds a newer write of id than the
+// flushed state.
+func (v *view) hidden(id uint64) bool { return v.hiddenAbove(id, v.layers()) }
+
+// hiddenAbove reports whether one of the memtables newer than layer i
+// holds a write of id.
+func (v *view) hiddenAbove(id uint64, i int) bool {
+	for j := range i {
+		if v.layer(j).touched.Contains(id) {
+			return true
+		}
+	}
+	return false
+}
+
+// memDoc returns the newest write of id in v's memtables, if any.
+func (v *view) memDoc(id uint64) (memDoc, bool) {
+	for i := range v.layers() {
+		if d, ok := v.layer(i).docs[id]; ok {
+			return d, true
+		}
+	}
+	return memDoc{}, false
+}
+
+// appendMemMatches appends the documents whose newest write in v's
+// memtables gives them fingerprint c.fp.
+func (v *view) appendMemMatches(out []Match, c candidate) []Match {
+	for i := range v.layers() {
+		m := v.layer(i)
+		for _, id := range m.byFP[c.fp] {
+			if !v.hiddenAbove(id, i) {
+				out = append(out, Match{Doc{id, c.fp, m.docs[id].name}, c.d})
+			}
+		}
+	}
+	return out
+}
+
+// memDocs returns the live documents of v's memtables, the newest write of
+// each id.
+func (v *view) memDocs() []Doc {
+	var out []Doc
+	for i := range v.layers() {
+		for id, d := range v.layer(i).docs {
+			if d.live && !v.hiddenAbove(id, i) {
+				out = append(out, Doc{id, d.fp, d.name})
+			}
+		}
+	}
+	return out
+}
