@@ -73,11 +73,10 @@ func (e *DB) queryBatch(ctx context.Context, queries []uint64, k int) ([][]Match
 		}
 		defer v.unpin(e)
 	} else {
-		e.mu.RLock()
-		defer e.mu.RUnlock()
-		if e.closed {
-			return nil, ErrClosed
+		if err := e.rlockOpen(); err != nil {
+			return nil, err
 		}
+		defer e.mu.RUnlock()
 		lv := e.lockedView()
 		v = &lv
 	}
@@ -146,7 +145,7 @@ func (e *DB) batchTable(ctx context.Context, st *state, t int, queries []uint64,
 	ti := &st.tables[t]
 	var hits []batchHit
 	cur := -1 // the block in blk
-	var blk *cachedBlock
+	var blk *cacheEntry
 	for i := 0; i < len(pq); {
 		if i&1023 == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()

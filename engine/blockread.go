@@ -11,7 +11,7 @@ import (
 
 // tableBlock returns block j of table t, packed, and its pending list: from the
 // cache, or read from st's snapshot and cached.
-func (e *DB) tableBlock(st *state, t, j int) (*cachedBlock, error) {
+func (e *DB) tableBlock(st *state, t, j int) (*cacheEntry, error) {
 	ti := &st.tables[t]
 	if b := e.cache.get(ti.slot(j)); b != nil {
 		return b, nil
@@ -26,7 +26,7 @@ func (e *DB) tableBlock(st *state, t, j int) (*cachedBlock, error) {
 		return nil, err
 	}
 	*buf = fps
-	b := newCachedBlock(pack(fps), pend)
+	b := newCacheEntry(pack(fps), pend)
 	e.cache.putBlock(ti.slot(j), b)
 	return b, nil
 }
@@ -70,6 +70,25 @@ func decodeBlock(r reader, codes codec.CodeMap, t int, key uint64, pending int, 
 		}
 	}
 	return fps, pend, nil
+}
+
+// walkBlocks calls fn for every stored block of table t in st, in key
+// order, with its place j in the block directory and its stored value; a
+// block that the directory does not hold at that place is corrupt. (Check
+// walks the blocks its own way: it reports every problem, not the first.)
+func walkBlocks(st *state, t int, fn func(j int, key uint64, v []byte) error) error {
+	ti, j := &st.tables[t], 0
+	return scanReader(st.snap, tablePrefix(spaceTables, t), func(k, v []byte) error {
+		_, key, err := parseTableKey(spaceTables, k, len(st.tables))
+		if err != nil {
+			return err
+		}
+		if j >= len(ti.keys) || ti.keys[j] != key {
+			return corruptBlock(t, key, "not in the block directory")
+		}
+		j++
+		return fn(j-1, key, v)
+	})
 }
 
 // decodeValue decodes v, the stored value of block key of table t, into

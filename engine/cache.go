@@ -8,16 +8,16 @@ import (
 // slot holds the packed form of one table block while it is cached. The
 // block directory keeps a slot per block, so a warm probe finds its block
 // with an index and an atomic load: no map, no lock.
-type slot struct{ p atomic.Pointer[cachedBlock] }
+type slot struct{ p atomic.Pointer[cacheEntry] }
 
-// cachedBlock is a table block, packed (packed.go), and its pending list,
+// cacheEntry is a table block, packed (packed.go), and its pending list,
 // apart: a flush that adds to the list caches the new list beside the same
 // block. Or it is a unit of postings (units.go): its fingerprints, each
 // paired with a document id, in pk.
 //
 // A probe reads a block's header and then its data: the whole struct takes
-// 64 bytes, one cache line (TestCachedBlockSize).
-type cachedBlock struct {
+// 64 bytes, one cache line (TestCacheEntrySize).
+type cacheEntry struct {
 	pk   packed // a table block's permuted fingerprints, or a unit's postings (packPairs)
 	ref  atomic.Bool
 	big  bool      // a unit too big to cache, whose look-ups seek in Pebble
@@ -27,8 +27,8 @@ type cachedBlock struct {
 	names *[]string
 }
 
-func newCachedBlock(pk packed, pend []uint64) *cachedBlock {
-	b := &cachedBlock{pk: pk}
+func newCacheEntry(pk packed, pend []uint64) *cacheEntry {
+	b := &cacheEntry{pk: pk}
 	if len(pend) > 0 {
 		b.pend = &pend
 	}
@@ -37,8 +37,8 @@ func newCachedBlock(pk packed, pend []uint64) *cachedBlock {
 
 // newUnit returns the cached unit of the postings fps (ascending), ids
 // and names (nil if all are empty).
-func newUnit(fps, ids []uint64, names []string) *cachedBlock {
-	b := &cachedBlock{pk: packPairs(fps, ids)}
+func newUnit(fps, ids []uint64, names []string) *cacheEntry {
+	b := &cacheEntry{pk: packPairs(fps, ids)}
 	if names != nil {
 		b.names = &names
 	}
@@ -46,10 +46,10 @@ func newUnit(fps, ids []uint64, names []string) *cachedBlock {
 }
 
 // bigUnit is what the cache holds for a unit too big to cache.
-func bigUnit() *cachedBlock { return &cachedBlock{big: true} }
+func bigUnit() *cacheEntry { return &cacheEntry{big: true} }
 
 // pending returns the block's pending list.
-func (b *cachedBlock) pending() []uint64 {
+func (b *cacheEntry) pending() []uint64 {
 	if b.pend == nil {
 		return nil
 	}
@@ -57,14 +57,14 @@ func (b *cachedBlock) pending() []uint64 {
 }
 
 // name returns the name of a unit's posting i.
-func (b *cachedBlock) name(i int) string {
+func (b *cacheEntry) name(i int) string {
 	if b.names == nil {
 		return ""
 	}
 	return (*b.names)[i]
 }
 
-func (b *cachedBlock) cost() int64 {
+func (b *cacheEntry) cost() int64 {
 	c := int64(len(b.pending()))*8 + cacheEntryOverhead + b.pk.bytes()
 	if b.names != nil {
 		for _, n := range *b.names {
@@ -75,7 +75,7 @@ func (b *cachedBlock) cost() int64 {
 }
 
 // cacheEntryOverhead is an entry's cost besides its slices: the
-// cachedBlock, its slot and its place in the ring.
+// cacheEntry, its slot and its place in the ring.
 const cacheEntryOverhead = 96
 
 // blockCache bounds the memory of cached blocks (packed: a little larger
@@ -97,7 +97,7 @@ func newBlockCache(budget int64) *blockCache { return &blockCache{budget: budget
 
 // get returns the table block s caches, or nil, and counts the hit or
 // miss.
-func (c *blockCache) get(s *slot) *cachedBlock {
+func (c *blockCache) get(s *slot) *cacheEntry {
 	if b := c.getBlock(s); b != nil {
 		c.hits.Add(1)
 		return b
@@ -119,16 +119,16 @@ func (c *blockCache) hit(n int) {
 
 // put caches table block fps, packed, and its pending list in s.
 func (c *blockCache) put(s *slot, fps, pend []uint64) {
-	c.putBlock(s, newCachedBlock(pack(fps), pend))
+	c.putBlock(s, newCacheEntry(pack(fps), pend))
 }
 
 // getBlock returns what s caches, or nil, uncounted: the hits and misses
 // count table blocks.
-func (c *blockCache) getBlock(s *slot) *cachedBlock { return c.mark(s.p.Load()) }
+func (c *blockCache) getBlock(s *slot) *cacheEntry { return c.mark(s.p.Load()) }
 
 // mark marks b, read from a slot, as used since the clock hand last
 // passed, and returns it.
-func (c *blockCache) mark(b *cachedBlock) *cachedBlock {
+func (c *blockCache) mark(b *cacheEntry) *cacheEntry {
 	if b != nil && !b.ref.Load() {
 		b.ref.Store(true)
 	}
@@ -136,7 +136,7 @@ func (c *blockCache) mark(b *cachedBlock) *cachedBlock {
 }
 
 // putBlock caches b in s unless s holds something already.
-func (c *blockCache) putBlock(s *slot, b *cachedBlock) {
+func (c *blockCache) putBlock(s *slot, b *cacheEntry) {
 	if b.cost() > c.budget || !s.p.CompareAndSwap(nil, b) {
 		return
 	}

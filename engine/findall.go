@@ -333,18 +333,12 @@ func (e *DB) tablePairs(ctx context.Context, st *state, f *join.Finder) ([][]joi
 		var out []join.Pair
 		s := f.NewScan(t, func(p join.Pair) bool { out = append(out, p); return true })
 		var buf []uint64
-		ti, j := &st.tables[t], 0
-		err := scanReader(st.snap, tablePrefix(spaceTables, t), func(k, v []byte) error {
+		ti := &st.tables[t]
+		err := walkBlocks(st, t, func(j int, last uint64, v []byte) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			_, last, err := parseTableKey(spaceTables, k, len(st.tables))
-			if err != nil {
-				return err
-			}
-			if j >= len(ti.keys) || ti.keys[j] != last {
-				return corruptBlock(t, last, "not in the block directory")
-			}
+			var err error
 			if buf, err = decodeValue(buf[:0], v, ti.codes, t, last); err != nil {
 				return err
 			}
@@ -352,7 +346,6 @@ func (e *DB) tablePairs(ctx context.Context, st *state, f *join.Finder) ([][]joi
 			if err != nil {
 				return err
 			}
-			j++
 			s.Feed(fps)
 			return nil
 		})

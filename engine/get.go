@@ -14,11 +14,10 @@ import (
 // Get returns the document with the id, or ErrNotFound.
 func (e *DB) Get(ctx context.Context, id uint64) (_ Doc, err error) {
 	defer func() { err = storeErr(err) }()
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	if e.closed {
-		return Doc{}, ErrClosed
+	if err := e.rlockOpen(); err != nil {
+		return Doc{}, err
 	}
+	defer e.mu.RUnlock()
 	lv := e.lockedView()
 	if d, ok := lv.memDoc(id); ok {
 		if !d.live {
@@ -45,11 +44,10 @@ func (e *DB) Get(ctx context.Context, id uint64) (_ Doc, err error) {
 // index): where a caller that numbers its documents itself can go on.
 func (e *DB) NextID(ctx context.Context) (_ uint64, err error) {
 	defer func() { err = storeErr(err) }()
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	if e.closed {
-		return 0, ErrClosed
+	if err := e.rlockOpen(); err != nil {
+		return 0, err
 	}
+	defer e.mu.RUnlock()
 	var top uint64
 	v := e.lockedView()
 	for _, d := range v.memDocs() {

@@ -50,23 +50,19 @@ func immediateSuccessor(dst, a []byte) []byte {
 	return append(append(dst, a...), 0)
 }
 
-// newStoreOrder is the comparer of new stores; tests set Pebble's default
-// to make the stores of earlier builds.
-var newStoreOrder = keyOrder
-
-// storedOrder returns the comparer of the Pebble store in pdir: keyOrder for
-// a new store and one created with it, Pebble's default for one created
-// before keyOrder was added.
-func storedOrder(fs vfs.FS, pdir string) (*pebble.Comparer, error) {
+// storedOrder returns the comparer of the Pebble store in pdir: newOrder
+// for a new store, keyOrder for one created with it, Pebble's default for
+// one created before keyOrder was added.
+func storedOrder(fs vfs.FS, pdir string, newOrder *pebble.Comparer) (*pebble.Comparer, error) {
 	desc, err := pebble.Peek(pdir, fs)
 	if errors.Is(err, os.ErrNotExist) {
-		return newStoreOrder, nil
+		return newOrder, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("engine: reading %s: %w", pdir, err)
 	}
 	if !desc.Exists || desc.OptionsFilename == "" {
-		return newStoreOrder, nil // new, or Pebble reports what is missing
+		return newOrder, nil // new, or Pebble reports what is missing
 	}
 	text, err := readFile(fs, desc.OptionsFilename)
 	if err != nil {

@@ -89,11 +89,10 @@ func TestKeyOrderOfStores(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(3, 4))
 			dir := t.TempDir()
-			newStoreOrder = tc.order
 			o := testOptions()
 			o.knobs.postingsPerSST = 97 // several files, a fingerprint's postings across two
+			o.knobs.newStoreOrder = tc.order
 			db, err := Open(dir, o)
-			newStoreOrder = keyOrder
 			require.NoError(t, err)
 			defer func() { db.Close() }()
 			docs := corpus(3000, 9)

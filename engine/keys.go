@@ -7,7 +7,7 @@ import (
 
 // Keyspaces, one byte each. Numbers keep byte order = numeric order. This
 // file is the one home of every key's layout: each has one encoder and one
-// decoder here, and a fuzz target in keys_test.go.
+// decoder here, and a fuzz target in format_test.go.
 const (
 	spaceMeta     = 0x01 // 0x01 name
 	spaceDocs     = 0x02 // 0x02 id(8) -> docValue

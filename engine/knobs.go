@@ -16,6 +16,11 @@ type testingKnobs struct {
 	postingsPerSST, docsPerSST int
 	// warmPebbleRoom, when set, is the room Warm leaves in Pebble's cache.
 	warmPebbleRoom *int64
+	// unitMax, when positive, is the most postings a cached unit holds.
+	unitMax int
+	// newStoreOrder, when set, orders the keys of a new store (tests make
+	// the stores of earlier builds with Pebble's default).
+	newStoreOrder *pebble.Comparer
 	// afterPin runs when a read has pinned its view, before it computes.
 	afterPin func()
 }

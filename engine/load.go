@@ -39,7 +39,8 @@ func (e *DB) postingsPerSST() int {
 // durable when Load returns. Into an index that holds documents it falls
 // back to batched inserts and a flush. A repeated id keeps its last
 // document.
-func (e *DB) Load(ctx context.Context, docs []Doc) error {
+func (e *DB) Load(ctx context.Context, docs []Doc) (err error) {
+	defer func() { err = storeErr(err) }()
 	if e.opts.ReadOnly {
 		return ErrReadOnly
 	}
@@ -70,7 +71,7 @@ func (e *DB) Load(ctx context.Context, docs []Doc) error {
 	if !empty {
 		return ErrLoadConflict
 	}
-	return e.ingest(ctx, docs)
+	return e.loadEmpty(ctx, docs)
 }
 
 // loadJob is one bulk load: sstables written to a temporary folder by
@@ -87,7 +88,9 @@ type loadJob struct {
 	fps    int          // distinct fingerprints
 }
 
-func (e *DB) ingest(ctx context.Context, in []Doc) error {
+// loadEmpty is Load into an empty index: the tables, documents and
+// postings written as sstables and ingested at once.
+func (e *DB) loadEmpty(ctx context.Context, in []Doc) error {
 	tmp, err := mkdirTemp(e.fs, e.dir, tmpPrefix)
 	if err != nil {
 		return err
@@ -120,7 +123,7 @@ func (e *DB) ingest(ctx context.Context, in []Doc) error {
 	if err := e.pdb.Ingest(ctx, j.paths); err != nil {
 		return fmt.Errorf("engine: ingesting the loaded tables: %w", err)
 	}
-	st := newState(j.tables, int64(len(docs)), int64(j.fps), e.st.walFrom, nil).open(e.pdb)
+	st := newState(j.tables, int64(len(docs)), int64(j.fps), e.st.walFrom, e.newUnits(int64(len(docs)))).open(e.pdb)
 	e.mu.Lock()
 	old := e.st
 	e.st = st

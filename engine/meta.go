@@ -19,7 +19,8 @@ const (
 // return: a small setting that an application keeps with its index, such
 // as how it fingerprints text (simhashdb's command line keeps its
 // fingerprint options there, so that every later command uses them).
-func (e *DB) SetMeta(ctx context.Context, name string, value []byte) error {
+func (e *DB) SetMeta(ctx context.Context, name string, value []byte) (err error) {
+	defer func() { err = storeErr(err) }()
 	if e.opts.ReadOnly {
 		return ErrReadOnly
 	}
@@ -29,11 +30,10 @@ func (e *DB) SetMeta(ctx context.Context, name string, value []byte) error {
 	if name == "" || len(name) > MaxMetaName || len(value) > MaxMetaValue {
 		return fmt.Errorf("%w: setting %q of %d bytes: want a name of 1 to %d bytes and at most %d bytes", ErrInput, name, len(value), MaxMetaName, MaxMetaValue)
 	}
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	if e.closed {
-		return ErrClosed
+	if err := e.rlockOpen(); err != nil {
+		return err
 	}
+	defer e.mu.RUnlock()
 	b := e.pdb.NewBatch()
 	defer b.Close()
 	if err := b.Set(metaUserKey(name), value, nil); err != nil {
@@ -48,11 +48,10 @@ func (e *DB) Meta(ctx context.Context, name string) (_ []byte, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	if e.closed {
-		return nil, ErrClosed
+	if err := e.rlockOpen(); err != nil {
+		return nil, err
 	}
+	defer e.mu.RUnlock()
 	v, c, err := e.pdb.Get(metaUserKey(name))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, fmt.Errorf("%w: setting %q", ErrNotFound, name)

@@ -12,13 +12,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/stretchr/testify/require"
 
 	"github.com/simhashdb/simhashdb/bench/data"
 )
 
 // TestMetamorphic runs random sequences of writes (inserts, replacements,
-// deletes, batches), flushes, reopens and reads (Query, QueryBatch short
+// deletes, batches), flushes, reopens, power cuts (on Pebble's crashable
+// in-memory file system, writes synced: a cut loses none of them) and
+// reads (Query, QueryBatch short
 // and pinned, FindAll, Clusters, Stars' cover, Docs, Get, Stats), each
 // checked against a map of the documents; some reads run with writes in
 // the middle of them and must see the index as it was when they began.
@@ -50,7 +53,7 @@ func TestMetamorphic(t *testing.T) {
 type metamorphic struct {
 	t     *testing.T
 	r     *rand.Rand
-	dir   string
+	fs    *vfs.MemFS
 	db    *DB
 	model oracle
 	base  []uint64 // fingerprints that documents take, or a neighbour of one
@@ -58,11 +61,19 @@ type metamorphic struct {
 }
 
 func newMetamorphic(t *testing.T, seed uint64) *metamorphic {
-	m := &metamorphic{t: t, r: rand.New(rand.NewPCG(seed, seed)), dir: t.TempDir(), model: oracle{}}
+	m := &metamorphic{t: t, r: rand.New(rand.NewPCG(seed, seed)), fs: vfs.NewCrashableMem(), model: oracle{}}
 	m.base = append(data.Uniform(40, seed), 0, ^uint64(0))
-	m.db = openT(t, m.dir, testOptions())
+	m.db = openT(t, metamorphicDir, m.options())
 	t.Cleanup(func() { m.db.Close() })
 	return m
+}
+
+const metamorphicDir = "/index"
+
+func (m *metamorphic) options() Options {
+	o := testOptions()
+	o.Sync, o.fs = SyncAlways, m.fs
+	return o
 }
 
 func (m *metamorphic) fail(format string, args ...any) {
@@ -108,8 +119,10 @@ func (m *metamorphic) run(steps int) {
 		case op < 52:
 			m.ops = append(m.ops, "flush")
 			m.check(m.db.Flush(ctx))
-		case op < 54:
+		case op < 53:
 			m.reopen()
+		case op < 54:
+			m.powerCut()
 		case op < 70:
 			m.query()
 		case op < 76:
@@ -163,7 +176,20 @@ func (m *metamorphic) delete() {
 func (m *metamorphic) reopen() {
 	m.ops = append(m.ops, "reopen")
 	m.check(m.db.Close())
-	m.db = openT(m.t, m.dir, testOptions())
+	m.db = openT(m.t, metamorphicDir, m.options())
+}
+
+// powerCut opens what a power cut now would leave: what was synced, and
+// some of what was not.
+func (m *metamorphic) powerCut() {
+	pct := m.r.IntN(101)
+	m.ops = append(m.ops, fmt.Sprintf("power cut (%d%% of unsynced data kept)", pct))
+	cut := m.fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: pct, RNG: rand.New(rand.NewPCG(m.r.Uint64(), 0))})
+	m.db.Close() // on the file system before the cut
+	m.fs = cut
+	db, err := Open(metamorphicDir, m.options())
+	m.check(err)
+	m.db = db
 }
 
 func (m *metamorphic) query() {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -97,7 +98,7 @@ func Open(dir string, opts Options) (*DB, error) {
 	if err := checkManifest(e.fs, pdir); err != nil {
 		return nil, err
 	}
-	order, err := storedOrder(e.fs, pdir)
+	order, err := storedOrder(e.fs, pdir, cmp.Or(opts.knobs.newStoreOrder, keyOrder))
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +151,7 @@ func (e *DB) newCaches() {
 func (e *DB) pebbleOptions(order *pebble.Comparer) *pebble.Options {
 	po := &pebble.Options{Cache: e.pcache, Comparer: order, FormatMajorVersion: pebbleFormat, ReadOnly: e.opts.ReadOnly,
 		FS: e.fs, Logger: pebbleLogger{e.log}, EventListener: e.pebbleEvents(),
-		// The engine's log holds what Pebble does not yet (ingest.go).
+		// The engine's log holds what Pebble does not yet (commit.go).
 		DisableWAL: true}
 	// Table blocks are Huffman-coded already and the other keys are mostly
 	// random 64-bit numbers: Pebble's compression would cost CPU for little.
@@ -208,7 +209,7 @@ func (e *DB) openWAL() error {
 	}
 	if rs.Records > 0 || rs.Torn > 0 {
 		e.log.Info("simhashdb: replayed the write-ahead log", "dir", dir, "segments", rs.Segments,
-			"records", rs.Records, "flushes", steps, "torn_tail_bytes", rs.Torn)
+			"records", rs.Records, "flushes", steps, "torn_tail_bytes", rs.Torn, "unsynced_records_dropped", rs.Cut)
 	}
 	return nil
 }
@@ -275,7 +276,7 @@ func (e *DB) load() error {
 			return err
 		}
 	}
-	e.st = newState(tables, docs, fps, walFrom, nil).open(e.pdb)
+	e.st = newState(tables, docs, fps, walFrom, e.newUnits(docs)).open(e.pdb)
 	return nil
 }
 

@@ -195,7 +195,7 @@ func TestExactAgainstOracle(t *testing.T) {
 		"paper-4":   func() *permutation.Design { d, _ := permutation.Paper(4); return d },
 	}
 	for name, mk := range designs {
-		t.Run(name, func(t *testing.T) { exactAgainstOracle(t, mk()) })
+		t.Run(name, func(t *testing.T) { exactAgainstOracle(t, mk(), 0) })
 	}
 }
 
@@ -203,23 +203,22 @@ func TestExactAgainstOracle(t *testing.T) {
 // at most 1, 8 or the default count: most units are then big (look-ups
 // seek in Pebble), some, or none.
 func TestUnits(t *testing.T) {
-	for _, max := range []int{1, 8, unitMax} {
+	for _, max := range []int{1, 8, defaultUnitMax} {
 		t.Run(fmt.Sprint(max), func(t *testing.T) {
-			defer func(m int) { unitMax = m }(unitMax)
-			unitMax = max
-			exactAgainstOracle(t, nil)
+			exactAgainstOracle(t, nil, max)
 		})
 	}
 }
 
 // exactAgainstOracle checks queries, batches, all pairs and clusters
 // against the oracle through inserts, flushes, deletes, replacements and a
-// reopen, on the given design (nil: the optimiser's).
-func exactAgainstOracle(t *testing.T, design *permutation.Design) {
+// reopen, on the given design (nil: the optimiser's), with cached units of
+// at most unitMax postings (0: the default).
+func exactAgainstOracle(t *testing.T, design *permutation.Design, unitMax int) {
 	r := rand.New(rand.NewPCG(7, 7))
 	dir := t.TempDir()
 	o := testOptions()
-	o.Design = design
+	o.Design, o.knobs.unitMax = design, unitMax
 	db := openT(t, dir, o)
 	docs := corpus(3000, 1)
 	model := oracle{}
@@ -269,7 +268,7 @@ func exactAgainstOracle(t *testing.T, design *permutation.Design) {
 	delete(model, docs[0].ID)
 	delete(model, docs[1].ID)
 	require.NoError(t, db.Close())
-	db = openT(t, dir, Options{Sync: SyncNone})
+	db = openT(t, dir, Options{Sync: SyncNone, knobs: o.knobs})
 	defer db.Close()
 	checkQueries(t, db, model, qs, "reopened")
 	for _, d := range docs[:50] {

@@ -18,7 +18,7 @@ import (
 // Offsets of 58 to 63 bits are stored in 64: one unaligned 8-byte load
 // must hold an entry wherever in its first byte it starts.
 //
-// The header is small so that a cached block (cachedBlock: the header, the
+// The header is small so that a cached block (cacheEntry: the header, the
 // reference bit and two pointers) fits one 64-byte cache line: a probe
 // reads it and then the line of data its range is in. So the data is a
 // bare pointer, its length implied by n and stride.

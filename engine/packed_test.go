@@ -105,8 +105,8 @@ func TestPacked(t *testing.T) {
 
 // A cached block's header and reference bit share one cache line, which
 // the allocator gives objects of 64 bytes or less whole.
-func TestCachedBlockSize(t *testing.T) {
-	require.LessOrEqual(t, unsafe.Sizeof(cachedBlock{}), uintptr(64))
+func TestCacheEntrySize(t *testing.T) {
+	require.LessOrEqual(t, unsafe.Sizeof(cacheEntry{}), uintptr(64))
 }
 
 func BenchmarkLowerBound(b *testing.B) {

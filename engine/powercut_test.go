@@ -56,7 +56,11 @@ func TestPowerCut(t *testing.T) {
 		}
 		time.Sleep(time.Duration(r.IntN(40)) * time.Millisecond)
 		cfg := vfs.CrashCloneCfg{}
-		switch c := r.IntN(3); c {
+		c := r.IntN(3)
+		if f := os.Getenv("SIMHASHDB_POWERCUT_MODE"); f != "" {
+			c, _ = strconv.Atoi(f)
+		}
+		switch c {
 		case 0:
 			cuts["synced only"]++
 		case 1:

@@ -8,11 +8,11 @@ import (
 // range, and where in the table the range starts.
 type probeState struct {
 	pq, lo, hi uint64
-	j          int          // first block that may hold lo
-	b          *cachedBlock // block j, if it was cached
-	held       bool         // b is what block j's slot held (startCached)
-	i          int          // b.pk.lowerBound(lo)
-	at         uint64       // b.pk.at(i) once guessed
+	j          int         // first block that may hold lo
+	b          *cacheEntry // block j, if it was cached
+	held       bool        // b is what block j's slot held (startCached)
+	i          int         // b.pk.lowerBound(lo)
+	at         uint64      // b.pk.at(i) once guessed
 }
 
 // probeAll finds the fingerprints within distance k of q in every table and

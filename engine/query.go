@@ -31,11 +31,10 @@ func (e *DB) QueryAppend(ctx context.Context, dst []Match, fp uint64, k int) (_ 
 	if k < 0 || k > e.design.K {
 		return dst, fmt.Errorf("%w: k = %d, the index answers up to %d", ErrDistance, k, e.design.K)
 	}
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	if e.closed {
-		return dst, ErrClosed
+	if err := e.rlockOpen(); err != nil {
+		return dst, err
 	}
+	defer e.mu.RUnlock()
 	v := e.lockedView()
 	return e.query(&v, dst, fp, k)
 }
@@ -105,7 +104,7 @@ const lookupBatch = 16
 // the core overlaps the candidates' misses.
 func (e *DB) postingsOf(v *view, it **pebble.Iterator, cs []candidate, out []Match) ([]Match, error) {
 	st := v.st
-	var bs [lookupBatch]*cachedBlock
+	var bs [lookupBatch]*cacheEntry
 	var at [lookupBatch]int
 	var first [lookupBatch]uint64 // the fingerprint at at[x], where there is one
 	for x, c := range cs {
@@ -172,7 +171,7 @@ func (e *DB) readPostings(v *view, it **pebble.Iterator, fp uint64, d int, out [
 // (b.pk.lowerBound(fp)) that no memtable hides. Each id is in its
 // fingerprint's line, or the next: the walk that found the fingerprint
 // brought it in.
-func unitDocs(v *view, b *cachedBlock, i int, fp uint64, d int, out []Match) []Match {
+func unitDocs(v *view, b *cacheEntry, i int, fp uint64, d int, out []Match) []Match {
 	pk := &b.pk
 	for ; i < pk.len() && pk.at(i) == fp; i++ {
 		if id := pk.id(i); !v.hidden(id) {

@@ -31,11 +31,11 @@ func TestQueryManyCandidates(t *testing.T) {
 		}
 	}
 	model := oracleOf(docs)
-	for _, max := range []int{1, 8, unitMax} {
+	for _, max := range []int{1, 8, defaultUnitMax} {
 		t.Run(fmt.Sprint("unitMax ", max), func(t *testing.T) {
-			defer func(m int) { unitMax = m }(unitMax)
-			unitMax = max
-			db := openT(t, t.TempDir(), testOptions())
+			o := testOptions()
+			o.knobs.unitMax = max
+			db := openT(t, t.TempDir(), o)
 			defer db.Close()
 			require.NoError(t, db.Load(ctx, docs))
 			check := func(q uint64, stage string) {

@@ -17,7 +17,7 @@ type state struct {
 	walFrom wal.Position
 	units   *unitDir // the postings' units in the cache
 	// iters keeps postings iterators on snap for reuse: opening one costs
-	// about as much as the seek a match needs (a third of a warm query).
+	// about as much as the seek a match needs.
 	iters chan *pebble.Iterator
 	// refs counts the DB's reference (while st is e.st) and those of
 	// readers that use st without holding e.mu (acquire): the snapshot is
@@ -43,18 +43,14 @@ func (st *state) unref() error {
 }
 
 // newState returns the state of tables (those not yet indexed are indexed
-// here), with the
-// counters and the WAL position that go with them, and units, or a new
-// unit directory if nil. Its snapshot is taken by open, once Pebble holds
+// here), with the counters and the WAL position that go with them, and
+// the directory of units. Its snapshot is taken by open, once Pebble holds
 // what it describes.
 func newState(tables []tableIndex, docs, fps int64, walFrom wal.Position, units *unitDir) *state {
 	for t := range tables {
 		if tables[t].radix == nil {
 			tables[t].index()
 		}
-	}
-	if units == nil {
-		units = newUnitDir(docs)
 	}
 	st := &state{tables: tables, docs: docs, fps: fps, walFrom: walFrom, units: units}
 	st.refs.Store(1)

@@ -63,17 +63,17 @@ type Stats struct {
 }
 
 // Stats returns the index's statistics.
-func (e *DB) Stats(ctx context.Context) (Stats, error) {
+func (e *DB) Stats(ctx context.Context) (_ Stats, err error) {
+	defer func() { err = storeErr(err) }()
 	log := e.currentLog() // before mu: commitMu comes first
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	if e.closed {
-		return Stats{}, ErrClosed
+	if err := e.rlockOpen(); err != nil {
+		return Stats{}, err
 	}
+	defer e.mu.RUnlock()
 	st := e.st
 	docs, err := e.documents()
 	if err != nil {
-		return Stats{}, storeErr(err)
+		return Stats{}, err
 	}
 	s := Stats{K: e.design.K, Documents: docs, Fingerprints: st.fps, BlockSize: e.block, MemtableBudget: e.memtableBudget()}
 	for t, ti := range st.tables {

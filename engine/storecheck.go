@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -35,7 +37,7 @@ func (e *DB) checkStore(c *checker) error {
 				continue
 			}
 			live[name] = true
-			if err := e.checkSSTable(filepath.Join(pdir, name)); err != nil {
+			if err := e.checkSSTable(filepath.Join(pdir, name)); err != nil && !e.compactedAway(name, err) {
 				c.badErr(err)
 			}
 			if err := c.ctx.Err(); err != nil {
@@ -71,6 +73,27 @@ func (e *DB) checkStore(c *checker) error {
 		c.rep.Unlisted = append(c.rep.Unlisted, filepath.Join(pdir, n))
 	}
 	return nil
+}
+
+// compactedAway reports whether sstable n, which Check could not open,
+// is gone because a compaction replaced it meanwhile: Pebble compacts
+// while Check reads, and deletes a compaction's inputs once it is done.
+func (e *DB) compactedAway(name string, err error) bool {
+	if !errors.Is(err, os.ErrNotExist) {
+		return false
+	}
+	levels, lerr := e.pdb.SSTables()
+	if lerr != nil {
+		return false
+	}
+	for _, level := range levels {
+		for _, t := range level {
+			if sstName(uint64(t.BackingSSTNum)) == name {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // checkSSTable verifies the checksum of every block of the sstable at path.

@@ -107,7 +107,6 @@ func (ti *tableIndex) index() {
 	ti.radix[1<<bitsN] = uint32(len(ti.keys))
 }
 
-// find returns the first block whose key is >= v (len(keys) if none).
 // start returns the first block a probe of the range from lo must read:
 // find's, or the last block when lo lies above every key and that block's
 // pending list may hold values there.
@@ -125,7 +124,7 @@ func (ti *tableIndex) start(lo uint64) int {
 // of dependent loads has no step for the slot. ok is false where that does
 // not apply (slots apart, a crowded bucket, the last blocks, a range past
 // both keys): the caller reads slot j itself.
-func (ti *tableIndex) startCached(lo uint64) (j int, b *cachedBlock, ok bool) {
+func (ti *tableIndex) startCached(lo uint64) (j int, b *cacheEntry, ok bool) {
 	if ti.slab == nil {
 		return ti.start(lo), nil, false
 	}
@@ -134,7 +133,7 @@ func (ti *tableIndex) startCached(lo uint64) (j int, b *cachedBlock, ok bool) {
 	if end-first > 2 || first+1 >= len(ti.keys) {
 		return ti.start(lo), nil, false
 	}
-	held := [2]*cachedBlock{ti.slab[first].p.Load(), ti.slab[first+1].p.Load()}
+	held := [2]*cacheEntry{ti.slab[first].p.Load(), ti.slab[first+1].p.Load()}
 	// Counted without a branch on the keys, as in find.
 	c := 0
 	if ti.keys[first] < lo {
@@ -166,6 +165,7 @@ func (ti *tableIndex) pendingAt(j int) int {
 	return ti.pending(j)
 }
 
+// find returns the first block whose key is >= v (len(keys) if none).
 func (ti *tableIndex) find(v uint64) int {
 	b := v >> ti.shift
 	lo, hi := int(ti.radix[b]), int(ti.radix[b+1])

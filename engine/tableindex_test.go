@@ -51,10 +51,10 @@ func TestSearchHelpers(t *testing.T) {
 				if slab {
 					ti.slabSlots()
 				}
-				blocks := make([]*cachedBlock, len(keys))
+				blocks := make([]*cacheEntry, len(keys))
 				for j := range blocks {
 					if j%3 != 2 { // some slots hold nothing
-						blocks[j] = newCachedBlock(pack([]uint64{keys[j]}), nil)
+						blocks[j] = newCacheEntry(pack([]uint64{keys[j]}), nil)
 						ti.slot(j).p.Store(blocks[j])
 					}
 				}

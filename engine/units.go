@@ -27,14 +27,15 @@ const unitTarget = 64
 // maxUnitBits bounds the unit directory (8 bytes a unit).
 const maxUnitBits = 24
 
-// unitMax is the most postings a cached unit holds. A unit with more (many
+// defaultUnitMax is the most postings a cached unit holds. A unit with more (many
 // documents share a fingerprint, or the fingerprints crowd in one part of
 // the space) is cached as big, and its look-ups seek in Pebble as before.
-var unitMax = 4096
+const defaultUnitMax = 4096
 
 // unitDir is a state's directory of units: the cache slot of each unit.
 type unitDir struct {
 	shift uint // a fingerprint's unit is fp >> shift
+	max   int  // the most postings a cached unit holds (defaultUnitMax)
 	// The slots: in slab, one array in unit order, for a directory made
 	// new (a look-up finds slot u by address, one dependent load less), or
 	// else in slots, which a flush's directory shares with the one before
@@ -44,14 +45,21 @@ type unitDir struct {
 	slots []atomic.Pointer[slot]
 }
 
+// newUnits returns an empty directory of units for docs documents.
+func (e *DB) newUnits(docs int64) *unitDir {
+	return newUnitDir(docs, cmp.Or(e.opts.knobs.unitMax, defaultUnitMax))
+}
+
 // unitBits is the number of unit bits for a state of docs documents.
 func unitBits(docs int64) int {
 	return min(bits.Len64(uint64(max(docs, 0))/unitTarget), maxUnitBits)
 }
 
-func newUnitDir(docs int64) *unitDir {
+// newUnitDir returns an empty directory for docs documents, whose cached
+// units hold at most max postings.
+func newUnitDir(docs int64, max int) *unitDir {
 	b := unitBits(docs)
-	return &unitDir{shift: uint(64 - b), slab: make([]slot, 1<<b)}
+	return &unitDir{shift: uint(64 - b), max: max, slab: make([]slot, 1<<b)}
 }
 
 // postingChange is a posting that a flush writes (add) or deletes.
@@ -65,7 +73,7 @@ type postingChange struct {
 // than dropping: it goes in its new slot once the flush is committed.
 type carried struct {
 	slot *slot
-	b    *cachedBlock
+	b    *cacheEntry
 }
 
 // next returns the directory of the state after a flush that left docs
@@ -82,9 +90,9 @@ func (d *unitDir) next(docs int64, ch []postingChange) (*unitDir, []*slot, []car
 				dropped = append(dropped, s)
 			}
 		}
-		return newUnitDir(docs), dropped, nil
+		return newUnitDir(docs, d.max), dropped, nil
 	}
-	n := &unitDir{shift: d.shift, slots: make([]atomic.Pointer[slot], d.len())}
+	n := &unitDir{shift: d.shift, max: d.max, slots: make([]atomic.Pointer[slot], d.len())}
 	for u := range d.len() {
 		n.slots[u].Store(d.peek(u))
 	}
@@ -113,7 +121,7 @@ func (d *unitDir) next(docs int64, ch []postingChange) (*unitDir, []*slot, []car
 			n.slots[u].Store(nil)
 			dropped = append(dropped, s)
 			if b := s.p.Load(); b != nil && !b.big {
-				if m := applyChanges(b, ch[:k]); m != nil {
+				if m := applyChanges(b, ch[:k], n.max); m != nil {
 					ns := new(slot)
 					n.slots[u].Store(ns)
 					carry = append(carry, carried{ns, m})
@@ -136,8 +144,8 @@ func cmpBool(a, b bool) int {
 }
 
 // applyChanges returns cached unit b with the changes ch (sorted, all in
-// b's unit) applied, or nil if that makes it bigger than unitMax.
-func applyChanges(b *cachedBlock, ch []postingChange) *cachedBlock {
+// b's unit) applied, or nil if that makes it bigger than max.
+func applyChanges(b *cacheEntry, ch []postingChange, max int) *cacheEntry {
 	old := &b.pk
 	size := old.len() + len(ch)
 	fps, ids, names := make([]uint64, 0, size), make([]uint64, 0, size), make([]string, 0, size)
@@ -170,7 +178,7 @@ func applyChanges(b *cachedBlock, ch []postingChange) *cachedBlock {
 	for ; i < old.len(); i++ {
 		emit(old.at(i), old.id(i), name(i))
 	}
-	if len(fps) > unitMax {
+	if len(fps) > max {
 		return nil
 	}
 	if !named {
@@ -216,7 +224,7 @@ func (d *unitDir) slot(u uint64) *slot {
 // unitOf returns the cached postings of fp's unit in st, reading the unit
 // from st's snapshot with it if it is not cached. ok is false for a big
 // unit, whose postings the caller seeks in Pebble.
-func (e *DB) unitOf(st *state, it *pebble.Iterator, fp uint64) (b *cachedBlock, ok bool, err error) {
+func (e *DB) unitOf(st *state, it *pebble.Iterator, fp uint64) (b *cacheEntry, ok bool, err error) {
 	u := st.units.unit(fp)
 	s := st.units.slot(u)
 	if b = e.cache.getBlock(s); b != nil {
@@ -238,7 +246,7 @@ func (e *DB) unitOf(st *state, it *pebble.Iterator, fp uint64) (b *cachedBlock, 
 		if st.units.unit(f) != u {
 			break
 		}
-		if len(fps) == unitMax {
+		if len(fps) == st.units.max {
 			e.cache.putBlock(s, bigUnit())
 			return nil, false, nil
 		}

@@ -22,10 +22,10 @@ func TestUnitDirNext(t *testing.T) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 1))
 			const docs = 64 * 2 // two unit bits
-			d := newUnitDir(docs)
+			d := newUnitDir(docs, defaultUnitMax)
 			require.Equal(t, uint(62), d.shift)
 			if seed%2 == 1 {
-				d = &unitDir{shift: d.shift, slots: make([]atomic.Pointer[slot], 4)}
+				d = &unitDir{shift: d.shift, max: d.max, slots: make([]atomic.Pointer[slot], 4)}
 			}
 			fpOf := func() uint64 { return uint64(r.IntN(4))<<62 | uint64(r.IntN(5)) }
 			model := map[posting]string{}
@@ -74,8 +74,7 @@ func TestUnitDirNext(t *testing.T) {
 					ch = append(ch, postingChange{fp: p.fp, id: id, name: model[p], add: true})
 				}
 			}
-			defer func(m int) { unitMax = m }(unitMax)
-			unitMax = 6
+			d.max = 6
 			n, dropped, carry := d.next(docs, slices.Clone(ch))
 			require.Nil(t, n.slab, "a flush's directory shares slots")
 			changed := map[uint64]bool{}
@@ -95,7 +94,7 @@ func TestUnitDirNext(t *testing.T) {
 				}
 				if got == nil {
 					fps, _, _ := unit(u)
-					require.True(t, old == nil || old.p.Load() == nil || len(fps) > unitMax, "unit %d: dropped, not carried", u)
+					require.True(t, old == nil || old.p.Load() == nil || len(fps) > d.max, "unit %d: dropped, not carried", u)
 					continue
 				}
 				require.NotSame(t, old, got)
@@ -104,7 +103,7 @@ func TestUnitDirNext(t *testing.T) {
 				fps, ids, names := unit(u)
 				b := carry[i].b
 				require.False(t, b.big, "unit %d: a carried unit is not big", u)
-				require.LessOrEqual(t, b.pk.len(), unitMax, "unit %d: a carried unit is cacheable", u)
+				require.LessOrEqual(t, b.pk.len(), d.max, "unit %d: a carried unit is cacheable", u)
 				require.Equal(t, fps, b.pk.appendTo(nil), "unit %d", u)
 				require.Equal(t, ids, b.pk.appendIDs(nil), "unit %d", u)
 				if b.names == nil {
@@ -122,7 +121,7 @@ func TestUnitDirNext(t *testing.T) {
 // documents starts again empty and gives back every slot; one bit off, it
 // keeps its units.
 func TestUnitDirResize(t *testing.T) {
-	d := newUnitDir(64 * 4) // 3 bits
+	d := newUnitDir(64*4, defaultUnitMax) // 3 bits
 	for u := range uint64(8) {
 		d.slot(u)
 	}

@@ -10,7 +10,7 @@ import (
 
 // This file is the one home of the layouts of the values the engine
 // stores (besides the codec's blocks and the pending lists): each has one
-// encoder and one decoder here, and a fuzz target in values_test.go.
+// encoder and one decoder here, and a fuzz target in format_test.go.
 
 // formatVersion is the version of the whole on-disk layout. Version 2
 // added pending lists (spacePending, counted in the directory entries).

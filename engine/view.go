@@ -16,6 +16,16 @@ type view struct {
 	pinned bool
 }
 
+// rlockOpen takes e.mu for reading, unless the index is closed.
+func (e *DB) rlockOpen() error {
+	e.mu.RLock()
+	if e.closed {
+		e.mu.RUnlock()
+		return ErrClosed
+	}
+	return nil
+}
+
 // lockedView is the view of the index now; e.mu is held (read) for as long
 // as it is used.
 func (e *DB) lockedView() view { return view{st: e.st, live: e.mem, frozen: e.frozen} }

@@ -63,21 +63,14 @@ func (e *DB) Warm(ctx context.Context) (err error) {
 // warmTable caches table t's blocks in order until they take room bytes
 // or the table is read, and returns the bytes it cached.
 func (e *DB) warmTable(ctx context.Context, st *state, t int, room int64) (int64, error) {
-	ti, j, spent := &st.tables[t], 0, int64(0)
+	ti, spent := &st.tables[t], int64(0)
 	var buf []uint64 // the cache keeps blocks packed: one decode buffer
-	err := scanReader(st.snap, tablePrefix(spaceTables, t), func(k, v []byte) error {
+	err := walkBlocks(st, t, func(j int, last uint64, v []byte) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		if spent >= room {
 			return errCacheFull
-		}
-		_, last, err := parseTableKey(spaceTables, k, len(st.tables))
-		if err != nil {
-			return err
-		}
-		if j >= len(ti.keys) || ti.keys[j] != last {
-			return corruptBlock(t, last, "not in the block directory")
 		}
 		if e.cache.getBlock(ti.slot(j)) == nil {
 			fps, err := decodeValue(buf[:0], v, ti.codes, t, last)
@@ -89,12 +82,11 @@ func (e *DB) warmTable(ctx context.Context, st *state, t int, room int64) (int64
 				return err
 			}
 			buf = fps
-			b := newCachedBlock(pack(fps), pend)
+			b := newCacheEntry(pack(fps), pend)
 			if spent += b.cost(); spent <= room {
 				e.cache.putBlock(ti.slot(j), b)
 			}
 		}
-		j++
 		return nil
 	})
 	if errors.Is(err, errCacheFull) {

@@ -32,7 +32,8 @@ func (e *DB) Delete(ctx context.Context, ids ...uint64) error {
 	return e.write(ctx, nil, ids)
 }
 
-func (e *DB) write(ctx context.Context, docs []Doc, deletes []uint64) error {
+func (e *DB) write(ctx context.Context, docs []Doc, deletes []uint64) (err error) {
+	defer func() { err = storeErr(err) }()
 	if e.opts.ReadOnly {
 		return ErrReadOnly
 	}
@@ -47,32 +48,47 @@ func (e *DB) write(ctx context.Context, docs []Doc, deletes []uint64) error {
 	if len(docs)+len(deletes) == 0 {
 		return nil
 	}
-	payloads := encodeCommit(docs, deletes)
+	if err := e.stall(); err != nil {
+		return err
+	}
+	log, lsn, seq, err := e.appendCommit(encodeCommit(docs, deletes))
+	if err != nil {
+		return err
+	}
+	werr := log.Wait(ctx, lsn)
+	// Publish even when waiting failed: the record is in the log, and the
+	// memtable must follow the log's order.
+	e.publish(seq, docs, deletes)
+	if werr != nil {
+		return diskErr("writing the log", werr)
+	}
+	return nil
+}
+
+// appendCommit appends a commit's records to the log and returns the log,
+// the last record's LSN and the commit's sequence number. The records of
+// one commit are appended under one hold of commitMu: nothing comes
+// between them, and no flush starts a segment among them.
+func (e *DB) appendCommit(payloads [][]byte) (*wal.Log, wal.LSN, uint64, error) {
 	size := 0
 	for _, p := range payloads {
 		size += len(p)
 	}
-	if err := e.stall(); err != nil {
-		return err
-	}
 	e.commitMu.Lock()
+	defer e.commitMu.Unlock()
 	e.mu.RLock()
 	closed := e.closed
 	e.mu.RUnlock()
 	if closed {
-		e.commitMu.Unlock()
-		return ErrClosed
+		return nil, 0, 0, ErrClosed
 	}
 	log, err := e.liveLog()
 	if err == nil {
 		err = e.logRoom(size)
 	}
 	if err != nil {
-		e.commitMu.Unlock()
-		return err
+		return nil, 0, 0, err
 	}
-	// The records of one commit are appended under one hold of commitMu:
-	// nothing comes between them, and no flush starts a segment among them.
 	var lsn wal.LSN
 	for i, p := range payloads {
 		typ := byte(recOpsPart)
@@ -80,18 +96,18 @@ func (e *DB) write(ctx context.Context, docs []Doc, deletes []uint64) error {
 			typ = recOps
 		}
 		if lsn, err = log.Append(typ, p); err != nil {
-			e.commitMu.Unlock()
 			// The parts appended before are not committed: replay drops
 			// them without the last record.
-			return diskErr("appending to the log", err)
+			return nil, 0, 0, diskErr("appending to the log", err)
 		}
 	}
 	e.appended++
-	seq := e.appended
-	e.commitMu.Unlock()
-	werr := log.Wait(ctx, lsn)
-	// Publish even when waiting failed: the record is in the log, and the
-	// memtable must follow the log's order.
+	return log, lsn, e.appended, nil
+}
+
+// publish applies commit seq to the live memtable, after every commit
+// before it: the memtable follows the log's order.
+func (e *DB) publish(seq uint64, docs []Doc, deletes []uint64) {
 	e.mu.Lock()
 	for e.published != seq-1 {
 		e.cond.Wait()
@@ -109,10 +125,6 @@ func (e *DB) write(ctx context.Context, docs []Doc, deletes []uint64) error {
 	if full {
 		e.signalFlush()
 	}
-	if werr != nil {
-		return diskErr("writing the log", werr)
-	}
-	return nil
 }
 
 // currentLog returns the log being written (nil when read-only).

@@ -153,6 +153,34 @@ func frameV1At(rest []byte, plen int) (frame, string) {
 	return frame{typ: rest[4], header: headerLenV1, payload: p}, ""
 }
 
+// sectorSize is the unit a disk writes whole. A power cut keeps some of
+// what was written since the last sync and not the rest, sector by
+// sector (a file system's page by page): where a record's data did not
+// reach the disk, its file holds whole sectors of zeros, perhaps with
+// later data after them. A bit flip never makes a sector of zeros.
+const sectorSize = 512
+
+// cutByPower reports whether the record at rest[0], at offset off of its
+// segment, is not intact because a power cut kept only part of it: a whole
+// aligned sector of zeros starts within it (within a sector of its header
+// when the header cannot say how long it is).
+func cutByPower(rest []byte, off int64) bool {
+	_, reason := frameAt(rest)
+	if reason == "" {
+		return false
+	}
+	n := HeaderLen + sectorSize
+	if len(rest) >= HeaderLen && rest[4]&frameV2 != 0 && !strings.HasPrefix(reason, reasonHeaderSum) {
+		n = HeaderLen + int(binary.LittleEndian.Uint32(rest)) // the header is intact: its length holds
+	}
+	for i := (sectorSize - int(off%sectorSize)) % sectorSize; i < n && i+sectorSize <= len(rest); i += sectorSize {
+		if len(bytes.Trim(rest[i:i+sectorSize], "\x00")) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // classify says what is wrong with the record at rest[0], and whether a
 // torn write explains it: a frame cut off by the end of the segment, or
 // zeros from inside its header to the end (space a file system allocated

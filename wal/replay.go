@@ -79,6 +79,10 @@ type ReplayStats struct {
 	Records  int
 	// Torn counts the bytes of torn tails skipped.
 	Torn int64
+	// Cut counts the records that looked intact after a power cut's tear
+	// in the last segment (cutByPower), dropped with it: no sync covered
+	// the tear, so none covered them, and none was acknowledged.
+	Cut int
 	// Damage lists the damaged records discarded, with what followed them.
 	Damage []Damage
 }
@@ -188,6 +192,16 @@ func Replay(dir string, from Position, o ReplayOptions, fn func(end Position, ty
 			continue
 		}
 		rest := data[end:]
+		if s == last && cutByPower(rest, end) {
+			st.Torn += int64(len(rest))
+			st.Cut += intactAfter(rest)
+			if !o.ReadOnly {
+				if err := trim(o.FS, path, end); err != nil {
+					return st, fmt.Errorf("wal: trimming the torn tail of %s: %w", path, err)
+				}
+			}
+			continue
+		}
 		reason, torn := classify(rest)
 		nothingAfter := tornTail(rest) // nothing valid after it in this segment
 		if torn && nothingAfter && s != last {
@@ -336,6 +350,19 @@ func (s *segScan) scan(off int64) (int, int64, error) {
 		off = end
 	}
 	return n, off, nil
+}
+
+// intactAfter counts the records that look intact after the start of
+// rest, each found where the one before it ends.
+func intactAfter(rest []byte) int {
+	n := 0
+	for o := 1; o+headerLenV1 <= len(rest); o++ {
+		if f, bad := frameAt(rest[o:]); bad == "" {
+			n++
+			o += f.size() - 1
+		}
+	}
+	return n
 }
 
 // tornTail reports whether no valid record starts anywhere after the

@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -524,4 +525,45 @@ func TestPowerCutKeepsLog(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.Equal(t, []string{"acknowledged"}, got)
+}
+
+// TestPowerCutTear: a power cut that kept some sectors of the unsynced
+// tail and not others (zeros) is a torn tail, even with intact records
+// after the hole: they were written after the last sync, so none was
+// acknowledged. The same place damaged by a bit flip is still damage.
+func TestPowerCutTear(t *testing.T) {
+	recs := make([]rec, 40)
+	for i := range recs {
+		recs[i] = rec{1, strings.Repeat(string(rune('a'+i%26)), 300)}
+	}
+	for _, tc := range []struct {
+		name   string
+		damage func(b []byte)
+	}{
+		{"sector of zeros", func(b []byte) { clear(b) }},
+		{"bit flip", func(b []byte) { b[100] ^= 1 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeRecs(t, dir, SyncAlways, recs)
+			path := filepath.Join(dir, SegmentName(1))
+			data, err := os.ReadFile(path)
+			require.NoError(t, err)
+			at := 8 * sectorSize // inside a record, with whole records after it
+			tc.damage(data[at : at+sectorSize])
+			require.NoError(t, os.WriteFile(path, data, 0o644))
+			got, st, err := replayAll(t, dir, 0)
+			if tc.name == "bit flip" {
+				require.ErrorIs(t, err, ErrCorrupt)
+				return
+			}
+			require.NoError(t, err)
+			require.Empty(t, st.Damage)
+			require.Positive(t, st.Torn)
+			require.Positive(t, st.Cut, "intact records after the hole")
+			require.Equal(t, recs[:len(got)], got, "the records before the hole, in order")
+			require.Less(t, len(got), len(recs))
+			require.Greater(t, len(got), 5)
+		})
+	}
 }

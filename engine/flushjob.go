@@ -1,0 +1,299 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/simhashdb/simhashdb/engine/internal/radix"
+	"github.com/simhashdb/simhashdb/permutation"
+)
+
+// flushJob is one flush of a memtable: its writes, one batch per keyspace
+// (the tables' per table too), each in key order, which commit writes
+// into one sstable. None is indexed: nothing reads them back.
+type flushJob struct {
+	e       *DB
+	m       *memtable
+	old     *state // only flushes replace it, and flushMu is held
+	docsB   *pebble.Batch
+	postB   *pebble.Batch
+	metaB   *pebble.Batch
+	tables  []tableBatches
+	docs    int64           // documents after the flush
+	changes []postingChange // the postings it writes: the cache's units take them
+	// orphans are fingerprints that may have lost their last document,
+	// checked once the batch holds every change.
+	orphans map[uint64]bool
+	stats   flushStats
+}
+
+func (f *flushJob) close() {
+	for _, b := range []*pebble.Batch{f.docsB, f.postB, f.metaB} {
+		if b != nil {
+			b.Close()
+		}
+	}
+	for _, tb := range f.tables {
+		tb.close()
+	}
+}
+
+// writeDocuments writes the memtable's documents, in id order, and notes
+// the postings changes they make.
+func (f *flushJob) writeDocuments() error {
+	m := f.m
+	f.docs = f.old.docs
+	ids := make([]uint64, 0, len(m.docs))
+	for id := range m.docs {
+		ids = append(ids, id)
+	}
+	radix.Sort(ids)
+	f.changes = make([]postingChange, 0, len(ids))
+	// An id above every stored one is new: no look-up, which a caller that
+	// numbers its documents as it goes (NextID) would otherwise pay for
+	// every insert.
+	top, stored, err := lastDocID(f.old.snap)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		d := m.docs[id]
+		if stored && id <= top {
+			ofp, found, err := f.storedFingerprint(id)
+			if err != nil {
+				return err
+			}
+			if found {
+				f.changes = append(f.changes, postingChange{fp: ofp, id: id})
+				if !d.live || d.fp != ofp {
+					f.orphans[ofp] = true
+				}
+				f.docs--
+			}
+		}
+		if d.live {
+			f.changes = append(f.changes, postingChange{fp: d.fp, id: id, name: d.name, add: true})
+			if err := f.docsB.Set(docKey(id), docValue(d.fp, d.name), nil); err != nil {
+				return err
+			}
+			f.docs++
+		} else if err := f.docsB.Delete(docKey(id), nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// storedFingerprint returns the fingerprint Pebble holds for document id.
+func (f *flushJob) storedFingerprint(id uint64) (fp uint64, found bool, err error) {
+	v, c, err := f.e.pdb.Get(docKey(id))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	defer c.Close()
+	fp, err = docFingerprint(id, v)
+	return fp, err == nil, err
+}
+
+// writePostings writes the postings changes in key order: they are in id
+// order, removal before addition, and the sort by fingerprint is stable.
+func (f *flushJob) writePostings() error {
+	sortChangesByFP(f.changes)
+	for _, c := range f.changes {
+		var err error
+		if c.add {
+			err = f.postB.Set(postingKey(c.fp, c.id), []byte(c.name), nil)
+		} else {
+			err = f.postB.Delete(postingKey(c.fp, c.id), nil)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// tableChanges returns the fingerprints the tables gain (adds: no stored
+// document had them) and lose (dels: no document keeps them), each sorted.
+func (f *flushJob) tableChanges() (adds, dels []uint64, err error) {
+	m := f.m
+	for fp, ids := range m.byFP {
+		if len(ids) > 0 {
+			adds = append(adds, fp)
+		} else {
+			f.orphans[fp] = true // indexed here, all its ids gone: maybe stored before
+		}
+	}
+	if len(adds) == 0 && len(f.orphans) == 0 {
+		return nil, nil, nil
+	}
+	radix.Sort(adds)
+	if adds, err = f.fresh(adds); err != nil {
+		return nil, nil, err
+	}
+	lo, hi := spaceBounds(spacePostings)
+	it, err := f.old.snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return nil, nil, err
+	}
+	// An orphan stays if a document of this flush has it, or a stored one
+	// that this flush does not rewrite: every id it writes is in m.docs,
+	// and its new postings are in m.byFP.
+	for fp := range f.orphans {
+		if len(m.byFP[fp]) > 0 {
+			continue
+		}
+		held, err := f.e.heldBy(it, fp, func(id uint64) bool { _, ok := m.docs[id]; return !ok })
+		if err != nil {
+			it.Close()
+			return nil, nil, err
+		}
+		if !held {
+			dels = append(dels, fp)
+		}
+	}
+	return adds, dels, errors.Join(it.Error(), it.Close())
+}
+
+// fresh returns the fingerprints of adds (sorted) that no stored document
+// has: those already in the tables change nothing there, and mergeTable
+// takes the rest as new, so that it can put them in pending lists without
+// reading their blocks. Each check is a seek, most of them cache misses in
+// a large index: the cores take a share each, in order.
+func (f *flushJob) fresh(adds []uint64) ([]uint64, error) {
+	e, old := f.e, f.old
+	// Most of these fingerprints are new, and most postings are in the
+	// last level, where Pebble reads no bloom filter unless told: they are
+	// large, and most look-ups there find their key. Here most do not, and
+	// the filter saves a data block read from disk per fingerprint, but
+	// only while the filters (1.25 bytes per posting) stay in the cache;
+	// otherwise they would be read again and again.
+	useL6 := e.prefixSeek && old.docs*10/8 <= e.pebbleCache/2
+	parts := min(runtime.GOMAXPROCS(0), max(len(adds)/4096, 1))
+	fresh, err := parallel(context.Background(), parts, func(part int) ([]uint64, error) {
+		share := adds[part*len(adds)/parts : (part+1)*len(adds)/parts]
+		lo, hi := spaceBounds(spacePostings)
+		it, err := old.snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi, UseL6Filters: useL6})
+		if err != nil {
+			return nil, err
+		}
+		var out []uint64
+		for _, fp := range share {
+			held, err := e.heldBy(it, fp, func(uint64) bool { return true })
+			if err != nil {
+				it.Close()
+				return nil, err
+			}
+			if !held {
+				out = append(out, fp)
+			}
+		}
+		return out, errors.Join(it.Error(), it.Close())
+	})
+	return slices.Concat(fresh...), err
+}
+
+// mergeTables merges adds and dels into every table of st, on every core,
+// each table into batches of its own.
+func (f *flushJob) mergeTables(st *state, adds, dels []uint64) ([]mergeResult, error) {
+	e := f.e
+	f.tables = make([]tableBatches, len(e.design.Tables))
+	outs, err := parallel(context.Background(), len(e.design.Tables), func(t int) ([]mergeResult, error) {
+		tb := &e.design.Tables[t]
+		f.tables[t] = tableBatches{e.pdb.NewBatch(), e.pdb.NewBatch(), e.pdb.NewBatch()}
+		r, err := e.mergeTable(&f.tables[t], f.old, st, t, permuteSorted(tb, adds), permuteSorted(tb, dels))
+		return []mergeResult{r}, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	rs := make([]mergeResult, len(outs))
+	for t, o := range outs {
+		rs[t] = o[0]
+	}
+	return rs, nil
+}
+
+// permuteSorted returns fps permuted by table tb, sorted.
+func permuteSorted(tb *permutation.Table, fps []uint64) []uint64 {
+	perm := make([]uint64, len(fps))
+	for i, fp := range fps {
+		perm[i] = tb.Permute(fp)
+	}
+	radix.Sort(perm)
+	return perm
+}
+
+// writeMeta writes the counters and WAL position of st, and the format
+// version: an older index may get pending lists of several runs now.
+func (f *flushJob) writeMeta(st *state) error {
+	for _, kv := range [][2][]byte{
+		{metaFormat, formatValue(formatVersion)},
+		{metaCounts, countsValue(st.docs, st.fps)},
+		{metaWALFrom, walPosValue(st.walFrom)},
+	} {
+		if err := f.metaB.Set(kv[0], kv[1], nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// commit writes the batches in keyspace order (meta, documents, postings,
+// then blocks, directory entries and pending lists, each in table order),
+// durably and at once.
+func (f *flushJob) commit() error {
+	parts := []*pebble.Batch{f.metaB, f.docsB, f.postB}
+	for _, space := range []func(tableBatches) *pebble.Batch{tableBatches.blocksOf, tableBatches.dirOf, tableBatches.pendOf} {
+		for _, tb := range f.tables {
+			parts = append(parts, space(tb))
+		}
+	}
+	if hook := f.e.opts.knobs.flushBatches; hook != nil {
+		hook(parts)
+	}
+	if err := f.e.commit(context.Background(), parts...); err != nil {
+		return fmt.Errorf("engine: committing a flush: %w", err)
+	}
+	return nil
+}
+
+// tableBatches are a table's writes in a flush, a batch per keyspace.
+type tableBatches struct{ blocks, dir, pend *pebble.Batch }
+
+func (b tableBatches) blocksOf() *pebble.Batch { return b.blocks }
+
+func (b tableBatches) dirOf() *pebble.Batch { return b.dir }
+
+func (b tableBatches) pendOf() *pebble.Batch { return b.pend }
+
+func (b tableBatches) close() {
+	for _, x := range []*pebble.Batch{b.blocks, b.dir, b.pend} {
+		if x != nil {
+			x.Close()
+		}
+	}
+}
+
+// sortChangesByFP sorts ch by fingerprint, stably: changes in id order,
+// removal before addition, end up in posting key order.
+func sortChangesByFP(ch []postingChange) {
+	keys := make([]uint64, len(ch))
+	order := make([]uint32, len(ch))
+	for i, c := range ch {
+		keys[i], order[i] = c.fp, uint32(i)
+	}
+	radix.SortPairs(keys, order)
+	sorted := make([]postingChange, len(ch))
+	for i, o := range order {
+		sorted[i] = ch[o]
+	}
+	copy(ch, sorted)
+}
