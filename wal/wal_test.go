@@ -1,6 +1,7 @@
 package wal
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -338,6 +339,9 @@ func FuzzScan(f *testing.F) {
 	f.Add(appendTear(AppendRecord(nil, 1, []byte("x")), Position{3, 17}))
 	f.Add([]byte{})
 	f.Add([]byte{5, 0, 0, 0, 1, 0, 0, 0, 0, 'a'})
+	cut := AppendRecord(AppendRecord(nil, 1, bytes.Repeat([]byte("p"), 1200)), 2, []byte("after the hole"))
+	clear(cut[sectorSize : 2*sectorSize]) // a power cut's sector of zeros
+	f.Add(cut)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var prev int64
 		var total int
@@ -362,6 +366,11 @@ func FuzzScan(f *testing.F) {
 		if good < int64(len(data)) {
 			if reason, _ := classify(data[good:]); reason == "" {
 				t.Fatal("scan stopped before an intact record")
+			}
+			// A power cut's tear is decided on the bytes alone, for any
+			// place in a segment.
+			if cutByPower(data[good:], good) && intactAfter(data[good:]) > len(data) {
+				t.Fatal("more intact records than bytes")
 			}
 		}
 	})
