@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"github.com/simhashdb/simhashdb/engine/internal/memtable"
 	"io"
 	"log/slog"
 	"sync"
@@ -54,11 +55,11 @@ type DB struct {
 	mu   sync.RWMutex
 	cond *sync.Cond // on mu: publication order, stalls, flush completion
 	st   *state
-	mem  *memtable // the live memtable, which writes go to
+	mem  *memtable.Memtable // the live memtable, which writes go to
 	// frozen are the memtables that no write changes any more and no flush
 	// has merged yet, newest first (view.go). The slice is replaced, never
 	// written, so that pinned views share it.
-	frozen []*memtable
+	frozen []*memtable.Memtable
 	// sealSeg is the log segment that starts after the records of every
 	// frozen memtable, when sealed: a freeze by a read leaves it unknown
 	// until a flush starts a segment.

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"github.com/simhashdb/simhashdb/engine/internal/memtable"
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -16,10 +17,10 @@ import (
 type docCount struct {
 	mu     sync.Mutex
 	st     *state
-	mem    *memtable
+	mem    *memtable.Memtable
 	writes uint64 // mem's at the count
 	frozen int
-	newest *memtable // the newest frozen memtable at the count
+	newest *memtable.Memtable // the newest frozen memtable at the count
 	n      int64
 }
 
@@ -30,29 +31,29 @@ func (e *DB) documents() (int64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	v := e.lockedView()
-	var newest *memtable
+	var newest *memtable.Memtable
 	if len(v.frozen) > 0 {
 		newest = v.frozen[0]
 	}
-	if c.st == v.st && c.mem == v.live && c.writes == v.live.writes && c.frozen == len(v.frozen) && c.newest == newest {
+	if c.st == v.st && c.mem == v.live && c.writes == v.live.Writes() && c.frozen == len(v.frozen) && c.newest == newest {
 		return c.n, nil
 	}
 	n := v.st.docs
 	for i := range v.layers() {
-		for id, d := range v.layer(i).docs {
+		for id, d := range v.layer(i).Docs() {
 			was, err := v.storedBelow(id, i)
 			if err != nil {
 				return 0, err
 			}
 			switch {
-			case d.live && !was:
+			case d.Live && !was:
 				n++
-			case !d.live && was:
+			case !d.Live && was:
 				n--
 			}
 		}
 	}
-	c.st, c.mem, c.writes, c.frozen, c.newest, c.n = v.st, v.live, v.live.writes, len(v.frozen), newest, n
+	c.st, c.mem, c.writes, c.frozen, c.newest, c.n = v.st, v.live, v.live.Writes(), len(v.frozen), newest, n
 	return n, nil
 }
 
@@ -60,8 +61,8 @@ func (e *DB) documents() (int64, error) {
 // memtable i: the older memtables, then the flushed state.
 func (v *view) storedBelow(id uint64, i int) (bool, error) {
 	for j := i + 1; j < v.layers(); j++ {
-		if d, ok := v.layer(j).docs[id]; ok {
-			return d.live, nil
+		if d, ok := v.layer(j).Get(id); ok {
+			return d.Live, nil
 		}
 	}
 	_, c, err := v.st.snap.Get(docKey(id))

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"github.com/simhashdb/simhashdb/engine/internal/memtable"
 	"slices"
 	"time"
 
@@ -46,7 +47,7 @@ func (e *DB) flush() error {
 			return err
 		}
 		fs.add(s)
-		docs += len(list[i].docs)
+		docs += list[i].Len()
 	}
 	e.mu.Lock()
 	if errors.Is(e.bgErr, ErrDiskFull) {
@@ -68,14 +69,14 @@ func (e *DB) flush() error {
 // new segment is started unless one already follows them all (a flush
 // that failed left them so): no appends meanwhile (commitMu), every
 // appended record published first.
-func (e *DB) sealForFlush() ([]*memtable, uint64, error) {
+func (e *DB) sealForFlush() ([]*memtable.Memtable, uint64, error) {
 	e.commitMu.Lock()
 	defer e.commitMu.Unlock()
 	e.mu.Lock()
 	for e.published != e.appended {
 		e.cond.Wait()
 	}
-	closed, empty, sealed, frozen := e.closed, e.mem.empty(), e.sealed, len(e.frozen)
+	closed, empty, sealed, frozen := e.closed, e.mem.Empty(), e.sealed, len(e.frozen)
 	if !closed && empty && sealed {
 		defer e.mu.Unlock()
 		return e.frozen, e.sealSeg, nil
@@ -152,7 +153,7 @@ func (e *DB) heldBy(it *pebble.Iterator, fp uint64, counts func(id uint64) bool)
 
 // flushMemtable commits m to Pebble at once and installs the new state;
 // frozen says m is the oldest frozen memtable, which leaves the list then.
-func (e *DB) flushMemtable(m *memtable, walFrom wal.Position, frozen bool) (flushStats, error) {
+func (e *DB) flushMemtable(m *memtable.Memtable, walFrom wal.Position, frozen bool) (flushStats, error) {
 	f := &flushJob{e: e, m: m, old: e.st, docsB: e.pdb.NewBatch(), postB: e.pdb.NewBatch(), metaB: e.pdb.NewBatch(),
 		orphans: map[uint64]bool{}}
 	defer f.close()

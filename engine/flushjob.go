@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/simhashdb/simhashdb/engine/internal/memtable"
 	"runtime"
 	"slices"
 
@@ -17,7 +18,7 @@ import (
 // into one sstable. None is indexed: nothing reads them back.
 type flushJob struct {
 	e       *DB
-	m       *memtable
+	m       *memtable.Memtable
 	old     *state // only flushes replace it, and flushMu is held
 	docsB   *pebble.Batch
 	postB   *pebble.Batch
@@ -47,8 +48,8 @@ func (f *flushJob) close() {
 func (f *flushJob) writeDocuments() error {
 	m := f.m
 	f.docs = f.old.docs
-	ids := make([]uint64, 0, len(m.docs))
-	for id := range m.docs {
+	ids := make([]uint64, 0, m.Len())
+	for id := range m.Docs() {
 		ids = append(ids, id)
 	}
 	radix.Sort(ids)
@@ -61,7 +62,7 @@ func (f *flushJob) writeDocuments() error {
 		return err
 	}
 	for _, id := range ids {
-		d := m.docs[id]
+		d, _ := m.Get(id)
 		if stored && id <= top {
 			ofp, found, err := f.storedFingerprint(id)
 			if err != nil {
@@ -69,15 +70,15 @@ func (f *flushJob) writeDocuments() error {
 			}
 			if found {
 				f.changes = append(f.changes, postingChange{fp: ofp, id: id})
-				if !d.live || d.fp != ofp {
+				if !d.Live || d.FP != ofp {
 					f.orphans[ofp] = true
 				}
 				f.docs--
 			}
 		}
-		if d.live {
-			f.changes = append(f.changes, postingChange{fp: d.fp, id: id, name: d.name, add: true})
-			if err := f.docsB.Set(docKey(id), docValue(d.fp, d.name), nil); err != nil {
+		if d.Live {
+			f.changes = append(f.changes, postingChange{fp: d.FP, id: id, name: d.Name, add: true})
+			if err := f.docsB.Set(docKey(id), docValue(d.FP, d.Name), nil); err != nil {
 				return err
 			}
 			f.docs++
@@ -124,7 +125,7 @@ func (f *flushJob) writePostings() error {
 // document had them) and lose (dels: no document keeps them), each sorted.
 func (f *flushJob) tableChanges() (adds, dels []uint64, err error) {
 	m := f.m
-	for fp, ids := range m.byFP {
+	for fp, ids := range m.Fingerprints() {
 		if len(ids) > 0 {
 			adds = append(adds, fp)
 		} else {
@@ -147,10 +148,10 @@ func (f *flushJob) tableChanges() (adds, dels []uint64, err error) {
 	// that this flush does not rewrite: every id it writes is in m.docs,
 	// and its new postings are in m.byFP.
 	for fp := range f.orphans {
-		if len(m.byFP[fp]) > 0 {
+		if len(m.IDs(fp)) > 0 {
 			continue
 		}
-		held, err := f.e.heldBy(it, fp, func(id uint64) bool { _, ok := m.docs[id]; return !ok })
+		held, err := f.e.heldBy(it, fp, func(id uint64) bool { return !m.Touched(id) })
 		if err != nil {
 			it.Close()
 			return nil, nil, err

@@ -20,10 +20,10 @@ func (e *DB) Get(ctx context.Context, id uint64) (_ Doc, err error) {
 	defer e.mu.RUnlock()
 	lv := e.lockedView()
 	if d, ok := lv.memDoc(id); ok {
-		if !d.live {
+		if !d.Live {
 			return Doc{}, fmt.Errorf("%w: document %d", ErrNotFound, id)
 		}
-		return Doc{ID: id, Fingerprint: d.fp, Name: d.name}, nil
+		return Doc{ID: id, Fingerprint: d.FP, Name: d.Name}, nil
 	}
 	v, c, err := e.st.snap.Get(docKey(id))
 	if errors.Is(err, pebble.ErrNotFound) {

@@ -51,7 +51,7 @@ func (e *DB) Load(ctx context.Context, docs []Doc) (err error) {
 	}
 	e.flushMu.Lock()
 	e.mu.RLock()
-	empty := e.st.docs == 0 && e.mem.empty() && len(e.frozen) == 0 && !e.closed
+	empty := e.st.docs == 0 && e.mem.Empty() && len(e.frozen) == 0 && !e.closed
 	e.mu.RUnlock()
 	if !empty {
 		e.flushMu.Unlock()
@@ -66,7 +66,7 @@ func (e *DB) Load(ctx context.Context, docs []Doc) (err error) {
 	e.commitMu.Lock()
 	defer e.commitMu.Unlock()
 	e.mu.RLock()
-	empty = e.mem.empty() && e.published == e.appended
+	empty = e.mem.Empty() && e.published == e.appended
 	e.mu.RUnlock()
 	if !empty {
 		return ErrLoadConflict

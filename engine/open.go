@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/simhashdb/simhashdb/engine/internal/memtable"
 	"os"
 	"path/filepath"
 	"slices"
@@ -124,7 +125,7 @@ func Open(dir string, opts Options) (*DB, error) {
 		e.pcache.Unref()
 		return nil, err
 	}
-	e.mem = newMemtable(e.design)
+	e.mem = memtable.New(e.design)
 	if err := e.openWAL(); err != nil {
 		e.close()
 		return nil, err
@@ -132,7 +133,7 @@ func Open(dir string, opts Options) (*DB, error) {
 	if !opts.ReadOnly {
 		e.bg.Add(1)
 		go e.flusher()
-		if e.mem.size >= e.memtableBudget() {
+		if e.mem.Size() >= e.memtableBudget() {
 			e.signalFlush()
 		}
 	}
@@ -188,7 +189,7 @@ func (e *DB) openWAL() error {
 			}
 			// Flush only between commits: the position stored with the
 			// tables must not fall inside one.
-			if e.opts.ReadOnly || r.inCommit() || e.mem.size < e.memtableBudget() {
+			if e.opts.ReadOnly || r.inCommit() || e.mem.Size() < e.memtableBudget() {
 				return nil
 			}
 			steps++
@@ -219,7 +220,7 @@ func (e *DB) replayStep(end wal.Position) error {
 	if _, err := e.flushMemtable(e.mem, end, false); err != nil {
 		return err
 	}
-	e.mem = newMemtable(e.design)
+	e.mem = memtable.New(e.design)
 	if err := e.wal.RemoveBefore(end.Segment); err != nil {
 		return diskErr("removing flushed log segments", err)
 	}

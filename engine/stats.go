@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/simhashdb/simhashdb/engine/internal/memtable"
 	"io"
 	"path/filepath"
 
@@ -93,9 +94,9 @@ func (e *DB) Stats(ctx context.Context) (_ Stats, err error) {
 	if st.fps > 0 {
 		s.EntropyBound = codec.Bound(int(st.fps))
 	}
-	for _, m := range append([]*memtable{e.mem}, e.frozen...) {
-		s.PendingWrites += len(m.docs)
-		s.MemtableBytes += m.size
+	for _, m := range append([]*memtable.Memtable{e.mem}, e.frozen...) {
+		s.PendingWrites += m.Len()
+		s.MemtableBytes += m.Size()
 	}
 	if log != nil {
 		s.WALBytes = log.Size()

@@ -1,5 +1,7 @@
 package engine
 
+import "github.com/simhashdb/simhashdb/engine/internal/memtable"
+
 // view is what one read sees: a flushed state and the memtables whose
 // writes it does not hold yet, newest first. A view taken with e.mu held
 // (lockedView) includes the live memtable, which writers change: it is
@@ -11,8 +13,8 @@ package engine
 // go on, as Pebble's readState lets them.
 type view struct {
 	st     *state
-	live   *memtable   // nil in a pinned view
-	frozen []*memtable // newest first; never written again, nor is the slice
+	live   *memtable.Memtable   // nil in a pinned view
+	frozen []*memtable.Memtable // newest first; never written again, nor is the slice
 	pinned bool
 }
 
@@ -64,12 +66,12 @@ const maxFrozen = 4
 // starts no log segment: the flush that takes the frozen memtables starts
 // one after them.
 func (e *DB) freeze() {
-	if e.mem.empty() {
+	if e.mem.Empty() {
 		return
 	}
-	frozen := make([]*memtable, 0, len(e.frozen)+1)
+	frozen := make([]*memtable.Memtable, 0, len(e.frozen)+1)
 	e.frozen = append(append(frozen, e.mem), e.frozen...)
-	e.mem = newMemtable(e.design)
+	e.mem = memtable.New(e.design)
 	e.sealed = false
 	if len(e.frozen) >= maxFrozen {
 		e.signalFlush()
@@ -79,9 +81,9 @@ func (e *DB) freeze() {
 // unflushed is the estimated memory of the writes not flushed yet; e.mu is
 // held.
 func (e *DB) unflushed() int64 {
-	n := e.mem.size
+	n := e.mem.Size()
 	for _, m := range e.frozen {
-		n += m.size
+		n += m.Size()
 	}
 	return n
 }
@@ -95,7 +97,7 @@ func (v *view) layers() int {
 }
 
 // layer returns v's memtable i, 0 the newest.
-func (v *view) layer(i int) *memtable {
+func (v *view) layer(i int) *memtable.Memtable {
 	if v.live != nil {
 		if i == 0 {
 			return v.live
@@ -108,7 +110,7 @@ func (v *view) layer(i int) *memtable {
 // memEmpty reports whether v's memtables hold no write.
 func (v *view) memEmpty() bool {
 	for i := range v.layers() {
-		if !v.layer(i).empty() {
+		if !v.layer(i).Empty() {
 			return false
 		}
 	}
@@ -119,7 +121,7 @@ func (v *view) memEmpty() bool {
 // memtable.search).
 func (v *view) search(q uint64, k int, fn func(fp uint64, d int)) {
 	for i := range v.layers() {
-		v.layer(i).search(q, k, fn)
+		v.layer(i).Search(q, k, fn)
 	}
 }
 
@@ -131,7 +133,7 @@ func (v *view) hidden(id uint64) bool { return v.hiddenAbove(id, v.layers()) }
 // holds a write of id.
 func (v *view) hiddenAbove(id uint64, i int) bool {
 	for j := range i {
-		if v.layer(j).touched.Contains(id) {
+		if v.layer(j).Touched(id) {
 			return true
 		}
 	}
@@ -139,13 +141,13 @@ func (v *view) hiddenAbove(id uint64, i int) bool {
 }
 
 // memDoc returns the newest write of id in v's memtables, if any.
-func (v *view) memDoc(id uint64) (memDoc, bool) {
+func (v *view) memDoc(id uint64) (memtable.Doc, bool) {
 	for i := range v.layers() {
-		if d, ok := v.layer(i).docs[id]; ok {
+		if d, ok := v.layer(i).Get(id); ok {
 			return d, true
 		}
 	}
-	return memDoc{}, false
+	return memtable.Doc{}, false
 }
 
 // appendMemMatches appends the documents whose newest write in v's
@@ -153,9 +155,10 @@ func (v *view) memDoc(id uint64) (memDoc, bool) {
 func (v *view) appendMemMatches(out []Match, c candidate) []Match {
 	for i := range v.layers() {
 		m := v.layer(i)
-		for _, id := range m.byFP[c.fp] {
+		for _, id := range m.IDs(c.fp) {
 			if !v.hiddenAbove(id, i) {
-				out = append(out, Match{Doc{id, c.fp, m.docs[id].name}, c.d})
+				d, _ := m.Get(id)
+				out = append(out, Match{Doc{id, c.fp, d.Name}, c.d})
 			}
 		}
 	}
@@ -167,9 +170,9 @@ func (v *view) appendMemMatches(out []Match, c candidate) []Match {
 func (v *view) memDocs() []Doc {
 	var out []Doc
 	for i := range v.layers() {
-		for id, d := range v.layer(i).docs {
-			if d.live && !v.hiddenAbove(id, i) {
-				out = append(out, Doc{id, d.fp, d.name})
+		for id, d := range v.layer(i).Docs() {
+			if d.Live && !v.hiddenAbove(id, i) {
+				out = append(out, Doc{id, d.FP, d.Name})
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/simhashdb/simhashdb/engine/internal/memtable"
 
 	"github.com/simhashdb/simhashdb/wal"
 )
@@ -141,7 +142,7 @@ func scanOps(b []byte, fn func(del bool, d Doc)) error {
 // replayer applies the log's commits to a memtable, each once its last
 // record is read.
 type replayer struct {
-	mem *memtable
+	mem *memtable.Memtable
 	// parts holds the ops of the commit being read, until its recOps
 	// record; what is left at the end of the log was never committed.
 	parts []replayOp
@@ -169,9 +170,9 @@ func (r *replayer) record(typ byte, payload []byte) error {
 
 func (r *replayer) apply(del bool, d Doc) {
 	if del {
-		r.mem.delete(d.ID)
+		r.mem.Delete(d.ID)
 	} else {
-		r.mem.insert(d)
+		r.mem.Insert(d.ID, d.Fingerprint, d.Name)
 	}
 }
 

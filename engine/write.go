@@ -113,10 +113,10 @@ func (e *DB) publish(seq uint64, docs []Doc, deletes []uint64) {
 		e.cond.Wait()
 	}
 	for _, d := range docs {
-		e.mem.insert(d)
+		e.mem.Insert(d.ID, d.Fingerprint, d.Name)
 	}
 	for _, id := range deletes {
-		e.mem.delete(id)
+		e.mem.Delete(id)
 	}
 	e.published = seq
 	e.cond.Broadcast()

@@ -1,4 +1,4 @@
-package engine
+package memtable
 
 // prefixTable holds one table's permuted fingerprints for the memtable,
 // found by their top bits: an open-addressing hash table (linear probing)
