@@ -161,19 +161,31 @@ func frameV1At(rest []byte, plen int) (frame, string) {
 const sectorSize = 512
 
 // cutByPower reports whether the record at rest[0], at offset off of its
-// segment, is not intact because a power cut kept only part of it: a whole
-// aligned sector of zeros starts within it (within a sector of its header
-// when the header cannot say how long it is).
+// segment, is not intact because a power cut kept only part of it. A sync
+// covers whole records, so what a cut loses starts where a record starts:
+// the record begins with zeros up to a sector boundary (the rest of a
+// page whose start was synced), or a whole aligned sector of zeros starts
+// within it (within a sector of its header when the header cannot say how
+// long it is). An intact header never begins with zeros through its type
+// byte.
 func cutByPower(rest []byte, off int64) bool {
 	_, reason := frameAt(rest)
 	if reason == "" {
 		return false
 	}
+	first := (sectorSize - int(off%sectorSize)) % sectorSize // the first boundary at or after rest[0]
+	if first > 0 && first <= len(rest) && len(bytes.Trim(rest[:first], "\x00")) == 0 {
+		// Zeros through the type byte: never a header. Zeros in the
+		// length's low bytes only: a header whose checksum fails.
+		if first >= 5 || strings.HasPrefix(reason, reasonHeaderSum) {
+			return true
+		}
+	}
 	n := HeaderLen + sectorSize
 	if len(rest) >= HeaderLen && rest[4]&frameV2 != 0 && !strings.HasPrefix(reason, reasonHeaderSum) {
 		n = HeaderLen + int(binary.LittleEndian.Uint32(rest)) // the header is intact: its length holds
 	}
-	for i := (sectorSize - int(off%sectorSize)) % sectorSize; i < n && i+sectorSize <= len(rest); i += sectorSize {
+	for i := first; i < n && i+sectorSize <= len(rest); i += sectorSize {
 		if len(bytes.Trim(rest[i:i+sectorSize], "\x00")) == 0 {
 			return true
 		}
