@@ -48,8 +48,10 @@ func TestCrashChild(t *testing.T) {
 
 // crashWriter is writer w of the crash tests: it inserts, replaces and
 // deletes documents whose ids are w mod 4, writer 1 also a large commit
-// now and then, writer 0 flushes now and then; it says "begin" before each
-// write and "ack" once it is acknowledged, until stop or a write fails.
+// now and then, writer 0 flushes now and then, writer 2 runs FindAll now
+// and then (each freezes the memtable, so flushes take several, and a
+// crash can fall between them); it says "begin" before each write and
+// "ack" once it is acknowledged, until stop or a write fails.
 func crashWriter(db *DB, seed uint64, w int, say func(format string, args ...any), stop func() bool) {
 	r := rand.New(rand.NewPCG(seed, uint64(w)))
 	for i := 0; !stop(); i++ {
@@ -65,6 +67,14 @@ func crashWriter(db *DB, seed uint64, w int, say func(format string, args ...any
 			}
 			say("ack batch %d", v)
 			continue
+		}
+		if i%10 == 5 && w == 2 {
+			for _, err := range db.FindAll(ctx, 0) {
+				if err != nil {
+					say("error %v", err)
+					return
+				}
+			}
 		}
 		if r.IntN(5) == 0 {
 			say("begin del %d", id)
