@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/simhashdb/simhashdb/engine/internal/cache"
 	"github.com/simhashdb/simhashdb/engine/internal/radix"
 )
 
@@ -145,7 +146,7 @@ func (e *DB) batchTable(ctx context.Context, st *state, t int, queries []uint64,
 	ti := &st.tables[t]
 	var hits []batchHit
 	cur := -1 // the block in blk
-	var blk *cacheEntry
+	var blk *cache.Entry
 	for i := 0; i < len(pq); {
 		if i&1023 == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -170,15 +171,15 @@ func (e *DB) batchTable(ctx context.Context, st *state, t int, queries []uint64,
 					}
 				}
 			}
-			for x := blk.pk.lowerBound(lo); x < blk.pk.len(); x++ {
-				v := blk.pk.at(x)
+			for x := blk.Packed.LowerBound(lo); x < blk.Packed.Len(); x++ {
+				v := blk.Packed.At(x)
 				if v > hi {
 					break
 				}
 				match(v)
 			}
-			pend := blk.pending()
-			for x := lowerBound(pend, lo); x < len(pend) && pend[x] <= hi; x++ {
+			pend := blk.Pending()
+			for x := cache.LowerBound(pend, lo); x < len(pend) && pend[x] <= hi; x++ {
 				match(pend[x])
 			}
 			if ti.keys[b] >= hi {

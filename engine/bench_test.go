@@ -93,7 +93,7 @@ func BenchmarkQuery(b *testing.B) {
 	for _, q := range qs {
 		db.Query(ctx, q, 3)
 	}
-	_, _, missed := db.cache.stats()
+	_, _, missed := db.cache.Stats()
 	pm := db.pdb.Metrics().BlockCache.Misses
 	runtime.GC() // warming's garbage is collected before the timed loop, not during it
 	b.ResetTimer()
@@ -104,7 +104,7 @@ func BenchmarkQuery(b *testing.B) {
 	}
 	// Warm means no block is read in the timed loop: neither ours nor
 	// Pebble's.
-	_, _, misses := db.cache.stats()
+	_, _, misses := db.cache.Stats()
 	b.ReportMetric(float64(misses-missed)/float64(b.N), "block-misses/op")
 	b.ReportMetric(float64(db.pdb.Metrics().BlockCache.Misses-pm)/float64(b.N), "pebble-misses/op")
 }
@@ -298,7 +298,7 @@ func BenchmarkQueryBatch(b *testing.B) {
 	b.Run("cold", func(b *testing.B) {
 		for b.Loop() {
 			b.StopTimer()
-			db.cache.clear()
+			db.cache.Clear()
 			b.StartTimer()
 			batch(b)
 		}

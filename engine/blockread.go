@@ -7,13 +7,15 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/simhashdb/simhashdb/codec"
+	"github.com/simhashdb/simhashdb/engine/internal/cache"
+	"github.com/simhashdb/simhashdb/engine/internal/format"
 )
 
 // tableBlock returns block j of table t, packed, and its pending list: from the
 // cache, or read from st's snapshot and cached.
-func (e *DB) tableBlock(st *state, t, j int) (*cacheEntry, error) {
+func (e *DB) tableBlock(st *state, t, j int) (*cache.Entry, error) {
 	ti := &st.tables[t]
-	if b := e.cache.get(ti.slot(j)); b != nil {
+	if b := e.cache.Get(ti.slot(j)); b != nil {
 		return b, nil
 	}
 	// Decoded into a buffer kept for the next miss: the cache keeps the
@@ -26,8 +28,8 @@ func (e *DB) tableBlock(st *state, t, j int) (*cacheEntry, error) {
 		return nil, err
 	}
 	*buf = fps
-	b := newCacheEntry(pack(fps), pend)
-	e.cache.putBlock(ti.slot(j), b)
+	b := cache.NewEntry(cache.Pack(fps), pend)
+	e.cache.PutEntry(ti.slot(j), b)
 	return b, nil
 }
 
@@ -37,25 +39,25 @@ var decodeBufs = sync.Pool{New: func() any { return new([]uint64) }}
 // from the cache or from st's snapshot: for a flush, which rewrites it.
 func (e *DB) readBlock(st *state, t, j int) (fps, pend []uint64, err error) {
 	ti := &st.tables[t]
-	if b := e.cache.get(ti.slot(j)); b != nil {
-		return b.pk.appendTo(make([]uint64, 0, b.pk.len())), b.pending(), nil
+	if b := e.cache.Get(ti.slot(j)); b != nil {
+		return b.Packed.AppendTo(make([]uint64, 0, b.Packed.Len())), b.Pending(), nil
 	}
 	if fps, pend, err = decodeBlock(st.snap, ti.codes, t, ti.keys[j], ti.pending(j), nil); err != nil {
 		return nil, nil, err
 	}
-	e.cache.put(ti.slot(j), fps, pend)
+	e.cache.Put(ti.slot(j), fps, pend)
 	return fps, pend, nil
 }
 
 // decodeBlock reads and decodes block key of table t into dst, and its
 // pending list of the given length.
 func decodeBlock(r reader, codes codec.CodeMap, t int, key uint64, pending int, dst []uint64) (fps, pend []uint64, err error) {
-	v, c, err := r.Get(tableKey(spaceTables, t, key))
+	v, c, err := r.Get(format.TableKey(format.SpaceTables, t, key))
 	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, nil, corruptBlock(t, key, "in the block directory but not stored")
+		return nil, nil, format.CorruptBlock(t, key, "in the block directory but not stored")
 	}
 	if err != nil {
-		return nil, nil, blockErr(t, key, err)
+		return nil, nil, format.BlockErr(t, key, err)
 	}
 	defer c.Close()
 	if fps, err = decodeValue(dst, v, codes, t, key); err != nil {
@@ -78,13 +80,13 @@ func decodeBlock(r reader, codes codec.CodeMap, t int, key uint64, pending int, 
 // walks the blocks its own way: it reports every problem, not the first.)
 func walkBlocks(st *state, t int, fn func(j int, key uint64, v []byte) error) error {
 	ti, j := &st.tables[t], 0
-	return scanReader(st.snap, tablePrefix(spaceTables, t), func(k, v []byte) error {
-		_, key, err := parseTableKey(spaceTables, k, len(st.tables))
+	return scanReader(st.snap, format.TablePrefix(format.SpaceTables, t), func(k, v []byte) error {
+		_, key, err := format.ParseTableKey(format.SpaceTables, k, len(st.tables))
 		if err != nil {
 			return err
 		}
 		if j >= len(ti.keys) || ti.keys[j] != key {
-			return corruptBlock(t, key, "not in the block directory")
+			return format.CorruptBlock(t, key, "not in the block directory")
 		}
 		j++
 		return fn(j-1, key, v)
@@ -96,10 +98,10 @@ func walkBlocks(st *state, t int, fn func(j int, key uint64, v []byte) error) er
 func decodeValue(dst []uint64, v []byte, codes codec.CodeMap, t int, key uint64) ([]uint64, error) {
 	fps, err := codec.Decode(dst, v, codes)
 	if err != nil {
-		return nil, corruptBlock(t, key, "%w", err)
+		return nil, format.CorruptBlock(t, key, "%w", err)
 	}
 	if len(fps) == 0 || fps[len(fps)-1] != key {
-		return nil, corruptBlock(t, key, "ends with another fingerprint than its key")
+		return nil, format.CorruptBlock(t, key, "ends with another fingerprint than its key")
 	}
 	return fps, nil
 }
@@ -110,23 +112,23 @@ func readPending(r reader, t int, key uint64, n int) ([]uint64, error) {
 	if n == 0 {
 		return nil, nil
 	}
-	v, c, err := r.Get(tableKey(spacePending, t, key))
+	v, c, err := r.Get(format.TableKey(format.SpacePending, t, key))
 	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, corruptBlock(t, key, "the directory counts %d pending fingerprints, none are stored", n)
+		return nil, format.CorruptBlock(t, key, "the directory counts %d pending fingerprints, none are stored", n)
 	}
 	if err != nil {
-		return nil, blockErr(t, key, err)
+		return nil, format.BlockErr(t, key, err)
 	}
 	defer c.Close()
-	pend, err := parsePending(v, n)
+	pend, err := format.ParsePending(v, n)
 	if err != nil {
-		return nil, blockErr(t, key, err)
+		return nil, format.BlockErr(t, key, err)
 	}
 	return pend, nil
 }
 
 func inBlockToo(t int, key, p uint64) error {
-	return corruptBlock(t, key, "pending %016x is in the block too", p)
+	return format.CorruptBlock(t, key, "pending %016x is in the block too", p)
 }
 
 // withPending returns block key's fingerprints fps merged with its pending

@@ -7,6 +7,7 @@ import (
 	"math"
 	"path/filepath"
 
+	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/simhashdb/simhashdb/permutation"
 	"github.com/simhashdb/simhashdb/wal"
 )
@@ -119,7 +120,7 @@ func (c *checker) bad(format string, args ...any) {
 func (c *checker) badErr(err error) {
 	if len(c.problems) < 100 {
 		if !errors.Is(err, ErrCorrupt) {
-			err = corrupt("check", err)
+			err = format.Corrupt("check", err)
 		}
 		c.problems = append(c.problems, err)
 	}
@@ -128,13 +129,13 @@ func (c *checker) badErr(err error) {
 // documents digests the (id, fingerprint) pairs of the documents.
 func (c *checker) documents() (digest, error) {
 	var docs digest
-	err := scanReader(c.st.snap, spacePrefix(spaceDocs), func(k, v []byte) error {
-		id, err := parseDocKey(k)
+	err := scanReader(c.st.snap, format.SpacePrefix(format.SpaceDocs), func(k, v []byte) error {
+		id, err := format.ParseDocKey(k)
 		if err != nil {
 			c.badErr(err)
 			return nil
 		}
-		fp, err := docFingerprint(id, v)
+		fp, err := format.DocFingerprint(id, v)
 		if err != nil {
 			c.badErr(err)
 			return nil
@@ -150,8 +151,8 @@ func (c *checker) documents() (digest, error) {
 func (c *checker) postings() (posts, fps digest, err error) {
 	var lastFP uint64
 	first := true
-	err = scanReader(c.st.snap, spacePrefix(spacePostings), func(k, v []byte) error {
-		fp, id, err := parsePostingKey(k)
+	err = scanReader(c.st.snap, format.SpacePrefix(format.SpacePostings), func(k, v []byte) error {
+		fp, id, err := format.ParsePostingKey(k)
 		if err != nil {
 			c.badErr(err)
 			return nil
@@ -174,17 +175,17 @@ func (c *checker) table(t int, tb *permutation.Table, want digest) error {
 	n, pendBlocks := 0, 0
 	dir := &c.st.tables[t]
 	snap := c.st.snap
-	if err := scanReader(snap, tablePrefix(spaceTables, t), func(k, v []byte) error {
-		_, key, err := parseTableKey(spaceTables, k, len(c.st.tables))
+	if err := scanReader(snap, format.TablePrefix(format.SpaceTables, t), func(k, v []byte) error {
+		_, key, err := format.ParseTableKey(format.SpaceTables, k, len(c.st.tables))
 		if err != nil {
 			c.badErr(err)
 			return nil
 		}
 		c.rep.Blocks++
 		if n >= len(dir.keys) || dir.keys[n] != key {
-			c.badErr(corruptBlock(t, key, "not in the block directory at position %d", n))
+			c.badErr(format.CorruptBlock(t, key, "not in the block directory at position %d", n))
 		} else if int(dir.sizes[n]) != len(v) {
-			c.badErr(corruptBlock(t, key, "%d bytes, the directory says %d", len(v), dir.sizes[n]))
+			c.badErr(format.CorruptBlock(t, key, "%d bytes, the directory says %d", len(v), dir.sizes[n]))
 		}
 		n++
 		blk, err := decodeValue(nil, v, dir.codes, t, key)
@@ -193,7 +194,7 @@ func (c *checker) table(t int, tb *permutation.Table, want digest) error {
 			return nil
 		}
 		if n > 1 && blk[0] <= prev {
-			c.badErr(corruptBlock(t, key, "starts at %016x, not above the previous block's %016x", blk[0], prev))
+			c.badErr(format.CorruptBlock(t, key, "starts at %016x, not above the previous block's %016x", blk[0], prev))
 		}
 		if pend := dir.pendingAt(n - 1); pend > 0 {
 			all, err := withPending(snap, t, key, pend, blk)
@@ -202,10 +203,10 @@ func (c *checker) table(t int, tb *permutation.Table, want digest) error {
 				return nil
 			}
 			if n < len(dir.keys) && all[len(all)-1] != key {
-				c.badErr(corruptBlock(t, key, "pending %016x lies above the block", all[len(all)-1]))
+				c.badErr(format.CorruptBlock(t, key, "pending %016x lies above the block", all[len(all)-1]))
 			}
 			if n > 1 && all[0] <= prev {
-				c.badErr(corruptBlock(t, key, "pending %016x lies below the block", all[0]))
+				c.badErr(format.CorruptBlock(t, key, "pending %016x lies below the block", all[0]))
 			}
 			blk = all
 			pendBlocks++
@@ -223,7 +224,7 @@ func (c *checker) table(t int, tb *permutation.Table, want digest) error {
 		c.bad("table %d: %d blocks stored, %d in the block directory", t, n, len(dir.keys))
 	}
 	stored := 0
-	if err := scanReader(snap, tablePrefix(spacePending, t), func(k, v []byte) error {
+	if err := scanReader(snap, format.TablePrefix(format.SpacePending, t), func(k, v []byte) error {
 		stored++
 		return nil
 	}); err != nil {
@@ -249,7 +250,7 @@ func (e *DB) checkWAL(c *checker) error {
 	dir := filepath.Join(e.dir, walDir)
 	rs, err := wal.Replay(dir, c.st.walFrom, wal.ReplayOptions{FS: e.fs, Recovery: e.opts.WALRecovery, ReadOnly: true},
 		func(_ wal.Position, typ byte, p []byte) error {
-			return decodeRecord(typ, p, func(bool, Doc) {})
+			return format.DecodeRecord(typ, p, func(format.Op) {})
 		})
 	c.rep.WALRecords = rs.Records
 	if err != nil {

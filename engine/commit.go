@@ -11,6 +11,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/simhashdb/simhashdb/engine/internal/format"
 )
 
 // Every write the engine makes to Pebble is an ingested sstable: Pebble's
@@ -135,7 +136,7 @@ func (e *DB) batchOps(b *pebble.Batch, ops []batchOp) ([]batchOp, error) {
 	for {
 		kind, k, v, ok, err := r.Next()
 		if err != nil {
-			return ops, corrupt("a flush's batch", err)
+			return ops, format.Corrupt("a flush's batch", err)
 		}
 		if !ok {
 			break

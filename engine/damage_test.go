@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/simhashdb/simhashdb/codec"
+	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -23,12 +24,12 @@ func TestDamagedBlock(t *testing.T) {
 	st := db.st
 	key := st.tables[1].keys[3]
 	// Flip one bit of the stored block, behind the engine's back.
-	v, c, err := db.pdb.Get(tableKey(spaceTables, 1, key))
+	v, c, err := db.pdb.Get(format.TableKey(format.SpaceTables, 1, key))
 	require.NoError(t, err)
 	bad := append([]byte(nil), v...)
 	c.Close()
 	bad[len(bad)/2] ^= 0x10
-	setRaw(t, db, tableKey(spaceTables, 1, key), bad)
+	setRaw(t, db, format.TableKey(format.SpaceTables, 1, key), bad)
 	require.NoError(t, db.Close())
 
 	db = openT(t, dir, Options{})
@@ -126,7 +127,7 @@ func TestDamagedPendingList(t *testing.T) {
 	j := slices.IndexFunc(ti.pend, func(n uint16) bool { return n > 0 })
 	require.GreaterOrEqual(t, j, 0)
 	key := ti.keys[j]
-	setRaw(t, db, tableKey(spacePending, 1, key), []byte{1, 2, 3})
+	setRaw(t, db, format.TableKey(format.SpacePending, 1, key), []byte{1, 2, 3})
 	require.NoError(t, db.Close())
 
 	db = openT(t, dir, testOptions())

@@ -2,11 +2,14 @@ package engine
 
 import (
 	"errors"
-	"github.com/simhashdb/simhashdb/engine/internal/memtable"
 	"io"
 	"log/slog"
 	"sync"
 	"sync/atomic"
+
+	"github.com/simhashdb/simhashdb/engine/internal/cache"
+	"github.com/simhashdb/simhashdb/engine/internal/format"
+	"github.com/simhashdb/simhashdb/engine/internal/memtable"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -21,6 +24,9 @@ type Doc struct {
 	// Name is optional (a URL, a path), at most MaxName bytes.
 	Name string
 }
+
+// MaxName is the longest document name, in bytes.
+const MaxName = format.MaxName
 
 // Match is a document found by a query.
 type Match struct {
@@ -50,7 +56,7 @@ type DB struct {
 	wal         *wal.Log // nil when read-only
 	design      *permutation.Design
 	block       int
-	cache       *blockCache
+	cache       *cache.Cache
 
 	mu   sync.RWMutex
 	cond *sync.Cond // on mu: publication order, stalls, flush completion

@@ -2,8 +2,10 @@ package engine
 
 import (
 	"errors"
-	"github.com/simhashdb/simhashdb/engine/internal/memtable"
 	"sync"
+
+	"github.com/simhashdb/simhashdb/engine/internal/format"
+	"github.com/simhashdb/simhashdb/engine/internal/memtable"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -65,7 +67,7 @@ func (v *view) storedBelow(id uint64, i int) (bool, error) {
 			return d.Live, nil
 		}
 	}
-	_, c, err := v.st.snap.Get(docKey(id))
+	_, c, err := v.st.snap.Get(format.DocKey(id))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return false, nil
 	}

@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"strings"
 	"syscall"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/simhashdb/simhashdb/engine/internal/format"
 )
 
 // Errors; match them with errors.Is. Every error the engine returns for
@@ -27,7 +27,7 @@ var (
 	// ErrDistance: a query's k exceeds the index's K.
 	ErrDistance = errors.New("engine: distance above the index's K")
 	// ErrCorrupt: stored data failed a check; the message says where.
-	ErrCorrupt = errors.New("engine: corrupt")
+	ErrCorrupt = format.ErrCorrupt
 	// ErrInput: a malformed argument (name too long, etc.).
 	ErrInput = errors.New("engine: invalid input")
 	// ErrNotIndex: the folder holds no index (and, to create one, is not
@@ -50,40 +50,7 @@ var (
 // block directory name it). It matches ErrCorrupt when the block or its
 // pending list is damaged, and whatever Err matches otherwise (an I/O
 // error reading it).
-type BlockError struct {
-	Table int
-	Block uint64
-	Err   error
-}
-
-func (e *BlockError) Error() string {
-	msg := e.Err.Error()
-	if errors.Is(e.Err, ErrCorrupt) {
-		// Say "corrupt" once, before the place.
-		msg = strings.TrimPrefix(msg, ErrCorrupt.Error()+": ")
-		return fmt.Sprintf("%v: table %d block %016x: %s", ErrCorrupt, e.Table, e.Block, msg)
-	}
-	return fmt.Sprintf("engine: table %d block %016x: %s", e.Table, e.Block, msg)
-}
-
-func (e *BlockError) Unwrap() error { return e.Err }
-
-// blockErr locates err at block key of table t.
-func blockErr(t int, key uint64, err error) error {
-	return &BlockError{Table: t, Block: key, Err: err}
-}
-
-// corruptBlock is a BlockError that matches ErrCorrupt, with a message
-// (and any error it wraps with %w, such as the codec's).
-func corruptBlock(t int, key uint64, format string, args ...any) error {
-	return blockErr(t, key, fmt.Errorf("%w: "+format, append([]any{ErrCorrupt}, args...)...))
-}
-
-// corrupt wraps a lower layer's error (codec, huffman, wal) so that it
-// matches ErrCorrupt too, with what says where.
-func corrupt(what string, err error) error {
-	return fmt.Errorf("%w: %s: %w", ErrCorrupt, what, err)
-}
+type BlockError = format.BlockError
 
 // diskErr names what failed and makes an out-of-space error match
 // ErrDiskFull too.

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/simhashdb/simhashdb/engine/internal/radix"
 	"github.com/simhashdb/simhashdb/engine/join"
 )
@@ -299,8 +300,8 @@ func (e *DB) flushedDocs(v *view, want []uint64, mem map[uint64][]Doc) (map[uint
 		}
 		group = group[:0]
 	}
-	err := scanReader(st.snap, spacePrefix(spacePostings), func(key, val []byte) error {
-		fp, id, err := parsePostingKey(key)
+	err := scanReader(st.snap, format.SpacePrefix(format.SpacePostings), func(key, val []byte) error {
+		fp, id, err := format.ParsePostingKey(key)
 		if err != nil {
 			return err
 		}

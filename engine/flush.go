@@ -3,9 +3,12 @@ package engine
 import (
 	"context"
 	"errors"
-	"github.com/simhashdb/simhashdb/engine/internal/memtable"
 	"slices"
 	"time"
+
+	"github.com/simhashdb/simhashdb/engine/internal/cache"
+	"github.com/simhashdb/simhashdb/engine/internal/format"
+	"github.com/simhashdb/simhashdb/engine/internal/memtable"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/simhashdb/simhashdb/wal"
@@ -114,13 +117,13 @@ func (s *flushStats) add(o flushStats) {
 // lastDocID returns the largest document id r holds; stored is false when
 // it holds none.
 func lastDocID(r reader) (id uint64, stored bool, err error) {
-	lo, hi := spaceBounds(spaceDocs)
+	lo, hi := format.SpaceBounds(format.SpaceDocs)
 	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
 		return 0, false, err
 	}
 	if it.Last() {
-		id, err = parseDocKey(it.Key())
+		id, err = format.ParseDocKey(it.Key())
 		stored = err == nil
 	}
 	if err == nil {
@@ -137,7 +140,7 @@ func lastDocID(r reader) (id uint64, stored bool, err error) {
 // clears it on the next seek, and a read that failed is not "not stored".
 func (e *DB) heldBy(it *pebble.Iterator, fp uint64, counts func(id uint64) bool) (bool, error) {
 	for e.seekPostings(it, fp); it.Valid(); it.Next() {
-		f, id, err := parsePostingKey(it.Key())
+		f, id, err := format.ParsePostingKey(it.Key())
 		if err != nil {
 			return false, err
 		}
@@ -177,7 +180,7 @@ func (e *DB) flushMemtable(m *memtable.Memtable, walFrom wal.Position, frozen bo
 	var fills []filled
 	for t, r := range outs {
 		if r.code != nil {
-			if err := f.metaB.Set(metaCodeKey(t, st.tables[t].code), r.code, nil); err != nil {
+			if err := f.metaB.Set(format.MetaCodeKey(t, st.tables[t].code), r.code, nil); err != nil {
 				return f.stats, err
 			}
 		}
@@ -200,7 +203,7 @@ func (e *DB) flushMemtable(m *memtable.Memtable, walFrom wal.Position, frozen bo
 	e.mu.Lock()
 	e.st = st
 	for _, s := range dropped {
-		e.cache.drop(s)
+		e.cache.Drop(s)
 	}
 	if frozen {
 		// Reads freeze newer memtables meanwhile, never older ones.
@@ -212,13 +215,13 @@ func (e *DB) flushMemtable(m *memtable.Memtable, walFrom wal.Position, frozen bo
 	// then keeps its copy.
 	for _, fl := range fills {
 		if fl.fps == nil {
-			e.cache.putBlock(fl.slot, newCacheEntry(fl.pk, fl.pend))
+			e.cache.PutEntry(fl.slot, cache.NewEntry(fl.pk, fl.pend))
 		} else {
-			e.cache.put(fl.slot, fl.fps, fl.pend)
+			e.cache.Put(fl.slot, fl.fps, fl.pend)
 		}
 	}
 	for _, c := range carry {
-		e.cache.putBlock(c.slot, c.b)
+		e.cache.PutEntry(c.slot, c.b)
 	}
 	return f.stats, old.unref()
 }

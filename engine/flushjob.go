@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/simhashdb/simhashdb/engine/internal/memtable"
 	"runtime"
 	"slices"
+
+	"github.com/simhashdb/simhashdb/engine/internal/format"
+	"github.com/simhashdb/simhashdb/engine/internal/memtable"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/simhashdb/simhashdb/engine/internal/radix"
@@ -78,11 +80,11 @@ func (f *flushJob) writeDocuments() error {
 		}
 		if d.Live {
 			f.changes = append(f.changes, postingChange{fp: d.FP, id: id, name: d.Name, add: true})
-			if err := f.docsB.Set(docKey(id), docValue(d.FP, d.Name), nil); err != nil {
+			if err := f.docsB.Set(format.DocKey(id), format.DocValue(d.FP, d.Name), nil); err != nil {
 				return err
 			}
 			f.docs++
-		} else if err := f.docsB.Delete(docKey(id), nil); err != nil {
+		} else if err := f.docsB.Delete(format.DocKey(id), nil); err != nil {
 			return err
 		}
 	}
@@ -91,7 +93,7 @@ func (f *flushJob) writeDocuments() error {
 
 // storedFingerprint returns the fingerprint Pebble holds for document id.
 func (f *flushJob) storedFingerprint(id uint64) (fp uint64, found bool, err error) {
-	v, c, err := f.e.pdb.Get(docKey(id))
+	v, c, err := f.e.pdb.Get(format.DocKey(id))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return 0, false, nil
 	}
@@ -99,7 +101,7 @@ func (f *flushJob) storedFingerprint(id uint64) (fp uint64, found bool, err erro
 		return 0, false, err
 	}
 	defer c.Close()
-	fp, err = docFingerprint(id, v)
+	fp, err = format.DocFingerprint(id, v)
 	return fp, err == nil, err
 }
 
@@ -110,9 +112,9 @@ func (f *flushJob) writePostings() error {
 	for _, c := range f.changes {
 		var err error
 		if c.add {
-			err = f.postB.Set(postingKey(c.fp, c.id), []byte(c.name), nil)
+			err = f.postB.Set(format.PostingKey(c.fp, c.id), []byte(c.name), nil)
 		} else {
-			err = f.postB.Delete(postingKey(c.fp, c.id), nil)
+			err = f.postB.Delete(format.PostingKey(c.fp, c.id), nil)
 		}
 		if err != nil {
 			return err
@@ -139,7 +141,7 @@ func (f *flushJob) tableChanges() (adds, dels []uint64, err error) {
 	if adds, err = f.fresh(adds); err != nil {
 		return nil, nil, err
 	}
-	lo, hi := spaceBounds(spacePostings)
+	lo, hi := format.SpaceBounds(format.SpacePostings)
 	it, err := f.old.snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
 		return nil, nil, err
@@ -180,7 +182,7 @@ func (f *flushJob) fresh(adds []uint64) ([]uint64, error) {
 	parts := min(runtime.GOMAXPROCS(0), max(len(adds)/4096, 1))
 	fresh, err := parallel(context.Background(), parts, func(part int) ([]uint64, error) {
 		share := adds[part*len(adds)/parts : (part+1)*len(adds)/parts]
-		lo, hi := spaceBounds(spacePostings)
+		lo, hi := format.SpaceBounds(format.SpacePostings)
 		it, err := old.snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi, UseL6Filters: useL6})
 		if err != nil {
 			return nil, err
@@ -236,9 +238,9 @@ func permuteSorted(tb *permutation.Table, fps []uint64) []uint64 {
 // version: an older index may get pending lists of several runs now.
 func (f *flushJob) writeMeta(st *state) error {
 	for _, kv := range [][2][]byte{
-		{metaFormat, formatValue(formatVersion)},
-		{metaCounts, countsValue(st.docs, st.fps)},
-		{metaWALFrom, walPosValue(st.walFrom)},
+		{format.MetaFormat, format.VersionValue(format.Version)},
+		{format.MetaCounts, format.CountsValue(st.docs, st.fps)},
+		{format.MetaWALFrom, format.WALPosValue(st.walFrom)},
 	} {
 		if err := f.metaB.Set(kv[0], kv[1], nil); err != nil {
 			return err

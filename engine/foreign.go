@@ -7,6 +7,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/simhashdb/simhashdb/engine/internal/format"
 )
 
 // ownStore refuses a pebble/ folder that is not a simhashdb store, before
@@ -41,7 +42,7 @@ func ownStore(fs vfs.FS, pdir string, order *pebble.Comparer) error {
 		return fmt.Errorf("%w: %s holds a Pebble store that cannot be read as a simhashdb index, left as it is: %w", ErrNotIndex, pdir, err)
 	}
 	defer db.Close()
-	_, c, err := db.Get(metaFormat)
+	_, c, err := db.Get(format.MetaFormat)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return fmt.Errorf("%w: %s holds a Pebble store of another program (no simhashdb format key), left as it is", ErrNotIndex, pdir)
 	}

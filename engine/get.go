@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/simhashdb/simhashdb/engine/internal/format"
 )
 
 // Get returns the document with the id, or ErrNotFound.
@@ -25,7 +26,7 @@ func (e *DB) Get(ctx context.Context, id uint64) (_ Doc, err error) {
 		}
 		return Doc{ID: id, Fingerprint: d.FP, Name: d.Name}, nil
 	}
-	v, c, err := e.st.snap.Get(docKey(id))
+	v, c, err := e.st.snap.Get(format.DocKey(id))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return Doc{}, fmt.Errorf("%w: document %d", ErrNotFound, id)
 	}
@@ -33,7 +34,7 @@ func (e *DB) Get(ctx context.Context, id uint64) (_ Doc, err error) {
 		return Doc{}, err
 	}
 	defer c.Close()
-	fp, name, err := parseDocValue(id, v)
+	fp, name, err := format.ParseDocValue(id, v)
 	if err != nil {
 		return Doc{}, err
 	}
@@ -53,14 +54,14 @@ func (e *DB) NextID(ctx context.Context) (_ uint64, err error) {
 	for _, d := range v.memDocs() {
 		top = max(top, d.ID)
 	}
-	lo, hi := spaceBounds(spaceDocs)
+	lo, hi := format.SpaceBounds(format.SpaceDocs)
 	it, err := e.st.snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
 		return 0, err
 	}
 	defer it.Close()
 	for ok := it.Last(); ok; ok = it.Prev() {
-		id, err := parseDocKey(it.Key())
+		id, err := format.ParseDocKey(it.Key())
 		if err != nil {
 			return 0, err
 		}
@@ -92,7 +93,7 @@ func (e *DB) Docs(ctx context.Context) iter.Seq2[Doc, error] {
 		defer v.unpin(e)
 		st, mem := v.st, v.memDocs()
 		slices.SortFunc(mem, func(a, b Doc) int { return cmp.Compare(a.ID, b.ID) })
-		lo, hi := spaceBounds(spaceDocs)
+		lo, hi := format.SpaceBounds(format.SpaceDocs)
 		it, err := st.snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 		if err != nil {
 			yield(Doc{}, err)
@@ -105,7 +106,7 @@ func (e *DB) Docs(ctx context.Context) iter.Seq2[Doc, error] {
 				yield(Doc{}, ctx.Err())
 				return
 			}
-			id, err := parseDocKey(it.Key())
+			id, err := format.ParseDocKey(it.Key())
 			if err != nil {
 				yield(Doc{}, err)
 				return
@@ -123,7 +124,7 @@ func (e *DB) Docs(ctx context.Context) iter.Seq2[Doc, error] {
 			if err == nil {
 				var d Doc
 				d.ID = id
-				if d.Fingerprint, d.Name, err = parseDocValue(id, val); err == nil {
+				if d.Fingerprint, d.Name, err = format.ParseDocValue(id, val); err == nil {
 					if !yield(d, nil) {
 						return
 					}

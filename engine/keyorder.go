@@ -7,6 +7,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/simhashdb/simhashdb/engine/internal/format"
 )
 
 // keyOrder is the Pebble comparer of indexes created since it was added. It
@@ -28,13 +29,13 @@ var keyOrder = func() *pebble.Comparer {
 	return &c
 }()
 
-// splitKey is keyOrder's Split. Every key of at least postingPrefixLen
+// splitKey is keyOrder's Split. Every key of at least format.PostingPrefixLen
 // bytes in the postings space is split there (not only 17-byte ones), so
 // that comparing prefixes first orders keys as bytes.Compare does:
 // TestKeyOrder checks Pebble's rules for Split.
 func splitKey(k []byte) int {
-	if len(k) >= postingPrefixLen && k[0] == spacePostings {
-		return postingPrefixLen
+	if len(k) >= format.PostingPrefixLen && k[0] == format.SpacePostings {
+		return format.PostingPrefixLen
 	}
 	return len(k)
 }
@@ -44,8 +45,8 @@ func splitKey(k []byte) int {
 // would make a posting prefix a longer key with the same prefix; for those
 // the successor is the next fingerprint's prefix (its shortest form).
 func immediateSuccessor(dst, a []byte) []byte {
-	if len(a) == postingPrefixLen && a[0] == spacePostings {
-		return append(dst, prefixEnd(a)...)
+	if len(a) == format.PostingPrefixLen && a[0] == format.SpacePostings {
+		return append(dst, format.PrefixEnd(a)...)
 	}
 	return append(append(dst, a...), 0)
 }

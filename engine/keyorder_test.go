@@ -11,6 +11,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/stretchr/testify/require"
 )
 
@@ -18,16 +19,16 @@ import (
 // to, and the neighbours of the posting split: short and long keys in the
 // postings space, fingerprints 0 and all-ones.
 func orderKeys(r *rand.Rand) [][]byte {
-	keys := [][]byte{{}, {spacePostings}, {spacePostings + 1}, {spacePostings - 1, 0xff}}
+	keys := [][]byte{{}, {format.SpacePostings}, {format.SpacePostings + 1}, {format.SpacePostings - 1, 0xff}}
 	fps := []uint64{0, 1, ^uint64(0), ^uint64(0) - 1, 0x0300000000000003}
 	for range 30 {
 		fps = append(fps, r.Uint64())
 	}
 	for _, fp := range fps {
-		p := postingPrefix(fp)
-		keys = append(keys, p, p[:1+r.IntN(8)], postingKey(fp, 0), postingKey(fp, ^uint64(0)), postingKey(fp, r.Uint64()),
-			append(bytes.Clone(p), byte(r.Uint32())), prefixEnd(p), docKey(fp), tableKey(spaceTables, 3, fp),
-			binary.BigEndian.AppendUint64([]byte{spacePostings}, fp)[:1+r.IntN(9)])
+		p := format.PostingPrefix(fp)
+		keys = append(keys, p, p[:1+r.IntN(8)], format.PostingKey(fp, 0), format.PostingKey(fp, ^uint64(0)), format.PostingKey(fp, r.Uint64()),
+			append(bytes.Clone(p), byte(r.Uint32())), format.PrefixEnd(p), format.DocKey(fp), format.TableKey(format.SpaceTables, 3, fp),
+			binary.BigEndian.AppendUint64([]byte{format.SpacePostings}, fp)[:1+r.IntN(9)])
 	}
 	return keys
 }
@@ -47,7 +48,7 @@ func TestKeyOrder(t *testing.T) {
 		require.True(t, n >= 0 && n <= len(a), "Split(%x) = %d", a, n)
 		if n < len(a) {
 			require.Negative(t, c.Compare(prefix(a), a), "prefix of %x sorts first", a)
-			require.Equal(t, postingPrefixLen, n, "only posting keys have a suffix: %x", a)
+			require.Equal(t, format.PostingPrefixLen, n, "only posting keys have a suffix: %x", a)
 		}
 		for _, b := range keys {
 			cmp := c.Compare(a, b)

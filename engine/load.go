@@ -13,6 +13,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/simhashdb/simhashdb/codec"
+	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/simhashdb/simhashdb/engine/internal/radix"
 )
 
@@ -182,7 +183,7 @@ func (j *loadJob) documents(procs int) {
 			// buffer serve every document.
 			var kb, vb []byte
 			for _, d := range part {
-				kb, vb = appendDocKey(kb[:0], d.ID), appendDocValue(vb[:0], d.Fingerprint, d.Name)
+				kb, vb = format.AppendDocKey(kb[:0], d.ID), format.AppendDocValue(vb[:0], d.Fingerprint, d.Name)
 				if err := sw.Set(kb, vb); err != nil {
 					sw.Close()
 					return err
@@ -238,9 +239,9 @@ func (j *loadJob) postings() error {
 			for i := from; i < hi; i++ {
 				if named {
 					d := &docs[order[i]]
-					kb, vb = appendPostingKey(kb[:0], keys[i], d.ID), append(vb[:0], d.Name...)
+					kb, vb = format.AppendPostingKey(kb[:0], keys[i], d.ID), append(vb[:0], d.Name...)
 				} else {
-					kb, vb = appendPostingKey(kb[:0], keys[i], ids[i]), vb[:0]
+					kb, vb = format.AppendPostingKey(kb[:0], keys[i], ids[i]), vb[:0]
 				}
 				if err := sw.Set(kb, vb); err != nil {
 					sw.Close()
@@ -320,14 +321,14 @@ func (j *loadJob) meta() error {
 	for t := range j.tables {
 		cb, err := j.tables[t].codes[1].MarshalBinary()
 		if err == nil {
-			err = sw.Set(metaCodeKey(t, 1), cb)
+			err = sw.Set(format.MetaCodeKey(t, 1), cb)
 		}
 		if err != nil {
 			sw.Close()
 			return err
 		}
 	}
-	if err := sw.Set(metaCounts, countsValue(int64(len(j.docs)), int64(j.fps))); err != nil {
+	if err := sw.Set(format.MetaCounts, format.CountsValue(int64(len(j.docs)), int64(j.fps))); err != nil {
 		sw.Close()
 		return err
 	}

@@ -7,19 +7,21 @@ import (
 	"slices"
 
 	"github.com/simhashdb/simhashdb/codec"
+	"github.com/simhashdb/simhashdb/engine/internal/cache"
+	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/simhashdb/simhashdb/huffman"
 )
 
 // A flush merges, in each table, the fingerprints it adds and those that
 // leave into the blocks they fall in: most join a block's pending list
-// (pendinglist.go) without the block being read; a block whose list is full,
+// (package format) without the block being read; a block whose list is full,
 // or that loses a fingerprint, is rewritten.
 
 type mergeResult struct {
 	code                    []byte // the table's new code, if it has one
 	added, removed, written int
-	pended                  int     // fingerprints added to pending lists
-	replaced                []*slot // cache slots of blocks rewritten or deleted
+	pended                  int           // fingerprints added to pending lists
+	replaced                []*cache.Slot // cache slots of blocks rewritten or deleted
 	fill                    []filled
 }
 
@@ -27,9 +29,9 @@ type mergeResult struct {
 // it goes to the cache once the flush is committed, so that neither
 // queries nor the next flush decode the blocks a flush just wrote.
 type filled struct {
-	slot      *slot
+	slot      *cache.Slot
 	fps, pend []uint64
-	pk        packed // the block packed already: fps is nil
+	pk        cache.Packed // the block packed already: fps is nil
 }
 
 // group is the part of a flush that falls in one block: block j covers
@@ -37,11 +39,11 @@ type filled struct {
 type group struct {
 	j          int // -1: the table is empty
 	adds, dels []uint64
-	merged     []uint64 // the block's new contents, pending list included
-	fresh      []uint64 // adds not stored before
-	base       []uint64 // the block without its pending list, if read
-	cached     packed   // the block, if the pending list grows and it is cached
-	prev       []uint64 // the block's pending list before the flush, if known
+	merged     []uint64     // the block's new contents, pending list included
+	fresh      []uint64     // adds not stored before
+	base       []uint64     // the block without its pending list, if read
+	cached     cache.Packed // the block, if the pending list grows and it is cached
+	prev       []uint64     // the block's pending list before the flush, if known
 	removed    int
 	pend       bool // the fresh ones join the block's pending list
 }
@@ -85,7 +87,7 @@ func (e *DB) mergeTable(b *tableBatches, old, st *state, t int, adds, dels []uin
 	// builds it anew for every table.
 	size := len(m.oldIdx.keys) + len(groups) + 16
 	*m.nt = tableIndex{codes: m.nt.codes, code: m.nt.code, keys: make([]uint64, 0, size), sizes: make([]uint32, 0, size),
-		pend: make([]uint16, 0, size), slots: make([]*slot, 0, size)}
+		pend: make([]uint16, 0, size), slots: make([]*cache.Slot, 0, size)}
 	m.w = tableWriter{t: t, blocks: batchSetter{b.blocks}, dir: batchSetter{b.dir}, ti: m.nt}
 	next := 0
 	var pbuf []byte
@@ -154,7 +156,7 @@ func (m *merger) groups(adds, dels []uint64) []group {
 // are counted in hist for the code.
 func (m *merger) plan(g *group, hist *[huffman.Symbols]uint64) error {
 	oldIdx := m.oldIdx
-	if g.j >= 0 && len(g.dels) == 0 && oldIdx.pending(g.j)+len(g.adds) <= pendingMax {
+	if g.j >= 0 && len(g.dels) == 0 && oldIdx.pending(g.j)+len(g.adds) <= format.PendingMax {
 		// Only adds, which the flush made sure are not stored yet, and
 		// room for them in the pending list: they join it, and the block
 		// is not read (in an index larger than the cache most blocks a
@@ -163,8 +165,8 @@ func (m *merger) plan(g *group, hist *[huffman.Symbols]uint64) error {
 		// new ones are appended to it.
 		g.pend, g.fresh = true, g.adds
 		m.r.added += len(g.adds)
-		if b := m.e.cache.getBlock(oldIdx.slot(g.j)); b != nil {
-			g.cached, g.prev = b.pk, b.pending()
+		if b := m.e.cache.Load(oldIdx.slot(g.j)); b != nil {
+			g.cached, g.prev = b.Packed, b.Pending()
 		}
 		return nil
 	}
@@ -211,7 +213,7 @@ func (m *merger) plan(g *group, hist *[huffman.Symbols]uint64) error {
 	if g.j >= 0 && g.removed == 0 {
 		// Nothing leaves: the block stays, with the fresh fingerprints (if
 		// any) in its pending list while it has room.
-		if len(g.fresh) == 0 || oldIdx.pending(g.j)+len(g.fresh) <= pendingMax {
+		if len(g.fresh) == 0 || oldIdx.pending(g.j)+len(g.fresh) <= format.PendingMax {
 			g.pend = true
 			return nil
 		}
@@ -254,20 +256,20 @@ func (m *merger) appendPending(g *group, pbuf []byte) ([]byte, error) {
 		// g.fresh is sorted, and none of it is stored: a run to append.
 		var err error
 		if had == 0 {
-			pbuf = appendPendingRun(pbuf[:0], g.fresh)
-			err = m.b.pend.Set(tableKey(spacePending, t, key), pbuf, nil)
+			pbuf = format.AppendPendingRun(pbuf[:0], g.fresh)
+			err = m.b.pend.Set(format.TableKey(format.SpacePending, t, key), pbuf, nil)
 		} else {
-			pbuf = appendPendingRun(append(pbuf[:0], 0), g.fresh)
-			err = m.b.pend.Merge(tableKey(spacePending, t, key), pbuf, nil)
+			pbuf = format.AppendPendingRun(append(pbuf[:0], 0), g.fresh)
+			err = m.b.pend.Merge(format.TableKey(format.SpacePending, t, key), pbuf, nil)
 		}
 		if err != nil {
 			return pbuf, err
 		}
 		m.r.replaced = append(m.r.replaced, sl)
-		sl = new(slot)
-		if g.cached.len() > 0 { // cached: so is the new state
+		sl = new(cache.Slot)
+		if g.cached.Len() > 0 { // cached: so is the new state
 			if len(g.prev) != had {
-				return pbuf, corruptBlock(t, key, "the directory counts %d pending fingerprints, the block has %d", had, len(g.prev))
+				return pbuf, format.CorruptBlock(t, key, "the directory counts %d pending fingerprints, the block has %d", had, len(g.prev))
 			}
 			pend := slices.Concat(g.prev, g.fresh)
 			slices.Sort(pend)
@@ -287,7 +289,7 @@ func (m *merger) rewrite(g *group, code *huffman.Code, id uint32) error {
 	if g.j >= 0 {
 		m.r.replaced = append(m.r.replaced, oldIdx.slot(g.j))
 		if oldIdx.pending(g.j) > 0 {
-			if err := m.b.pend.Delete(tableKey(spacePending, t, oldIdx.keys[g.j]), nil); err != nil {
+			if err := m.b.pend.Delete(format.TableKey(format.SpacePending, t, oldIdx.keys[g.j]), nil); err != nil {
 				return err
 			}
 		}
@@ -300,10 +302,10 @@ func (m *merger) rewrite(g *group, code *huffman.Code, id uint32) error {
 			return nil
 		}
 		gone = false
-		if err := m.b.blocks.Delete(tableKey(spaceTables, t, oldIdx.keys[g.j]), nil); err != nil {
+		if err := m.b.blocks.Delete(format.TableKey(format.SpaceTables, t, oldIdx.keys[g.j]), nil); err != nil {
 			return err
 		}
-		return m.b.dir.Delete(tableKey(spaceBlockDir, t, oldIdx.keys[g.j]), nil)
+		return m.b.dir.Delete(format.TableKey(format.SpaceBlockDir, t, oldIdx.keys[g.j]), nil)
 	}
 	if len(g.merged) > 0 {
 		bl, err := codec.NewBuilder(code, id, m.e.block)
@@ -322,7 +324,7 @@ func (m *merger) rewrite(g *group, code *huffman.Code, id uint32) error {
 					return err
 				}
 			}
-			sl := new(slot)
+			sl := new(cache.Slot)
 			if err := m.w.block(key, buf, sl); err != nil {
 				return err
 			}

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/simhashdb/simhashdb/engine/internal/format"
 )
 
 // Limits of an application's settings.
@@ -36,7 +37,7 @@ func (e *DB) SetMeta(ctx context.Context, name string, value []byte) (err error)
 	defer e.mu.RUnlock()
 	b := e.pdb.NewBatch()
 	defer b.Close()
-	if err := b.Set(metaUserKey(name), value, nil); err != nil {
+	if err := b.Set(format.MetaUserKey(name), value, nil); err != nil {
 		return err
 	}
 	return e.commit(ctx, b)
@@ -52,7 +53,7 @@ func (e *DB) Meta(ctx context.Context, name string) (_ []byte, err error) {
 		return nil, err
 	}
 	defer e.mu.RUnlock()
-	v, c, err := e.pdb.Get(metaUserKey(name))
+	v, c, err := e.pdb.Get(format.MetaUserKey(name))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, fmt.Errorf("%w: setting %q", ErrNotFound, name)
 	}

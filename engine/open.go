@@ -5,12 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/simhashdb/simhashdb/engine/internal/memtable"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
 	"syscall"
+
+	"github.com/simhashdb/simhashdb/engine/internal/cache"
+	"github.com/simhashdb/simhashdb/engine/internal/format"
+	"github.com/simhashdb/simhashdb/engine/internal/memtable"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -144,7 +147,7 @@ func Open(dir string, opts Options) (*DB, error) {
 // Pebble's.
 func (e *DB) newCaches() {
 	e.pebbleCache = max(e.opts.CacheSize/8, 8<<20)
-	e.cache = newBlockCache(max(e.opts.CacheSize-e.pebbleCache, 1<<20))
+	e.cache = cache.New(max(e.opts.CacheSize-e.pebbleCache, 1<<20))
 	e.pcache = pebble.NewCache(e.pebbleCache)
 }
 
@@ -164,110 +167,25 @@ func (e *DB) pebbleOptions(order *pebble.Comparer) *pebble.Options {
 	return po
 }
 
-// openWAL opens the write-ahead log (unless read-only) and replays into the
-// memtable what the tables do not hold yet. A writable open flushes
-// whenever the memtable reaches its budget during the replay: memory stays
-// bounded, and an open that dies part way has made progress that the next
-// one keeps.
-func (e *DB) openWAL() error {
-	dir := filepath.Join(e.dir, walDir)
-	if !e.opts.ReadOnly {
-		if err := e.removeScratch(); err != nil {
-			return fmt.Errorf("engine: %w", err)
-		}
-		// Open the log first: it starts a new segment after the ones replayed.
-		if err := e.newLog(wal.Position{}); err != nil {
-			return err
-		}
-	}
-	steps := 0
-	r := &replayer{mem: e.mem}
-	rs, err := wal.Replay(dir, e.st.walFrom, wal.ReplayOptions{FS: e.fs, Recovery: e.opts.WALRecovery, ReadOnly: e.opts.ReadOnly},
-		func(end wal.Position, typ byte, payload []byte) error {
-			if err := r.record(typ, payload); err != nil {
-				return err
-			}
-			// Flush only between commits: the position stored with the
-			// tables must not fall inside one.
-			if e.opts.ReadOnly || r.inCommit() || e.mem.Size() < e.memtableBudget() {
-				return nil
-			}
-			steps++
-			if err := e.replayStep(end); err != nil {
-				return err
-			}
-			r.mem = e.mem
-			return nil
-		})
-	if err != nil {
-		return fmt.Errorf("engine: replaying the write-ahead log: %w", walErr(err))
-	}
-	for _, d := range rs.Damage {
-		e.log.Warn("simhashdb: discarded a damaged part of the write-ahead log", "damage", d.String())
-	}
-	if r.inCommit() {
-		e.log.Info("simhashdb: dropped a commit the log holds only part of (a crash while it was written; never acknowledged)", "ops", len(r.parts))
-	}
-	if rs.Records > 0 || rs.Torn > 0 {
-		e.log.Info("simhashdb: replayed the write-ahead log", "dir", dir, "segments", rs.Segments,
-			"records", rs.Records, "flushes", steps, "torn_tail_bytes", rs.Torn, "unsynced_records_dropped", rs.Cut)
-	}
-	return nil
-}
-
-// replayStep flushes the memtable that a replay filled up to end.
-func (e *DB) replayStep(end wal.Position) error {
-	if _, err := e.flushMemtable(e.mem, end, false); err != nil {
-		return err
-	}
-	e.mem = memtable.New(e.design)
-	if err := e.wal.RemoveBefore(end.Segment); err != nil {
-		return diskErr("removing flushed log segments", err)
-	}
-	if hook := e.opts.knobs.replayStep; hook != nil {
-		return hook()
-	}
-	return nil
-}
-
-// newLog starts a new log segment: at open, and after the log failed on a
-// full disk, when cut is where the failed segment's whole records end.
-func (e *DB) newLog(cut wal.Position) error {
-	l, err := wal.Open(filepath.Join(e.dir, walDir), wal.Options{FS: e.fs, Sync: e.opts.Sync, Interval: e.opts.SyncPeriod, CutAt: cut})
-	if err != nil {
-		return diskErr("starting a log segment", err)
-	}
-	e.wal = l
-	return nil
-}
-
-// walErr makes the log's corruption errors match ErrCorrupt too.
-func walErr(err error) error {
-	if errors.Is(err, wal.ErrCorrupt) && !errors.Is(err, ErrCorrupt) {
-		return corrupt("write-ahead log", err)
-	}
-	return err
-}
-
 // load reads (or, for a new index, writes) the metadata, the codes and the
 // block directory, and makes the first state.
 func (e *DB) load() error {
 	if err := e.loadMeta(); err != nil {
 		return err
 	}
-	wv, err := e.getMeta(metaWALFrom)
+	wv, err := e.getMeta(format.MetaWALFrom)
 	if err != nil {
 		return err
 	}
-	walFrom, err := parseWALPos(wv)
+	walFrom, err := format.ParseWALPos(wv)
 	if err != nil {
 		return fmt.Errorf("%s: %w", e.dir, err)
 	}
-	cv, err := e.getMeta(metaCounts)
+	cv, err := e.getMeta(format.MetaCounts)
 	if err != nil {
 		return err
 	}
-	docs, fps, err := parseCounts(cv)
+	docs, fps, err := format.ParseCounts(cv)
 	if err != nil {
 		return fmt.Errorf("%s: %w", e.dir, err)
 	}
@@ -285,7 +203,7 @@ func (e *DB) load() error {
 func (e *DB) getMeta(k []byte) ([]byte, error) {
 	v, ok, err := e.getMetaIf(k)
 	if err == nil && !ok {
-		err = fmt.Errorf("%w: %s: no %s", ErrCorrupt, e.dir, metaName(k))
+		err = fmt.Errorf("%w: %s: no %s", ErrCorrupt, e.dir, format.MetaName(k))
 	}
 	return v, err
 }
@@ -306,7 +224,7 @@ func (e *DB) getMetaIf(k []byte) ([]byte, bool, error) {
 // loadMeta reads (or, for a new index, writes) the format version, the
 // table design and the block size, and checks them against the options.
 func (e *DB) loadMeta() error {
-	fv, ok, err := e.getMetaIf(metaFormat)
+	fv, ok, err := e.getMetaIf(format.MetaFormat)
 	if err != nil {
 		return err
 	}
@@ -317,20 +235,20 @@ func (e *DB) loadMeta() error {
 		if err := e.create(); err != nil {
 			return err
 		}
-		if fv, err = e.getMeta(metaFormat); err != nil {
+		if fv, err = e.getMeta(format.MetaFormat); err != nil {
 			return err
 		}
 	}
-	if _, err := parseFormat(fv); err != nil {
+	if _, err := format.ParseVersion(fv); err != nil {
 		return fmt.Errorf("%s: %w", e.dir, err)
 	}
-	dv, err := e.getMeta(metaDesign)
+	dv, err := e.getMeta(format.MetaDesign)
 	if err != nil {
 		return err
 	}
 	e.design = new(permutation.Design)
 	if err := e.design.UnmarshalBinary(dv); err != nil {
-		return corrupt(e.dir+": stored table design", err)
+		return format.Corrupt(e.dir+": stored table design", err)
 	}
 	// Options that name a K or design must agree with the index.
 	if e.opts.Design != nil && !sameDesign(e.opts.Design, e.design) {
@@ -339,11 +257,11 @@ func (e *DB) loadMeta() error {
 	if e.opts.kSet && e.opts.K != e.design.K {
 		return fmt.Errorf("%w: %s was built for K = %d, opened with K = %d", ErrOptions, e.dir, e.design.K, e.opts.K)
 	}
-	bv, err := e.getMeta(metaBlock)
+	bv, err := e.getMeta(format.MetaBlock)
 	if err != nil {
 		return err
 	}
-	bs, err := parseUvarint(bv, "block size")
+	bs, err := format.ParseUvarint(bv, "block size")
 	if err == nil && (bs < codec.MinBlockSize || bs > codec.MaxBlockSize) {
 		err = fmt.Errorf("%w: stored block size %d", ErrCorrupt, bs)
 	}
@@ -362,14 +280,14 @@ func (e *DB) loadCodes(tables []tableIndex) error {
 	for t := range tables {
 		tables[t].codes = codec.CodeMap{}
 	}
-	return e.scan(metaCodes, func(k, v []byte) error {
-		t, id, err := parseMetaCodeKey(k, len(tables))
+	return e.scan(format.MetaCodes, func(k, v []byte) error {
+		t, id, err := format.ParseMetaCodeKey(k, len(tables))
 		if err != nil {
 			return err
 		}
 		c, err := huffman.Unmarshal(v)
 		if err != nil {
-			return corrupt(fmt.Sprintf("table %d code %d", t, id), err)
+			return format.Corrupt(fmt.Sprintf("table %d code %d", t, id), err)
 		}
 		tables[t].codes[id] = c
 		tables[t].code = max(tables[t].code, id)
@@ -379,14 +297,14 @@ func (e *DB) loadCodes(tables []tableIndex) error {
 
 // loadDirectory reads every table's block directory.
 func (e *DB) loadDirectory(tables []tableIndex) error {
-	err := e.scan(spacePrefix(spaceBlockDir), func(k, v []byte) error {
-		t, key, err := parseTableKey(spaceBlockDir, k, len(tables))
+	err := e.scan(format.SpacePrefix(format.SpaceBlockDir), func(k, v []byte) error {
+		t, key, err := format.ParseTableKey(format.SpaceBlockDir, k, len(tables))
 		if err != nil {
 			return err
 		}
-		size, err := parseDirValue(v)
+		size, err := format.ParseDirValue(v)
 		if err != nil {
-			return blockErr(t, key, err)
+			return format.BlockErr(t, key, err)
 		}
 		tables[t].appendBlock(key, size, 0, nil)
 		return nil
@@ -404,21 +322,26 @@ func (e *DB) loadDirectory(tables []tableIndex) error {
 	return nil
 }
 
+// pendingDamaged is the pending count open gives a list it cannot count:
+// more than a list holds, so that reading it fails and a flush rewrites,
+// rather than appends to, its block.
+const pendingDamaged = format.PendingMax + 1
+
 // loadPending counts the pending lists' fingerprints: a flush appends to a
 // list without rewriting its block's directory entry.
 func (e *DB) loadPending(tables []tableIndex) error {
-	return e.scan(spacePrefix(spacePending), func(k, v []byte) error {
-		t, key, err := parseTableKey(spacePending, k, len(tables))
+	return e.scan(format.SpacePrefix(format.SpacePending), func(k, v []byte) error {
+		t, key, err := format.ParseTableKey(format.SpacePending, k, len(tables))
 		if err != nil {
 			return err
 		}
 		ti := &tables[t]
 		j, found := slices.BinarySearch(ti.keys, key)
 		if !found {
-			return corruptBlock(t, key, "a pending list for a block the directory does not have")
+			return format.CorruptBlock(t, key, "a pending list for a block the directory does not have")
 		}
 		n := 0
-		if _, err := scanPending(v, pendingMax, func(uint64) { n++ }); err != nil {
+		if _, err := format.ScanPending(v, format.PendingMax, func(uint64) { n++ }); err != nil {
 			// Open anyway, as with a damaged block: reading this one (a
 			// query, a flush, Check) reports the damage with its place.
 			e.log.Warn("simhashdb: damaged pending list", "table", t, "block", fmt.Sprintf("%016x", key), "err", err)
@@ -454,11 +377,11 @@ func (e *DB) create() error {
 	b := e.pdb.NewBatch()
 	defer b.Close()
 	for _, kv := range [][2][]byte{
-		{metaFormat, formatValue(formatVersion)},
-		{metaDesign, db},
-		{metaBlock, uvarintValue(uint64(e.opts.BlockSize))},
-		{metaWALFrom, walPosValue(wal.Position{Segment: 1})},
-		{metaCounts, countsValue(0, 0)},
+		{format.MetaFormat, format.VersionValue(format.Version)},
+		{format.MetaDesign, db},
+		{format.MetaBlock, format.UvarintValue(uint64(e.opts.BlockSize))},
+		{format.MetaWALFrom, format.WALPosValue(wal.Position{Segment: 1})},
+		{format.MetaCounts, format.CountsValue(0, 0)},
 	} {
 		if err := b.Set(kv[0], kv[1], nil); err != nil {
 			return err
@@ -474,7 +397,7 @@ func (e *DB) scan(p []byte, fn func(k, v []byte) error) error {
 }
 
 func scanReader(r reader, p []byte, fn func(k, v []byte) error) error {
-	it, err := r.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: format.PrefixEnd(p)})
 	if err != nil {
 		return err
 	}

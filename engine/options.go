@@ -76,7 +76,7 @@ type Options struct {
 	// default follows the index: 64 MiB, or 5 bytes per stored
 	// fingerprint if that is more, up to 1 GiB (see memtableBudget).
 	MemtableSize int64
-	// CacheSize bounds the cache of table blocks (packed.go; and of the
+	// CacheSize bounds the cache of table blocks (package cache; and of the
 	// postings of matched fingerprints, packed the same way) and Pebble's
 	// block cache together. The default is a quarter of the memory the
 	// process may use: the least of GOMEMLIMIT, its memory cgroup's limit

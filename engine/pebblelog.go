@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/simhashdb/simhashdb/engine/internal/format"
 )
 
 // pebbleLogger sends Pebble's logs to slog at debug level (errors at error).
@@ -43,7 +44,7 @@ func (e *DB) pebbleEvents() *pebble.EventListener {
 	var skipped int
 	return &pebble.EventListener{
 		DataCorruption: func(info pebble.DataCorruptionInfo) {
-			err := corrupt("the Pebble store's "+info.Path+": writes stop until the index is repaired (run check)", info.Details)
+			err := format.Corrupt("the Pebble store's "+info.Path+": writes stop until the index is repaired (run check)", info.Details)
 			if e.damaged.CompareAndSwap(nil, &err) {
 				msg, _, _ := strings.Cut(info.Details.Error(), "\n") // the rest is a stack trace
 				e.log.Error("simhashdb: pebble found damaged data", "path", info.Path, "err", msg)

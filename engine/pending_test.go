@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/simhashdb/simhashdb/bench/data"
+	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/stretchr/testify/require"
 )
 
@@ -68,7 +69,7 @@ func TestPendingLists(t *testing.T) {
 		require.NoError(t, db.Flush(ctx))
 		for _, ti := range db.st.tables {
 			sawPending = sawPending || ti.pend != nil
-			sawFull = sawFull || slices.Contains(ti.pend, pendingMax)
+			sawFull = sawFull || slices.Contains(ti.pend, format.PendingMax)
 		}
 		if round%15 == 14 || round == 40 {
 			checkQueries(t, db, model, queries(model, 3, 120, r), "pending")
@@ -86,7 +87,7 @@ func TestPendingLists(t *testing.T) {
 	qs := queries(model, 3, 200, r)
 	checkQueries(t, db, model, qs, "end")
 	// A cold cache reads blocks and their pending lists from Pebble.
-	db.cache.clear()
+	db.cache.Clear()
 	checkQueries(t, db, model, qs, "cold")
 }
 
@@ -124,8 +125,8 @@ func TestPendingAddsReadNoBlocks(t *testing.T) {
 	docs := corpus(3000, 5)
 	require.NoError(t, db.Load(ctx, docs))
 	model := oracleOf(docs)
-	db.cache.clear()
-	_, _, missed := db.cache.stats()
+	db.cache.Clear()
+	_, _, missed := db.cache.Stats()
 	next := uint64(1 << 40)
 	var batch []Doc
 	for i := range 8 {
@@ -138,7 +139,7 @@ func TestPendingAddsReadNoBlocks(t *testing.T) {
 	}
 	require.NoError(t, db.InsertBatch(ctx, batch))
 	require.NoError(t, db.Flush(ctx))
-	_, _, misses := db.cache.stats()
+	_, _, misses := db.cache.Stats()
 	require.Equal(t, missed, misses, "blocks read by the flush")
 	pending := 0
 	for _, ti := range db.st.tables {
@@ -183,10 +184,10 @@ func TestPendingAppendsReadNoLists(t *testing.T) {
 			if ti.pending(j) > 0 {
 				// Its first fingerprint again, as one more run: open counts
 				// the list without noticing, a read fails on it.
-				k := tableKey(spacePending, t2, key)
+				k := format.TableKey(format.SpacePending, t2, key)
 				v, c, err := db.pdb.Get(k)
 				require.NoError(t, err)
-				bad := append(slices.Clone(v), appendPendingRun([]byte{0}, []uint64{binary.BigEndian.Uint64(v)})...)
+				bad := append(slices.Clone(v), format.AppendPendingRun([]byte{0}, []uint64{binary.BigEndian.Uint64(v)})...)
 				require.NoError(t, c.Close())
 				setRaw(t, db, k, bad)
 				damaged++
@@ -243,14 +244,14 @@ func TestOpensVersion2(t *testing.T) {
 	for t2, ti := range db.st.tables {
 		for j, key := range ti.keys {
 			if n := ti.pending(j); n > 0 {
-				v := binary.AppendUvarint(dirValue(int(ti.sizes[j])), uint64(n))
-				setRaw(t, db, tableKey(spaceBlockDir, t2, key), v)
+				v := binary.AppendUvarint(format.DirValue(int(ti.sizes[j])), uint64(n))
+				setRaw(t, db, format.TableKey(format.SpaceBlockDir, t2, key), v)
 				pending += n
 			}
 		}
 	}
 	require.Positive(t, pending)
-	setRaw(t, db, metaFormat, binary.BigEndian.AppendUint32(nil, 2))
+	setRaw(t, db, format.MetaFormat, binary.BigEndian.AppendUint32(nil, 2))
 	require.NoError(t, db.Close())
 
 	db = openT(t, dir, testOptions())
@@ -264,9 +265,9 @@ func TestOpensVersion2(t *testing.T) {
 	qs := queries(model, 3, 100, r)
 	checkQueries(t, db, model, qs, "version 2")
 	insert(40)
-	v, c, err := db.pdb.Get(metaFormat)
+	v, c, err := db.pdb.Get(format.MetaFormat)
 	require.NoError(t, err)
-	require.Equal(t, uint32(formatVersion), binary.BigEndian.Uint32(v))
+	require.Equal(t, uint32(format.Version), binary.BigEndian.Uint32(v))
 	require.NoError(t, c.Close())
 	checkQueries(t, db, model, qs, "version 3")
 	_, err = db.Check(ctx)

@@ -2,17 +2,19 @@ package engine
 
 import (
 	"math/bits"
+
+	"github.com/simhashdb/simhashdb/engine/internal/cache"
 )
 
 // probeState is one table's probe for a query: the permuted query, its
 // range, and where in the table the range starts.
 type probeState struct {
 	pq, lo, hi uint64
-	j          int         // first block that may hold lo
-	b          *cacheEntry // block j, if it was cached
-	held       bool        // b is what block j's slot held (startCached)
-	i          int         // b.pk.lowerBound(lo)
-	at         uint64      // b.pk.at(i) once guessed
+	j          int          // first block that may hold lo
+	b          *cache.Entry // block j, if it was cached
+	held       bool         // b is what block j's slot held (startCached)
+	i          int          // b.Packed.LowerBound(lo)
+	at         uint64       // b.Packed.At(i) once guessed
 }
 
 // probeAll finds the fingerprints within distance k of q in every table and
@@ -43,26 +45,26 @@ func (e *DB) probeAll(st *state, q uint64, k int, add func(fp uint64, d int)) er
 		if ti := &st.tables[t]; ps[t].j < len(ti.keys) {
 			b := ps[t].b
 			if !ps[t].held {
-				b = ti.slot(ps[t].j).p.Load()
+				b = ti.slot(ps[t].j).Peek()
 			}
-			if ps[t].b = e.cache.mark(b); ps[t].b != nil {
+			if ps[t].b = e.cache.Mark(b); ps[t].b != nil {
 				hits++
 			}
 		}
 	}
-	e.cache.hit(hits)
+	e.cache.Hit(hits)
 	for t := range ps {
 		if b := ps[t].b; b != nil {
-			i := b.pk.guess(ps[t].lo)
-			if i < b.pk.len() {
-				ps[t].at = b.pk.at(i) // the load walk starts with, for every table at once
+			i := b.Packed.Guess(ps[t].lo)
+			if i < b.Packed.Len() {
+				ps[t].at = b.Packed.At(i) // the load walk starts with, for every table at once
 			}
 			ps[t].i = i
 		}
 	}
 	for t := range ps {
 		if b := ps[t].b; b != nil {
-			ps[t].i = b.pk.walk(ps[t].lo, ps[t].i)
+			ps[t].i = b.Packed.Walk(ps[t].lo, ps[t].i)
 		}
 	}
 	for t := range ps {
@@ -85,11 +87,11 @@ func (e *DB) probe(st *state, t int, p *probeState, k int, add func(fp uint64, d
 			if b, err = e.tableBlock(st, t, j); err != nil {
 				return err
 			}
-			i = b.pk.lowerBound(p.lo)
+			i = b.Packed.LowerBound(p.lo)
 		}
-		b.pk.scan(i, p.hi, p.pq, k, func(v uint64, d int) { add(tb.Unpermute(v), d) })
-		pend := b.pending()
-		for x := lowerBound(pend, p.lo); x < len(pend) && pend[x] <= p.hi; x++ {
+		b.Packed.Scan(i, p.hi, p.pq, k, func(v uint64, d int) { add(tb.Unpermute(v), d) })
+		pend := b.Pending()
+		for x := cache.LowerBound(pend, p.lo); x < len(pend) && pend[x] <= p.hi; x++ {
 			if d := bits.OnesCount64(pend[x] ^ p.pq); d <= k {
 				add(tb.Unpermute(pend[x]), d)
 			}

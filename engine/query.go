@@ -6,15 +6,17 @@ import (
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/simhashdb/simhashdb/engine/internal/cache"
+	"github.com/simhashdb/simhashdb/engine/internal/format"
 )
 
 // seekPostings positions it at the first posting of fp, if any: a prefix
 // seek where the bloom filters hold fingerprints (keyOrder).
 func (e *DB) seekPostings(it *pebble.Iterator, fp uint64) bool {
 	if e.prefixSeek {
-		return it.SeekPrefixGE(postingPrefix(fp))
+		return it.SeekPrefixGE(format.PostingPrefix(fp))
 	}
-	return it.SeekGE(postingPrefix(fp))
+	return it.SeekGE(format.PostingPrefix(fp))
 }
 
 // Query returns every stored document within Hamming distance k of fp,
@@ -104,23 +106,23 @@ const lookupBatch = 16
 // the core overlaps the candidates' misses.
 func (e *DB) postingsOf(v *view, it **pebble.Iterator, cs []candidate, out []Match) ([]Match, error) {
 	st := v.st
-	var bs [lookupBatch]*cacheEntry
+	var bs [lookupBatch]*cache.Entry
 	var at [lookupBatch]int
 	var first [lookupBatch]uint64 // the fingerprint at at[x], where there is one
 	for x, c := range cs {
-		bs[x] = st.units.slot(st.units.unit(c.fp)).p.Load()
+		bs[x] = st.units.slot(st.units.unit(c.fp)).Peek()
 	}
 	for x, c := range cs {
-		if b := e.cache.mark(bs[x]); b != nil && !b.big {
-			at[x] = b.pk.guess(c.fp)
-			if at[x] < b.pk.len() {
-				first[x] = b.pk.at(at[x]) // the load the walk starts with, for every candidate at once
+		if b := e.cache.Mark(bs[x]); b != nil && !b.Big {
+			at[x] = b.Packed.Guess(c.fp)
+			if at[x] < b.Packed.Len() {
+				first[x] = b.Packed.At(at[x]) // the load the walk starts with, for every candidate at once
 			}
 		}
 	}
 	for x, c := range cs {
 		b := bs[x]
-		if b == nil || b.big {
+		if b == nil || b.Big {
 			var err error
 			if out, err = e.readPostings(v, it, c.fp, c.d, out); err != nil {
 				return nil, err
@@ -128,8 +130,8 @@ func (e *DB) postingsOf(v *view, it **pebble.Iterator, cs []candidate, out []Mat
 			continue
 		}
 		i := at[x]
-		if i < b.pk.len() {
-			i = b.pk.walkFrom(c.fp, i, first[x])
+		if i < b.Packed.Len() {
+			i = b.Packed.WalkFrom(c.fp, i, first[x])
 		}
 		out = unitDocs(v, b, i, c.fp, c.d, out)
 	}
@@ -142,8 +144,8 @@ func (e *DB) postings(v *view, it **pebble.Iterator, fp uint64, d int, out []Mat
 	// A cached unit needs no iterator: taking one from the pool and giving
 	// it back costs more than the look-up.
 	units := v.st.units
-	if b := e.cache.getBlock(units.slot(units.unit(fp))); b != nil && !b.big {
-		return unitDocs(v, b, b.pk.lowerBound(fp), fp, d, out), nil
+	if b := e.cache.Load(units.slot(units.unit(fp))); b != nil && !b.Big {
+		return unitDocs(v, b, b.Packed.LowerBound(fp), fp, d, out), nil
 	}
 	return e.readPostings(v, it, fp, d, out)
 }
@@ -164,18 +166,18 @@ func (e *DB) readPostings(v *view, it **pebble.Iterator, fp uint64, d int, out [
 	} else if !ok {
 		return e.seekDocs(v, *it, fp, d, out)
 	}
-	return unitDocs(v, b, b.pk.lowerBound(fp), fp, d, out), nil
+	return unitDocs(v, b, b.Packed.LowerBound(fp), fp, d, out), nil
 }
 
 // unitDocs appends the documents of fp in unit b from its posting i on
-// (b.pk.lowerBound(fp)) that no memtable hides. Each id is in its
+// (b.Packed.LowerBound(fp)) that no memtable hides. Each id is in its
 // fingerprint's line, or the next: the walk that found the fingerprint
 // brought it in.
-func unitDocs(v *view, b *cacheEntry, i int, fp uint64, d int, out []Match) []Match {
-	pk := &b.pk
-	for ; i < pk.len() && pk.at(i) == fp; i++ {
-		if id := pk.id(i); !v.hidden(id) {
-			out = append(out, Match{Doc{id, fp, b.name(i)}, d})
+func unitDocs(v *view, b *cache.Entry, i int, fp uint64, d int, out []Match) []Match {
+	pk := &b.Packed
+	for ; i < pk.Len() && pk.At(i) == fp; i++ {
+		if id := pk.ID(i); !v.hidden(id) {
+			out = append(out, Match{Doc{id, fp, b.Name(i)}, d})
 		}
 	}
 	return out
@@ -185,7 +187,7 @@ func unitDocs(v *view, b *cacheEntry, i int, fp uint64, d int, out []Match) []Ma
 // unit too big to cache.
 func (e *DB) seekDocs(v *view, pi *pebble.Iterator, fp uint64, d int, out []Match) ([]Match, error) {
 	for e.seekPostings(pi, fp); pi.Valid(); pi.Next() {
-		f, id, err := parsePostingKey(pi.Key())
+		f, id, err := format.ParsePostingKey(pi.Key())
 		if err != nil {
 			return nil, err
 		}

@@ -52,7 +52,7 @@ func TestQueryManyCandidates(t *testing.T) {
 			require.Greater(t, len(model.query(center, 3)), 3*lookupBatch, "the query must have more candidates than a batch")
 			check(center, "no unit cached")
 			check(center, "units cached")
-			db.cache.clear()
+			db.cache.Clear()
 			check(data.Flip(center, 2, r), "some units cached") // caches the units of its own matches
 			check(center, "some units cached")
 		})

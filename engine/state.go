@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/simhashdb/simhashdb/wal"
 )
 
@@ -70,7 +71,7 @@ func (st *state) postingsIter() (*pebble.Iterator, error) {
 	case it := <-st.iters:
 		return it, nil
 	default:
-		lo, hi := spaceBounds(spacePostings)
+		lo, hi := format.SpaceBounds(format.SpacePostings)
 		return st.snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	}
 }

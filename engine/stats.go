@@ -3,9 +3,10 @@ package engine
 import (
 	"context"
 	"fmt"
-	"github.com/simhashdb/simhashdb/engine/internal/memtable"
 	"io"
 	"path/filepath"
+
+	"github.com/simhashdb/simhashdb/engine/internal/memtable"
 
 	"github.com/simhashdb/simhashdb/codec"
 )
@@ -105,7 +106,7 @@ func (e *DB) Stats(ctx context.Context) (_ Stats, err error) {
 	s.PebbleBytes = dirSize(e.fs, filepath.Join(e.dir, pebbleDir))
 	s.BytesOnDisk = s.PebbleBytes + dirSize(e.fs, filepath.Join(e.dir, walDir))
 	s.CacheSize = e.opts.CacheSize
-	s.CacheBytes, s.CacheHits, s.CacheMisses = e.cache.stats()
+	s.CacheBytes, s.CacheHits, s.CacheMisses = e.cache.Stats()
 	s.PebbleCacheHit, s.PebbleCacheBytes = pm.BlockCache.Hits, pm.BlockCache.Size
 	return s, nil
 }

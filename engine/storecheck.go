@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/sstable"
+	"github.com/simhashdb/simhashdb/engine/internal/format"
 )
 
 // checkStore is Check's look below the engine's keys, at the Pebble store's
@@ -100,22 +101,22 @@ func (e *DB) compactedAway(name string, err error) bool {
 func (e *DB) checkSSTable(path string) error {
 	f, err := e.fs.Open(path)
 	if err != nil {
-		return corrupt("sstable "+path, err)
+		return format.Corrupt("sstable "+path, err)
 	}
 	readable, err := sstable.NewSimpleReadable(f)
 	if err != nil {
 		f.Close()
-		return corrupt("sstable "+path, err)
+		return format.Corrupt("sstable "+path, err)
 	}
 	r, err := sstable.NewReader(context.Background(), readable, sstable.ReaderOptions{
 		Comparer: e.popts.Comparer, KeySchemas: e.popts.KeySchemas})
 	if err != nil {
 		readable.Close()
-		return corrupt("sstable "+path, err)
+		return format.Corrupt("sstable "+path, err)
 	}
 	defer r.Close()
 	if err := r.ValidateBlockChecksums(); err != nil {
-		return corrupt("sstable "+path, err)
+		return format.Corrupt("sstable "+path, err)
 	}
 	return nil
 }

@@ -193,7 +193,7 @@ func TestLogLengthFlips(t *testing.T) {
 	seg := segs[len(segs)-1]
 	data, err := os.ReadFile(seg)
 	require.NoError(t, err)
-	lastLen := len(encodeOps([]Doc{last}, nil))
+	lastLen := len(encodeCommit([]Doc{last}, nil)[0])
 	at := len(data) - lastLen - 13 // the last frame's header (wal.HeaderLen)
 	silent, told := 0, 0
 	for bit := range 32 {

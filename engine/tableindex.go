@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/simhashdb/simhashdb/codec"
+	"github.com/simhashdb/simhashdb/engine/internal/cache"
 )
 
 // tableIndex is what a state knows of one permuted table: the in-memory
@@ -19,8 +20,8 @@ type tableIndex struct {
 	shift uint
 	keys  []uint64 // last permuted fingerprint of each block, ascending
 	// pend counts each block's pending fingerprints: added by flushes but
-	// not yet merged into the block, kept beside it (spacePending) so that
-	// a flush rewrites a whole block only once it has gathered pendingMax
+	// not yet merged into the block, kept beside it (format.SpacePending) so that
+	// a flush rewrites a whole block only once it has gathered format.PendingMax
 	// of them. A block covers (keys[j-1], keys[j]], the last one also
 	// what lies above its key; readers see the block and its pending list
 	// merged. Nil when no block has any.
@@ -29,8 +30,8 @@ type tableIndex struct {
 	// directory read at open or written by a bulk load (a probe finds slot
 	// j by address, one dependent load less), or else in slots, which a
 	// flush's new directory shares with the one before.
-	slab  []slot
-	slots []*slot
+	slab  []cache.Slot
+	slots []*cache.Slot
 	sizes []uint32
 
 	codes codec.CodeMap // by id; every block names the code it was written with
@@ -39,7 +40,7 @@ type tableIndex struct {
 
 // appendBlock adds a block after the others: its key, size, pending count
 // and cache slot. The caller indexes the table once it is whole.
-func (ti *tableIndex) appendBlock(key uint64, size uint32, pending uint16, s *slot) {
+func (ti *tableIndex) appendBlock(key uint64, size uint32, pending uint16, s *cache.Slot) {
 	ti.keys = append(ti.keys, key)
 	ti.sizes = append(ti.sizes, size)
 	ti.slots = append(ti.slots, s)
@@ -52,7 +53,7 @@ func (ti *tableIndex) appendBlock(key uint64, size uint32, pending uint16, s *sl
 }
 
 // slot returns block j's cache slot.
-func (ti *tableIndex) slot(j int) *slot {
+func (ti *tableIndex) slot(j int) *cache.Slot {
 	if ti.slab != nil {
 		return &ti.slab[j]
 	}
@@ -61,7 +62,7 @@ func (ti *tableIndex) slot(j int) *slot {
 
 // slabSlots gives the directory's blocks new, empty slots in one array.
 func (ti *tableIndex) slabSlots() {
-	ti.slab, ti.slots = make([]slot, len(ti.keys)), nil
+	ti.slab, ti.slots = make([]cache.Slot, len(ti.keys)), nil
 }
 
 // appendRange appends blocks from..to-1 of old, with their slots and
@@ -124,7 +125,7 @@ func (ti *tableIndex) start(lo uint64) int {
 // of dependent loads has no step for the slot. ok is false where that does
 // not apply (slots apart, a crowded bucket, the last blocks, a range past
 // both keys): the caller reads slot j itself.
-func (ti *tableIndex) startCached(lo uint64) (j int, b *cacheEntry, ok bool) {
+func (ti *tableIndex) startCached(lo uint64) (j int, b *cache.Entry, ok bool) {
 	if ti.slab == nil {
 		return ti.start(lo), nil, false
 	}
@@ -133,7 +134,7 @@ func (ti *tableIndex) startCached(lo uint64) (j int, b *cacheEntry, ok bool) {
 	if end-first > 2 || first+1 >= len(ti.keys) {
 		return ti.start(lo), nil, false
 	}
-	held := [2]*cacheEntry{ti.slab[first].p.Load(), ti.slab[first+1].p.Load()}
+	held := [2]*cache.Entry{ti.slab[first].Peek(), ti.slab[first+1].Peek()}
 	// Counted without a branch on the keys, as in find.
 	c := 0
 	if ti.keys[first] < lo {
@@ -189,39 +190,4 @@ func (ti *tableIndex) find(v uint64) int {
 		c++
 	}
 	return lo + min(c, hi-lo)
-}
-
-// lowerBound returns the first i with fps[i] >= v in a sorted block,
-// guessing by interpolation and walking from there: entries of a block are
-// spread evenly enough that the walk is short, and it reads memory in order.
-func lowerBound(fps []uint64, v uint64) int { return walk(fps, v, guess(fps, v)) }
-
-// guess is lowerBound's first step: where v would be if fps were spread
-// evenly between its ends. It reads only the ends.
-func guess(fps []uint64, v uint64) int {
-	n := len(fps)
-	if n == 0 || v <= fps[0] {
-		return 0
-	}
-	if v > fps[n-1] {
-		return n
-	}
-	step := (fps[n-1]-fps[0])/uint64(n) + 1
-	return min(int((v-fps[0])/step), n-1)
-}
-
-// walk is lowerBound's second step: from guess i, the first i with fps[i]
-// >= v. guess returns len(fps) when v is above the last entry, so below
-// that the walk up stops within fps.
-func walk(fps []uint64, v uint64, i int) int {
-	if i == len(fps) {
-		return i
-	}
-	for i > 0 && fps[i-1] >= v {
-		i--
-	}
-	for fps[i] < v {
-		i++
-	}
-	return i
 }

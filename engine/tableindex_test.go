@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/simhashdb/simhashdb/bench/data"
+	"github.com/simhashdb/simhashdb/engine/internal/cache"
 	"github.com/stretchr/testify/require"
 )
 
@@ -32,7 +33,7 @@ func TestSearchHelpers(t *testing.T) {
 		for _, v := range probes {
 			want, _ := slices.BinarySearch(keys, v)
 			require.Equal(t, want, ti.find(v), "%s: find(%016x)", name, v)
-			require.Equal(t, want, lowerBound(keys, v), "%s: lowerBound(%016x)", name, v)
+			require.Equal(t, want, cache.LowerBound(keys, v), "%s: lowerBound(%016x)", name, v)
 		}
 		// startCached: start, and what the block's slot holds, with
 		// slots apart and in a slab whose blocks are cached or not, and a
@@ -44,18 +45,18 @@ func TestSearchHelpers(t *testing.T) {
 				ti.pend[len(keys)-1] = 1
 			}
 			for _, slab := range []bool{false, true} {
-				ti.slab, ti.slots = nil, make([]*slot, len(keys))
+				ti.slab, ti.slots = nil, make([]*cache.Slot, len(keys))
 				for j := range ti.slots {
-					ti.slots[j] = new(slot)
+					ti.slots[j] = new(cache.Slot)
 				}
 				if slab {
 					ti.slabSlots()
 				}
-				blocks := make([]*cacheEntry, len(keys))
+				blocks := make([]*cache.Entry, len(keys))
 				for j := range blocks {
 					if j%3 != 2 { // some slots hold nothing
-						blocks[j] = newCacheEntry(pack([]uint64{keys[j]}), nil)
-						ti.slot(j).p.Store(blocks[j])
+						blocks[j] = cache.NewEntry(cache.Pack([]uint64{keys[j]}), nil)
+						ti.slot(j).Store(blocks[j])
 					}
 				}
 				held := 0

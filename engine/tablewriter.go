@@ -1,6 +1,10 @@
 package engine
 
-import "github.com/cockroachdb/pebble/v2"
+import (
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/simhashdb/simhashdb/engine/internal/cache"
+	"github.com/simhashdb/simhashdb/engine/internal/format"
+)
 
 // setter is where a table's keys go: a flush's Pebble batch (batchSetter)
 // or a bulk load's sstable writer. Both copy what they are given.
@@ -25,13 +29,13 @@ type tableWriter struct {
 
 // block writes block (whose last fingerprint is key) and its directory
 // entry, and appends it to the directory with cache slot s.
-func (w *tableWriter) block(key uint64, block []byte, s *slot) error {
-	k := tableKey(spaceTables, w.t, key)
+func (w *tableWriter) block(key uint64, block []byte, s *cache.Slot) error {
+	k := format.TableKey(format.SpaceTables, w.t, key)
 	if err := w.blocks.Set(k, block); err != nil {
 		return err
 	}
-	k[0] = spaceBlockDir
-	if err := w.dir.Set(k, dirValue(len(block))); err != nil {
+	k[0] = format.SpaceBlockDir
+	if err := w.dir.Set(k, format.DirValue(len(block))); err != nil {
 		return err
 	}
 	w.ti.appendBlock(key, uint32(len(block)), 0, s)

@@ -8,20 +8,22 @@ import (
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/simhashdb/simhashdb/engine/internal/cache"
+	"github.com/simhashdb/simhashdb/engine/internal/format"
 )
 
 // A query's matches are fingerprints; their documents are in the postings
 // keyspace, and a Pebble seek there (file, filter, two index levels and a
 // data block, each a cache look-up and a search) costs more than the probe
 // of all the tables. So the postings are also cached, packed
-// (packPairs), in the block cache, by unit: unit u holds the postings of
+// (cache.PackPairs), in the block cache, by unit: unit u holds the postings of
 // the fingerprints whose top bits are u, about unitTarget of them. A warm
 // look-up is then a slot load, the entry's header and a search in its
 // packed pairs, each id beside its fingerprint.
 
 // unitTarget is about how many postings a unit holds on average: a unit is
 // read with one seek and a short scan, and costs the entry's overhead
-// (cacheEntryOverhead) once.
+// (cache.EntryOverhead) once.
 const unitTarget = 64
 
 // maxUnitBits bounds the unit directory (8 bytes a unit).
@@ -41,8 +43,8 @@ type unitDir struct {
 	// else in slots, which a flush's directory shares with the one before
 	// while the unit's postings stay the same; a nil one there is made by
 	// the first query that needs it.
-	slab  []slot
-	slots []atomic.Pointer[slot]
+	slab  []cache.Slot
+	slots []atomic.Pointer[cache.Slot]
 }
 
 // newUnits returns an empty directory of units for docs documents.
@@ -59,7 +61,7 @@ func unitBits(docs int64) int {
 // units hold at most max postings.
 func newUnitDir(docs int64, max int) *unitDir {
 	b := unitBits(docs)
-	return &unitDir{shift: uint(64 - b), max: max, slab: make([]slot, 1<<b)}
+	return &unitDir{shift: uint(64 - b), max: max, slab: make([]cache.Slot, 1<<b)}
 }
 
 // postingChange is a posting that a flush writes (add) or deletes.
@@ -72,8 +74,8 @@ type postingChange struct {
 // carried is a unit that a flush brings up to date in the cache rather
 // than dropping: it goes in its new slot once the flush is committed.
 type carried struct {
-	slot *slot
-	b    *cacheEntry
+	slot *cache.Slot
+	b    *cache.Entry
 }
 
 // next returns the directory of the state after a flush that left docs
@@ -82,8 +84,8 @@ type carried struct {
 // flush touches most units, and a query should not pay for reading them
 // again. A directory far from its size for docs (two bits or more) starts
 // again empty.
-func (d *unitDir) next(docs int64, ch []postingChange) (*unitDir, []*slot, []carried) {
-	var dropped []*slot
+func (d *unitDir) next(docs int64, ch []postingChange) (*unitDir, []*cache.Slot, []carried) {
+	var dropped []*cache.Slot
 	if b := unitBits(docs); b > 64-int(d.shift)+1 || b < 64-int(d.shift)-1 {
 		for u := range d.len() {
 			if s := d.peek(u); s != nil {
@@ -92,7 +94,7 @@ func (d *unitDir) next(docs int64, ch []postingChange) (*unitDir, []*slot, []car
 		}
 		return newUnitDir(docs, d.max), dropped, nil
 	}
-	n := &unitDir{shift: d.shift, max: d.max, slots: make([]atomic.Pointer[slot], d.len())}
+	n := &unitDir{shift: d.shift, max: d.max, slots: make([]atomic.Pointer[cache.Slot], d.len())}
 	for u := range d.len() {
 		n.slots[u].Store(d.peek(u))
 	}
@@ -120,9 +122,9 @@ func (d *unitDir) next(docs int64, ch []postingChange) (*unitDir, []*slot, []car
 		if s := n.slots[u].Load(); s != nil {
 			n.slots[u].Store(nil)
 			dropped = append(dropped, s)
-			if b := s.p.Load(); b != nil && !b.big {
+			if b := s.Peek(); b != nil && !b.Big {
 				if m := applyChanges(b, ch[:k], n.max); m != nil {
-					ns := new(slot)
+					ns := new(cache.Slot)
 					n.slots[u].Store(ns)
 					carry = append(carry, carried{ns, m})
 				}
@@ -145,16 +147,16 @@ func cmpBool(a, b bool) int {
 
 // applyChanges returns cached unit b with the changes ch (sorted, all in
 // b's unit) applied, or nil if that makes it bigger than max.
-func applyChanges(b *cacheEntry, ch []postingChange, max int) *cacheEntry {
-	old := &b.pk
-	size := old.len() + len(ch)
+func applyChanges(b *cache.Entry, ch []postingChange, max int) *cache.Entry {
+	old := &b.Packed
+	size := old.Len() + len(ch)
 	fps, ids, names := make([]uint64, 0, size), make([]uint64, 0, size), make([]string, 0, size)
 	named := false
 	emit := func(fp, id uint64, name string) {
 		fps, ids, names = append(fps, fp), append(ids, id), append(names, name)
 		named = named || name != ""
 	}
-	name := b.name
+	name := b.Name
 	i := 0
 	for len(ch) > 0 {
 		// The changes of one posting: the last one stands.
@@ -163,11 +165,11 @@ func applyChanges(b *cacheEntry, ch []postingChange, max int) *cacheEntry {
 			k++
 		}
 		last := ch[k-1]
-		for i < old.len() && (old.at(i) < last.fp || old.at(i) == last.fp && old.id(i) < last.id) {
-			emit(old.at(i), old.id(i), name(i))
+		for i < old.Len() && (old.At(i) < last.fp || old.At(i) == last.fp && old.ID(i) < last.id) {
+			emit(old.At(i), old.ID(i), name(i))
 			i++
 		}
-		if i < old.len() && old.at(i) == last.fp && old.id(i) == last.id {
+		if i < old.Len() && old.At(i) == last.fp && old.ID(i) == last.id {
 			i++ // replaced or removed
 		}
 		if last.add {
@@ -175,8 +177,8 @@ func applyChanges(b *cacheEntry, ch []postingChange, max int) *cacheEntry {
 		}
 		ch = ch[k:]
 	}
-	for ; i < old.len(); i++ {
-		emit(old.at(i), old.id(i), name(i))
+	for ; i < old.Len(); i++ {
+		emit(old.At(i), old.ID(i), name(i))
 	}
 	if len(fps) > max {
 		return nil
@@ -184,7 +186,7 @@ func applyChanges(b *cacheEntry, ch []postingChange, max int) *cacheEntry {
 	if !named {
 		names = nil
 	}
-	return newUnit(fps, ids, names)
+	return cache.NewUnit(fps, ids, names)
 }
 
 // unitScratch holds the buffers unitOf gathers a unit in.
@@ -202,7 +204,7 @@ func (d *unitDir) unit(fp uint64) uint64 { return fp >> d.shift }
 func (d *unitDir) len() uint64 { return uint64(max(len(d.slab), len(d.slots))) }
 
 // peek returns unit u's slot, or nil if it has none yet.
-func (d *unitDir) peek(u uint64) *slot {
+func (d *unitDir) peek(u uint64) *cache.Slot {
 	if d.slab != nil {
 		return &d.slab[u]
 	}
@@ -210,11 +212,11 @@ func (d *unitDir) peek(u uint64) *slot {
 }
 
 // slot returns unit u's slot, making it if it has none.
-func (d *unitDir) slot(u uint64) *slot {
+func (d *unitDir) slot(u uint64) *cache.Slot {
 	if s := d.peek(u); s != nil {
 		return s
 	}
-	s := new(slot)
+	s := new(cache.Slot)
 	if d.slots[u].CompareAndSwap(nil, s) {
 		return s
 	}
@@ -224,11 +226,11 @@ func (d *unitDir) slot(u uint64) *slot {
 // unitOf returns the cached postings of fp's unit in st, reading the unit
 // from st's snapshot with it if it is not cached. ok is false for a big
 // unit, whose postings the caller seeks in Pebble.
-func (e *DB) unitOf(st *state, it *pebble.Iterator, fp uint64) (b *cacheEntry, ok bool, err error) {
+func (e *DB) unitOf(st *state, it *pebble.Iterator, fp uint64) (b *cache.Entry, ok bool, err error) {
 	u := st.units.unit(fp)
 	s := st.units.slot(u)
-	if b = e.cache.getBlock(s); b != nil {
-		return b, !b.big, nil
+	if b = e.cache.Load(s); b != nil {
+		return b, !b.Big, nil
 	}
 	lo := u << st.units.shift
 	// Gathered in buffers kept for the next unit, and copied at their
@@ -238,8 +240,8 @@ func (e *DB) unitOf(st *state, it *pebble.Iterator, fp uint64) (b *cacheEntry, o
 	defer func() { clear(sc.names); unitBufs.Put(sc) }()
 	fps, ids, names, named := sc.fps[:0], sc.ids[:0], sc.names[:0], false
 	defer func() { sc.fps, sc.ids, sc.names = fps, ids, names }()
-	for it.SeekGE(postingPrefix(lo)); it.Valid(); it.Next() {
-		f, id, err := parsePostingKey(it.Key())
+	for it.SeekGE(format.PostingPrefix(lo)); it.Valid(); it.Next() {
+		f, id, err := format.ParsePostingKey(it.Key())
 		if err != nil {
 			return nil, false, err
 		}
@@ -247,7 +249,7 @@ func (e *DB) unitOf(st *state, it *pebble.Iterator, fp uint64) (b *cacheEntry, o
 			break
 		}
 		if len(fps) == st.units.max {
-			e.cache.putBlock(s, bigUnit())
+			e.cache.PutEntry(s, cache.BigUnit())
 			return nil, false, nil
 		}
 		v, err := it.ValueAndErr()
@@ -266,7 +268,7 @@ func (e *DB) unitOf(st *state, it *pebble.Iterator, fp uint64) (b *cacheEntry, o
 	if named {
 		nm = slices.Clone(names)
 	}
-	b = newUnit(fps, ids, nm)
-	e.cache.putBlock(s, b)
+	b = cache.NewUnit(fps, ids, nm)
+	e.cache.PutEntry(s, b)
 	return b, true, nil
 }

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/simhashdb/simhashdb/engine/internal/cache"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -25,7 +26,7 @@ func TestUnitDirNext(t *testing.T) {
 			d := newUnitDir(docs, defaultUnitMax)
 			require.Equal(t, uint(62), d.shift)
 			if seed%2 == 1 {
-				d = &unitDir{shift: d.shift, max: d.max, slots: make([]atomic.Pointer[slot], 4)}
+				d = &unitDir{shift: d.shift, max: d.max, slots: make([]atomic.Pointer[cache.Slot], 4)}
 			}
 			fpOf := func() uint64 { return uint64(r.IntN(4))<<62 | uint64(r.IntN(5)) }
 			model := map[posting]string{}
@@ -55,7 +56,7 @@ func TestUnitDirNext(t *testing.T) {
 			}
 			for u := range uint64(3) {
 				fps, ids, names := unit(u)
-				d.slot(u).p.Store(newUnit(fps, ids, names))
+				d.slot(u).Store(cache.NewUnit(fps, ids, names))
 			}
 			// As a flush makes them: each document once, its old posting
 			// removed and its new one added.
@@ -94,7 +95,7 @@ func TestUnitDirNext(t *testing.T) {
 				}
 				if got == nil {
 					fps, _, _ := unit(u)
-					require.True(t, old == nil || old.p.Load() == nil || len(fps) > d.max, "unit %d: dropped, not carried", u)
+					require.True(t, old == nil || old.Peek() == nil || len(fps) > d.max, "unit %d: dropped, not carried", u)
 					continue
 				}
 				require.NotSame(t, old, got)
@@ -102,15 +103,19 @@ func TestUnitDirNext(t *testing.T) {
 				require.GreaterOrEqual(t, i, 0, "unit %d: a new slot is a carried one", u)
 				fps, ids, names := unit(u)
 				b := carry[i].b
-				require.False(t, b.big, "unit %d: a carried unit is not big", u)
-				require.LessOrEqual(t, b.pk.len(), d.max, "unit %d: a carried unit is cacheable", u)
-				require.Equal(t, fps, b.pk.appendTo(nil), "unit %d", u)
-				require.Equal(t, ids, b.pk.appendIDs(nil), "unit %d", u)
-				if b.names == nil {
-					require.Empty(t, slices.DeleteFunc(names, func(s string) bool { return s == "" }), "unit %d: names", u)
-				} else {
-					require.Equal(t, names, *b.names, "unit %d", u)
+				require.False(t, b.Big, "unit %d: a carried unit is not big", u)
+				require.LessOrEqual(t, b.Packed.Len(), d.max, "unit %d: a carried unit is cacheable", u)
+				require.Equal(t, fps, b.Packed.AppendTo(nil), "unit %d", u)
+				require.Equal(t, ids, b.Packed.AppendIDs(nil), "unit %d", u)
+				gotNames := make([]string, len(fps))
+				for i := range gotNames {
+					gotNames[i] = b.Name(i)
 				}
+				want := names
+				if want == nil {
+					want = make([]string, len(fps))
+				}
+				require.Equal(t, want, gotNames, "unit %d: names", u)
 			}
 			require.Len(t, dropped, nDropped)
 		})

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"errors"
+
+	"github.com/simhashdb/simhashdb/engine/internal/cache"
 )
 
 // errCacheFull stops a warm-up scan once its share of the cache is spent.
@@ -45,7 +47,7 @@ func (e *DB) Warm(ctx context.Context) (err error) {
 		pebbleRoom = *r
 	}
 	defer e.pcache.Reserve(int(max(e.pebbleCache-pebbleRoom, 0)))()
-	room := e.cache.budget - e.cache.used.Load()
+	room := e.cache.Room()
 	share := room / int64(max(len(st.tables), 1))
 	spent, err := parallel(ctx, len(st.tables), func(t int) ([]int64, error) {
 		n, err := e.warmTable(ctx, st, t, share)
@@ -72,7 +74,7 @@ func (e *DB) warmTable(ctx context.Context, st *state, t int, room int64) (int64
 		if spent >= room {
 			return errCacheFull
 		}
-		if e.cache.getBlock(ti.slot(j)) == nil {
+		if e.cache.Load(ti.slot(j)) == nil {
 			fps, err := decodeValue(buf[:0], v, ti.codes, t, last)
 			if err != nil {
 				return err
@@ -82,9 +84,9 @@ func (e *DB) warmTable(ctx context.Context, st *state, t int, room int64) (int64
 				return err
 			}
 			buf = fps
-			b := newCacheEntry(pack(fps), pend)
-			if spent += b.cost(); spent <= room {
-				e.cache.putBlock(ti.slot(j), b)
+			b := cache.NewEntry(cache.Pack(fps), pend)
+			if spent += b.Cost(); spent <= room {
+				e.cache.PutEntry(ti.slot(j), b)
 			}
 		}
 		return nil
@@ -111,7 +113,7 @@ func (e *DB) warmUnits(ctx context.Context, st *state, room int64) error {
 			return nil
 		}
 		s := st.units.peek(u)
-		if s != nil && e.cache.getBlock(s) != nil {
+		if s != nil && e.cache.Load(s) != nil {
 			continue // cached already
 		}
 		b, _, err := e.unitOf(st, it, u<<st.units.shift)
@@ -119,9 +121,9 @@ func (e *DB) warmUnits(ctx context.Context, st *state, room int64) error {
 			return err
 		}
 		if b != nil {
-			room -= b.cost()
+			room -= b.Cost()
 		} else {
-			room -= cacheEntryOverhead // a big unit, cached as such
+			room -= cache.EntryOverhead // a big unit, cached as such
 		}
 	}
 	return nil

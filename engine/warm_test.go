@@ -67,7 +67,7 @@ func TestWarm(t *testing.T) {
 		require.NoError(t, db.Warm(ctx))
 		st, err := db.Stats(ctx)
 		require.NoError(t, err)
-		budget := db.cache.budget
+		budget := db.cache.Budget()
 		require.Greater(t, st.CacheBytes, budget/2, "warming fills the cache")
 		require.LessOrEqual(t, st.CacheBytes, budget+int64(db.block)*4, "and stops when it is full")
 		checkNear(t, db, o, qs, "part warmed")

@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/simhashdb/simhashdb/wal"
 )
 
@@ -91,9 +92,9 @@ func (e *DB) appendCommit(payloads [][]byte) (*wal.Log, wal.LSN, uint64, error) 
 	}
 	var lsn wal.LSN
 	for i, p := range payloads {
-		typ := byte(recOpsPart)
+		typ := byte(format.RecOpsPart)
 		if i == len(payloads)-1 {
-			typ = recOps
+			typ = format.RecOps
 		}
 		if lsn, err = log.Append(typ, p); err != nil {
 			// The parts appended before are not committed: replay drops
@@ -256,4 +257,12 @@ func (e *DB) InsertIfNew(ctx context.Context, d Doc, k int) (matches []Match, in
 		return nil, false, err
 	}
 	return nil, true, nil
+}
+
+// encodeCommit returns the log records of a commit that inserts docs, then
+// deletes deletes.
+func encodeCommit(docs []Doc, deletes []uint64) [][]byte {
+	return format.EncodeCommit(len(docs), func(i int) format.Op {
+		return format.Op{ID: docs[i].ID, Fingerprint: docs[i].Fingerprint, Name: docs[i].Name}
+	}, deletes)
 }

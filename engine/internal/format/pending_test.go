@@ -1,4 +1,4 @@
-package engine
+package format
 
 import (
 	"slices"
@@ -8,8 +8,8 @@ import (
 )
 
 func TestParsePending(t *testing.T) {
-	v2 := appendPendingRun(nil, []uint64{5, 9, 1 << 40})
-	twoRuns := append(appendPendingRun(nil, []uint64{7, 100}), appendPendingRun([]byte{0}, []uint64{3, 50, 1<<64 - 1})...)
+	v2 := AppendPendingRun(nil, []uint64{5, 9, 1 << 40})
+	twoRuns := append(AppendPendingRun(nil, []uint64{7, 100}), AppendPendingRun([]byte{0}, []uint64{3, 50, 1<<64 - 1})...)
 	tests := []struct {
 		name string
 		v    []byte
@@ -23,12 +23,12 @@ func TestParsePending(t *testing.T) {
 		{"more than counted", twoRuns, 4, nil, "more than 4"},
 		{"too short", []byte{1, 2}, 1, nil, "pending list of 2 bytes"},
 		{"run cut short", append(slices.Clone(v2), 0, 1, 2), 4, nil, "run 2 cut short"},
-		{"same fingerprint in two runs", append(appendPendingRun(nil, []uint64{7}), appendPendingRun([]byte{0}, []uint64{7})...), 2, nil, "twice"},
-		{"gap past 2^64", append(appendPendingRun(nil, []uint64{1<<64 - 2}), 5), 2, nil, "bad entry 1"},
-		{"bad uvarint", append(appendPendingRun(nil, []uint64{1}), 0x80), 2, nil, "bad entry 1"},
+		{"same fingerprint in two runs", append(AppendPendingRun(nil, []uint64{7}), AppendPendingRun([]byte{0}, []uint64{7})...), 2, nil, "twice"},
+		{"gap past 2^64", append(AppendPendingRun(nil, []uint64{1<<64 - 2}), 5), 2, nil, "bad entry 1"},
+		{"bad uvarint", append(AppendPendingRun(nil, []uint64{1}), 0x80), 2, nil, "bad entry 1"},
 	}
 	for _, tt := range tests {
-		got, err := parsePending(tt.v, tt.n)
+		got, err := ParsePending(tt.v, tt.n)
 		if tt.err != "" {
 			require.ErrorIs(t, err, ErrCorrupt, tt.name)
 			require.Contains(t, err.Error(), tt.err, tt.name)
@@ -42,14 +42,14 @@ func TestParsePending(t *testing.T) {
 // FuzzParsePending: any bytes give a sorted list of distinct fingerprints
 // of the length asked for, or an error; never a panic.
 func FuzzParsePending(f *testing.F) {
-	f.Add(appendPendingRun(nil, []uint64{5, 9, 1 << 40}), 3)
-	f.Add(append(appendPendingRun(nil, []uint64{7, 100}), appendPendingRun([]byte{0}, []uint64{3, 50})...), 4)
+	f.Add(AppendPendingRun(nil, []uint64{5, 9, 1 << 40}), 3)
+	f.Add(append(AppendPendingRun(nil, []uint64{7, 100}), AppendPendingRun([]byte{0}, []uint64{3, 50})...), 4)
 	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0, 0}, 2)
 	f.Fuzz(func(t *testing.T, v []byte, n int) {
 		if n > 1<<16 {
 			return
 		}
-		got, err := parsePending(v, n)
+		got, err := ParsePending(v, n)
 		if err != nil {
 			require.ErrorIs(t, err, ErrCorrupt)
 			return

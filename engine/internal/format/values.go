@@ -1,4 +1,4 @@
-package engine
+package format
 
 import (
 	"encoding/binary"
@@ -12,8 +12,8 @@ import (
 // stores (besides the codec's blocks and the pending lists): each has one
 // encoder and one decoder here, and a fuzz target in format_test.go.
 
-// formatVersion is the version of the whole on-disk layout. Version 2
-// added pending lists (spacePending, counted in the directory entries).
+// Version is the version of the whole on-disk layout. Version 2
+// added pending lists (SpacePending, counted in the directory entries).
 // Version 3 lets a pending list be several runs, which a flush appends with
 // Pebble's concatenating merge instead of reading and rewriting the list,
 // and counts the lists' fingerprints on open instead of in the directory,
@@ -22,28 +22,28 @@ import (
 // version 2 count in the directory is not read. An older index becomes
 // version 3 at its next flush, so that an older build refuses it rather
 // than misread it.
-const formatVersion = 3
+const Version = 3
 
 // MaxName is the longest document name, in bytes.
 const MaxName = 4096
 
-// formatValue is metaFormat's value: the version, 4 bytes big-endian.
-func formatValue(v uint32) []byte { return binary.BigEndian.AppendUint32(nil, v) }
+// VersionValue is MetaFormat's value: the version, 4 bytes big-endian.
+func VersionValue(v uint32) []byte { return binary.BigEndian.AppendUint32(nil, v) }
 
-// parseFormat is formatValue's inverse; it accepts the versions this build
+// ParseVersion is VersionValue's inverse; it accepts the versions this build
 // reads.
-func parseFormat(v []byte) (uint32, error) {
-	if len(v) != 4 || binary.BigEndian.Uint32(v) < 1 || binary.BigEndian.Uint32(v) > formatVersion {
-		return 0, fmt.Errorf("%w: format version %x, this build reads 1..%d", ErrCorrupt, v, formatVersion)
+func ParseVersion(v []byte) (uint32, error) {
+	if len(v) != 4 || binary.BigEndian.Uint32(v) < 1 || binary.BigEndian.Uint32(v) > Version {
+		return 0, fmt.Errorf("%w: format version %x, this build reads 1..%d", ErrCorrupt, v, Version)
 	}
 	return binary.BigEndian.Uint32(v), nil
 }
 
-// uvarintValue is the value of a metadata number (metaBlock).
-func uvarintValue(x uint64) []byte { return binary.AppendUvarint(nil, x) }
+// UvarintValue is the value of a metadata number (MetaBlock).
+func UvarintValue(x uint64) []byte { return binary.AppendUvarint(nil, x) }
 
-// parseUvarint is uvarintValue's inverse; what names the value in errors.
-func parseUvarint(v []byte, what string) (uint64, error) {
+// ParseUvarint is UvarintValue's inverse; what names the value in errors.
+func ParseUvarint(v []byte, what string) (uint64, error) {
 	x, n := binary.Uvarint(v)
 	if n <= 0 || n != len(v) {
 		return 0, fmt.Errorf("%w: stored %s %x", ErrCorrupt, what, v)
@@ -51,10 +51,10 @@ func parseUvarint(v []byte, what string) (uint64, error) {
 	return x, nil
 }
 
-// walPosValue is metaWALFrom's value: uvarint segment, then uvarint
+// WALPosValue is MetaWALFrom's value: uvarint segment, then uvarint
 // offset unless 0 (the value of an index that always flushed whole
 // segments, and of older versions).
-func walPosValue(p wal.Position) []byte {
+func WALPosValue(p wal.Position) []byte {
 	v := binary.AppendUvarint(nil, p.Segment)
 	if p.Offset != 0 {
 		v = binary.AppendUvarint(v, uint64(p.Offset))
@@ -62,8 +62,8 @@ func walPosValue(p wal.Position) []byte {
 	return v
 }
 
-// parseWALPos is walPosValue's inverse.
-func parseWALPos(v []byte) (wal.Position, error) {
+// ParseWALPos is WALPosValue's inverse.
+func ParseWALPos(v []byte) (wal.Position, error) {
 	seg, n := binary.Uvarint(v)
 	if n <= 0 {
 		return wal.Position{}, fmt.Errorf("%w: stored WAL position %x", ErrCorrupt, v)
@@ -78,14 +78,14 @@ func parseWALPos(v []byte) (wal.Position, error) {
 	return wal.Position{Segment: seg, Offset: int64(off)}, nil
 }
 
-// countsValue is metaCounts' value: uvarint documents, uvarint distinct
+// CountsValue is MetaCounts' value: uvarint documents, uvarint distinct
 // fingerprints.
-func countsValue(docs, fps int64) []byte {
+func CountsValue(docs, fps int64) []byte {
 	return binary.AppendUvarint(binary.AppendUvarint(nil, uint64(docs)), uint64(fps))
 }
 
-// parseCounts is countsValue's inverse.
-func parseCounts(v []byte) (docs, fps int64, err error) {
+// ParseCounts is CountsValue's inverse.
+func ParseCounts(v []byte) (docs, fps int64, err error) {
 	d, n1 := binary.Uvarint(v)
 	f, n2 := binary.Uvarint(v[max(n1, 0):])
 	if n1 <= 0 || n2 <= 0 || n1+n2 != len(v) || d > 1<<62 || f > d {
@@ -94,38 +94,38 @@ func parseCounts(v []byte) (docs, fps int64, err error) {
 	return int64(d), int64(f), nil
 }
 
-func docValue(fp uint64, name string) []byte {
-	return appendDocValue(make([]byte, 0, 8+len(name)), fp, name)
+func DocValue(fp uint64, name string) []byte {
+	return AppendDocValue(make([]byte, 0, 8+len(name)), fp, name)
 }
 
-// appendDocValue appends the value of a document to dst: its fingerprint, 8
+// AppendDocValue appends the value of a document to dst: its fingerprint, 8
 // bytes big-endian, and its name.
-func appendDocValue(dst []byte, fp uint64, name string) []byte {
+func AppendDocValue(dst []byte, fp uint64, name string) []byte {
 	return append(binary.BigEndian.AppendUint64(dst, fp), name...)
 }
 
-// parseDocValue is docValue's inverse; id names the document in errors.
-func parseDocValue(id uint64, v []byte) (fp uint64, name string, err error) {
+// ParseDocValue is DocValue's inverse; id names the document in errors.
+func ParseDocValue(id uint64, v []byte) (fp uint64, name string, err error) {
 	if len(v) < 8 || len(v) > 8+MaxName {
 		return 0, "", fmt.Errorf("%w: document %d: value of %d bytes", ErrCorrupt, id, len(v))
 	}
 	return binary.BigEndian.Uint64(v), string(v[8:]), nil
 }
 
-// docFingerprint is parseDocValue without the name.
-func docFingerprint(id uint64, v []byte) (uint64, error) {
+// DocFingerprint is ParseDocValue without the name.
+func DocFingerprint(id uint64, v []byte) (uint64, error) {
 	if len(v) < 8 || len(v) > 8+MaxName {
 		return 0, fmt.Errorf("%w: document %d: value of %d bytes", ErrCorrupt, id, len(v))
 	}
 	return binary.BigEndian.Uint64(v), nil
 }
 
-// dirValue is a block directory entry: the block's size. (Version 2 added a
+// DirValue is a block directory entry: the block's size. (Version 2 added a
 // pending count after it, which version 3 ignores.)
-func dirValue(size int) []byte { return binary.AppendUvarint(nil, uint64(size)) }
+func DirValue(size int) []byte { return binary.AppendUvarint(nil, uint64(size)) }
 
-// parseDirValue is dirValue's inverse, and reads a version 2 entry too.
-func parseDirValue(v []byte) (size uint32, err error) {
+// ParseDirValue is DirValue's inverse, and reads a version 2 entry too.
+func ParseDirValue(v []byte) (size uint32, err error) {
 	s, n := binary.Uvarint(v)
 	m := 0
 	if n > 0 && n < len(v) {

@@ -1,4 +1,4 @@
-package engine
+package cache
 
 import (
 	"encoding/binary"
@@ -7,7 +7,7 @@ import (
 	"unsafe"
 )
 
-// packed is a table block as the cache keeps it: each fingerprint as its
+// Packed is a table block as the cache keeps it: each fingerprint as its
 // offset from the block's first, in the fewest bits that hold the largest
 // offset. A block covers a slice of the permuted space (2^64 over the
 // table's blocks), so offsets take about 64 - log2(blocks) bits: 49 at 10M
@@ -18,33 +18,33 @@ import (
 // Offsets of 58 to 63 bits are stored in 64: one unaligned 8-byte load
 // must hold an entry wherever in its first byte it starts.
 //
-// The header is small so that a cached block (cacheEntry: the header, the
+// The header is small so that a cached block (Entry: the header, the
 // reference bit and two pointers) fits one 64-byte cache line: a probe
 // reads it and then the line of data its range is in. So the data is a
 // bare pointer, its length implied by n and stride.
 //
-// A unit of postings packs pairs (packPairs): each fingerprint's offset is
+// A unit of postings packs pairs (PackPairs): each fingerprint's offset is
 // followed by its document id's, so that a look-up reads both from the
 // line it finds the fingerprint in, with no other header between.
-type packed struct {
+type Packed struct {
 	base, last uint64         // the first and last fingerprints
 	data       unsafe.Pointer // n entries of stride bits, then 8 bytes of slack for the loads
 	mask       uint64         // width ones
 	n          int32
 	width      uint8 // bits per offset, 0..57 or 64
 	stride     uint8 // bits from one entry to the next: width, or a pair's
-	pairs      bool  // each offset is followed by an id's (packPairs)
+	pairs      bool  // each offset is followed by an id's (PackPairs)
 }
 
-// pack packs fps, ascending.
-func pack(fps []uint64) packed {
+// Pack packs fps, ascending.
+func Pack(fps []uint64) Packed {
 	if len(fps) == 0 {
-		return packed{}
+		return Packed{}
 	}
-	p := packed{n: int32(len(fps)), base: fps[0], last: fps[len(fps)-1]}
+	p := Packed{n: int32(len(fps)), base: fps[0], last: fps[len(fps)-1]}
 	p.setWidth(fieldWidth(p.last - p.base))
 	p.stride = p.width
-	data := make([]byte, p.bytes())
+	data := make([]byte, p.Bytes())
 	for i, v := range fps {
 		putField(data, uint(i)*uint(p.stride), v-p.base)
 	}
@@ -52,16 +52,16 @@ func pack(fps []uint64) packed {
 	return p
 }
 
-// packPairs packs fps, ascending, each with the id beside it in ids (any
+// PackPairs packs fps, ascending, each with the id beside it in ids (any
 // order): a unit's postings. The ids are stored as offsets from the least,
 // which the 8 bytes before the data hold: the ids of a unit often lie
 // close together (a corpus numbered in order), and then take the bits of
 // their spread rather than 8 bytes. Read the ids with id.
-func packPairs(fps, ids []uint64) packed {
+func PackPairs(fps, ids []uint64) Packed {
 	if len(fps) == 0 {
-		return packed{}
+		return Packed{}
 	}
-	p := packed{n: int32(len(fps)), base: fps[0], last: fps[len(fps)-1], pairs: true}
+	p := Packed{n: int32(len(fps)), base: fps[0], last: fps[len(fps)-1], pairs: true}
 	lo := slices.Min(ids)
 	fw, iw := fieldWidth(p.last-p.base), fieldWidth(slices.Max(ids)-lo)
 	// A 64-bit field is read with one load only from a byte boundary:
@@ -72,7 +72,7 @@ func packPairs(fps, ids []uint64) packed {
 	}
 	p.setWidth(fw)
 	p.stride = uint8(fw + iw)
-	buf := make([]byte, p.bytes())
+	buf := make([]byte, p.Bytes())
 	binary.LittleEndian.PutUint64(buf, lo)
 	data := buf[8:]
 	for i := range fps {
@@ -95,7 +95,7 @@ func fieldWidth(span uint64) int {
 }
 
 // setWidth sets the width of the offsets and its mask.
-func (p *packed) setWidth(w int) {
+func (p *Packed) setWidth(w int) {
 	p.width, p.mask = uint8(w), ^uint64(0)>>(64-w) // width 0: a shift by 64 is 0
 }
 
@@ -106,46 +106,36 @@ func putField(data []byte, off uint, v uint64) {
 	binary.LittleEndian.PutUint64(data[off/8:], x|v<<(off%8))
 }
 
-// len is the number of fingerprints.
-func (p *packed) len() int { return int(p.n) }
+// Len is the number of fingerprints.
+func (p *Packed) Len() int { return int(p.n) }
 
-// at returns fingerprint i, 0 <= i < n: an unaligned little-endian load
+// At returns fingerprint i, 0 <= i < n: an unaligned little-endian load
 // (load64), within the allocation thanks to the slack, a shift and a mask.
 // Few instructions matter as much as few loads: a probe's loads miss the
 // CPU's caches, and the core overlaps more of them the fewer instructions
 // lie between.
-func (p *packed) at(i int) uint64 { return p.base + p.offset(uint(i)*uint(p.stride)) }
+func (p *Packed) At(i int) uint64 { return p.base + p.offset(uint(i)*uint(p.stride)) }
 
-// id returns the id paired with fingerprint i, 0 <= i < n, of packed pairs.
+// ID returns the ID paired with fingerprint i, 0 <= i < n, of packed pairs.
 // Its line is fingerprint i's, or the next.
-func (p *packed) id(i int) uint64 {
+func (p *Packed) ID(i int) uint64 {
 	off, w := uint(i)*uint(p.stride)+uint(p.width), uint(p.stride-p.width)
 	return load64(unsafe.Add(p.data, -8)) + load64(unsafe.Add(p.data, off/8))>>(off%8)&(^uint64(0)>>(64-w))
 }
 
 // offset returns the offset stored at bit off.
-func (p *packed) offset(off uint) uint64 {
+func (p *Packed) offset(off uint) uint64 {
 	return load64(unsafe.Add(p.data, off/8)) >> (off % 8) & p.mask
 }
 
-// guess is where v would be if the fingerprints were spread evenly between
-// the ends: lowerBound's first step, reading no entry.
-func (p *packed) guess(v uint64) int {
-	n := p.len()
-	if n == 0 || v <= p.base {
-		return 0
-	}
-	if v > p.last {
-		return n
-	}
-	step := (p.last-p.base)/uint64(n) + 1
-	return min(int((v-p.base)/step), n-1)
-}
+// Guess is where v would be if the fingerprints were spread evenly between
+// the ends: LowerBound's first step, reading no entry.
+func (p *Packed) Guess(v uint64) int { return interpolate(p.base, p.last, p.Len(), v) }
 
-// walk is lowerBound's second step: from guess i, the first i whose
+// Walk is LowerBound's second step: from guess i, the first i whose
 // fingerprint is >= v. It compares offsets, stepping by bit positions:
 // fewer instructions a step than at.
-func (p *packed) walk(v uint64, i int) int {
+func (p *Packed) Walk(v uint64, i int) int {
 	if i == int(p.n) || v <= p.base { // guess returned n, or 0
 		return i
 	}
@@ -160,29 +150,29 @@ func (p *packed) walk(v uint64, i int) int {
 	return i
 }
 
-// walkFrom is walk from guess i < n given vi, fingerprint i, which the
+// WalkFrom is walk from guess i < n given vi, fingerprint i, which the
 // caller read ahead: a caller that starts many walks at once issues their
 // first loads together.
-func (p *packed) walkFrom(v uint64, i int, vi uint64) int {
+func (p *Packed) WalkFrom(v uint64, i int, vi uint64) int {
 	if vi < v {
-		for i++; i < int(p.n) && p.at(i) < v; i++ {
+		for i++; i < int(p.n) && p.At(i) < v; i++ {
 		}
 		return i
 	}
-	for i > 0 && p.at(i-1) >= v {
+	for i > 0 && p.At(i-1) >= v {
 		i--
 	}
 	return i
 }
 
-// lowerBound returns the first i whose fingerprint is >= v.
-func (p *packed) lowerBound(v uint64) int { return p.walk(v, p.guess(v)) }
+// LowerBound returns the first i whose fingerprint is >= v.
+func (p *Packed) LowerBound(v uint64) int { return p.Walk(v, p.Guess(v)) }
 
-// scan calls fn(v, d) for each fingerprint v from i on, up to hi, whose
+// Scan calls fn(v, d) for each fingerprint v from i on, up to hi, whose
 // distance d to pq is at most k. It reads p's fields once: fn may write
 // memory, so a loop of at calls would load them again for every entry, and
 // a probe of a design with few tables scans hundreds of entries a block.
-func (p *packed) scan(i int, hi, pq uint64, k int, fn func(v uint64, d int)) {
+func (p *Packed) Scan(i int, hi, pq uint64, k int, fn func(v uint64, d int)) {
 	base, data, mask, w, n := p.base, p.data, p.mask, uint(p.stride), int(p.n)
 	for off := uint(i) * w; i < n; i, off = i+1, off+w {
 		v := base + load64(unsafe.Add(data, off/8))>>(off%8)&mask
@@ -195,24 +185,24 @@ func (p *packed) scan(i int, hi, pq uint64, k int, fn func(v uint64, d int)) {
 	}
 }
 
-// appendTo appends the fingerprints to dst.
-func (p *packed) appendTo(dst []uint64) []uint64 {
-	for i := range p.len() {
-		dst = append(dst, p.at(i))
+// AppendTo appends the fingerprints to dst.
+func (p *Packed) AppendTo(dst []uint64) []uint64 {
+	for i := range p.Len() {
+		dst = append(dst, p.At(i))
 	}
 	return dst
 }
 
-// appendIDs appends the ids of packed pairs to dst.
-func (p *packed) appendIDs(dst []uint64) []uint64 {
-	for i := range p.len() {
-		dst = append(dst, p.id(i))
+// AppendIDs appends the ids of packed pairs to dst.
+func (p *Packed) AppendIDs(dst []uint64) []uint64 {
+	for i := range p.Len() {
+		dst = append(dst, p.ID(i))
 	}
 	return dst
 }
 
-// bytes is what p's data takes in memory: none when empty.
-func (p *packed) bytes() int64 {
+// Bytes is what p's data takes in memory: none when empty.
+func (p *Packed) Bytes() int64 {
 	if p.n == 0 {
 		return 0
 	}

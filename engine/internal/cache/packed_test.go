@@ -1,4 +1,4 @@
-package engine
+package cache
 
 import (
 	"math/bits"
@@ -44,12 +44,12 @@ func TestPacked(t *testing.T) {
 	for name, fps := range sets {
 		t.Run(name, func(t *testing.T) {
 			fps = slices.Compact(fps)
-			p := pack(fps)
-			require.Equal(t, len(fps), p.len())
-			require.Equal(t, fps, p.appendTo(nil))
+			p := Pack(fps)
+			require.Equal(t, len(fps), p.Len())
+			require.Equal(t, fps, p.AppendTo(nil))
 			if len(fps) > 1 {
 				require.Contains(t, []uint8{uint8(bits.Len64(fps[len(fps)-1] - fps[0])), 64}, p.width)
-				require.LessOrEqual(t, p.bytes(), int64(len(fps)*8+8))
+				require.LessOrEqual(t, p.Bytes(), int64(len(fps)*8+8))
 			}
 			probes := []uint64{0, 1, ^uint64(0), 1 << 63}
 			for _, f := range fps {
@@ -60,12 +60,11 @@ func TestPacked(t *testing.T) {
 			}
 			for _, v := range probes {
 				want, _ := slices.BinarySearch(fps, v)
-				require.Equal(t, want, p.lowerBound(v), "lowerBound(%016x)", v)
-				require.Equal(t, want, lowerBound(fps, v))
+				require.Equal(t, want, p.LowerBound(v), "lowerBound(%016x)", v)
 				// walkFrom finds it from any start, the guess and far off.
-				for _, i := range []int{p.guess(v), 0, p.len() - 1, r.IntN(max(p.len(), 1))} {
-					if i >= 0 && i < p.len() {
-						require.Equal(t, want, p.walkFrom(v, i, p.at(i)), "walkFrom(%016x, %d)", v, i)
+				for _, i := range []int{p.Guess(v), 0, p.Len() - 1, r.IntN(max(p.Len(), 1))} {
+					if i >= 0 && i < p.Len() {
+						require.Equal(t, want, p.WalkFrom(v, i, p.At(i)), "walkFrom(%016x, %d)", v, i)
 					}
 				}
 			}
@@ -73,7 +72,7 @@ func TestPacked(t *testing.T) {
 			// scan: from each lower bound up to a bound some entries on, the
 			// entries within k of a query near one of them.
 			for x, lo := range probes {
-				i := p.lowerBound(lo)
+				i := p.LowerBound(lo)
 				hi := lo + r.Uint64N(1<<(x%64)+1)
 				if hi < lo {
 					hi = ^uint64(0)
@@ -89,7 +88,7 @@ func TestPacked(t *testing.T) {
 						want = append(want, f)
 					}
 				}
-				p.scan(i, hi, q, k, func(v uint64, d int) {
+				p.Scan(i, hi, q, k, func(v uint64, d int) {
 					require.Equal(t, bits.OnesCount64(v^q), d)
 					got = append(got, v)
 				})
@@ -105,15 +104,15 @@ func TestPacked(t *testing.T) {
 
 // A cached block's header and reference bit share one cache line, which
 // the allocator gives objects of 64 bytes or less whole.
-func TestCacheEntrySize(t *testing.T) {
-	require.LessOrEqual(t, unsafe.Sizeof(cacheEntry{}), uintptr(64))
+func TestEntrySize(t *testing.T) {
+	require.LessOrEqual(t, unsafe.Sizeof(Entry{}), uintptr(64))
 }
 
 func BenchmarkLowerBound(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
 	const blocks = 1 << 14 // 40 MB decoded: out of the CPU's caches, as in an index
 	var fps [][]uint64
-	var pks []packed
+	var pks []Packed
 	for range blocks {
 		x := r.Uint64() >> 1
 		set := make([]uint64, 190)
@@ -122,7 +121,7 @@ func BenchmarkLowerBound(b *testing.B) {
 		}
 		slices.Sort(set)
 		set = slices.Compact(set)
-		fps, pks = append(fps, set), append(pks, pack(set))
+		fps, pks = append(fps, set), append(pks, Pack(set))
 	}
 	probes := make([]uint64, 1<<16)
 	idx := make([]int, len(probes))
@@ -135,7 +134,7 @@ func BenchmarkLowerBound(b *testing.B) {
 		s := 0
 		for i := 0; b.Loop(); i++ {
 			j := i % len(probes)
-			s += lowerBound(fps[idx[j]], probes[j])
+			s += LowerBound(fps[idx[j]], probes[j])
 		}
 		_ = s
 	})
@@ -143,7 +142,7 @@ func BenchmarkLowerBound(b *testing.B) {
 		s := 0
 		for i := 0; b.Loop(); i++ {
 			j := i % len(probes)
-			s += pks[idx[j]].lowerBound(probes[j])
+			s += pks[idx[j]].LowerBound(probes[j])
 		}
 		_ = s
 	})
@@ -199,12 +198,12 @@ func TestPackPairs(t *testing.T) {
 		{"0 + 64 bits", []uint64{7, 7, 7, 7}, ids(4, ^uint64(0))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := packPairs(tc.fps, tc.ids)
-			require.Equal(t, len(tc.fps), p.len())
-			require.Equal(t, tc.fps, p.appendTo(nil))
-			require.Equal(t, tc.ids, p.appendIDs(nil))
+			p := PackPairs(tc.fps, tc.ids)
+			require.Equal(t, len(tc.fps), p.Len())
+			require.Equal(t, tc.fps, p.AppendTo(nil))
+			require.Equal(t, tc.ids, p.AppendIDs(nil))
 			if len(tc.fps) == 0 {
-				require.Zero(t, p.bytes())
+				require.Zero(t, p.Bytes())
 				return
 			}
 			require.True(t, p.pairs)
@@ -217,10 +216,10 @@ func TestPackPairs(t *testing.T) {
 				require.Zero(t, p.stride%8, "stride %d", p.stride)
 				require.Zero(t, p.width%8, "width %d", p.width)
 			}
-			require.LessOrEqual(t, p.bytes(), int64(len(tc.fps)*16+16))
+			require.LessOrEqual(t, p.Bytes(), int64(len(tc.fps)*16+16))
 			for _, v := range append(slices.Clone(tc.fps), 0, ^uint64(0), tc.fps[0]+1, r.Uint64()) {
 				want, _ := slices.BinarySearch(tc.fps, v)
-				require.Equal(t, want, p.lowerBound(v), "lowerBound(%016x)", v)
+				require.Equal(t, want, p.LowerBound(v), "lowerBound(%016x)", v)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package engine
+package format
 
 import (
 	"encoding/binary"
@@ -8,31 +8,26 @@ import (
 
 // A pending list holds the fingerprints that flushes added to a block
 // without rewriting it (flush.go); readers merge it with the block. This
-// file is the one home of its byte layout: one encoder (appendPendingRun),
-// one decoder (scanPending, and parsePending over it), one fuzz target
+// file is the one home of its byte layout: one encoder (AppendPendingRun),
+// one decoder (ScanPending, and ParsePending over it), one fuzz target
 // (FuzzParsePending).
 
-// pendingMax is the most pending fingerprints a block keeps beside it
+// PendingMax is the most pending fingerprints a block keeps beside it
 // before a flush merges them in. A flush that adds a few fingerprints to a
 // block appends them to its pending list (a few bytes each, without reading
 // the list or the block) instead of rewriting the whole block; once a block
-// has gathered pendingMax, it is rewritten. That divides the bytes a large
-// index writes per added fingerprint by about pendingMax in each table, for
+// has gathered PendingMax, it is rewritten. That divides the bytes a large
+// index writes per added fingerprint by about PendingMax in each table, for
 // a counter per block in memory, a second read when a block is not cached
 // and a longer list for a query to search.
-const pendingMax = 96
+const PendingMax = 96
 
-// pendingDamaged is the pending count open gives a list it cannot count:
-// more than a list holds, so that reading it fails and a flush rewrites,
-// rather than appends to, its block.
-const pendingDamaged = pendingMax + 1
-
-// appendPendingRun appends to v a run of sorted, distinct permuted
+// AppendPendingRun appends to v a run of sorted, distinct permuted
 // fingerprints: the first as 8 bytes, then the uvarint gaps. A pending list
 // is one run or more, each after a 0 byte (no gap is 0), in the order
 // flushes added them: a flush appends a run to a list, with Pebble's
 // concatenating merge, without reading it.
-func appendPendingRun(v []byte, fps []uint64) []byte {
+func AppendPendingRun(v []byte, fps []uint64) []byte {
 	v = binary.BigEndian.AppendUint64(v, fps[0])
 	for i := 1; i < len(fps); i++ {
 		v = binary.AppendUvarint(v, fps[i]-fps[i-1])
@@ -40,13 +35,13 @@ func appendPendingRun(v []byte, fps []uint64) []byte {
 	return v
 }
 
-// parsePending decodes a pending list of n fingerprints, sorted.
-func parsePending(v []byte, n int) ([]uint64, error) {
+// ParsePending decodes a pending list of n fingerprints, sorted.
+func ParsePending(v []byte, n int) ([]uint64, error) {
 	if n < 1 || n > len(v) { // every fingerprint takes a byte at least
 		return nil, fmt.Errorf("%w: pending list of %d bytes for %d fingerprints", ErrCorrupt, len(v), n)
 	}
 	out := make([]uint64, 0, n)
-	runs, err := scanPending(v, n, func(fp uint64) { out = append(out, fp) })
+	runs, err := ScanPending(v, n, func(fp uint64) { out = append(out, fp) })
 	if err != nil {
 		return nil, err
 	}
@@ -64,9 +59,9 @@ func parsePending(v []byte, n int) ([]uint64, error) {
 	return out, nil
 }
 
-// scanPending calls fn for each fingerprint of a pending list, in the order
+// ScanPending calls fn for each fingerprint of a pending list, in the order
 // stored, and returns the number of runs. It fails past max fingerprints.
-func scanPending(v []byte, max int, fn func(fp uint64)) (runs int, err error) {
+func ScanPending(v []byte, max int, fn func(fp uint64)) (runs int, err error) {
 	if len(v) < 8 || max < 1 {
 		return 0, fmt.Errorf("%w: pending list of %d bytes for at most %d fingerprints", ErrCorrupt, len(v), max)
 	}

@@ -1,0 +1,146 @@
+package format
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"github.com/simhashdb/simhashdb/wal"
+)
+
+// A commit (a batch of inserts and deletes) is one record of the engine's
+// write-ahead log (package wal frames and checks it), or, when large, a run
+// of records: RecOpsPart ones, then the RecOps one that commits them. This
+// file is the one home of their layout: EncodeCommit, DecodeRecord, and
+// FuzzDecodeRecord.
+//
+//	uvarint count, then count ops:
+//	  opInsert id(8) fp(8) uvarint len(name) name
+//	  opDelete id(8)
+
+// Record types.
+const (
+	// RecOps holds ops and commits them with the RecOpsPart records just
+	// before it, if any.
+	RecOps = 1
+	// RecOpsPart holds ops of a commit that a later RecOps record ends;
+	// without it (a crash while the commit was written) they are dropped.
+	RecOpsPart = 2
+)
+
+// partBytes is the size past which a commit's ops go on in another record,
+// well under the log's limit on one record.
+const partBytes = 4 << 20
+
+// Op is one operation of a commit: an insert of a document (ID,
+// Fingerprint, Name) or, when Delete, a delete of document ID.
+type Op struct {
+	Delete      bool
+	ID          uint64
+	Fingerprint uint64
+	Name        string
+}
+
+// EncodeCommit returns the payloads of the records of a commit that
+// inserts n documents, insert(i) the i-th, then deletes deletes. (A
+// function rather than a slice of Op, so that the write path encodes its
+// callers' documents as they are, without a copy.)
+func EncodeCommit(n int, insert func(i int) Op, deletes []uint64) [][]byte {
+	var out [][]byte
+	for lo := 0; lo < n || len(deletes) > 0; {
+		hi, size := lo, 0
+		for hi < n && size < partBytes {
+			size += 1 + 16 + 3 + len(insert(hi).Name)
+			hi++
+		}
+		nx := 0
+		if hi == n {
+			nx = min(len(deletes), (partBytes-size)/9+1)
+		}
+		out = append(out, encodeOps(insert, lo, hi, deletes[:nx], size))
+		lo, deletes = hi, deletes[nx:]
+	}
+	return out
+}
+
+// op kinds in a record.
+const (
+	opInsert = 1
+	opDelete = 2
+)
+
+// encodeOps is the payload of a record that inserts insert(lo..hi-1), of
+// about size bytes, then deletes deletes.
+func encodeOps(insert func(i int) Op, lo, hi int, deletes []uint64, size int) []byte {
+	b := make([]byte, 0, 10+size+9*len(deletes))
+	b = binary.AppendUvarint(b, uint64(hi-lo+len(deletes)))
+	for i := lo; i < hi; i++ {
+		d := insert(i)
+		b = append(b, opInsert)
+		b = binary.BigEndian.AppendUint64(b, d.ID)
+		b = binary.BigEndian.AppendUint64(b, d.Fingerprint)
+		b = binary.AppendUvarint(b, uint64(len(d.Name)))
+		b = append(b, d.Name...)
+	}
+	for _, id := range deletes {
+		b = append(b, opDelete)
+		b = binary.BigEndian.AppendUint64(b, id)
+	}
+	return b
+}
+
+// DecodeRecord calls fn for each op of a record of type typ, in order. It
+// checks the whole record first, so that fn sees a damaged record's ops not
+// at all. Its errors match wal.ErrCorrupt: the replay names the place.
+func DecodeRecord(typ byte, b []byte, fn func(Op)) error {
+	if typ != RecOps && typ != RecOpsPart {
+		return fmt.Errorf("%w: unknown record type %d", wal.ErrCorrupt, typ)
+	}
+	if err := scanOps(b, nil); err != nil {
+		return fmt.Errorf("%w: %w", wal.ErrCorrupt, err)
+	}
+	if fn == nil {
+		return nil
+	}
+	return scanOps(b, fn)
+}
+
+// scanOps calls fn, if not nil, for each op of a record's payload b.
+func scanOps(b []byte, fn func(Op)) error {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)) {
+		return errors.New("bad op count")
+	}
+	b = b[k:]
+	for i := range n {
+		if len(b) < 9 {
+			return fmt.Errorf("op %d truncated", i)
+		}
+		kind, id := b[0], binary.BigEndian.Uint64(b[1:])
+		b = b[9:]
+		switch kind {
+		case opDelete:
+			if fn != nil {
+				fn(Op{Delete: true, ID: id})
+			}
+		case opInsert:
+			if len(b) < 8 {
+				return fmt.Errorf("op %d truncated", i)
+			}
+			fp := binary.BigEndian.Uint64(b)
+			l, k := binary.Uvarint(b[8:])
+			if k <= 0 || l > MaxName || uint64(len(b)-8-k) < l {
+				return fmt.Errorf("op %d: bad name", i)
+			}
+			if fn != nil {
+				fn(Op{ID: id, Fingerprint: fp, Name: string(b[8+k : 8+k+int(l)])})
+			}
+			b = b[8+k+int(l):]
+		default:
+			return fmt.Errorf("op %d: unknown kind %d", i, kind)
+		}
+	}
+	if len(b) != 0 {
+		return fmt.Errorf("%d bytes after the last op", len(b))
+	}
+	return nil
+}

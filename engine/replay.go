@@ -1,0 +1,134 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/simhashdb/simhashdb/engine/internal/format"
+	"github.com/simhashdb/simhashdb/engine/internal/memtable"
+	"github.com/simhashdb/simhashdb/wal"
+)
+
+// The write-ahead log at open: replayed into the memtable (flushing as it
+// fills), then a new segment for the writes to come.
+
+// openWAL opens the write-ahead log (unless read-only) and replays into the
+// memtable what the tables do not hold yet. A writable open flushes
+// whenever the memtable reaches its budget during the replay: memory stays
+// bounded, and an open that dies part way has made progress that the next
+// one keeps.
+func (e *DB) openWAL() error {
+	dir := filepath.Join(e.dir, walDir)
+	if !e.opts.ReadOnly {
+		if err := e.removeScratch(); err != nil {
+			return fmt.Errorf("engine: %w", err)
+		}
+		// Open the log first: it starts a new segment after the ones replayed.
+		if err := e.newLog(wal.Position{}); err != nil {
+			return err
+		}
+	}
+	steps := 0
+	r := &replayer{mem: e.mem}
+	rs, err := wal.Replay(dir, e.st.walFrom, wal.ReplayOptions{FS: e.fs, Recovery: e.opts.WALRecovery, ReadOnly: e.opts.ReadOnly},
+		func(end wal.Position, typ byte, payload []byte) error {
+			if err := r.record(typ, payload); err != nil {
+				return err
+			}
+			// Flush only between commits: the position stored with the
+			// tables must not fall inside one.
+			if e.opts.ReadOnly || r.inCommit() || e.mem.Size() < e.memtableBudget() {
+				return nil
+			}
+			steps++
+			if err := e.replayStep(end); err != nil {
+				return err
+			}
+			r.mem = e.mem
+			return nil
+		})
+	if err != nil {
+		return fmt.Errorf("engine: replaying the write-ahead log: %w", walErr(err))
+	}
+	for _, d := range rs.Damage {
+		e.log.Warn("simhashdb: discarded a damaged part of the write-ahead log", "damage", d.String())
+	}
+	if r.inCommit() {
+		e.log.Info("simhashdb: dropped a commit the log holds only part of (a crash while it was written; never acknowledged)", "ops", len(r.parts))
+	}
+	if rs.Records > 0 || rs.Torn > 0 {
+		e.log.Info("simhashdb: replayed the write-ahead log", "dir", dir, "segments", rs.Segments,
+			"records", rs.Records, "flushes", steps, "torn_tail_bytes", rs.Torn, "unsynced_records_dropped", rs.Cut)
+	}
+	return nil
+}
+
+// replayStep flushes the memtable that a replay filled up to end.
+func (e *DB) replayStep(end wal.Position) error {
+	if _, err := e.flushMemtable(e.mem, end, false); err != nil {
+		return err
+	}
+	e.mem = memtable.New(e.design)
+	if err := e.wal.RemoveBefore(end.Segment); err != nil {
+		return diskErr("removing flushed log segments", err)
+	}
+	if hook := e.opts.knobs.replayStep; hook != nil {
+		return hook()
+	}
+	return nil
+}
+
+// newLog starts a new log segment: at open, and after the log failed on a
+// full disk, when cut is where the failed segment's whole records end.
+func (e *DB) newLog(cut wal.Position) error {
+	l, err := wal.Open(filepath.Join(e.dir, walDir), wal.Options{FS: e.fs, Sync: e.opts.Sync, Interval: e.opts.SyncPeriod, CutAt: cut})
+	if err != nil {
+		return diskErr("starting a log segment", err)
+	}
+	e.wal = l
+	return nil
+}
+
+// walErr makes the log's corruption errors match ErrCorrupt too.
+func walErr(err error) error {
+	if errors.Is(err, wal.ErrCorrupt) && !errors.Is(err, ErrCorrupt) {
+		return format.Corrupt("write-ahead log", err)
+	}
+	return err
+}
+
+// replayer applies the log's commits to a memtable, each once its last
+// record is read.
+type replayer struct {
+	mem *memtable.Memtable
+	// parts holds the ops of the commit being read, until its RecOps
+	// record; what is left at the end of the log was never committed.
+	parts []format.Op
+}
+
+// record reads one record of the log.
+func (r *replayer) record(typ byte, payload []byte) error {
+	if typ == format.RecOpsPart {
+		return format.DecodeRecord(typ, payload, func(op format.Op) { r.parts = append(r.parts, op) })
+	}
+	if err := format.DecodeRecord(typ, payload, nil); err != nil {
+		return err
+	}
+	for _, op := range r.parts {
+		r.apply(op)
+	}
+	r.parts = r.parts[:0]
+	return format.DecodeRecord(typ, payload, r.apply)
+}
+
+func (r *replayer) apply(op format.Op) {
+	if op.Delete {
+		r.mem.Delete(op.ID)
+	} else {
+		r.mem.Insert(op.ID, op.Fingerprint, op.Name)
+	}
+}
+
+// inCommit reports whether the records read so far end inside a commit.
+func (r *replayer) inCommit() bool { return len(r.parts) > 0 }
