@@ -156,7 +156,7 @@ func (e *DB) batchTable(ctx context.Context, st *state, t int, queries []uint64,
 		for j < len(pq) && pq[j] <= hi {
 			j++
 		}
-		for b := ti.start(lo); b < len(ti.keys); b++ {
+		for b := ti.Start(lo); b < len(ti.Keys); b++ {
 			if b != cur {
 				var err error
 				if blk, err = e.tableBlock(st, t, b); err != nil {
@@ -182,7 +182,7 @@ func (e *DB) batchTable(ctx context.Context, st *state, t int, queries []uint64,
 			for x := cache.LowerBound(pend, lo); x < len(pend) && pend[x] <= hi; x++ {
 				match(pend[x])
 			}
-			if ti.keys[b] >= hi {
+			if ti.Keys[b] >= hi {
 				break
 			}
 		}

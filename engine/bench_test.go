@@ -251,7 +251,7 @@ func BenchmarkQueryGrown(b *testing.B) {
 	}
 	pending := 0
 	for _, ti := range db.st.tables {
-		for _, c := range ti.pend {
+		for _, c := range ti.Pend {
 			pending += int(c)
 		}
 	}

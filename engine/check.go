@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/simhashdb/simhashdb/engine/internal/format"
+	"github.com/simhashdb/simhashdb/engine/internal/table"
 	"github.com/simhashdb/simhashdb/permutation"
 	"github.com/simhashdb/simhashdb/wal"
 )
@@ -182,13 +183,13 @@ func (c *checker) table(t int, tb *permutation.Table, want digest) error {
 			return nil
 		}
 		c.rep.Blocks++
-		if n >= len(dir.keys) || dir.keys[n] != key {
+		if n >= len(dir.Keys) || dir.Keys[n] != key {
 			c.badErr(format.CorruptBlock(t, key, "not in the block directory at position %d", n))
-		} else if int(dir.sizes[n]) != len(v) {
-			c.badErr(format.CorruptBlock(t, key, "%d bytes, the directory says %d", len(v), dir.sizes[n]))
+		} else if int(dir.Sizes[n]) != len(v) {
+			c.badErr(format.CorruptBlock(t, key, "%d bytes, the directory says %d", len(v), dir.Sizes[n]))
 		}
 		n++
-		blk, err := decodeValue(nil, v, dir.codes, t, key)
+		blk, err := table.DecodeValue(nil, v, dir.Codes, t, key)
 		if err != nil {
 			c.badErr(err)
 			return nil
@@ -196,13 +197,13 @@ func (c *checker) table(t int, tb *permutation.Table, want digest) error {
 		if n > 1 && blk[0] <= prev {
 			c.badErr(format.CorruptBlock(t, key, "starts at %016x, not above the previous block's %016x", blk[0], prev))
 		}
-		if pend := dir.pendingAt(n - 1); pend > 0 {
-			all, err := withPending(snap, t, key, pend, blk)
+		if pend := dir.PendingAt(n - 1); pend > 0 {
+			all, err := table.WithPending(snap, t, key, pend, blk)
 			if err != nil {
 				c.badErr(err)
 				return nil
 			}
-			if n < len(dir.keys) && all[len(all)-1] != key {
+			if n < len(dir.Keys) && all[len(all)-1] != key {
 				c.badErr(format.CorruptBlock(t, key, "pending %016x lies above the block", all[len(all)-1]))
 			}
 			if n > 1 && all[0] <= prev {
@@ -220,8 +221,8 @@ func (c *checker) table(t int, tb *permutation.Table, want digest) error {
 		return err
 	}
 	// Directory entries without a block are found by count.
-	if n != len(dir.keys) {
-		c.bad("table %d: %d blocks stored, %d in the block directory", t, n, len(dir.keys))
+	if n != len(dir.Keys) {
+		c.bad("table %d: %d blocks stored, %d in the block directory", t, n, len(dir.Keys))
 	}
 	stored := 0
 	if err := scanReader(snap, format.TablePrefix(format.SpacePending, t), func(k, v []byte) error {

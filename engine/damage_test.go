@@ -22,7 +22,7 @@ func TestDamagedBlock(t *testing.T) {
 	docs := corpus(3000, 4)
 	require.NoError(t, db.Load(ctx, docs))
 	st := db.st
-	key := st.tables[1].keys[3]
+	key := st.tables[1].Keys[3]
 	// Flip one bit of the stored block, behind the engine's back.
 	v, c, err := db.pdb.Get(format.TableKey(format.SpaceTables, 1, key))
 	require.NoError(t, err)
@@ -124,9 +124,9 @@ func TestDamagedPendingList(t *testing.T) {
 	require.NoError(t, db.InsertBatch(ctx, batch))
 	require.NoError(t, db.Flush(ctx))
 	ti := db.st.tables[1]
-	j := slices.IndexFunc(ti.pend, func(n uint16) bool { return n > 0 })
+	j := slices.IndexFunc(ti.Pend, func(n uint16) bool { return n > 0 })
 	require.GreaterOrEqual(t, j, 0)
-	key := ti.keys[j]
+	key := ti.Keys[j]
 	setRaw(t, db, format.TableKey(format.SpacePending, 1, key), []byte{1, 2, 3})
 	require.NoError(t, db.Close())
 

@@ -11,6 +11,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/simhashdb/simhashdb/engine/internal/radix"
+	"github.com/simhashdb/simhashdb/engine/internal/table"
 	"github.com/simhashdb/simhashdb/engine/join"
 )
 
@@ -340,10 +341,10 @@ func (e *DB) tablePairs(ctx context.Context, st *state, f *join.Finder) ([][]joi
 				return ctx.Err()
 			}
 			var err error
-			if buf, err = decodeValue(buf[:0], v, ti.codes, t, last); err != nil {
+			if buf, err = table.DecodeValue(buf[:0], v, ti.Codes, t, last); err != nil {
 				return err
 			}
-			fps, err := withPending(st.snap, t, last, ti.pending(j), buf)
+			fps, err := table.WithPending(st.snap, t, last, ti.Pending(j), buf)
 			if err != nil {
 				return err
 			}

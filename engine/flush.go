@@ -180,7 +180,7 @@ func (e *DB) flushMemtable(m *memtable.Memtable, walFrom wal.Position, frozen bo
 	var fills []filled
 	for t, r := range outs {
 		if r.code != nil {
-			if err := f.metaB.Set(format.MetaCodeKey(t, st.tables[t].code), r.code, nil); err != nil {
+			if err := f.metaB.Set(format.MetaCodeKey(t, st.tables[t].Code), r.code, nil); err != nil {
 				return f.stats, err
 			}
 		}

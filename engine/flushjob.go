@@ -300,3 +300,8 @@ func sortChangesByFP(ch []postingChange) {
 	}
 	copy(ch, sorted)
 }
+
+// batchSetter sets keys in a Pebble batch.
+type batchSetter struct{ b *pebble.Batch }
+
+func (s batchSetter) Set(key, value []byte) error { return s.b.Set(key, value, nil) }

@@ -15,6 +15,7 @@ import (
 	"github.com/simhashdb/simhashdb/codec"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/simhashdb/simhashdb/engine/internal/radix"
+	"github.com/simhashdb/simhashdb/engine/internal/table"
 )
 
 // postingsPerSST is about how many postings a bulk load writes to one
@@ -85,8 +86,8 @@ type loadJob struct {
 	pool   *taskPool
 	mu     sync.Mutex
 	paths  []string
-	tables []tableIndex // the new directory and code of each table
-	fps    int          // distinct fingerprints
+	tables []table.Index // the new directory and code of each table
+	fps    int           // distinct fingerprints
 }
 
 // loadEmpty is Load into an empty index: the tables, documents and
@@ -98,7 +99,7 @@ func (e *DB) loadEmpty(ctx context.Context, in []Doc) error {
 	}
 	defer e.fs.RemoveAll(tmp)
 	docs := byID(in)
-	j := &loadJob{e: e, docs: docs, tmp: tmp, all: make([]uint64, len(docs)), tables: make([]tableIndex, len(e.design.Tables))}
+	j := &loadJob{e: e, docs: docs, tmp: tmp, all: make([]uint64, len(docs)), tables: make([]table.Index, len(e.design.Tables))}
 	// The documents' fingerprints, in id order: the tables permute and
 	// sort them, and drop repeats after sorting (a permutation keeps equal
 	// fingerprints equal), so they need not wait for the postings' sort.
@@ -294,7 +295,7 @@ func (j *loadJob) buildTable(t int, sc *[2][]uint64) error {
 		return err
 	}
 	ti := &j.tables[t]
-	ti.codes, ti.code = codec.CodeMap{1: code}, 1
+	ti.Codes, ti.Code = codec.CodeMap{1: code}, 1
 	tw, err := j.newSST(fmt.Sprintf("table-%03d", t))
 	if err != nil {
 		return err
@@ -304,11 +305,11 @@ func (j *loadJob) buildTable(t int, sc *[2][]uint64) error {
 		tw.Close()
 		return err
 	}
-	w := tableWriter{t: t, blocks: tw, dir: dw, ti: ti}
+	w := table.Writer{Table: t, Blocks: tw, Dir: dw, Index: ti}
 	err = codec.Encode(perm, code, 1, j.e.block, func(key uint64, block []byte) error {
-		return w.block(key, block, nil)
+		return w.Block(key, block, nil)
 	})
-	ti.slabSlots()
+	ti.SlabSlots()
 	return cmp.Or(err, tw.Close(), dw.Close())
 }
 
@@ -319,7 +320,7 @@ func (j *loadJob) meta() error {
 		return err
 	}
 	for t := range j.tables {
-		cb, err := j.tables[t].codes[1].MarshalBinary()
+		cb, err := j.tables[t].Codes[1].MarshalBinary()
 		if err == nil {
 			err = sw.Set(format.MetaCodeKey(t, 1), cb)
 		}

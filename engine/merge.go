@@ -9,6 +9,7 @@ import (
 	"github.com/simhashdb/simhashdb/codec"
 	"github.com/simhashdb/simhashdb/engine/internal/cache"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
+	"github.com/simhashdb/simhashdb/engine/internal/table"
 	"github.com/simhashdb/simhashdb/huffman"
 )
 
@@ -53,10 +54,10 @@ type merger struct {
 	e      *DB
 	old    *state
 	t      int
-	oldIdx *tableIndex // the table before the flush
-	nt     *tableIndex // the table after it, in the new state
+	oldIdx *table.Index // the table before the flush
+	nt     *table.Index // the table after it, in the new state
 	b      *tableBatches
-	w      tableWriter
+	w      table.Writer
 	r      mergeResult
 }
 
@@ -85,16 +86,15 @@ func (e *DB) mergeTable(b *tableBatches, old, st *state, t int, adds, dels []uin
 	// and a split per group, so that building it copies the old one once:
 	// it has a few hundred thousand entries in a large index, and a flush
 	// builds it anew for every table.
-	size := len(m.oldIdx.keys) + len(groups) + 16
-	*m.nt = tableIndex{codes: m.nt.codes, code: m.nt.code, keys: make([]uint64, 0, size), sizes: make([]uint32, 0, size),
-		pend: make([]uint16, 0, size), slots: make([]*cache.Slot, 0, size)}
-	m.w = tableWriter{t: t, blocks: batchSetter{b.blocks}, dir: batchSetter{b.dir}, ti: m.nt}
+	size := len(m.oldIdx.Keys) + len(groups) + 16
+	*m.nt = table.Sized(m.nt.Codes, m.nt.Code, size)
+	m.w = table.Writer{Table: t, Blocks: batchSetter{b.blocks}, Dir: batchSetter{b.dir}, Index: m.nt}
 	next := 0
 	var pbuf []byte
 	for i := range groups {
 		g := &groups[i]
 		if g.j >= 0 {
-			m.nt.appendRange(m.oldIdx, next, g.j)
+			m.nt.AppendRange(m.oldIdx, next, g.j)
 			next = g.j + 1
 		}
 		if g.pend {
@@ -107,11 +107,11 @@ func (e *DB) mergeTable(b *tableBatches, old, st *state, t int, adds, dels []uin
 			return m.r, err
 		}
 	}
-	m.nt.appendRange(m.oldIdx, next, len(m.oldIdx.keys))
-	if !slices.ContainsFunc(m.nt.pend, func(n uint16) bool { return n > 0 }) {
-		m.nt.pend = nil
+	m.nt.AppendRange(m.oldIdx, next, len(m.oldIdx.Keys))
+	if !slices.ContainsFunc(m.nt.Pend, func(n uint16) bool { return n > 0 }) {
+		m.nt.Pend = nil
 	}
-	m.nt.index()
+	m.nt.Build()
 	return m.r, nil
 }
 
@@ -119,7 +119,7 @@ func (e *DB) mergeTable(b *tableBatches, old, st *state, t int, adds, dels []uin
 // each, with one binary search per block (the last block also takes what
 // lies above its key; an empty table is one group, j = -1).
 func (m *merger) groups(adds, dels []uint64) []group {
-	keys := m.oldIdx.keys
+	keys := m.oldIdx.Keys
 	if len(keys) == 0 {
 		if len(adds) > 0 {
 			return []group{{j: -1, adds: adds}}
@@ -156,7 +156,7 @@ func (m *merger) groups(adds, dels []uint64) []group {
 // are counted in hist for the code.
 func (m *merger) plan(g *group, hist *[huffman.Symbols]uint64) error {
 	oldIdx := m.oldIdx
-	if g.j >= 0 && len(g.dels) == 0 && oldIdx.pending(g.j)+len(g.adds) <= format.PendingMax {
+	if g.j >= 0 && len(g.dels) == 0 && oldIdx.Pending(g.j)+len(g.adds) <= format.PendingMax {
 		// Only adds, which the flush made sure are not stored yet, and
 		// room for them in the pending list: they join it, and the block
 		// is not read (in an index larger than the cache most blocks a
@@ -165,7 +165,7 @@ func (m *merger) plan(g *group, hist *[huffman.Symbols]uint64) error {
 		// new ones are appended to it.
 		g.pend, g.fresh = true, g.adds
 		m.r.added += len(g.adds)
-		if b := m.e.cache.Load(oldIdx.slot(g.j)); b != nil {
+		if b := m.e.cache.Load(oldIdx.Slot(g.j)); b != nil {
 			g.cached, g.prev = b.Packed, b.Pending()
 		}
 		return nil
@@ -176,7 +176,7 @@ func (m *merger) plan(g *group, hist *[huffman.Symbols]uint64) error {
 		if g.base, g.prev, err = m.e.readBlock(m.old, m.t, g.j); err != nil {
 			return err
 		}
-		if cur, err = mergePending(m.t, oldIdx.keys[g.j], g.base, g.prev); err != nil {
+		if cur, err = table.MergePending(m.t, oldIdx.Keys[g.j], g.base, g.prev); err != nil {
 			return err
 		}
 	}
@@ -213,7 +213,7 @@ func (m *merger) plan(g *group, hist *[huffman.Symbols]uint64) error {
 	if g.j >= 0 && g.removed == 0 {
 		// Nothing leaves: the block stays, with the fresh fingerprints (if
 		// any) in its pending list while it has room.
-		if len(g.fresh) == 0 || oldIdx.pending(g.j)+len(g.fresh) <= format.PendingMax {
+		if len(g.fresh) == 0 || oldIdx.Pending(g.j)+len(g.fresh) <= format.PendingMax {
 			g.pend = true
 			return nil
 		}
@@ -228,8 +228,8 @@ func (m *merger) plan(g *group, hist *[huffman.Symbols]uint64) error {
 // table's, or a new one (codec.Retrain) that the new state takes and the
 // result carries for the caller to store.
 func (m *merger) retrain(hist *[huffman.Symbols]uint64) (*huffman.Code, uint32, error) {
-	id := m.nt.code
-	code, trained := codec.Retrain(m.nt.codes[id], hist)
+	id := m.nt.Code
+	code, trained := codec.Retrain(m.nt.Codes[id], hist)
 	if !trained {
 		return code, id, nil
 	}
@@ -239,9 +239,9 @@ func (m *merger) retrain(hist *[huffman.Symbols]uint64) (*huffman.Code, uint32, 
 		return nil, 0, err
 	}
 	m.r.code = cb
-	codes := maps.Clone(m.nt.codes)
+	codes := maps.Clone(m.nt.Codes)
 	codes[id] = code
-	m.nt.codes, m.nt.code = codes, id
+	m.nt.Codes, m.nt.Code = codes, id
 	return code, id, nil
 }
 
@@ -250,8 +250,8 @@ func (m *merger) retrain(hist *[huffman.Symbols]uint64) (*huffman.Code, uint32, 
 // buffer to reuse, returned.
 func (m *merger) appendPending(g *group, pbuf []byte) ([]byte, error) {
 	t, oldIdx := m.t, m.oldIdx
-	key, had := oldIdx.keys[g.j], oldIdx.pending(g.j)
-	sl := oldIdx.slot(g.j)
+	key, had := oldIdx.Keys[g.j], oldIdx.Pending(g.j)
+	sl := oldIdx.Slot(g.j)
 	if len(g.fresh) > 0 {
 		// g.fresh is sorted, and none of it is stored: a run to append.
 		var err error
@@ -278,7 +278,7 @@ func (m *merger) appendPending(g *group, pbuf []byte) ([]byte, error) {
 		had += len(g.fresh)
 		m.r.pended += len(g.fresh)
 	}
-	m.nt.appendBlock(key, oldIdx.sizes[g.j], uint16(had), sl)
+	m.nt.AppendBlock(key, oldIdx.Sizes[g.j], uint16(had), sl)
 	return pbuf, nil
 }
 
@@ -287,9 +287,9 @@ func (m *merger) appendPending(g *group, pbuf []byte) ([]byte, error) {
 func (m *merger) rewrite(g *group, code *huffman.Code, id uint32) error {
 	t, oldIdx := m.t, m.oldIdx
 	if g.j >= 0 {
-		m.r.replaced = append(m.r.replaced, oldIdx.slot(g.j))
-		if oldIdx.pending(g.j) > 0 {
-			if err := m.b.pend.Delete(format.TableKey(format.SpacePending, t, oldIdx.keys[g.j]), nil); err != nil {
+		m.r.replaced = append(m.r.replaced, oldIdx.Slot(g.j))
+		if oldIdx.Pending(g.j) > 0 {
+			if err := m.b.pend.Delete(format.TableKey(format.SpacePending, t, oldIdx.Keys[g.j]), nil); err != nil {
 				return err
 			}
 		}
@@ -298,14 +298,14 @@ func (m *merger) rewrite(g *group, code *huffman.Code, id uint32) error {
 	// key falls among the new ones, to keep the batches in order.
 	gone := g.j >= 0
 	drop := func(upTo uint64) error {
-		if !gone || oldIdx.keys[g.j] > upTo {
+		if !gone || oldIdx.Keys[g.j] > upTo {
 			return nil
 		}
 		gone = false
-		if err := m.b.blocks.Delete(format.TableKey(format.SpaceTables, t, oldIdx.keys[g.j]), nil); err != nil {
+		if err := m.b.blocks.Delete(format.TableKey(format.SpaceTables, t, oldIdx.Keys[g.j]), nil); err != nil {
 			return err
 		}
-		return m.b.dir.Delete(format.TableKey(format.SpaceBlockDir, t, oldIdx.keys[g.j]), nil)
+		return m.b.dir.Delete(format.TableKey(format.SpaceBlockDir, t, oldIdx.Keys[g.j]), nil)
 	}
 	if len(g.merged) > 0 {
 		bl, err := codec.NewBuilder(code, id, m.e.block)
@@ -317,7 +317,7 @@ func (m *merger) rewrite(g *group, code *huffman.Code, id uint32) error {
 		emit := func(to int) error {
 			var key uint64
 			key, buf = bl.Finish(buf[:0])
-			if gone && key == oldIdx.keys[g.j] {
+			if gone && key == oldIdx.Keys[g.j] {
 				gone = false // rewritten in place
 			} else if key > 0 {
 				if err := drop(key - 1); err != nil {
@@ -325,7 +325,7 @@ func (m *merger) rewrite(g *group, code *huffman.Code, id uint32) error {
 				}
 			}
 			sl := new(cache.Slot)
-			if err := m.w.block(key, buf, sl); err != nil {
+			if err := m.w.Block(key, buf, sl); err != nil {
 				return err
 			}
 			m.r.fill = append(m.r.fill, filled{slot: sl, fps: g.merged[from:to:to]})

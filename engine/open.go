@@ -14,6 +14,7 @@ import (
 	"github.com/simhashdb/simhashdb/engine/internal/cache"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/simhashdb/simhashdb/engine/internal/memtable"
+	"github.com/simhashdb/simhashdb/engine/internal/table"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -189,8 +190,8 @@ func (e *DB) load() error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", e.dir, err)
 	}
-	tables := make([]tableIndex, len(e.design.Tables))
-	for _, step := range []func([]tableIndex) error{e.loadCodes, e.loadDirectory, e.loadPending} {
+	tables := make([]table.Index, len(e.design.Tables))
+	for _, step := range []func([]table.Index) error{e.loadCodes, e.loadDirectory, e.loadPending} {
 		if err := step(tables); err != nil {
 			return err
 		}
@@ -276,9 +277,9 @@ func (e *DB) loadMeta() error {
 }
 
 // loadCodes reads every table's Huffman codes.
-func (e *DB) loadCodes(tables []tableIndex) error {
+func (e *DB) loadCodes(tables []table.Index) error {
 	for t := range tables {
-		tables[t].codes = codec.CodeMap{}
+		tables[t].Codes = codec.CodeMap{}
 	}
 	return e.scan(format.MetaCodes, func(k, v []byte) error {
 		t, id, err := format.ParseMetaCodeKey(k, len(tables))
@@ -289,14 +290,14 @@ func (e *DB) loadCodes(tables []tableIndex) error {
 		if err != nil {
 			return format.Corrupt(fmt.Sprintf("table %d code %d", t, id), err)
 		}
-		tables[t].codes[id] = c
-		tables[t].code = max(tables[t].code, id)
+		tables[t].Codes[id] = c
+		tables[t].Code = max(tables[t].Code, id)
 		return nil
 	})
 }
 
 // loadDirectory reads every table's block directory.
-func (e *DB) loadDirectory(tables []tableIndex) error {
+func (e *DB) loadDirectory(tables []table.Index) error {
 	err := e.scan(format.SpacePrefix(format.SpaceBlockDir), func(k, v []byte) error {
 		t, key, err := format.ParseTableKey(format.SpaceBlockDir, k, len(tables))
 		if err != nil {
@@ -306,7 +307,7 @@ func (e *DB) loadDirectory(tables []tableIndex) error {
 		if err != nil {
 			return format.BlockErr(t, key, err)
 		}
-		tables[t].appendBlock(key, size, 0, nil)
+		tables[t].AppendBlock(key, size, 0, nil)
 		return nil
 	})
 	if err != nil {
@@ -316,8 +317,8 @@ func (e *DB) loadDirectory(tables []tableIndex) error {
 	// fingerprints at most): exact slices, and the slots in one array.
 	for t := range tables {
 		ti := &tables[t]
-		ti.keys, ti.sizes = slices.Clone(ti.keys), slices.Clone(ti.sizes)
-		ti.slabSlots()
+		ti.Keys, ti.Sizes = slices.Clone(ti.Keys), slices.Clone(ti.Sizes)
+		ti.SlabSlots()
 	}
 	return nil
 }
@@ -329,14 +330,14 @@ const pendingDamaged = format.PendingMax + 1
 
 // loadPending counts the pending lists' fingerprints: a flush appends to a
 // list without rewriting its block's directory entry.
-func (e *DB) loadPending(tables []tableIndex) error {
+func (e *DB) loadPending(tables []table.Index) error {
 	return e.scan(format.SpacePrefix(format.SpacePending), func(k, v []byte) error {
 		t, key, err := format.ParseTableKey(format.SpacePending, k, len(tables))
 		if err != nil {
 			return err
 		}
 		ti := &tables[t]
-		j, found := slices.BinarySearch(ti.keys, key)
+		j, found := slices.BinarySearch(ti.Keys, key)
 		if !found {
 			return format.CorruptBlock(t, key, "a pending list for a block the directory does not have")
 		}
@@ -347,10 +348,10 @@ func (e *DB) loadPending(tables []tableIndex) error {
 			e.log.Warn("simhashdb: damaged pending list", "table", t, "block", fmt.Sprintf("%016x", key), "err", err)
 			n = pendingDamaged
 		}
-		if ti.pend == nil {
-			ti.pend = make([]uint16, len(ti.keys))
+		if ti.Pend == nil {
+			ti.Pend = make([]uint16, len(ti.Keys))
 		}
-		ti.pend[j] = uint16(n)
+		ti.Pend[j] = uint16(n)
 		return nil
 	})
 }

@@ -68,8 +68,8 @@ func TestPendingLists(t *testing.T) {
 		model[re.ID] = re
 		require.NoError(t, db.Flush(ctx))
 		for _, ti := range db.st.tables {
-			sawPending = sawPending || ti.pend != nil
-			sawFull = sawFull || slices.Contains(ti.pend, format.PendingMax)
+			sawPending = sawPending || ti.Pend != nil
+			sawFull = sawFull || slices.Contains(ti.Pend, format.PendingMax)
 		}
 		if round%15 == 14 || round == 40 {
 			checkQueries(t, db, model, queries(model, 3, 120, r), "pending")
@@ -89,28 +89,6 @@ func TestPendingLists(t *testing.T) {
 	// A cold cache reads blocks and their pending lists from Pebble.
 	db.cache.Clear()
 	checkQueries(t, db, model, qs, "cold")
-}
-
-// TestStartReadsLastPendingList: a range above every block key starts at
-// the last block when its pending list may hold values there.
-func TestStartReadsLastPendingList(t *testing.T) {
-	tests := []struct {
-		name string
-		pend []uint16
-		lo   uint64
-		want int
-	}{
-		{"inside", nil, 15, 1},
-		{"on a key", nil, 20, 1},
-		{"above, no pending lists", nil, 35, 3},
-		{"above, pending elsewhere", []uint16{3, 0, 0}, 35, 3},
-		{"above, last block pending", []uint16{0, 0, 2}, 35, 2},
-	}
-	for _, tt := range tests {
-		ti := tableIndex{keys: []uint64{10, 20, 30}, pend: tt.pend}
-		ti.index()
-		require.Equal(t, tt.want, ti.start(tt.lo), tt.name)
-	}
 }
 
 // TestPendingAddsReadNoBlocks checks that a flush of new fingerprints into
@@ -143,7 +121,7 @@ func TestPendingAddsReadNoBlocks(t *testing.T) {
 	require.Equal(t, missed, misses, "blocks read by the flush")
 	pending := 0
 	for _, ti := range db.st.tables {
-		for _, n := range ti.pend {
+		for _, n := range ti.Pend {
 			pending += int(n)
 		}
 	}
@@ -180,8 +158,8 @@ func TestPendingAppendsReadNoLists(t *testing.T) {
 	insert(40)
 	damaged := 0
 	for t2, ti := range db.st.tables {
-		for j, key := range ti.keys {
-			if ti.pending(j) > 0 {
+		for j, key := range ti.Keys {
+			if ti.Pending(j) > 0 {
 				// Its first fingerprint again, as one more run: open counts
 				// the list without noticing, a read fails on it.
 				k := format.TableKey(format.SpacePending, t2, key)
@@ -199,10 +177,10 @@ func TestPendingAppendsReadNoLists(t *testing.T) {
 	// cached block.
 	require.NoError(t, db.Close())
 	db = openT(t, dir, testOptions())
-	before := db.st.tables[0].pend
+	before := db.st.tables[0].Pend
 	insert(40)
 	appended := 0
-	for j, n := range db.st.tables[0].pend {
+	for j, n := range db.st.tables[0].Pend {
 		if before != nil && before[j] > 0 && n > before[j] {
 			appended++
 		}
@@ -242,9 +220,9 @@ func TestOpensVersion2(t *testing.T) {
 	// Version 2's directory entries: the size, then the pending count.
 	pending := 0
 	for t2, ti := range db.st.tables {
-		for j, key := range ti.keys {
-			if n := ti.pending(j); n > 0 {
-				v := binary.AppendUvarint(format.DirValue(int(ti.sizes[j])), uint64(n))
+		for j, key := range ti.Keys {
+			if n := ti.Pending(j); n > 0 {
+				v := binary.AppendUvarint(format.DirValue(int(ti.Sizes[j])), uint64(n))
 				setRaw(t, db, format.TableKey(format.SpaceBlockDir, t2, key), v)
 				pending += n
 			}
@@ -257,8 +235,8 @@ func TestOpensVersion2(t *testing.T) {
 	db = openT(t, dir, testOptions())
 	reopened := 0
 	for _, ti := range db.st.tables {
-		for j := range ti.keys {
-			reopened += ti.pending(j)
+		for j := range ti.Keys {
+			reopened += ti.Pending(j)
 		}
 	}
 	require.Equal(t, pending, reopened, "pending counts read from the lists")

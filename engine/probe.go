@@ -12,7 +12,7 @@ type probeState struct {
 	pq, lo, hi uint64
 	j          int          // first block that may hold lo
 	b          *cache.Entry // block j, if it was cached
-	held       bool         // b is what block j's slot held (startCached)
+	held       bool         // b is what block j's slot held (table.Index.StartCached)
 	i          int          // b.Packed.LowerBound(lo)
 	at         uint64       // b.Packed.At(i) once guessed
 }
@@ -38,14 +38,14 @@ func (e *DB) probeAll(st *state, q uint64, k int, add func(fp uint64, d int)) er
 		ps = append(ps, probeState{pq: pq, lo: lo, hi: hi})
 	}
 	for t := range ps {
-		ps[t].j, ps[t].b, ps[t].held = st.tables[t].startCached(ps[t].lo)
+		ps[t].j, ps[t].b, ps[t].held = st.tables[t].StartCached(ps[t].lo)
 	}
 	hits := 0
 	for t := range ps {
-		if ti := &st.tables[t]; ps[t].j < len(ti.keys) {
+		if ti := &st.tables[t]; ps[t].j < len(ti.Keys) {
 			b := ps[t].b
 			if !ps[t].held {
-				b = ti.slot(ps[t].j).Peek()
+				b = ti.Slot(ps[t].j).Peek()
 			}
 			if ps[t].b = e.cache.Mark(b); ps[t].b != nil {
 				hits++
@@ -79,7 +79,7 @@ func (e *DB) probeAll(st *state, q uint64, k int, add func(fp uint64, d int)) er
 // probeAll did not find in the cache.
 func (e *DB) probe(st *state, t int, p *probeState, k int, add func(fp uint64, d int)) error {
 	tb := &e.design.Tables[t]
-	keys := st.tables[t].keys
+	keys := st.tables[t].Keys
 	for j := p.j; j < len(keys); j++ {
 		b, i := p.b, p.i
 		if j != p.j || b == nil {

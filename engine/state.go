@@ -5,6 +5,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
+	"github.com/simhashdb/simhashdb/engine/internal/table"
 	"github.com/simhashdb/simhashdb/wal"
 )
 
@@ -12,7 +13,7 @@ import (
 // and codes that describe it. A flush or a bulk load replaces it whole.
 type state struct {
 	snap    *pebble.Snapshot
-	tables  []tableIndex
+	tables  []table.Index
 	docs    int64
 	fps     int64
 	walFrom wal.Position
@@ -47,10 +48,10 @@ func (st *state) unref() error {
 // here), with the counters and the WAL position that go with them, and
 // the directory of units. Its snapshot is taken by open, once Pebble holds
 // what it describes.
-func newState(tables []tableIndex, docs, fps int64, walFrom wal.Position, units *unitDir) *state {
+func newState(tables []table.Index, docs, fps int64, walFrom wal.Position, units *unitDir) *state {
 	for t := range tables {
-		if tables[t].radix == nil {
-			tables[t].index()
+		if !tables[t].Built() {
+			tables[t].Build()
 		}
 	}
 	st := &state{tables: tables, docs: docs, fps: fps, walFrom: walFrom, units: units}

@@ -79,11 +79,11 @@ func (e *DB) Stats(ctx context.Context) (_ Stats, err error) {
 	}
 	s := Stats{K: e.design.K, Documents: docs, Fingerprints: st.fps, BlockSize: e.block, MemtableBudget: e.memtableBudget()}
 	for t, ti := range st.tables {
-		ts := TableStats{Prefix: e.design.Tables[t].Prefix, Layout: e.design.Tables[t].String(), Blocks: len(ti.keys), Codes: len(ti.codes)}
-		for _, z := range ti.sizes {
+		ts := TableStats{Prefix: e.design.Tables[t].Prefix, Layout: e.design.Tables[t].String(), Blocks: len(ti.Keys), Codes: len(ti.Codes)}
+		for _, z := range ti.Sizes {
 			ts.Bytes += int64(z)
 		}
-		for _, n := range ti.pend {
+		for _, n := range ti.Pend {
 			ts.Pending += int64(n)
 		}
 		s.TableBytes += ts.Bytes

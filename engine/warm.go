@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/simhashdb/simhashdb/engine/internal/cache"
+	"github.com/simhashdb/simhashdb/engine/internal/table"
 )
 
 // errCacheFull stops a warm-up scan once its share of the cache is spent.
@@ -74,19 +75,19 @@ func (e *DB) warmTable(ctx context.Context, st *state, t int, room int64) (int64
 		if spent >= room {
 			return errCacheFull
 		}
-		if e.cache.Load(ti.slot(j)) == nil {
-			fps, err := decodeValue(buf[:0], v, ti.codes, t, last)
+		if e.cache.Load(ti.Slot(j)) == nil {
+			fps, err := table.DecodeValue(buf[:0], v, ti.Codes, t, last)
 			if err != nil {
 				return err
 			}
-			pend, err := readPending(st.snap, t, last, ti.pending(j))
+			pend, err := table.ReadPending(st.snap, t, last, ti.Pending(j))
 			if err != nil {
 				return err
 			}
 			buf = fps
 			b := cache.NewEntry(cache.Pack(fps), pend)
 			if spent += b.Cost(); spent <= room {
-				e.cache.PutEntry(ti.slot(j), b)
+				e.cache.PutEntry(ti.Slot(j), b)
 			}
 		}
 		return nil

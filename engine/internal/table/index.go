@@ -1,0 +1,203 @@
+package table
+
+import (
+	"slices"
+
+	"github.com/simhashdb/simhashdb/codec"
+	"github.com/simhashdb/simhashdb/engine/internal/cache"
+)
+
+// Index is what a state knows of one permuted table: the in-memory
+// directory of its blocks, and its Huffman codes.
+type Index struct {
+	// The fields a probe reads come first, so that they share cache lines.
+
+	// radix[b] is the first block whose key is >= b << shift: a probe
+	// binary-searches only between radix[b] and radix[b+1], a block or
+	// three, instead of the whole directory (whose misses cost more than
+	// the rest of a warm probe).
+	radix []uint32
+	shift uint
+	Keys  []uint64 // last permuted fingerprint of each block, ascending
+	// Pend counts each block's pending fingerprints: added by flushes but
+	// not yet merged into the block, kept beside it (format.SpacePending) so that
+	// a flush rewrites a whole block only once it has gathered format.PendingMax
+	// of them. A block covers (keys[j-1], keys[j]], the last one also
+	// what lies above its key; readers see the block and its pending list
+	// merged. Nil when no block has any.
+	Pend []uint16
+	// The blocks' cache slots: in slab, one array in block order, for a
+	// directory read at open or written by a bulk load (a probe finds slot
+	// j by address, one dependent load less), or else in slots, which a
+	// flush's new directory shares with the one before.
+	slab  []cache.Slot
+	slots []*cache.Slot
+	Sizes []uint32
+
+	Codes codec.CodeMap // by id; every block names the code it was written with
+	Code  uint32        // the id of the code new blocks use; 0: none yet
+}
+
+// Sized returns the empty directory of a table with codes, with room for
+// size blocks: a flush fills it (AppendRange, AppendBlock), then Builds it.
+func Sized(codes codec.CodeMap, code uint32, size int) Index {
+	return Index{Codes: codes, Code: code, Keys: make([]uint64, 0, size), Sizes: make([]uint32, 0, size),
+		Pend: make([]uint16, 0, size), slots: make([]*cache.Slot, 0, size)}
+}
+
+// Built reports whether Build has indexed the directory.
+func (ti *Index) Built() bool { return ti.radix != nil }
+
+// AppendBlock adds a block after the others: its key, size, pending count
+// and cache slot. The caller indexes the table once it is whole.
+func (ti *Index) AppendBlock(key uint64, size uint32, pending uint16, s *cache.Slot) {
+	ti.Keys = append(ti.Keys, key)
+	ti.Sizes = append(ti.Sizes, size)
+	ti.slots = append(ti.slots, s)
+	if ti.Pend != nil || pending > 0 {
+		if ti.Pend == nil {
+			ti.Pend = make([]uint16, len(ti.Keys)-1, cap(ti.Keys))
+		}
+		ti.Pend = append(ti.Pend, pending)
+	}
+}
+
+// Slot returns block j's cache Slot.
+func (ti *Index) Slot(j int) *cache.Slot {
+	if ti.slab != nil {
+		return &ti.slab[j]
+	}
+	return ti.slots[j]
+}
+
+// SlabSlots gives the directory's blocks new, empty slots in one array.
+func (ti *Index) SlabSlots() {
+	ti.slab, ti.slots = make([]cache.Slot, len(ti.Keys)), nil
+}
+
+// AppendRange appends blocks from..to-1 of old, with their slots and
+// pending counts.
+func (ti *Index) AppendRange(old *Index, from, to int) {
+	ti.Keys = append(ti.Keys, old.Keys[from:to]...)
+	ti.Sizes = append(ti.Sizes, old.Sizes[from:to]...)
+	if old.slab == nil {
+		ti.slots = append(ti.slots, old.slots[from:to]...)
+	} else {
+		for j := from; j < to; j++ {
+			ti.slots = append(ti.slots, &old.slab[j])
+		}
+	}
+	switch {
+	case old.Pend != nil:
+		if ti.Pend == nil {
+			ti.Pend = make([]uint16, len(ti.Keys)-(to-from), cap(ti.Keys))
+		}
+		ti.Pend = append(ti.Pend, old.Pend[from:to]...)
+	case ti.Pend != nil:
+		ti.Pend = append(ti.Pend, make([]uint16, to-from)...)
+	}
+}
+
+// Build builds the radix directory over keys, two to four entries a
+// block (4 bytes each: with the key, slot and size, the directory costs
+// 30-40 bytes a block).
+func (ti *Index) Build() {
+	bitsN := 1
+	for 1<<bitsN < 2*len(ti.Keys) && bitsN < 24 {
+		bitsN++
+	}
+	ti.shift = uint(64 - bitsN)
+	ti.radix = make([]uint32, 1<<bitsN+1)
+	j := 0
+	for b := range 1 << bitsN {
+		for j < len(ti.Keys) && ti.Keys[j]>>ti.shift < uint64(b) {
+			j++
+		}
+		ti.radix[b] = uint32(j)
+	}
+	ti.radix[1<<bitsN] = uint32(len(ti.Keys))
+}
+
+// Start returns the first block a probe of the range from lo must read:
+// find's, or the last block when lo lies above every key and that block's
+// pending list may hold values there.
+func (ti *Index) Start(lo uint64) int {
+	j := ti.Find(lo)
+	if j == len(ti.Keys) && j > 0 && ti.Pending(j-1) > 0 {
+		j--
+	}
+	return j
+}
+
+// StartCached is start, and what block j's slot held: for a directory
+// whose slots are a slab, the slots of the two blocks a radix bucket
+// usually names are read together with their keys, so that a probe's chain
+// of dependent loads has no step for the slot. ok is false where that does
+// not apply (slots apart, a crowded bucket, the last blocks, a range past
+// both keys): the caller reads slot j itself.
+func (ti *Index) StartCached(lo uint64) (j int, b *cache.Entry, ok bool) {
+	if ti.slab == nil {
+		return ti.Start(lo), nil, false
+	}
+	r := lo >> ti.shift
+	first, end := int(ti.radix[r]), int(ti.radix[r+1])
+	if end-first > 2 || first+1 >= len(ti.Keys) {
+		return ti.Start(lo), nil, false
+	}
+	held := [2]*cache.Entry{ti.slab[first].Peek(), ti.slab[first+1].Peek()}
+	// Counted without a branch on the keys, as in find.
+	c := 0
+	if ti.Keys[first] < lo {
+		c++
+	}
+	if ti.Keys[first+1] < lo {
+		c++
+	}
+	c = min(c, end-first)
+	if c == 2 {
+		return ti.Start(lo), nil, false
+	}
+	return first + c, held[c], true
+}
+
+// Pending returns block j's Pending count.
+func (ti *Index) Pending(j int) int {
+	if ti.Pend == nil {
+		return 0
+	}
+	return int(ti.Pend[j])
+}
+
+// PendingAt is pending for any j, 0 outside the directory.
+func (ti *Index) PendingAt(j int) int {
+	if j < 0 || j >= len(ti.Keys) {
+		return 0
+	}
+	return ti.Pending(j)
+}
+
+// Find returns the first block whose key is >= v (len(keys) if none).
+func (ti *Index) Find(v uint64) int {
+	b := v >> ti.shift
+	lo, hi := int(ti.radix[b]), int(ti.radix[b+1])
+	if hi-lo > 2 { // a crowded bucket (clustered fingerprints)
+		j, _ := slices.BinarySearch(ti.Keys[lo:hi], v)
+		return lo + j
+	}
+	// Without a branch on the keys, which no predictor would guess right
+	// and which would hold back the other tables' loads until the miss is
+	// back: read both (hi == lo, an empty bucket, reads the key of the
+	// next block, harmless) and count.
+	last := len(ti.Keys) - 1
+	if last < 0 {
+		return 0
+	}
+	c := 0
+	if ti.Keys[min(lo, last)] < v {
+		c++
+	}
+	if ti.Keys[min(lo+1, last)] < v {
+		c++
+	}
+	return lo + min(c, hi-lo)
+}

@@ -1,0 +1,37 @@
+package table
+
+import (
+	"github.com/simhashdb/simhashdb/engine/internal/cache"
+	"github.com/simhashdb/simhashdb/engine/internal/format"
+)
+
+// Setter is where a table's keys go: a flush's Pebble batch (batchSetter)
+// or a bulk load's sstable writer. Both copy what they are given.
+type Setter interface {
+	Set(key, value []byte) error
+}
+
+// Writer writes the blocks of one table, each with its block
+// directory entry, and builds the table's new in-memory directory: what a
+// flush's merge and a bulk load share.
+type Writer struct {
+	Table  int
+	Blocks Setter
+	Dir    Setter
+	Index  *Index // the new directory, blocks in key order
+}
+
+// Block writes Block (whose last fingerprint is key) and its directory
+// entry, and appends it to the directory with cache slot s.
+func (w *Writer) Block(key uint64, block []byte, s *cache.Slot) error {
+	k := format.TableKey(format.SpaceTables, w.Table, key)
+	if err := w.Blocks.Set(k, block); err != nil {
+		return err
+	}
+	k[0] = format.SpaceBlockDir
+	if err := w.Dir.Set(k, format.DirValue(len(block))); err != nil {
+		return err
+	}
+	w.Index.AppendBlock(key, uint32(len(block)), 0, s)
+	return nil
+}
