@@ -9,6 +9,7 @@ import (
 	"github.com/simhashdb/simhashdb/engine/internal/cache"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/simhashdb/simhashdb/engine/internal/memtable"
+	"github.com/simhashdb/simhashdb/engine/internal/table"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/simhashdb/simhashdb/wal"
@@ -177,20 +178,20 @@ func (e *DB) flushMemtable(m *memtable.Memtable, walFrom wal.Position, frozen bo
 	if err != nil {
 		return f.stats, err
 	}
-	var fills []filled
+	var fills []table.Filled
 	for t, r := range outs {
-		if r.code != nil {
-			if err := f.metaB.Set(format.MetaCodeKey(t, st.tables[t].Code), r.code, nil); err != nil {
+		if r.Code != nil {
+			if err := f.metaB.Set(format.MetaCodeKey(t, st.tables[t].Code), r.Code, nil); err != nil {
 				return f.stats, err
 			}
 		}
-		dropped = append(dropped, r.replaced...)
-		fills = append(fills, r.fill...)
-		f.stats.written += r.written
-		f.stats.pended += r.pended
-		f.stats.replaced += len(r.replaced)
+		dropped = append(dropped, r.Replaced...)
+		fills = append(fills, r.Fill...)
+		f.stats.written += r.Written
+		f.stats.pended += r.Pended
+		f.stats.replaced += len(r.Replaced)
 		if t == 0 {
-			st.fps += int64(r.added - r.removed)
+			st.fps += int64(r.Added - r.Removed)
 		}
 	}
 	if err := f.writeMeta(st); err != nil {
@@ -214,10 +215,10 @@ func (e *DB) flushMemtable(m *memtable.Memtable, walFrom wal.Position, frozen bo
 	// Outside the lock: a query may have cached a new block first, and put
 	// then keeps its copy.
 	for _, fl := range fills {
-		if fl.fps == nil {
-			e.cache.PutEntry(fl.slot, cache.NewEntry(fl.pk, fl.pend))
+		if fl.FPs == nil {
+			e.cache.PutEntry(fl.Slot, cache.NewEntry(fl.Packed, fl.Pend))
 		} else {
-			e.cache.Put(fl.slot, fl.fps, fl.pend)
+			e.cache.Put(fl.Slot, fl.FPs, fl.Pend)
 		}
 	}
 	for _, c := range carry {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/simhashdb/simhashdb/engine/internal/memtable"
+	"github.com/simhashdb/simhashdb/engine/internal/table"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/simhashdb/simhashdb/engine/internal/radix"
@@ -25,7 +26,7 @@ type flushJob struct {
 	docsB   *pebble.Batch
 	postB   *pebble.Batch
 	metaB   *pebble.Batch
-	tables  []tableBatches
+	tables  []table.Batches
 	docs    int64           // documents after the flush
 	changes []postingChange // the postings it writes: the cache's units take them
 	// orphans are fingerprints that may have lost their last document,
@@ -41,7 +42,7 @@ func (f *flushJob) close() {
 		}
 	}
 	for _, tb := range f.tables {
-		tb.close()
+		tb.Close()
 	}
 }
 
@@ -166,7 +167,7 @@ func (f *flushJob) tableChanges() (adds, dels []uint64, err error) {
 }
 
 // fresh returns the fingerprints of adds (sorted) that no stored document
-// has: those already in the tables change nothing there, and mergeTable
+// has: those already in the tables change nothing there, and table.Merge
 // takes the rest as new, so that it can put them in pending lists without
 // reading their blocks. Each check is a seek, most of them cache misses in
 // a large index: the cores take a share each, in order.
@@ -205,19 +206,22 @@ func (f *flushJob) fresh(adds []uint64) ([]uint64, error) {
 
 // mergeTables merges adds and dels into every table of st, on every core,
 // each table into batches of its own.
-func (f *flushJob) mergeTables(st *state, adds, dels []uint64) ([]mergeResult, error) {
+func (f *flushJob) mergeTables(st *state, adds, dels []uint64) ([]table.MergeResult, error) {
 	e := f.e
-	f.tables = make([]tableBatches, len(e.design.Tables))
-	outs, err := parallel(context.Background(), len(e.design.Tables), func(t int) ([]mergeResult, error) {
+	f.tables = make([]table.Batches, len(e.design.Tables))
+	outs, err := parallel(context.Background(), len(e.design.Tables), func(t int) ([]table.MergeResult, error) {
 		tb := &e.design.Tables[t]
-		f.tables[t] = tableBatches{e.pdb.NewBatch(), e.pdb.NewBatch(), e.pdb.NewBatch()}
-		r, err := e.mergeTable(&f.tables[t], f.old, st, t, permuteSorted(tb, adds), permuteSorted(tb, dels))
-		return []mergeResult{r}, err
+		f.tables[t] = table.Batches{Blocks: e.pdb.NewBatch(), Dir: e.pdb.NewBatch(), Pend: e.pdb.NewBatch()}
+		m := table.Merge{Table: t, Old: &f.old.tables[t], New: &st.tables[t], BlockSize: e.block, Cache: e.cache,
+			Read:    func(j int) (fps, pend []uint64, err error) { return e.readBlock(f.old, t, j) },
+			Batches: &f.tables[t]}
+		r, err := m.Run(permuteSorted(tb, adds), permuteSorted(tb, dels))
+		return []table.MergeResult{r}, err
 	})
 	if err != nil {
 		return nil, err
 	}
-	rs := make([]mergeResult, len(outs))
+	rs := make([]table.MergeResult, len(outs))
 	for t, o := range outs {
 		rs[t] = o[0]
 	}
@@ -254,7 +258,12 @@ func (f *flushJob) writeMeta(st *state) error {
 // durably and at once.
 func (f *flushJob) commit() error {
 	parts := []*pebble.Batch{f.metaB, f.docsB, f.postB}
-	for _, space := range []func(tableBatches) *pebble.Batch{tableBatches.blocksOf, tableBatches.dirOf, tableBatches.pendOf} {
+	// In key order: the keyspaces, then the tables in each.
+	for _, space := range []func(table.Batches) *pebble.Batch{
+		func(b table.Batches) *pebble.Batch { return b.Blocks },
+		func(b table.Batches) *pebble.Batch { return b.Dir },
+		func(b table.Batches) *pebble.Batch { return b.Pend },
+	} {
 		for _, tb := range f.tables {
 			parts = append(parts, space(tb))
 		}
@@ -266,23 +275,6 @@ func (f *flushJob) commit() error {
 		return fmt.Errorf("engine: committing a flush: %w", err)
 	}
 	return nil
-}
-
-// tableBatches are a table's writes in a flush, a batch per keyspace.
-type tableBatches struct{ blocks, dir, pend *pebble.Batch }
-
-func (b tableBatches) blocksOf() *pebble.Batch { return b.blocks }
-
-func (b tableBatches) dirOf() *pebble.Batch { return b.dir }
-
-func (b tableBatches) pendOf() *pebble.Batch { return b.pend }
-
-func (b tableBatches) close() {
-	for _, x := range []*pebble.Batch{b.blocks, b.dir, b.pend} {
-		if x != nil {
-			x.Close()
-		}
-	}
 }
 
 // sortChangesByFP sorts ch by fingerprint, stably: changes in id order,
@@ -300,8 +292,3 @@ func sortChangesByFP(ch []postingChange) {
 	}
 	copy(ch, sorted)
 }
-
-// batchSetter sets keys in a Pebble batch.
-type batchSetter struct{ b *pebble.Batch }
-
-func (s batchSetter) Set(key, value []byte) error { return s.b.Set(key, value, nil) }

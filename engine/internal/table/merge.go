@@ -1,4 +1,4 @@
-package engine
+package table
 
 import (
 	"fmt"
@@ -6,10 +6,10 @@ import (
 	"math"
 	"slices"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/simhashdb/simhashdb/codec"
 	"github.com/simhashdb/simhashdb/engine/internal/cache"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
-	"github.com/simhashdb/simhashdb/engine/internal/table"
 	"github.com/simhashdb/simhashdb/huffman"
 )
 
@@ -18,21 +18,49 @@ import (
 // (package format) without the block being read; a block whose list is full,
 // or that loses a fingerprint, is rewritten.
 
-type mergeResult struct {
-	code                    []byte // the table's new code, if it has one
-	added, removed, written int
-	pended                  int           // fingerprints added to pending lists
-	replaced                []*cache.Slot // cache slots of blocks rewritten or deleted
-	fill                    []filled
+// Batches are a table's writes in a flush, a Pebble batch per keyspace
+// (format.SpaceTables, SpaceBlockDir, SpacePending).
+type Batches struct{ Blocks, Dir, Pend *pebble.Batch }
+
+// Close closes the batches.
+func (b Batches) Close() {
+	for _, x := range []*pebble.Batch{b.Blocks, b.Dir, b.Pend} {
+		if x != nil {
+			x.Close()
+		}
+	}
 }
 
-// filled is a new block's decoded contents, which a flush knows already:
+// Merge is what a flush's merge into one table works with.
+type Merge struct {
+	Table     int
+	Old       *Index // the table before the flush
+	New       *Index // the table after it: its codes on entry, all of it on return
+	BlockSize int
+	Cache     *cache.Cache
+	// Read returns block j of Old decoded, and its pending list, from the
+	// cache or the store.
+	Read    func(j int) (fps, pend []uint64, err error)
+	Batches *Batches
+}
+
+// MergeResult is what a merge did, and what its caller does once the
+// flush is committed.
+type MergeResult struct {
+	Code                    []byte // the table's new code, if it has one, for the caller to store
+	Added, Removed, Written int
+	Pended                  int           // fingerprints added to pending lists
+	Replaced                []*cache.Slot // cache slots of blocks rewritten or deleted
+	Fill                    []Filled
+}
+
+// Filled is a new block's decoded contents, which a flush knows already:
 // it goes to the cache once the flush is committed, so that neither
 // queries nor the next flush decode the blocks a flush just wrote.
-type filled struct {
-	slot      *cache.Slot
-	fps, pend []uint64
-	pk        cache.Packed // the block packed already: fps is nil
+type Filled struct {
+	Slot      *cache.Slot
+	FPs, Pend []uint64
+	Packed    cache.Packed // the block packed already: FPs is nil
 }
 
 // group is the part of a flush that falls in one block: block j covers
@@ -51,22 +79,21 @@ type group struct {
 
 // merger merges a flush's changes into one table.
 type merger struct {
-	e      *DB
-	old    *state
+	in     Merge
 	t      int
-	oldIdx *table.Index // the table before the flush
-	nt     *table.Index // the table after it, in the new state
-	b      *tableBatches
-	w      table.Writer
-	r      mergeResult
+	oldIdx *Index // the table before the flush
+	nt     *Index // the table after it, in the new state
+	b      *Batches
+	w      Writer
+	r      MergeResult
 }
 
-// mergeTable rewrites the blocks of table t that adds (new permuted
+// Run rewrites the blocks of the table that adds (new permuted
 // fingerprints, sorted) and dels (permuted fingerprints that leave, sorted)
-// fall in, into b, and updates st's block directory and codes. A new code
-// is in the result, for the caller to write.
-func (e *DB) mergeTable(b *tableBatches, old, st *state, t int, adds, dels []uint64) (mergeResult, error) {
-	m := &merger{e: e, old: old, t: t, oldIdx: &old.tables[t], nt: &st.tables[t], b: b}
+// fall in, into the batches, and fills New's block directory and codes. A
+// new code is in the result, for the caller to write.
+func (in Merge) Run(adds, dels []uint64) (MergeResult, error) {
+	m := &merger{in: in, t: in.Table, oldIdx: in.Old, nt: in.New, b: in.Batches}
 	groups := m.groups(adds, dels)
 	if len(groups) == 0 {
 		return m.r, nil
@@ -87,8 +114,8 @@ func (e *DB) mergeTable(b *tableBatches, old, st *state, t int, adds, dels []uin
 	// it has a few hundred thousand entries in a large index, and a flush
 	// builds it anew for every table.
 	size := len(m.oldIdx.Keys) + len(groups) + 16
-	*m.nt = table.Sized(m.nt.Codes, m.nt.Code, size)
-	m.w = table.Writer{Table: t, Blocks: batchSetter{b.blocks}, Dir: batchSetter{b.dir}, Index: m.nt}
+	*m.nt = Sized(m.nt.Codes, m.nt.Code, size)
+	m.w = Writer{Table: m.t, Blocks: batchSetter{m.b.Blocks}, Dir: batchSetter{m.b.Dir}, Index: m.nt}
 	next := 0
 	var pbuf []byte
 	for i := range groups {
@@ -164,8 +191,8 @@ func (m *merger) plan(g *group, hist *[huffman.Symbols]uint64) error {
 		// than writing its pending list). Nor is its pending list: the
 		// new ones are appended to it.
 		g.pend, g.fresh = true, g.adds
-		m.r.added += len(g.adds)
-		if b := m.e.cache.Load(oldIdx.Slot(g.j)); b != nil {
+		m.r.Added += len(g.adds)
+		if b := m.in.Cache.Load(oldIdx.Slot(g.j)); b != nil {
 			g.cached, g.prev = b.Packed, b.Pending()
 		}
 		return nil
@@ -173,10 +200,10 @@ func (m *merger) plan(g *group, hist *[huffman.Symbols]uint64) error {
 	var cur []uint64
 	if g.j >= 0 {
 		var err error
-		if g.base, g.prev, err = m.e.readBlock(m.old, m.t, g.j); err != nil {
+		if g.base, g.prev, err = m.in.Read(g.j); err != nil {
 			return err
 		}
-		if cur, err = table.MergePending(m.t, oldIdx.Keys[g.j], g.base, g.prev); err != nil {
+		if cur, err = MergePending(m.t, oldIdx.Keys[g.j], g.base, g.prev); err != nil {
 			return err
 		}
 	}
@@ -208,8 +235,8 @@ func (m *merger) plan(g *group, hist *[huffman.Symbols]uint64) error {
 		}
 		g.merged = append(g.merged, v)
 	}
-	m.r.added += len(g.fresh)
-	m.r.removed += g.removed
+	m.r.Added += len(g.fresh)
+	m.r.Removed += g.removed
 	if g.j >= 0 && g.removed == 0 {
 		// Nothing leaves: the block stays, with the fresh fingerprints (if
 		// any) in its pending list while it has room.
@@ -238,7 +265,7 @@ func (m *merger) retrain(hist *[huffman.Symbols]uint64) (*huffman.Code, uint32, 
 	if err != nil {
 		return nil, 0, err
 	}
-	m.r.code = cb
+	m.r.Code = cb
 	codes := maps.Clone(m.nt.Codes)
 	codes[id] = code
 	m.nt.Codes, m.nt.Code = codes, id
@@ -257,15 +284,15 @@ func (m *merger) appendPending(g *group, pbuf []byte) ([]byte, error) {
 		var err error
 		if had == 0 {
 			pbuf = format.AppendPendingRun(pbuf[:0], g.fresh)
-			err = m.b.pend.Set(format.TableKey(format.SpacePending, t, key), pbuf, nil)
+			err = m.b.Pend.Set(format.TableKey(format.SpacePending, t, key), pbuf, nil)
 		} else {
 			pbuf = format.AppendPendingRun(append(pbuf[:0], 0), g.fresh)
-			err = m.b.pend.Merge(format.TableKey(format.SpacePending, t, key), pbuf, nil)
+			err = m.b.Pend.Merge(format.TableKey(format.SpacePending, t, key), pbuf, nil)
 		}
 		if err != nil {
 			return pbuf, err
 		}
-		m.r.replaced = append(m.r.replaced, sl)
+		m.r.Replaced = append(m.r.Replaced, sl)
 		sl = new(cache.Slot)
 		if g.cached.Len() > 0 { // cached: so is the new state
 			if len(g.prev) != had {
@@ -273,10 +300,10 @@ func (m *merger) appendPending(g *group, pbuf []byte) ([]byte, error) {
 			}
 			pend := slices.Concat(g.prev, g.fresh)
 			slices.Sort(pend)
-			m.r.fill = append(m.r.fill, filled{slot: sl, pk: g.cached, pend: pend})
+			m.r.Fill = append(m.r.Fill, Filled{Slot: sl, Packed: g.cached, Pend: pend})
 		}
 		had += len(g.fresh)
-		m.r.pended += len(g.fresh)
+		m.r.Pended += len(g.fresh)
 	}
 	m.nt.AppendBlock(key, oldIdx.Sizes[g.j], uint16(had), sl)
 	return pbuf, nil
@@ -287,9 +314,9 @@ func (m *merger) appendPending(g *group, pbuf []byte) ([]byte, error) {
 func (m *merger) rewrite(g *group, code *huffman.Code, id uint32) error {
 	t, oldIdx := m.t, m.oldIdx
 	if g.j >= 0 {
-		m.r.replaced = append(m.r.replaced, oldIdx.Slot(g.j))
+		m.r.Replaced = append(m.r.Replaced, oldIdx.Slot(g.j))
 		if oldIdx.Pending(g.j) > 0 {
-			if err := m.b.pend.Delete(format.TableKey(format.SpacePending, t, oldIdx.Keys[g.j]), nil); err != nil {
+			if err := m.b.Pend.Delete(format.TableKey(format.SpacePending, t, oldIdx.Keys[g.j]), nil); err != nil {
 				return err
 			}
 		}
@@ -302,13 +329,13 @@ func (m *merger) rewrite(g *group, code *huffman.Code, id uint32) error {
 			return nil
 		}
 		gone = false
-		if err := m.b.blocks.Delete(format.TableKey(format.SpaceTables, t, oldIdx.Keys[g.j]), nil); err != nil {
+		if err := m.b.Blocks.Delete(format.TableKey(format.SpaceTables, t, oldIdx.Keys[g.j]), nil); err != nil {
 			return err
 		}
-		return m.b.dir.Delete(format.TableKey(format.SpaceBlockDir, t, oldIdx.Keys[g.j]), nil)
+		return m.b.Dir.Delete(format.TableKey(format.SpaceBlockDir, t, oldIdx.Keys[g.j]), nil)
 	}
 	if len(g.merged) > 0 {
-		bl, err := codec.NewBuilder(code, id, m.e.block)
+		bl, err := codec.NewBuilder(code, id, m.in.BlockSize)
 		if err != nil {
 			return err
 		}
@@ -328,9 +355,9 @@ func (m *merger) rewrite(g *group, code *huffman.Code, id uint32) error {
 			if err := m.w.Block(key, buf, sl); err != nil {
 				return err
 			}
-			m.r.fill = append(m.r.fill, filled{slot: sl, fps: g.merged[from:to:to]})
+			m.r.Fill = append(m.r.Fill, Filled{Slot: sl, FPs: g.merged[from:to:to]})
 			from = to
-			m.r.written++
+			m.r.Written++
 			return nil
 		}
 		for i, v := range g.merged {
@@ -353,3 +380,8 @@ func (m *merger) rewrite(g *group, code *huffman.Code, id uint32) error {
 	}
 	return drop(math.MaxUint64)
 }
+
+// batchSetter sets keys in a Pebble batch.
+type batchSetter struct{ b *pebble.Batch }
+
+func (s batchSetter) Set(key, value []byte) error { return s.b.Set(key, value, nil) }
