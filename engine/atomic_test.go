@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/simhashdb/simhashdb/wal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -37,7 +38,7 @@ func TestBatchAtomicAcrossRecords(t *testing.T) {
 	require.NoError(t, db.InsertBatch(ctx, batch))
 	// What a crash leaves: the files as they are now (nothing flushed).
 	crash := t.TempDir()
-	copyDir(t, filepath.Join(dir, pebbleDir), filepath.Join(crash, pebbleDir))
+	copyDir(t, filepath.Join(dir, store.Dir), filepath.Join(crash, store.Dir))
 	copyDir(t, filepath.Join(dir, walDir), filepath.Join(crash, walDir))
 	require.NoError(t, db.Close())
 
@@ -49,7 +50,7 @@ func TestBatchAtomicAcrossRecords(t *testing.T) {
 	for _, cut := range []int{len(full), len(full) - 1, len(full) - 5<<20, len(full) - 9<<20, len(full) - 11<<20} {
 		t.Run(fmt.Sprintf("cut %d of %d", cut, len(full)), func(t *testing.T) {
 			work := t.TempDir()
-			copyDir(t, filepath.Join(crash, pebbleDir), filepath.Join(work, pebbleDir))
+			copyDir(t, filepath.Join(crash, store.Dir), filepath.Join(work, store.Dir))
 			copyDir(t, filepath.Join(crash, walDir), filepath.Join(work, walDir))
 			require.NoError(t, os.WriteFile(filepath.Join(work, walDir, filepath.Base(seg)), full[:cut], 0o644))
 			db := openT(t, work, Options{})

@@ -24,7 +24,7 @@ func TestDamagedBlock(t *testing.T) {
 	st := db.st
 	key := st.tables[1].Keys[3]
 	// Flip one bit of the stored block, behind the engine's back.
-	v, c, err := db.pdb.Get(format.TableKey(format.SpaceTables, 1, key))
+	v, c, err := db.store.DB.Get(format.TableKey(format.SpaceTables, 1, key))
 	require.NoError(t, err)
 	bad := append([]byte(nil), v...)
 	c.Close()

@@ -5,11 +5,11 @@ import (
 	"io"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 
 	"github.com/simhashdb/simhashdb/engine/internal/cache"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/simhashdb/simhashdb/engine/internal/memtable"
+	"github.com/simhashdb/simhashdb/engine/internal/store"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -42,21 +42,16 @@ type reader interface {
 
 // DB is an open index. Its methods are safe for concurrent use.
 type DB struct {
-	dir   string
-	opts  Options
-	log   *slog.Logger
-	pdb   *pebble.DB
-	popts *pebble.Options
-	// prefixSeek: the store orders keys with keyOrder (see seekPostings).
-	prefixSeek bool
-	fs         vfs.FS // the files of Pebble and of the engine's flushes
-	// pebbleCache is the size of Pebble's block cache.
-	pebbleCache int64
-	pcache      *pebble.Cache
-	wal         *wal.Log // nil when read-only
-	design      *permutation.Design
-	block       int
-	cache       *cache.Cache
+	dir  string
+	opts Options
+	log  *slog.Logger
+	// store is the Pebble store: metadata, documents, postings and tables.
+	store  *store.Store
+	fs     vfs.FS   // the files of Pebble, of the log and of the engine's flushes
+	wal    *wal.Log // nil when read-only
+	design *permutation.Design
+	block  int
+	cache  *cache.Cache
 
 	mu   sync.RWMutex
 	cond *sync.Cond // on mu: publication order, stalls, flush completion
@@ -75,18 +70,13 @@ type DB struct {
 	closed    bool
 	bgErr     error          // a failed background flush
 	readers   sync.WaitGroup // pinned views (pinView); Close waits for them
-	// damaged is the first damage Pebble reported (a block it could not
-	// read): writes stop, as the flushes that would read it fail.
-	damaged atomic.Pointer[error]
 	// docCount keeps Stats' count of the documents a reader finds.
 	docCount docCount
 
 	commitMu sync.Mutex // orders WAL appends and sequence numbers
-	// logFree and logSinceStat are logRoom's view of the disk (commitMu).
-	logFree, logSinceStat int64
-	appended              uint64
-	dedupMu               sync.Mutex // serialises InsertIfNew
-	flushMu               sync.Mutex // one flush (or check) at a time
+	appended uint64
+	dedupMu  sync.Mutex // serialises InsertIfNew
+	flushMu  sync.Mutex // one flush (or check) at a time
 
 	flushCh chan struct{}
 	quit    chan struct{}
@@ -131,7 +121,6 @@ func (e *DB) close() error {
 	if e.st != nil && e.st.snap != nil {
 		errs = append(errs, e.st.unref())
 	}
-	errs = append(errs, e.pdb.Close())
-	e.pcache.Unref()
+	errs = append(errs, e.store.Close())
 	return errors.Join(errs...)
 }

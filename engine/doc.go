@@ -38,7 +38,7 @@
 // several fingerprints to each block it touches however large the index.
 // Each new fingerprint costs a flush one postings look-up, to tell it from
 // one stored already; postings keys split after the fingerprint
-// (keyOrder), so Pebble's bloom filters answer most of those look-ups
+// (store.KeyOrder), so Pebble's bloom filters answer most of those look-ups
 // without reading a data block.
 //
 // # Queries

@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"syscall"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
+	"github.com/simhashdb/simhashdb/engine/internal/store"
 )
 
 // Errors; match them with errors.Is. Every error the engine returns for
@@ -18,8 +18,9 @@ import (
 var (
 	// ErrClosed: the DB was closed.
 	ErrClosed = errors.New("engine: closed")
-	// ErrReadOnly: a write on a DB opened read-only.
-	ErrReadOnly = errors.New("engine: read-only")
+	// ErrReadOnly: a write on a DB opened read-only, or a writable open on
+	// a read-only file system.
+	ErrReadOnly = store.ErrReadOnly
 	// ErrOptions: invalid options, or options that contradict the stored index.
 	ErrOptions = errors.New("engine: invalid options")
 	// ErrNotFound: no document has the id.
@@ -32,14 +33,14 @@ var (
 	ErrInput = errors.New("engine: invalid input")
 	// ErrNotIndex: the folder holds no index (and, to create one, is not
 	// empty).
-	ErrNotIndex = errors.New("engine: not an index")
+	ErrNotIndex = store.ErrNotIndex
 	// ErrLocked: another DB, in this process or another, has the index
 	// open (one at a time: share it through a server).
-	ErrLocked = errors.New("engine: the index is in use")
+	ErrLocked = store.ErrLocked
 	// ErrDiskFull: a write needed disk space there was not. Nothing
 	// acknowledged is lost: free some space and write again (the engine
 	// retries its flush by itself), or reopen the index.
-	ErrDiskFull = errors.New("engine: disk full")
+	ErrDiskFull = store.ErrDiskFull
 	// ErrLoadConflict: Load found writes it would race (a writer committed
 	// between Load's check for an empty index and its start); retry it.
 	ErrLoadConflict = errors.New("engine: Load raced other writes; retry")
@@ -51,15 +52,6 @@ var (
 // pending list is damaged, and whatever Err matches otherwise (an I/O
 // error reading it).
 type BlockError = format.BlockError
-
-// diskErr names what failed and makes an out-of-space error match
-// ErrDiskFull too.
-func diskErr(what string, err error) error {
-	if errors.Is(err, syscall.ENOSPC) && !errors.Is(err, ErrDiskFull) {
-		return fmt.Errorf("%w: %s: %w", ErrDiskFull, what, err)
-	}
-	return fmt.Errorf("engine: %s: %w", what, err)
-}
 
 // storeErr makes damage that Pebble found (a checksum that failed in one
 // of its files: the message names the file and block) match ErrCorrupt.

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/simhashdb/simhashdb/wal"
 	"github.com/stretchr/testify/require"
 )
@@ -169,7 +170,7 @@ func TestDiskFull(t *testing.T) {
 // acknowledged document is there and Check passes.
 func TestWriteFaults(t *testing.T) {
 	ours := func(path string) bool {
-		return strings.Contains(path, string(filepath.Separator)+walDir) || strings.Contains(path, tmpPrefix)
+		return strings.Contains(path, string(filepath.Separator)+walDir) || strings.Contains(path, store.TmpPrefix)
 	}
 	work := func(db *DB, m *ackModel) error {
 		for i := range 12 {
@@ -315,7 +316,7 @@ func TestDamagedSSTable(t *testing.T) {
 	dir := t.TempDir()
 	m := newAckModel(5)
 	fillIndex(t, dir, m, 20_000, 0)
-	ssts, err := filepath.Glob(filepath.Join(dir, pebbleDir, "*.sst"))
+	ssts, err := filepath.Glob(filepath.Join(dir, store.Dir, "*.sst"))
 	require.NoError(t, err)
 	require.NotEmpty(t, ssts)
 	for _, p := range ssts {

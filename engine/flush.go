@@ -9,6 +9,7 @@ import (
 	"github.com/simhashdb/simhashdb/engine/internal/cache"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/simhashdb/simhashdb/engine/internal/memtable"
+	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/simhashdb/simhashdb/engine/internal/table"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -61,7 +62,7 @@ func (e *DB) flush() error {
 	e.cond.Broadcast()
 	e.mu.Unlock()
 	if err := e.currentLog().RemoveBefore(seg); err != nil {
-		return diskErr("removing flushed log segments", err)
+		return store.DiskErr("removing flushed log segments", err)
 	}
 	e.log.Debug("simhashdb: flushed", "documents", docs, "memtables", len(list), "blocks_written", fs.written,
 		"blocks_replaced", fs.replaced, "pending_added", fs.pended, "elapsed", time.Since(start))
@@ -98,7 +99,7 @@ func (e *DB) sealForFlush() ([]*memtable.Memtable, uint64, error) {
 		seg, err = log.Rotate()
 	}
 	if err != nil {
-		return nil, 0, diskErr("starting a log segment", err)
+		return nil, 0, store.DiskErr("starting a log segment", err)
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -158,7 +159,7 @@ func (e *DB) heldBy(it *pebble.Iterator, fp uint64, counts func(id uint64) bool)
 // flushMemtable commits m to Pebble at once and installs the new state;
 // frozen says m is the oldest frozen memtable, which leaves the list then.
 func (e *DB) flushMemtable(m *memtable.Memtable, walFrom wal.Position, frozen bool) (flushStats, error) {
-	f := &flushJob{e: e, m: m, old: e.st, docsB: e.pdb.NewBatch(), postB: e.pdb.NewBatch(), metaB: e.pdb.NewBatch(),
+	f := &flushJob{e: e, m: m, old: e.st, docsB: e.store.DB.NewBatch(), postB: e.store.DB.NewBatch(), metaB: e.store.DB.NewBatch(),
 		orphans: map[uint64]bool{}}
 	defer f.close()
 	if err := f.writeDocuments(); err != nil {
@@ -200,7 +201,7 @@ func (e *DB) flushMemtable(m *memtable.Memtable, walFrom wal.Position, frozen bo
 	if err := f.commit(); err != nil {
 		return f.stats, err
 	}
-	st.open(e.pdb)
+	st.open(e.store.DB)
 	e.mu.Lock()
 	e.st = st
 	for _, s := range dropped {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/simhashdb/simhashdb/bench/data"
+	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/stretchr/testify/require"
 )
 
@@ -31,7 +32,7 @@ func TestFlushBatchInOrder(t *testing.T) {
 					break
 				}
 				keys++
-				if prev != nil && keyOrder.Compare(prev, k) > 0 {
+				if prev != nil && store.KeyOrder.Compare(prev, k) > 0 {
 					disorder++
 					t.Logf("flush %d: %x before %x", batches, prev, k)
 				}

@@ -94,7 +94,7 @@ func (f *flushJob) writeDocuments() error {
 
 // storedFingerprint returns the fingerprint Pebble holds for document id.
 func (f *flushJob) storedFingerprint(id uint64) (fp uint64, found bool, err error) {
-	v, c, err := f.e.pdb.Get(format.DocKey(id))
+	v, c, err := f.e.store.DB.Get(format.DocKey(id))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return 0, false, nil
 	}
@@ -179,7 +179,7 @@ func (f *flushJob) fresh(adds []uint64) ([]uint64, error) {
 	// the filter saves a data block read from disk per fingerprint, but
 	// only while the filters (1.25 bytes per posting) stay in the cache;
 	// otherwise they would be read again and again.
-	useL6 := e.prefixSeek && old.docs*10/8 <= e.pebbleCache/2
+	useL6 := e.store.PrefixSeek && old.docs*10/8 <= e.store.CacheSize/2
 	parts := min(runtime.GOMAXPROCS(0), max(len(adds)/4096, 1))
 	fresh, err := parallel(context.Background(), parts, func(part int) ([]uint64, error) {
 		share := adds[part*len(adds)/parts : (part+1)*len(adds)/parts]
@@ -211,7 +211,7 @@ func (f *flushJob) mergeTables(st *state, adds, dels []uint64) ([]table.MergeRes
 	f.tables = make([]table.Batches, len(e.design.Tables))
 	outs, err := parallel(context.Background(), len(e.design.Tables), func(t int) ([]table.MergeResult, error) {
 		tb := &e.design.Tables[t]
-		f.tables[t] = table.Batches{Blocks: e.pdb.NewBatch(), Dir: e.pdb.NewBatch(), Pend: e.pdb.NewBatch()}
+		f.tables[t] = table.Batches{Blocks: e.store.DB.NewBatch(), Dir: e.store.DB.NewBatch(), Pend: e.store.DB.NewBatch()}
 		m := table.Merge{Table: t, Old: &f.old.tables[t], New: &st.tables[t], BlockSize: e.block, Cache: e.cache,
 			Read:    func(j int) (fps, pend []uint64, err error) { return e.readBlock(f.old, t, j) },
 			Batches: &f.tables[t]}
@@ -271,7 +271,7 @@ func (f *flushJob) commit() error {
 	if hook := f.e.opts.knobs.flushBatches; hook != nil {
 		hook(parts)
 	}
-	if err := f.e.commit(context.Background(), parts...); err != nil {
+	if err := f.e.store.Commit(context.Background(), parts...); err != nil {
 		return fmt.Errorf("engine: committing a flush: %w", err)
 	}
 	return nil

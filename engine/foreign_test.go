@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -33,7 +34,7 @@ func TestForeignFolders(t *testing.T) {
 	foreignStore := func(cmp *pebble.Comparer) func(t *testing.T, dir string) {
 		return func(t *testing.T, dir string) {
 			o := &pebble.Options{Comparer: cmp}
-			db, err := pebble.Open(filepath.Join(dir, pebbleDir), o)
+			db, err := pebble.Open(filepath.Join(dir, store.Dir), o)
 			require.NoError(t, err)
 			for _, k := range []string{"a", "b", "c"} {
 				require.NoError(t, db.Set([]byte(k), []byte("their data"), pebble.Sync))
@@ -49,8 +50,8 @@ func TestForeignFolders(t *testing.T) {
 		"another program's Pebble store":  foreignStore(pebble.DefaultComparer),
 		"a Pebble store of another order": foreignStore(&custom),
 		"pebble/ holding other files": func(t *testing.T, dir string) {
-			require.NoError(t, os.MkdirAll(filepath.Join(dir, pebbleDir), 0o755))
-			require.NoError(t, os.WriteFile(filepath.Join(dir, pebbleDir, "000001.sst"), []byte("not a table"), 0o644))
+			require.NoError(t, os.MkdirAll(filepath.Join(dir, store.Dir), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(dir, store.Dir, "000001.sst"), []byte("not a table"), 0o644))
 		},
 		"a stray wal/": func(t *testing.T, dir string) {
 			require.NoError(t, os.MkdirAll(filepath.Join(dir, walDir), 0o755))

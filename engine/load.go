@@ -15,6 +15,7 @@ import (
 	"github.com/simhashdb/simhashdb/codec"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/simhashdb/simhashdb/engine/internal/radix"
+	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/simhashdb/simhashdb/engine/internal/table"
 )
 
@@ -31,7 +32,7 @@ func (e *DB) postingsPerSST() int {
 	if n := e.opts.knobs.postingsPerSST; n > 0 {
 		return n
 	}
-	shard := e.pebbleCache / int64(4*runtime.GOMAXPROCS(0))
+	shard := e.store.CacheSize / int64(4*runtime.GOMAXPROCS(0))
 	return int(max(shard/16*8/10, 1<<16))
 }
 
@@ -93,7 +94,7 @@ type loadJob struct {
 // loadEmpty is Load into an empty index: the tables, documents and
 // postings written as sstables and ingested at once.
 func (e *DB) loadEmpty(ctx context.Context, in []Doc) error {
-	tmp, err := mkdirTemp(e.fs, e.dir, tmpPrefix)
+	tmp, err := store.MkdirTemp(e.fs, e.dir, store.TmpPrefix)
 	if err != nil {
 		return err
 	}
@@ -122,10 +123,10 @@ func (e *DB) loadEmpty(ctx context.Context, in []Doc) error {
 	if err := j.meta(); err != nil {
 		return err
 	}
-	if err := e.pdb.Ingest(ctx, j.paths); err != nil {
+	if err := e.store.DB.Ingest(ctx, j.paths); err != nil {
 		return fmt.Errorf("engine: ingesting the loaded tables: %w", err)
 	}
-	st := newState(j.tables, int64(len(docs)), int64(j.fps), e.st.walFrom, e.newUnits(int64(len(docs)))).open(e.pdb)
+	st := newState(j.tables, int64(len(docs)), int64(j.fps), e.st.walFrom, e.newUnits(int64(len(docs)))).open(e.store.DB)
 	e.mu.Lock()
 	old := e.st
 	e.st = st
@@ -162,7 +163,7 @@ func (j *loadJob) newSST(name string) (*sstable.Writer, error) {
 	j.mu.Lock()
 	j.paths = append(j.paths, path)
 	j.mu.Unlock()
-	return sstable.NewWriter(objstorageprovider.NewFileWritable(f), j.e.popts.MakeWriterOptions(6, pebbleFormat.MaxTableFormat())), nil
+	return sstable.NewWriter(objstorageprovider.NewFileWritable(f), j.e.store.WriterOptions(6)), nil
 }
 
 // documents starts the tasks that write the documents, a file per chunk

@@ -35,12 +35,12 @@ func (e *DB) SetMeta(ctx context.Context, name string, value []byte) (err error)
 		return err
 	}
 	defer e.mu.RUnlock()
-	b := e.pdb.NewBatch()
+	b := e.store.DB.NewBatch()
 	defer b.Close()
 	if err := b.Set(format.MetaUserKey(name), value, nil); err != nil {
 		return err
 	}
-	return e.commit(ctx, b)
+	return e.store.Commit(ctx, b)
 }
 
 // Meta returns the value SetMeta stored under name, or ErrNotFound.
@@ -53,7 +53,7 @@ func (e *DB) Meta(ctx context.Context, name string) (_ []byte, err error) {
 		return nil, err
 	}
 	defer e.mu.RUnlock()
-	v, c, err := e.pdb.Get(format.MetaUserKey(name))
+	v, c, err := e.store.DB.Get(format.MetaUserKey(name))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, fmt.Errorf("%w: setting %q", ErrNotFound, name)
 	}

@@ -9,15 +9,14 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
-	"syscall"
 
 	"github.com/simhashdb/simhashdb/engine/internal/cache"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/simhashdb/simhashdb/engine/internal/memtable"
+	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/simhashdb/simhashdb/engine/internal/table"
 
 	"github.com/cockroachdb/pebble/v2"
-	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/simhashdb/simhashdb/codec"
 	"github.com/simhashdb/simhashdb/huffman"
@@ -25,14 +24,9 @@ import (
 	"github.com/simhashdb/simhashdb/wal"
 )
 
-// pebbleFormat pins Pebble's on-disk format: the newest named version of
-// pebble/v2.1 (Pebble's default is an old row format).
-const pebbleFormat = pebble.FormatValueSeparation
-
 // Folders of an index directory.
 const (
-	pebbleDir = "pebble" // the Pebble store
-	walDir    = "wal"    // the engine's write-ahead log
+	walDir = "wal" // the engine's write-ahead log; store.Dir holds Pebble's
 )
 
 // Exists reports whether dir holds an index (one that Open would open
@@ -43,7 +37,7 @@ func exists(fs vfs.FS, dir string) (bool, error) {
 	if info, err := fs.Stat(dir); err == nil && !info.IsDir() {
 		return false, fmt.Errorf("%w: %s is a file, not a folder", ErrNotIndex, dir)
 	}
-	_, err := fs.Stat(filepath.Join(dir, pebbleDir))
+	_, err := fs.Stat(filepath.Join(dir, store.Dir))
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
@@ -76,7 +70,6 @@ func Open(dir string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	pdir := filepath.Join(dir, pebbleDir)
 	fs := opts.fs
 	if fs == nil {
 		fs = vfs.Default
@@ -90,43 +83,27 @@ func Open(dir string, opts Options) (*DB, error) {
 		if err := newIndexDir(fs, dir); err != nil {
 			return nil, err
 		}
-		if err := makeDir(fs, dir); err != nil {
+		if err := store.MakeDir(fs, dir); err != nil {
 			return nil, err
 		}
 	}
 	e := &DB{dir: dir, opts: opts, log: opts.Logger, block: opts.BlockSize, fs: fs,
 		flushCh: make(chan struct{}, 1), quit: make(chan struct{})}
 	if opts.ReadOnly {
-		e.fs = readOnlyFS{e.fs}
+		e.fs = store.ReadOnlyFS{FS: e.fs}
 	}
 	e.cond = sync.NewCond(&e.mu)
-	if err := checkManifest(e.fs, pdir); err != nil {
-		return nil, err
-	}
-	order, err := storedOrder(e.fs, pdir, cmp.Or(opts.knobs.newStoreOrder, keyOrder))
+	// The engine's block cache and Pebble's share Options.CacheSize.
+	pebbleCache := max(opts.CacheSize/8, 8<<20)
+	e.cache = cache.New(max(opts.CacheSize-pebbleCache, 1<<20))
+	e.store, err = store.Open(dir, store.Options{FS: e.fs, ReadOnly: opts.ReadOnly, Logger: opts.Logger,
+		CacheSize: pebbleCache, NewOrder: cmp.Or(opts.knobs.newStoreOrder, store.KeyOrder)})
 	if err != nil {
 		return nil, err
 	}
-	if err := ownStore(e.fs, pdir, order); err != nil {
-		return nil, err
-	}
-	e.prefixSeek = order == keyOrder
-	e.newCaches()
-	e.popts = e.pebbleOptions(order)
-	if e.pdb, err = pebble.Open(pdir, e.popts); err != nil {
-		e.pcache.Unref()
-		if lockHeld(err) {
-			return nil, fmt.Errorf("%w: %s (%v)", ErrLocked, dir, err)
-		}
-		if errors.Is(err, syscall.EROFS) {
-			return nil, fmt.Errorf("%w: %s is on a read-only file system: open it read-only to query it: %w", ErrReadOnly, dir, err)
-		}
-		return nil, fmt.Errorf("engine: opening %s: %w", pdir, err)
-	}
 	if err := e.load(); err != nil {
 		err = storeErr(err)
-		e.pdb.Close()
-		e.pcache.Unref()
+		e.store.Close()
 		return nil, err
 	}
 	e.mem = memtable.New(e.design)
@@ -142,30 +119,6 @@ func Open(dir string, opts Options) (*DB, error) {
 		}
 	}
 	return e, nil
-}
-
-// newCaches splits Options.CacheSize between the engine's block cache and
-// Pebble's.
-func (e *DB) newCaches() {
-	e.pebbleCache = max(e.opts.CacheSize/8, 8<<20)
-	e.cache = cache.New(max(e.opts.CacheSize-e.pebbleCache, 1<<20))
-	e.pcache = pebble.NewCache(e.pebbleCache)
-}
-
-// pebbleOptions are the options of the index's Pebble store.
-func (e *DB) pebbleOptions(order *pebble.Comparer) *pebble.Options {
-	po := &pebble.Options{Cache: e.pcache, Comparer: order, FormatMajorVersion: pebbleFormat, ReadOnly: e.opts.ReadOnly,
-		FS: e.fs, Logger: pebbleLogger{e.log}, EventListener: e.pebbleEvents(),
-		// The engine's log holds what Pebble does not yet (commit.go).
-		DisableWAL: true}
-	// Table blocks are Huffman-coded already and the other keys are mostly
-	// random 64-bit numbers: Pebble's compression would cost CPU for little.
-	po.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionNone })
-	for i := range po.Levels {
-		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
-	}
-	po.EnsureDefaults()
-	return po
 }
 
 // load reads (or, for a new index, writes) the metadata, the codes and the
@@ -196,7 +149,7 @@ func (e *DB) load() error {
 			return err
 		}
 	}
-	e.st = newState(tables, docs, fps, walFrom, e.newUnits(docs)).open(e.pdb)
+	e.st = newState(tables, docs, fps, walFrom, e.newUnits(docs)).open(e.store.DB)
 	return nil
 }
 
@@ -211,7 +164,7 @@ func (e *DB) getMeta(k []byte) ([]byte, error) {
 
 // getMetaIf returns the value of metadata key k, if it is stored.
 func (e *DB) getMetaIf(k []byte) ([]byte, bool, error) {
-	v, c, err := e.pdb.Get(k)
+	v, c, err := e.store.DB.Get(k)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, false, nil
 	}
@@ -375,7 +328,7 @@ func (e *DB) create() error {
 	if err != nil {
 		return err
 	}
-	b := e.pdb.NewBatch()
+	b := e.store.DB.NewBatch()
 	defer b.Close()
 	for _, kv := range [][2][]byte{
 		{format.MetaFormat, format.VersionValue(format.Version)},
@@ -389,12 +342,12 @@ func (e *DB) create() error {
 		}
 	}
 	e.log.Info("simhashdb: created index", "dir", e.dir, "k", d.K, "tables", len(d.Tables), "min_prefix", d.MinPrefix())
-	return e.commit(context.Background(), b)
+	return e.store.Commit(context.Background(), b)
 }
 
 // scan calls fn for every key with the prefix p in the live database.
 func (e *DB) scan(p []byte, fn func(k, v []byte) error) error {
-	return scanReader(e.pdb, p, fn)
+	return scanReader(e.store.DB, p, fn)
 }
 
 func scanReader(r reader, p []byte, fn func(k, v []byte) error) error {

@@ -325,8 +325,8 @@ func oracleClusters(pairs []Pair) [][]Doc {
 // there, durably: tests that damage or age stored data use it.
 func setRaw(t *testing.T, db *DB, key, value []byte) {
 	t.Helper()
-	b := db.pdb.NewBatch()
+	b := db.store.DB.NewBatch()
 	defer b.Close()
 	require.NoError(t, b.Set(key, value, nil))
-	require.NoError(t, db.commit(ctx, b))
+	require.NoError(t, db.store.Commit(ctx, b))
 }

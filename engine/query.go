@@ -11,9 +11,9 @@ import (
 )
 
 // seekPostings positions it at the first posting of fp, if any: a prefix
-// seek where the bloom filters hold fingerprints (keyOrder).
+// seek where the bloom filters hold fingerprints (store.KeyOrder).
 func (e *DB) seekPostings(it *pebble.Iterator, fp uint64) bool {
-	if e.prefixSeek {
+	if e.store.PrefixSeek {
 		return it.SeekPrefixGE(format.PostingPrefix(fp))
 	}
 	return it.SeekGE(format.PostingPrefix(fp))

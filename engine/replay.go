@@ -7,6 +7,7 @@ import (
 
 	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/simhashdb/simhashdb/engine/internal/memtable"
+	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/simhashdb/simhashdb/wal"
 )
 
@@ -21,7 +22,7 @@ import (
 func (e *DB) openWAL() error {
 	dir := filepath.Join(e.dir, walDir)
 	if !e.opts.ReadOnly {
-		if err := e.removeScratch(); err != nil {
+		if err := e.store.RemoveScratch(); err != nil {
 			return fmt.Errorf("engine: %w", err)
 		}
 		// Open the log first: it starts a new segment after the ones replayed.
@@ -71,7 +72,7 @@ func (e *DB) replayStep(end wal.Position) error {
 	}
 	e.mem = memtable.New(e.design)
 	if err := e.wal.RemoveBefore(end.Segment); err != nil {
-		return diskErr("removing flushed log segments", err)
+		return store.DiskErr("removing flushed log segments", err)
 	}
 	if hook := e.opts.knobs.replayStep; hook != nil {
 		return hook()
@@ -84,7 +85,7 @@ func (e *DB) replayStep(end wal.Position) error {
 func (e *DB) newLog(cut wal.Position) error {
 	l, err := wal.Open(filepath.Join(e.dir, walDir), wal.Options{FS: e.fs, Sync: e.opts.Sync, Interval: e.opts.SyncPeriod, CutAt: cut})
 	if err != nil {
-		return diskErr("starting a log segment", err)
+		return store.DiskErr("starting a log segment", err)
 	}
 	e.wal = l
 	return nil

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/simhashdb/simhashdb/engine/internal/memtable"
+	"github.com/simhashdb/simhashdb/engine/internal/store"
 
 	"github.com/simhashdb/simhashdb/codec"
 )
@@ -102,9 +103,9 @@ func (e *DB) Stats(ctx context.Context) (_ Stats, err error) {
 	if log != nil {
 		s.WALBytes = log.Size()
 	}
-	pm := e.pdb.Metrics()
-	s.PebbleBytes = dirSize(e.fs, filepath.Join(e.dir, pebbleDir))
-	s.BytesOnDisk = s.PebbleBytes + dirSize(e.fs, filepath.Join(e.dir, walDir))
+	pm := e.store.DB.Metrics()
+	s.PebbleBytes = store.DirSize(e.fs, filepath.Join(e.dir, store.Dir))
+	s.BytesOnDisk = s.PebbleBytes + store.DirSize(e.fs, filepath.Join(e.dir, walDir))
 	s.CacheSize = e.opts.CacheSize
 	s.CacheBytes, s.CacheHits, s.CacheMisses = e.cache.Stats()
 	s.PebbleCacheHit, s.PebbleCacheBytes = pm.BlockCache.Hits, pm.BlockCache.Size

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
+	"github.com/simhashdb/simhashdb/engine/internal/store"
 )
 
 // checkStore is Check's look below the engine's keys, at the Pebble store's
@@ -22,11 +23,11 @@ import (
 // not counted as damage: a crash between a compaction and the deletion of
 // its inputs leaves them too, and the next writable open deletes them.
 func (e *DB) checkStore(c *checker) error {
-	pdir := filepath.Join(e.dir, pebbleDir)
-	if err := checkManifest(e.fs, pdir); err != nil {
+	pdir := filepath.Join(e.dir, store.Dir)
+	if err := store.CheckManifest(e.fs, pdir); err != nil {
 		c.badErr(err)
 	}
-	levels, err := e.pdb.SSTables()
+	levels, err := e.store.DB.SSTables()
 	if err != nil {
 		return err
 	}
@@ -83,7 +84,7 @@ func (e *DB) compactedAway(name string, err error) bool {
 	if !errors.Is(err, os.ErrNotExist) {
 		return false
 	}
-	levels, lerr := e.pdb.SSTables()
+	levels, lerr := e.store.DB.SSTables()
 	if lerr != nil {
 		return false
 	}
@@ -109,7 +110,7 @@ func (e *DB) checkSSTable(path string) error {
 		return format.Corrupt("sstable "+path, err)
 	}
 	r, err := sstable.NewReader(context.Background(), readable, sstable.ReaderOptions{
-		Comparer: e.popts.Comparer, KeySchemas: e.popts.KeySchemas})
+		Comparer: e.store.Opts.Comparer, KeySchemas: e.store.Opts.KeySchemas})
 	if err != nil {
 		readable.Close()
 		return format.Corrupt("sstable "+path, err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -30,7 +31,7 @@ func grownIndex(t *testing.T, dir string, flushes, snapshotAfter int, snap strin
 		require.NoError(t, db.Flush(ctx))
 		if f == snapshotAfter && snap != "" {
 			require.NoError(t, db.Close())
-			copyDir(t, filepath.Join(dir, pebbleDir), snap)
+			copyDir(t, filepath.Join(dir, store.Dir), snap)
 			db = openT(t, dir, testOptions())
 		}
 	}
@@ -58,7 +59,7 @@ func TestRolledBackStore(t *testing.T) {
 	dir := t.TempDir()
 	old := filepath.Join(t.TempDir(), "old")
 	grownIndex(t, dir, 8, 1, old)
-	pdir := filepath.Join(dir, pebbleDir)
+	pdir := filepath.Join(dir, store.Dir)
 	require.NoError(t, os.RemoveAll(pdir))
 	copyDir(t, old, pdir)
 	_, err := Open(dir, Options{})
@@ -79,7 +80,7 @@ func TestManifestFlips(t *testing.T) {
 	}
 	dir := t.TempDir()
 	n := grownIndex(t, dir, 3, -1, "")
-	desc, err := pebble.Peek(filepath.Join(dir, pebbleDir), vfs.Default)
+	desc, err := pebble.Peek(filepath.Join(dir, store.Dir), vfs.Default)
 	require.NoError(t, err)
 	orig, err := os.ReadFile(desc.ManifestFilename)
 	require.NoError(t, err)
@@ -88,9 +89,9 @@ func TestManifestFlips(t *testing.T) {
 	for range 40 {
 		at := len(orig)/8 + r.IntN(len(orig)*3/4)
 		work := t.TempDir()
-		copyDir(t, filepath.Join(dir, pebbleDir), filepath.Join(work, pebbleDir))
+		copyDir(t, filepath.Join(dir, store.Dir), filepath.Join(work, store.Dir))
 		copyDir(t, filepath.Join(dir, walDir), filepath.Join(work, walDir))
-		m := filepath.Join(work, pebbleDir, filepath.Base(desc.ManifestFilename))
+		m := filepath.Join(work, store.Dir, filepath.Base(desc.ManifestFilename))
 		b := append([]byte(nil), orig...)
 		b[at] ^= 1 << r.IntN(8)
 		require.NoError(t, os.WriteFile(m, b, 0o644))
@@ -119,7 +120,7 @@ func TestSSTableFlips(t *testing.T) {
 	db := openT(t, dir, testOptions())
 	require.NoError(t, db.Load(ctx, corpus(3000, 4)))
 	require.NoError(t, db.Close())
-	ssts, err := filepath.Glob(filepath.Join(dir, pebbleDir, "*.sst"))
+	ssts, err := filepath.Glob(filepath.Join(dir, store.Dir, "*.sst"))
 	require.NoError(t, err)
 	sort.Slice(ssts, func(i, j int) bool { return size(t, ssts[i]) > size(t, ssts[j]) })
 	orig, err := os.ReadFile(ssts[0])
@@ -153,15 +154,15 @@ func TestStraySSTable(t *testing.T) {
 	db := openT(t, dir, testOptions())
 	require.NoError(t, db.Load(ctx, corpus(500, 4)))
 	require.NoError(t, db.Close())
-	ssts, err := filepath.Glob(filepath.Join(dir, pebbleDir, "*.sst"))
+	ssts, err := filepath.Glob(filepath.Join(dir, store.Dir, "*.sst"))
 	require.NoError(t, err)
 	b, err := os.ReadFile(ssts[0])
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, pebbleDir, "999999.sst"), b, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, store.Dir, "999999.sst"), b, 0o644))
 	db = openT(t, dir, Options{ReadOnly: true})
 	rep, err := db.Check(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, []string{filepath.Join(dir, pebbleDir, "999999.sst")}, rep.Unlisted)
+	assert.Equal(t, []string{filepath.Join(dir, store.Dir, "999999.sst")}, rep.Unlisted)
 	require.NoError(t, db.Close())
 }
 
@@ -185,7 +186,7 @@ func TestLogLengthFlips(t *testing.T) {
 	last := Doc{ID: 99, Fingerprint: 42, Name: "the last acknowledged write"}
 	require.NoError(t, db.Insert(ctx, last))
 	crash := t.TempDir()
-	copyDir(t, filepath.Join(dir, pebbleDir), filepath.Join(crash, pebbleDir))
+	copyDir(t, filepath.Join(dir, store.Dir), filepath.Join(crash, store.Dir))
 	copyDir(t, filepath.Join(dir, walDir), filepath.Join(crash, walDir))
 	require.NoError(t, db.Close())
 	segs, err := filepath.Glob(filepath.Join(crash, walDir, "*.wal"))
@@ -198,7 +199,7 @@ func TestLogLengthFlips(t *testing.T) {
 	silent, told := 0, 0
 	for bit := range 32 {
 		work := t.TempDir()
-		copyDir(t, filepath.Join(crash, pebbleDir), filepath.Join(work, pebbleDir))
+		copyDir(t, filepath.Join(crash, store.Dir), filepath.Join(work, store.Dir))
 		copyDir(t, filepath.Join(crash, walDir), filepath.Join(work, walDir))
 		b := append([]byte(nil), data...)
 		b[at+bit/8] ^= 1 << (bit % 8)

@@ -47,7 +47,7 @@ func (e *DB) Warm(ctx context.Context) (err error) {
 	if r := e.opts.knobs.warmPebbleRoom; r != nil {
 		pebbleRoom = *r
 	}
-	defer e.pcache.Reserve(int(max(e.pebbleCache-pebbleRoom, 0)))()
+	defer e.store.Cache.Reserve(int(max(e.store.CacheSize-pebbleRoom, 0)))()
 	room := e.cache.Room()
 	share := room / int64(max(len(st.tables), 1))
 	spent, err := parallel(ctx, len(st.tables), func(t int) ([]int64, error) {

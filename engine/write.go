@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/simhashdb/simhashdb/engine/internal/format"
+	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/simhashdb/simhashdb/wal"
 )
 
@@ -61,7 +62,7 @@ func (e *DB) write(ctx context.Context, docs []Doc, deletes []uint64) (err error
 	// memtable must follow the log's order.
 	e.publish(seq, docs, deletes)
 	if werr != nil {
-		return diskErr("writing the log", werr)
+		return store.DiskErr("writing the log", werr)
 	}
 	return nil
 }
@@ -85,7 +86,7 @@ func (e *DB) appendCommit(payloads [][]byte) (*wal.Log, wal.LSN, uint64, error) 
 	}
 	log, err := e.liveLog()
 	if err == nil {
-		err = e.logRoom(size)
+		err = e.store.LogRoom(size)
 	}
 	if err != nil {
 		return nil, 0, 0, err
@@ -99,7 +100,7 @@ func (e *DB) appendCommit(payloads [][]byte) (*wal.Log, wal.LSN, uint64, error) 
 		if lsn, err = log.Append(typ, p); err != nil {
 			// The parts appended before are not committed: replay drops
 			// them without the last record.
-			return nil, 0, 0, diskErr("appending to the log", err)
+			return nil, 0, 0, store.DiskErr("appending to the log", err)
 		}
 	}
 	e.appended++
@@ -169,8 +170,8 @@ func (e *DB) memtableBudget() int64 { return e.opts.memtableBudget(e.st.fps) }
 // writes go on into the log up to that point, and fail with ErrDiskFull
 // past it rather than wait.
 func (e *DB) stall() error {
-	if err := e.damaged.Load(); err != nil {
-		return *err
+	if err := e.store.Damaged(); err != nil {
+		return err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -1,4 +1,4 @@
-package engine
+package store
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 	"github.com/simhashdb/simhashdb/engine/internal/format"
 )
 
-// keyOrder is the Pebble comparer of indexes created since it was added. It
+// KeyOrder is the Pebble comparer of indexes created since it was added. It
 // orders keys as bytes.Compare does, like Pebble's default, but splits a
 // posting key after its fingerprint. Pebble's bloom filters then hold the
 // fingerprints, and a SeekPrefixGE on one skips every sstable that does not
@@ -21,7 +21,7 @@ import (
 // Indexes created with Pebble's default comparer keep it (Pebble refuses to
 // open a store with another): Open reads which one a store has, and seeks
 // postings with SeekGE there.
-var keyOrder = func() *pebble.Comparer {
+var KeyOrder = func() *pebble.Comparer {
 	c := *pebble.DefaultComparer
 	c.Name = "simhashdb.keys.v1"
 	c.Split = splitKey
@@ -29,7 +29,7 @@ var keyOrder = func() *pebble.Comparer {
 	return &c
 }()
 
-// splitKey is keyOrder's Split. Every key of at least format.PostingPrefixLen
+// splitKey is KeyOrder's Split. Every key of at least format.PostingPrefixLen
 // bytes in the postings space is split there (not only 17-byte ones), so
 // that comparing prefixes first orders keys as bytes.Compare does:
 // TestKeyOrder checks Pebble's rules for Split.
@@ -52,8 +52,8 @@ func immediateSuccessor(dst, a []byte) []byte {
 }
 
 // storedOrder returns the comparer of the Pebble store in pdir: newOrder
-// for a new store, keyOrder for one created with it, Pebble's default for
-// one created before keyOrder was added.
+// for a new store, KeyOrder for one created with it, Pebble's default for
+// one created before KeyOrder was added.
 func storedOrder(fs vfs.FS, pdir string, newOrder *pebble.Comparer) (*pebble.Comparer, error) {
 	desc, err := pebble.Peek(pdir, fs)
 	if errors.Is(err, os.ErrNotExist) {
@@ -65,15 +65,15 @@ func storedOrder(fs vfs.FS, pdir string, newOrder *pebble.Comparer) (*pebble.Com
 	if !desc.Exists || desc.OptionsFilename == "" {
 		return newOrder, nil // new, or Pebble reports what is missing
 	}
-	text, err := readFile(fs, desc.OptionsFilename)
+	text, err := ReadFile(fs, desc.OptionsFilename)
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	var stored pebble.Options
 	err = stored.Parse(string(text), &pebble.ParseHooks{
 		NewComparer: func(name string) (*pebble.Comparer, error) {
-			if name == keyOrder.Name {
-				return keyOrder, nil
+			if name == KeyOrder.Name {
+				return KeyOrder, nil
 			}
 			return nil, fmt.Errorf("%w: %s: a Pebble store ordered by %q, not a simhashdb index, left as it is", ErrNotIndex, desc.OptionsFilename, name)
 		},
@@ -82,8 +82,8 @@ func storedOrder(fs vfs.FS, pdir string, newOrder *pebble.Comparer) (*pebble.Com
 	if err != nil {
 		return nil, fmt.Errorf("engine: %s: %w", desc.OptionsFilename, err)
 	}
-	if stored.Comparer == keyOrder {
-		return keyOrder, nil
+	if stored.Comparer == KeyOrder {
+		return KeyOrder, nil
 	}
 	return pebble.DefaultComparer, nil
 }

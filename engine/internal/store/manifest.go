@@ -1,4 +1,4 @@
-package engine
+package store
 
 import (
 	"bytes"
@@ -12,16 +12,17 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/record"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/simhashdb/simhashdb/engine/internal/format"
 )
 
-// checkManifest reads the Pebble store's current MANIFEST, the log of
+// CheckManifest reads the Pebble store's current MANIFEST, the log of
 // which sstables make up the store, and refuses one damaged before its
 // end. Pebble stops reading a MANIFEST at its first bad record and takes
 // that for the end of the file (a write cut off by a crash), so a flipped
 // byte in its middle opens the store at an older version, whose sstables
 // the next writable open deletes. A store that exists must pass this
 // before Pebble opens it.
-func checkManifest(fs vfs.FS, pdir string) error {
+func CheckManifest(fs vfs.FS, pdir string) error {
 	desc, err := pebble.Peek(pdir, fs)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -47,7 +48,7 @@ func checkManifest(fs vfs.FS, pdir string) error {
 	}
 	if next := nextManifestChunk(data, at+1); next >= 0 {
 		return fmt.Errorf("%w: %s: bad record at offset %d (%s), with valid records from offset %d on: the store would open at an older version and lose what follows",
-			ErrCorrupt, desc.ManifestFilename, at, reason, next)
+			format.ErrCorrupt, desc.ManifestFilename, at, reason, next)
 	}
 	return nil // a record cut off at the end: a crash while Pebble wrote it
 }

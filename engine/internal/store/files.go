@@ -1,4 +1,4 @@
-package engine
+package store
 
 import (
 	"crypto/rand"
@@ -16,8 +16,8 @@ import (
 // the engine reads or writes goes through its vfs.FS (Options.fs), so that
 // tests can run it on a file system that loses what was not synced.
 
-// mkdirTemp makes a new folder in dir whose name starts with prefix.
-func mkdirTemp(fs vfs.FS, dir, prefix string) (string, error) {
+// MkdirTemp makes a new folder in dir whose name starts with prefix.
+func MkdirTemp(fs vfs.FS, dir, prefix string) (string, error) {
 	for range 100 {
 		var b [6]byte
 		rand.Read(b[:])
@@ -30,17 +30,17 @@ func mkdirTemp(fs vfs.FS, dir, prefix string) (string, error) {
 	return "", errors.New("engine: no free name for a scratch folder in " + dir)
 }
 
-// makeDir makes folder dir and its entry in its parent durable: an index
+// MakeDir makes folder dir and its entry in its parent durable: an index
 // whose folder a power cut takes away has lost every acknowledged write.
-func makeDir(fs vfs.FS, dir string) error {
+func MakeDir(fs vfs.FS, dir string) error {
 	if err := fs.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
-	return syncDir(fs, fs.PathDir(dir))
+	return SyncDir(fs, fs.PathDir(dir))
 }
 
-// syncDir makes the entries of folder dir durable.
-func syncDir(fs vfs.FS, dir string) error {
+// SyncDir makes the entries of folder dir durable.
+func SyncDir(fs vfs.FS, dir string) error {
 	d, err := fs.OpenDir(dir)
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
@@ -55,8 +55,8 @@ func syncDir(fs vfs.FS, dir string) error {
 	return nil
 }
 
-// readFile reads a whole file.
-func readFile(fs vfs.FS, path string) ([]byte, error) {
+// ReadFile reads a whole file.
+func ReadFile(fs vfs.FS, path string) ([]byte, error) {
 	f, err := fs.Open(path)
 	if err != nil {
 		return nil, err
@@ -65,8 +65,8 @@ func readFile(fs vfs.FS, path string) ([]byte, error) {
 	return io.ReadAll(f)
 }
 
-// isDir reports whether path is a folder; false if it does not exist.
-func isDir(fs vfs.FS, path string) (bool, error) {
+// IsDir reports whether path is a folder; false if it does not exist.
+func IsDir(fs vfs.FS, path string) (bool, error) {
 	fi, err := fs.Stat(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
@@ -77,9 +77,9 @@ func isDir(fs vfs.FS, path string) (bool, error) {
 	return fi.IsDir(), nil
 }
 
-// dirSize returns the bytes the files under dir take on disk (Pebble's own
+// DirSize returns the bytes the files under dir take on disk (Pebble's own
 // metrics miss freshly ingested tables and preallocated logs).
-func dirSize(fs vfs.FS, dir string) int64 {
+func DirSize(fs vfs.FS, dir string) int64 {
 	names, err := fs.List(dir)
 	if err != nil {
 		return 0
@@ -91,7 +91,7 @@ func dirSize(fs vfs.FS, dir string) int64 {
 		switch {
 		case err != nil:
 		case fi.IsDir():
-			n += dirSize(fs, path)
+			n += DirSize(fs, path)
 		default:
 			n += onDisk(fi)
 		}

@@ -1,4 +1,4 @@
-package engine
+package store
 
 import (
 	"errors"
@@ -8,13 +8,13 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
-// readOnlyFS is the file system of an index opened read-only: the same,
+// ReadOnlyFS is the file system of an index opened read-only: the same,
 // except that a lock file that cannot be created because the medium is
 // read-only (a read-only mount, a snapshot, an archive) is not needed. No
 // process can write there, so none can change the index under a reader.
-type readOnlyFS struct{ vfs.FS }
+type ReadOnlyFS struct{ vfs.FS }
 
-func (fs readOnlyFS) Lock(name string) (io.Closer, error) {
+func (fs ReadOnlyFS) Lock(name string) (io.Closer, error) {
 	c, err := fs.FS.Lock(name)
 	if errors.Is(err, syscall.EROFS) {
 		return io.NopCloser(nil), nil
@@ -22,4 +22,4 @@ func (fs readOnlyFS) Lock(name string) (io.Closer, error) {
 	return c, err
 }
 
-func (fs readOnlyFS) Unwrap() vfs.FS { return fs.FS }
+func (fs ReadOnlyFS) Unwrap() vfs.FS { return fs.FS }

@@ -1,4 +1,4 @@
-package engine
+package store
 
 import (
 	"errors"
@@ -13,9 +13,9 @@ import (
 // ownStore refuses a pebble/ folder that is not a simhashdb store, before
 // anything writes into it: a writable Pebble open of another program's
 // store would rewrite its MANIFEST and delete what it takes for obsolete
-// files. order is the store's comparer (storedOrder): keyOrder names ours;
+// files. order is the store's comparer (storedOrder): KeyOrder names ours;
 // a store with Pebble's default one is ours only if it holds the engine's
-// format key (indexes made before keyOrder), which a read-only open finds.
+// format key (indexes made before KeyOrder), which a read-only open finds.
 func ownStore(fs vfs.FS, pdir string, order *pebble.Comparer) error {
 	desc, err := pebble.Peek(pdir, fs)
 	if errors.Is(err, os.ErrNotExist) {
@@ -34,7 +34,7 @@ func ownStore(fs vfs.FS, pdir string, order *pebble.Comparer) error {
 		}
 		return nil // an index whose creation stopped before Pebble wrote a file
 	}
-	if order == keyOrder {
+	if order == KeyOrder {
 		return nil
 	}
 	db, err := pebble.Open(pdir, &pebble.Options{FS: fs, ReadOnly: true, Logger: quietPebble{}})

@@ -1,4 +1,4 @@
-package engine
+package store
 
 import (
 	"fmt"
@@ -38,23 +38,23 @@ func (p pebbleLogger) Fatalf(format string, args ...any) {
 // would end the process), and background errors, which Pebble retries,
 // are logged at most once per backgroundLogEvery with a count: a full
 // disk would otherwise write a line per retry.
-func (e *DB) pebbleEvents() *pebble.EventListener {
+func (s *Store) pebbleEvents() *pebble.EventListener {
 	var mu sync.Mutex
 	var last time.Time
 	var skipped int
 	return &pebble.EventListener{
 		DataCorruption: func(info pebble.DataCorruptionInfo) {
 			err := format.Corrupt("the Pebble store's "+info.Path+": writes stop until the index is repaired (run check)", info.Details)
-			if e.damaged.CompareAndSwap(nil, &err) {
+			if s.damaged.CompareAndSwap(nil, &err) {
 				msg, _, _ := strings.Cut(info.Details.Error(), "\n") // the rest is a stack trace
-				e.log.Error("simhashdb: pebble found damaged data", "path", info.Path, "err", msg)
+				s.log.Error("simhashdb: pebble found damaged data", "path", info.Path, "err", msg)
 			}
 		},
 		BackgroundError: func(err error) {
 			mu.Lock()
 			defer mu.Unlock()
 			if now := time.Now(); now.Sub(last) >= backgroundLogEvery {
-				e.log.Error("simhashdb: pebble background error", "err", err, "repeats", skipped)
+				s.log.Error("simhashdb: pebble background error", "err", err, "repeats", skipped)
 				last, skipped = now, 0
 				return
 			}

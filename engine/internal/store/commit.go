@@ -1,4 +1,4 @@
-package engine
+package store
 
 import (
 	"context"
@@ -21,21 +21,21 @@ import (
 // engine, which owns the file, rather than to Pebble's background flushes,
 // which retry without end and treat a failed log write as fatal.
 
-// tmpPrefix starts the names of the engine's scratch folders in an index
+// TmpPrefix starts the names of the engine's scratch folders in an index
 // directory: sstables being written for an ingest. A crash may leave
 // them; a writable open removes them.
-const tmpPrefix = "tmp-"
+const TmpPrefix = "tmp-"
 
 // headroom is the free space a flush leaves on the disk beyond what it
 // writes: Pebble needs some to record the new files in its MANIFEST (a
 // failed MANIFEST write is fatal to Pebble) and to compact.
 const headroom = 4 << 20
 
-// commit makes the writes of batches durable in Pebble, atomically: it
+// Commit makes the writes of batches durable in Pebble, atomically: it
 // writes them as one sstable and ingests it. Each batch's keys must be in
 // Pebble's order (a key may repeat: its last write wins) and every key of
 // a batch must sort before the next batch's.
-func (e *DB) commit(ctx context.Context, batches ...*pebble.Batch) error {
+func (s *Store) Commit(ctx context.Context, batches ...*pebble.Batch) error {
 	size := uint64(0)
 	for _, b := range batches {
 		size += uint64(b.Len())
@@ -43,59 +43,59 @@ func (e *DB) commit(ctx context.Context, batches ...*pebble.Batch) error {
 	if size == 0 {
 		return nil
 	}
-	if err := e.checkRoom(size); err != nil {
+	if err := s.CheckRoom(size); err != nil {
 		return err
 	}
-	dir, err := mkdirTemp(e.fs, e.dir, tmpPrefix)
+	dir, err := MkdirTemp(s.fs, s.dir, TmpPrefix)
 	if err != nil {
-		return diskErr("making a scratch folder", err)
+		return DiskErr("making a scratch folder", err)
 	}
-	defer e.fs.RemoveAll(dir)
-	path := filepath.Join(dir, "commit.sst") // the folder is this commit's own
-	n, err := e.writeSST(path, batches)
+	defer s.fs.RemoveAll(dir)
+	path := filepath.Join(dir, "commit.sst") // the folder is this Commit's own
+	n, err := s.writeSST(path, batches)
 	if err != nil {
-		return diskErr("writing "+path, err)
+		return DiskErr("writing "+path, err)
 	}
 	if n == 0 {
 		return nil
 	}
 	// Again now that the sstable is written: the log may have written
-	// meanwhile (it stops short of 2 x headroom, logRoom), and the
+	// meanwhile (it stops short of 2 x headroom, LogRoom), and the
 	// MANIFEST record of the ingest must fit.
-	if err := e.checkRoom(0); err != nil {
+	if err := s.CheckRoom(0); err != nil {
 		return err
 	}
-	if err := e.pdb.Ingest(ctx, []string{path}); err != nil {
-		return diskErr("ingesting "+path, err)
+	if err := s.DB.Ingest(ctx, []string{path}); err != nil {
+		return DiskErr("ingesting "+path, err)
 	}
 	return nil
 }
 
-// checkRoom refuses a write of size bytes that would leave less than
+// CheckRoom refuses a write of size bytes that would leave less than
 // headroom on the disk.
-func (e *DB) checkRoom(size uint64) error {
-	du, err := e.fs.GetDiskUsage(e.dir)
+func (s *Store) CheckRoom(size uint64) error {
+	du, err := s.fs.GetDiskUsage(s.dir)
 	if err != nil {
 		return nil // unknown: the write itself will say
 	}
 	if du.AvailBytes < size+headroom {
-		return fmt.Errorf("%w: %s has %d bytes free, a flush needs about %d and keeps %d free", ErrDiskFull, e.dir, du.AvailBytes, size, headroom)
+		return fmt.Errorf("%w: %s has %d bytes free, a flush needs about %d and keeps %d free", ErrDiskFull, s.dir, du.AvailBytes, size, headroom)
 	}
 	return nil
 }
 
 // writeSST writes the batches' writes into a new sstable at path and
 // returns how many keys it holds.
-func (e *DB) writeSST(path string, batches []*pebble.Batch) (int, error) {
-	f, err := e.fs.Create(path, vfs.WriteCategoryUnspecified)
+func (s *Store) writeSST(path string, batches []*pebble.Batch) (int, error) {
+	f, err := s.fs.Create(path, vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return 0, err
 	}
-	w := sstable.NewWriter(objstorageprovider.NewFileWritable(f), e.popts.MakeWriterOptions(0, pebbleFormat.MaxTableFormat()))
+	w := sstable.NewWriter(objstorageprovider.NewFileWritable(f), s.WriterOptions(0))
 	n := 0
 	var ops []batchOp
 	for _, b := range batches {
-		if ops, err = e.batchOps(b, ops[:0]); err != nil {
+		if ops, err = s.batchOps(b, ops[:0]); err != nil {
 			break
 		}
 		for _, op := range ops {
@@ -131,7 +131,7 @@ type batchOp struct {
 // batchOps appends b's writes to ops in key order, the last write of a
 // key only (a merge must be a key's only write: it would need the one
 // before).
-func (e *DB) batchOps(b *pebble.Batch, ops []batchOp) ([]batchOp, error) {
+func (s *Store) batchOps(b *pebble.Batch, ops []batchOp) ([]batchOp, error) {
 	r := b.Reader()
 	for {
 		kind, k, v, ok, err := r.Next()
@@ -148,7 +148,7 @@ func (e *DB) batchOps(b *pebble.Batch, ops []batchOp) ([]batchOp, error) {
 			return ops, fmt.Errorf("engine: a flush's batch holds a write of kind %v", kind)
 		}
 	}
-	cmp := e.popts.Comparer.Compare
+	cmp := s.Opts.Comparer.Compare
 	byKey := func(a, b batchOp) int { return cmp(a.key, b.key) }
 	if !slices.IsSortedFunc(ops, byKey) {
 		slices.SortStableFunc(ops, byKey)
@@ -167,19 +167,19 @@ func (e *DB) batchOps(b *pebble.Batch, ops []batchOp) ([]batchOp, error) {
 	return ops[:w], nil
 }
 
-// removeScratch removes the scratch folders a crash left in the index
+// RemoveScratch removes the scratch folders a crash left in the index
 // directory.
-func (e *DB) removeScratch() error {
-	names, err := e.fs.List(e.dir)
+func (s *Store) RemoveScratch() error {
+	names, err := s.fs.List(s.dir)
 	if err != nil {
 		return err
 	}
 	for _, name := range names {
-		path := filepath.Join(e.dir, name)
-		if dir, err := isDir(e.fs, path); err != nil {
+		path := filepath.Join(s.dir, name)
+		if dir, err := IsDir(s.fs, path); err != nil {
 			return err
-		} else if dir && strings.HasPrefix(name, tmpPrefix) {
-			if err := e.fs.RemoveAll(path); err != nil {
+		} else if dir && strings.HasPrefix(name, TmpPrefix) {
+			if err := s.fs.RemoveAll(path); err != nil {
 				return err
 			}
 		}
@@ -187,30 +187,30 @@ func (e *DB) removeScratch() error {
 	return nil
 }
 
-// logStat is how often, in bytes appended, logRoom asks the disk for its
+// logStat is how often, in bytes appended, LogRoom asks the disk for its
 // free space when it is far from full.
 const logStat = 64 << 20
 
-// logRoom refuses a log record of n bytes that would leave less than twice
+// LogRoom refuses a log record of n bytes that would leave less than twice
 // headroom on the disk, so that the log never takes the room a flush keeps
-// for Pebble's MANIFEST (commit). commitMu is held. The disk is asked
+// for Pebble's MANIFEST (Commit). commitMu is held. The disk is asked
 // again when the last answer, less what the log wrote since, comes near
 // that, and every logStat bytes otherwise (others write to the disk too).
-func (e *DB) logRoom(n int) error {
-	e.logFree -= int64(n)
-	e.logSinceStat += int64(n)
-	if e.logFree > 8*headroom && e.logSinceStat < logStat {
+func (s *Store) LogRoom(n int) error {
+	s.logFree -= int64(n)
+	s.logSinceStat += int64(n)
+	if s.logFree > 8*headroom && s.logSinceStat < logStat {
 		return nil
 	}
-	du, err := e.fs.GetDiskUsage(e.dir)
+	du, err := s.fs.GetDiskUsage(s.dir)
 	if err != nil {
-		e.logFree, e.logSinceStat = 1<<62, 0 // unknown: the write itself will say
+		s.logFree, s.logSinceStat = 1<<62, 0 // unknown: the write itself will say
 		return nil
 	}
-	e.logFree, e.logSinceStat = int64(du.AvailBytes)-int64(n), 0
+	s.logFree, s.logSinceStat = int64(du.AvailBytes)-int64(n), 0
 	if du.AvailBytes < uint64(n)+2*headroom {
-		e.logFree = 0 // ask again next time
-		return fmt.Errorf("%w: %s has %d bytes free, the log keeps %d free for flushes", ErrDiskFull, e.dir, du.AvailBytes, 2*headroom)
+		s.logFree = 0 // ask again next time
+		return fmt.Errorf("%w: %s has %d bytes free, the log keeps %d free for flushes", ErrDiskFull, s.dir, du.AvailBytes, 2*headroom)
 	}
 	return nil
 }

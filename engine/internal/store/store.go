@@ -1,0 +1,124 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/sstable"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// Dir is the folder of an index directory that holds the Pebble store.
+const Dir = "pebble"
+
+// pebbleFormat pins Pebble's on-disk format: the newest named version of
+// pebble/v2.1 (Pebble's default is an old row format).
+const pebbleFormat = pebble.FormatValueSeparation
+
+// Store is an index's Pebble store. The engine reads it through DB (its
+// snapshots and iterators) and writes it only with Commit.
+type Store struct {
+	DB   *pebble.DB
+	Opts *pebble.Options
+	// PrefixSeek: the store orders keys with KeyOrder, so a posting look-up
+	// can seek by prefix and Pebble's bloom filters answer it.
+	PrefixSeek bool
+	// Cache is Pebble's block cache, of CacheSize bytes.
+	Cache     *pebble.Cache
+	CacheSize int64
+
+	dir string // the index directory: scratch folders, free space
+	fs  vfs.FS
+	log *slog.Logger
+	// damaged is the first damage Pebble reported (Damaged).
+	damaged atomic.Pointer[error]
+	// logFree and logSinceStat are LogRoom's view of the disk; its caller
+	// serialises the calls.
+	logFree, logSinceStat int64
+}
+
+// Options configure Open.
+type Options struct {
+	FS        vfs.FS // the index's file system, read-only ones wrapped (ReadOnlyFS)
+	ReadOnly  bool
+	Logger    *slog.Logger
+	CacheSize int64 // of Pebble's block cache
+	// NewOrder is the key order of a store Open creates: KeyOrder, unless
+	// a test makes a store as earlier builds did.
+	NewOrder *pebble.Comparer
+}
+
+// Open opens (or creates) the Pebble store of the index in dir. It first
+// refuses a store whose MANIFEST is damaged before its end and one that is
+// not a simhashdb store, and keeps the key order a store was created with.
+func Open(dir string, o Options) (*Store, error) {
+	pdir := filepath.Join(dir, Dir)
+	if err := CheckManifest(o.FS, pdir); err != nil {
+		return nil, err
+	}
+	order, err := storedOrder(o.FS, pdir, o.NewOrder)
+	if err != nil {
+		return nil, err
+	}
+	if err := ownStore(o.FS, pdir, order); err != nil {
+		return nil, err
+	}
+	s := &Store{dir: dir, fs: o.FS, log: o.Logger, PrefixSeek: order == KeyOrder, CacheSize: o.CacheSize}
+	s.Cache = pebble.NewCache(o.CacheSize)
+	s.Opts = s.pebbleOptions(order, o.ReadOnly)
+	if s.DB, err = pebble.Open(pdir, s.Opts); err != nil {
+		s.Cache.Unref()
+		if lockHeld(err) {
+			return nil, fmt.Errorf("%w: %s (%v)", ErrLocked, dir, err)
+		}
+		if errors.Is(err, syscall.EROFS) {
+			return nil, fmt.Errorf("%w: %s is on a read-only file system: open it read-only to query it: %w", ErrReadOnly, dir, err)
+		}
+		return nil, fmt.Errorf("engine: opening %s: %w", pdir, err)
+	}
+	return s, nil
+}
+
+// Close closes the store and lets go of its cache.
+func (s *Store) Close() error {
+	err := s.DB.Close()
+	s.Cache.Unref()
+	return err
+}
+
+// Damaged returns the first damage Pebble reported in the background (a
+// block it could not read), or nil.
+func (s *Store) Damaged() error {
+	if p := s.damaged.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// WriterOptions are the options of an sstable the engine writes for
+// level (0 for a flush's commit; a bulk load's go to the bottom).
+func (s *Store) WriterOptions(level int) sstable.WriterOptions {
+	return s.Opts.MakeWriterOptions(level, pebbleFormat.MaxTableFormat())
+}
+
+// pebbleOptions are the options of the store.
+func (s *Store) pebbleOptions(order *pebble.Comparer, readOnly bool) *pebble.Options {
+	po := &pebble.Options{Cache: s.Cache, Comparer: order, FormatMajorVersion: pebbleFormat, ReadOnly: readOnly,
+		FS: s.fs, Logger: pebbleLogger{s.log}, EventListener: s.pebbleEvents(),
+		// The engine's log holds what Pebble does not yet (Commit.go).
+		DisableWAL: true}
+	// Table blocks are Huffman-coded already and the other keys are mostly
+	// random 64-bit numbers: Pebble's compression would cost CPU for little.
+	po.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionNone })
+	for i := range po.Levels {
+		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+	}
+	po.EnsureDefaults()
+	return po
+}
