@@ -171,17 +171,7 @@ func (e *DB) batchTable(ctx context.Context, st *state, t int, queries []uint64,
 					}
 				}
 			}
-			for x := blk.Packed.LowerBound(lo); x < blk.Packed.Len(); x++ {
-				v := blk.Packed.At(x)
-				if v > hi {
-					break
-				}
-				match(v)
-			}
-			pend := blk.Pending()
-			for x := cache.LowerBound(pend, lo); x < len(pend) && pend[x] <= hi; x++ {
-				match(pend[x])
-			}
+			blk.Each(lo, hi, match)
 			if ti.Keys[b] >= hi {
 				break
 			}

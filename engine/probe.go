@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"math/bits"
-
 	"github.com/simhashdb/simhashdb/engine/internal/cache"
 )
 
@@ -89,13 +87,7 @@ func (e *DB) probe(st *state, t int, p *probeState, k int, add func(fp uint64, d
 			}
 			i = b.Packed.LowerBound(p.lo)
 		}
-		b.Packed.Scan(i, p.hi, p.pq, k, func(v uint64, d int) { add(tb.Unpermute(v), d) })
-		pend := b.Pending()
-		for x := cache.LowerBound(pend, p.lo); x < len(pend) && pend[x] <= p.hi; x++ {
-			if d := bits.OnesCount64(pend[x] ^ p.pq); d <= k {
-				add(tb.Unpermute(pend[x]), d)
-			}
-		}
+		b.Scan(i, p.lo, p.hi, p.pq, k, func(v uint64, d int) { add(tb.Unpermute(v), d) })
 		if keys[j] >= p.hi {
 			break
 		}

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"math/bits"
 	"sync"
 	"sync/atomic"
 )
@@ -57,7 +58,7 @@ func NewUnit(fps, ids []uint64, names []string) *Entry {
 // BigUnit is what the cache holds for a unit too big to cache.
 func BigUnit() *Entry { return &Entry{Big: true} }
 
-// Pending returns the block's Pending list.
+// Pending returns the block's pending list.
 func (b *Entry) Pending() []uint64 {
 	if b.pend == nil {
 		return nil
@@ -65,7 +66,46 @@ func (b *Entry) Pending() []uint64 {
 	return *b.pend
 }
 
-// Name returns the Name of a unit's posting i.
+// Scan calls fn(v, d) for each fingerprint v of a table block and of its
+// pending list in [lo, hi] within distance k of pq, d the distance: the
+// block's from i (its Packed.LowerBound(lo), or a walk's answer) on, then
+// the pending list's.
+func (b *Entry) Scan(i int, lo, hi, pq uint64, k int, fn func(v uint64, d int)) {
+	b.Packed.Scan(i, hi, pq, k, fn)
+	for _, v := range b.pendingIn(lo, hi) {
+		if d := bits.OnesCount64(v ^ pq); d <= k {
+			fn(v, d)
+		}
+	}
+}
+
+// Each calls fn for each fingerprint of a table block and of its pending
+// list in [lo, hi]: the block's in order, then the pending list's.
+func (b *Entry) Each(lo, hi uint64, fn func(v uint64)) {
+	for x := b.Packed.LowerBound(lo); x < b.Packed.Len(); x++ {
+		v := b.Packed.At(x)
+		if v > hi {
+			break
+		}
+		fn(v)
+	}
+	for _, v := range b.pendingIn(lo, hi) {
+		fn(v)
+	}
+}
+
+// pendingIn returns the block's pending fingerprints in [lo, hi].
+func (b *Entry) pendingIn(lo, hi uint64) []uint64 {
+	pend := b.Pending()
+	x := LowerBound(pend, lo)
+	y := x
+	for y < len(pend) && pend[y] <= hi {
+		y++
+	}
+	return pend[x:y]
+}
+
+// Name returns the name of a unit's posting i.
 func (b *Entry) Name(i int) string {
 	if b.names == nil {
 		return ""

@@ -116,7 +116,7 @@ func (p *Packed) Len() int { return int(p.n) }
 // lie between.
 func (p *Packed) At(i int) uint64 { return p.base + p.offset(uint(i)*uint(p.stride)) }
 
-// ID returns the ID paired with fingerprint i, 0 <= i < n, of packed pairs.
+// ID returns the id paired with fingerprint i, 0 <= i < n, of packed pairs.
 // Its line is fingerprint i's, or the next.
 func (p *Packed) ID(i int) uint64 {
 	off, w := uint(i)*uint(p.stride)+uint(p.width), uint(p.stride-p.width)

@@ -62,7 +62,7 @@ func (ti *Index) AppendBlock(key uint64, size uint32, pending uint16, s *cache.S
 	}
 }
 
-// Slot returns block j's cache Slot.
+// Slot returns block j's cache slot.
 func (ti *Index) Slot(j int) *cache.Slot {
 	if ti.slab != nil {
 		return &ti.slab[j]
@@ -160,7 +160,7 @@ func (ti *Index) StartCached(lo uint64) (j int, b *cache.Entry, ok bool) {
 	return first + c, held[c], true
 }
 
-// Pending returns block j's Pending count.
+// Pending returns block j's pending count.
 func (ti *Index) Pending(j int) int {
 	if ti.Pend == nil {
 		return 0

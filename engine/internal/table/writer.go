@@ -21,7 +21,7 @@ type Writer struct {
 	Index  *Index // the new directory, blocks in key order
 }
 
-// Block writes Block (whose last fingerprint is key) and its directory
+// Block writes block (whose last fingerprint is key) and its directory
 // entry, and appends it to the directory with cache slot s.
 func (w *Writer) Block(key uint64, block []byte, s *cache.Slot) error {
 	k := format.TableKey(format.SpaceTables, w.Table, key)
