@@ -10,9 +10,9 @@ import (
 
 // tableBlock returns block j of table t, packed, and its pending list: from the
 // cache, or read from st's snapshot and cached.
-func (e *DB) tableBlock(st *state, t, j int) (*cache.Entry, error) {
+func (db *DB) tableBlock(st *state, t, j int) (*cache.Entry, error) {
 	ti := &st.tables[t]
-	if b := e.cache.Get(ti.Slot(j)); b != nil {
+	if b := db.cache.Get(ti.Slot(j)); b != nil {
 		return b, nil
 	}
 	// Decoded into a buffer kept for the next miss: the cache keeps the
@@ -26,7 +26,7 @@ func (e *DB) tableBlock(st *state, t, j int) (*cache.Entry, error) {
 	}
 	*buf = fps
 	b := cache.NewEntry(cache.Pack(fps), pend)
-	e.cache.PutEntry(ti.Slot(j), b)
+	db.cache.PutEntry(ti.Slot(j), b)
 	return b, nil
 }
 
@@ -34,15 +34,15 @@ var decodeBufs = sync.Pool{New: func() any { return new([]uint64) }}
 
 // readBlock returns block j of table t decoded, and its pending list,
 // from the cache or from st's snapshot: for a flush, which rewrites it.
-func (e *DB) readBlock(st *state, t, j int) (fps, pend []uint64, err error) {
+func (db *DB) readBlock(st *state, t, j int) (fps, pend []uint64, err error) {
 	ti := &st.tables[t]
-	if b := e.cache.Get(ti.Slot(j)); b != nil {
+	if b := db.cache.Get(ti.Slot(j)); b != nil {
 		return b.Packed.AppendTo(make([]uint64, 0, b.Packed.Len())), b.Pending(), nil
 	}
 	if fps, pend, err = table.DecodeBlock(st.snap, ti.Codes, t, ti.Keys[j], ti.Pending(j), nil); err != nil {
 		return nil, nil, err
 	}
-	e.cache.Put(ti.Slot(j), fps, pend)
+	db.cache.Put(ti.Slot(j), fps, pend)
 	return fps, pend, nil
 }
 

@@ -57,18 +57,18 @@ func mix(x uint64) uint64 {
 // write-ahead log, and the Pebble store's files (its MANIFEST, every block
 // of every sstable, and sstables it does not list). Each problem is reported with its location; the error
 // wraps ErrCorrupt.
-func (e *DB) Check(ctx context.Context) (_ CheckReport, err error) {
+func (db *DB) Check(ctx context.Context) (_ CheckReport, err error) {
 	defer func() { err = storeErr(err) }()
 	var rep CheckReport
-	e.flushMu.Lock() // the tables hold still; writes go on into the memtable
-	defer e.flushMu.Unlock()
-	e.mu.RLock()
-	if e.closed {
-		e.mu.RUnlock()
+	db.flushMu.Lock() // the tables hold still; writes go on into the memtable
+	defer db.flushMu.Unlock()
+	db.mu.RLock()
+	if db.closed {
+		db.mu.RUnlock()
 		return rep, ErrClosed
 	}
-	st := e.st
-	e.mu.RUnlock()
+	st := db.st
+	db.mu.RUnlock()
 	c := &checker{ctx: ctx, st: st, rep: &rep}
 	docs, err := c.documents()
 	if err != nil {
@@ -88,15 +88,15 @@ func (e *DB) Check(ctx context.Context) (_ CheckReport, err error) {
 	if fps.n != st.fps {
 		c.bad("fingerprint counter says %d, postings hold %d", st.fps, fps.n)
 	}
-	for t := range e.design.Tables {
-		if err := c.table(t, &e.design.Tables[t], fps); err != nil {
+	for t := range db.design.Tables {
+		if err := c.table(t, &db.design.Tables[t], fps); err != nil {
 			return rep, err
 		}
 	}
-	if err := e.checkWAL(c); err != nil {
+	if err := db.checkWAL(c); err != nil {
 		return rep, err
 	}
-	if err := e.checkStore(c); err != nil {
+	if err := db.checkStore(c); err != nil {
 		return rep, err
 	}
 	return rep, errors.Join(c.problems...)
@@ -242,14 +242,14 @@ func (c *checker) table(t int, tb *permutation.Table, want digest) error {
 
 // checkWAL reads every record of the write-ahead log that the tables do
 // not hold yet.
-func (e *DB) checkWAL(c *checker) error {
-	if log := e.currentLog(); log != nil {
+func (db *DB) checkWAL(c *checker) error {
+	if log := db.currentLog(); log != nil {
 		if err := log.Sync(); err != nil {
 			return err
 		}
 	}
-	dir := filepath.Join(e.dir, walDir)
-	rs, err := wal.Replay(dir, c.st.walFrom, wal.ReplayOptions{FS: e.fs, Recovery: e.opts.WALRecovery, ReadOnly: true},
+	dir := filepath.Join(db.dir, walDir)
+	rs, err := wal.Replay(dir, c.st.walFrom, wal.ReplayOptions{FS: db.fs, Recovery: db.opts.WALRecovery, ReadOnly: true},
 		func(_ wal.Position, typ byte, p []byte) error {
 			return format.DecodeRecord(typ, p, func(format.Op) {})
 		})
@@ -261,7 +261,7 @@ func (e *DB) checkWAL(c *checker) error {
 		c.bad("write-ahead log: a damaged record: %s", d)
 	}
 	// What an open discarded stays in quarantine until removed by hand.
-	kept, err := wal.Quarantined(e.fs, dir)
+	kept, err := wal.Quarantined(db.fs, dir)
 	if err != nil {
 		return err
 	}

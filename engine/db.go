@@ -84,43 +84,43 @@ type DB struct {
 }
 
 // Design returns the index's table design.
-func (e *DB) Design() *permutation.Design { return e.design }
+func (db *DB) Design() *permutation.Design { return db.design }
 
 // K returns the largest distance the index answers.
-func (e *DB) K() int { return e.design.K }
+func (db *DB) K() int { return db.design.K }
 
 // Close makes every acknowledged write durable and releases the index. The
 // memtable is not flushed: the next Open replays the log. Close waits for
 // reads that run without holding the index (FindAll, Clusters, Stars,
 // Docs, QueryBatch) to end: end an iteration of Docs before Close.
-func (e *DB) Close() error {
-	e.commitMu.Lock()
-	e.mu.Lock()
-	if e.closed {
-		e.mu.Unlock()
-		e.commitMu.Unlock()
+func (db *DB) Close() error {
+	db.commitMu.Lock()
+	db.mu.Lock()
+	if db.closed {
+		db.mu.Unlock()
+		db.commitMu.Unlock()
 		return ErrClosed
 	}
-	e.closed = true
-	e.cond.Broadcast()
-	e.mu.Unlock()
-	e.commitMu.Unlock()
-	close(e.quit)
-	e.bg.Wait()
-	e.readers.Wait()
-	e.flushMu.Lock() // a Flush called by a user may still run
-	defer e.flushMu.Unlock()
-	return e.close()
+	db.closed = true
+	db.cond.Broadcast()
+	db.mu.Unlock()
+	db.commitMu.Unlock()
+	close(db.quit)
+	db.bg.Wait()
+	db.readers.Wait()
+	db.flushMu.Lock() // a Flush called by a user may still run
+	defer db.flushMu.Unlock()
+	return db.close()
 }
 
-func (e *DB) close() error {
+func (db *DB) close() error {
 	var errs []error
-	if e.wal != nil {
-		errs = append(errs, e.wal.Close())
+	if db.wal != nil {
+		errs = append(errs, db.wal.Close())
 	}
-	if e.st != nil && e.st.snap != nil {
-		errs = append(errs, e.st.unref())
+	if db.st != nil && db.st.snap != nil {
+		errs = append(errs, db.st.unref())
 	}
-	errs = append(errs, e.store.Close())
+	errs = append(errs, db.store.Close())
 	return errors.Join(errs...)
 }

@@ -26,13 +26,13 @@ type docCount struct {
 	n      int64
 }
 
-// documents returns the number of documents a Get finds; e.mu is held
+// documents returns the number of documents a Get finds; db.mu is held
 // (read).
-func (e *DB) documents() (int64, error) {
-	c := &e.docCount
+func (db *DB) documents() (int64, error) {
+	c := &db.docCount
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	v := e.lockedView()
+	v := db.lockedView()
 	var newest *memtable.Memtable
 	if len(v.frozen) > 0 {
 		newest = v.frozen[0]

@@ -36,9 +36,9 @@ type Pair struct {
 // fingerprint 0). The pairs come fingerprint by fingerprint: first those of
 // documents that share one, then those of near fingerprints. They are of one
 // state of the index, the one when FindAll began; writes go on meanwhile.
-func (e *DB) FindAll(ctx context.Context, k int) iter.Seq2[Pair, error] {
+func (db *DB) FindAll(ctx context.Context, k int) iter.Seq2[Pair, error] {
 	return storeSeq(func(yield func(Pair, error) bool) {
-		g, err := e.nearGraph(ctx, k)
+		g, err := db.nearGraph(ctx, k)
 		if err != nil {
 			yield(Pair{}, err)
 			return
@@ -88,9 +88,9 @@ func orderedPair(a, b Doc, d int) Pair {
 // The components are found over distinct fingerprints, so memory is
 // proportional to the documents in clusters, however many share one
 // fingerprint.
-func (e *DB) Clusters(ctx context.Context, k int) iter.Seq2[[]Doc, error] {
+func (db *DB) Clusters(ctx context.Context, k int) iter.Seq2[[]Doc, error] {
 	return storeSeq(func(yield func([]Doc, error) bool) {
-		g, err := e.nearGraph(ctx, k)
+		g, err := db.nearGraph(ctx, k)
 		if err != nil {
 			yield(nil, err)
 			return
@@ -113,9 +113,9 @@ func (e *DB) Clusters(ctx context.Context, k int) iter.Seq2[[]Doc, error] {
 // choose Stars to keep one document of each group of near-duplicates,
 // Clusters to find everything that is connected. Documents with no
 // neighbour are left out.
-func (e *DB) Stars(ctx context.Context, k int) iter.Seq2[[]Doc, error] {
+func (db *DB) Stars(ctx context.Context, k int) iter.Seq2[[]Doc, error] {
 	return storeSeq(func(yield func([]Doc, error) bool) {
-		g, err := e.nearGraph(ctx, k)
+		g, err := db.nearGraph(ctx, k)
 		if err != nil {
 			yield(nil, err)
 			return
@@ -181,24 +181,24 @@ func (g *nearGraph) clusters() [][]Doc {
 }
 
 // nearGraph gathers g from a pinned view: writers go on meanwhile.
-func (e *DB) nearGraph(ctx context.Context, k int) (*nearGraph, error) {
-	f, err := join.New(e.design, k)
+func (db *DB) nearGraph(ctx context.Context, k int) (*nearGraph, error) {
+	f, err := join.New(db.design, k)
 	if err != nil {
-		return nil, fmt.Errorf("%w: k = %d, the index answers up to %d", ErrDistance, k, e.design.K)
+		return nil, fmt.Errorf("%w: k = %d, the index answers up to %d", ErrDistance, k, db.design.K)
 	}
-	v, err := e.pinView()
+	v, err := db.pinView()
 	if err != nil {
 		return nil, err
 	}
-	defer v.unpin(e)
+	defer v.unpin(db)
 	st := v.st
-	byTable, err := e.tablePairs(ctx, st, f)
+	byTable, err := db.tablePairs(ctx, st, f)
 	if err != nil {
 		return nil, err
 	}
 	pairs := slices.Concat(byTable...)
 	mem := memDocsByFP(v.memDocs())
-	memPairs, err := e.memPairs(ctx, v, mem, k)
+	memPairs, err := db.memPairs(ctx, v, mem, k)
 	if err != nil {
 		return nil, err
 	}
@@ -217,7 +217,7 @@ func (e *DB) nearGraph(ctx context.Context, k int) (*nearGraph, error) {
 	}
 	radix.Sort(want)
 	want = slices.Compact(want)
-	docs, err := e.flushedDocs(v, want, mem)
+	docs, err := db.flushedDocs(v, want, mem)
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +248,7 @@ func (e *DB) nearGraph(ctx context.Context, k int) (*nearGraph, error) {
 // memPairs returns the pairs of distinct fingerprints within k of which at
 // least one is a memtable document's: each is probed against the tables
 // and the memtables.
-func (e *DB) memPairs(ctx context.Context, v *view, mem map[uint64][]Doc, k int) ([]join.Pair, error) {
+func (db *DB) memPairs(ctx context.Context, v *view, mem map[uint64][]Doc, k int) ([]join.Pair, error) {
 	var out []join.Pair
 	i := 0
 	for fp := range mem {
@@ -260,7 +260,7 @@ func (e *DB) memPairs(ctx context.Context, v *view, mem map[uint64][]Doc, k int)
 				out = append(out, join.Pair{A: min(fp, c), B: max(fp, c), Distance: d})
 			}
 		}
-		if err := e.probeAll(v.st, fp, k, add); err != nil {
+		if err := db.probeAll(v.st, fp, k, add); err != nil {
 			return nil, err
 		}
 		v.search(fp, k, add)
@@ -273,7 +273,7 @@ func (e *DB) memPairs(ctx context.Context, v *view, mem map[uint64][]Doc, k int)
 // fingerprint that several documents share (counting mem, the memtables'
 // documents by fingerprint). When every flushed fingerprint has one
 // document it seeks only want; otherwise it reads all postings in order.
-func (e *DB) flushedDocs(v *view, want []uint64, mem map[uint64][]Doc) (map[uint64][]Doc, error) {
+func (db *DB) flushedDocs(v *view, want []uint64, mem map[uint64][]Doc) (map[uint64][]Doc, error) {
 	st := v.st
 	docs := map[uint64][]Doc{}
 	if st.docs == st.fps {
@@ -282,7 +282,7 @@ func (e *DB) flushedDocs(v *view, want []uint64, mem map[uint64][]Doc) (map[uint
 		var ms []Match
 		for _, fp := range want {
 			var err error
-			if ms, err = e.postings(v, &it, fp, 0, ms[:0]); err != nil {
+			if ms, err = db.postings(v, &it, fp, 0, ms[:0]); err != nil {
 				return nil, err
 			}
 			for _, m := range ms {
@@ -330,8 +330,8 @@ func memDocsByFP(docs []Doc) map[uint64][]Doc {
 // tablePairs returns the pairs of distinct flushed fingerprints that f
 // finds, table by table: each table is read once, in order, its blocks
 // merged with their pending lists.
-func (e *DB) tablePairs(ctx context.Context, st *state, f *join.Finder) ([][]join.Pair, error) {
-	return parallel(ctx, len(e.design.Tables), func(t int) ([]join.Pair, error) {
+func (db *DB) tablePairs(ctx context.Context, st *state, f *join.Finder) ([][]join.Pair, error) {
+	return parallel(ctx, len(db.design.Tables), func(t int) ([]join.Pair, error) {
 		var out []join.Pair
 		s := f.NewScan(t, func(p join.Pair) bool { out = append(out, p); return true })
 		var buf []uint64

@@ -18,21 +18,21 @@ import (
 
 // Flush merges the memtable into the tables and makes it durable in Pebble,
 // then drops the log segments it covers.
-func (e *DB) Flush(ctx context.Context) (err error) {
+func (db *DB) Flush(ctx context.Context) (err error) {
 	defer func() { err = storeErr(err) }()
-	if e.opts.ReadOnly {
+	if db.opts.ReadOnly {
 		return ErrReadOnly
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return e.flush()
+	return db.flush()
 }
 
-func (e *DB) flush() error {
-	e.flushMu.Lock()
-	defer e.flushMu.Unlock()
-	list, seg, err := e.sealForFlush()
+func (db *DB) flush() error {
+	db.flushMu.Lock()
+	defer db.flushMu.Unlock()
+	list, seg, err := db.sealForFlush()
 	if err != nil || len(list) == 0 {
 		return err
 	}
@@ -43,28 +43,28 @@ func (e *DB) flush() error {
 	// tables had: a crash between them replays writes that the tables
 	// hold already, which gives the same documents again.
 	for i := len(list) - 1; i >= 0; i-- {
-		from := e.st.walFrom
+		from := db.st.walFrom
 		if i == 0 {
 			from = wal.Position{Segment: seg}
 		}
-		s, err := e.flushMemtable(list[i], from, true)
+		s, err := db.flushMemtable(list[i], from, true)
 		if err != nil {
 			return err
 		}
 		fs.add(s)
 		docs += list[i].Len()
 	}
-	e.mu.Lock()
-	if errors.Is(e.bgErr, ErrDiskFull) {
-		e.bgErr = nil // flushes work again
-		e.log.Info("simhashdb: flushed after a full disk")
+	db.mu.Lock()
+	if errors.Is(db.bgErr, ErrDiskFull) {
+		db.bgErr = nil // flushes work again
+		db.log.Info("simhashdb: flushed after a full disk")
 	}
-	e.cond.Broadcast()
-	e.mu.Unlock()
-	if err := e.currentLog().RemoveBefore(seg); err != nil {
+	db.cond.Broadcast()
+	db.mu.Unlock()
+	if err := db.currentLog().RemoveBefore(seg); err != nil {
 		return store.DiskErr("removing flushed log segments", err)
 	}
-	e.log.Debug("simhashdb: flushed", "documents", docs, "memtables", len(list), "blocks_written", fs.written,
+	db.log.Debug("simhashdb: flushed", "documents", docs, "memtables", len(list), "blocks_written", fs.written,
 		"blocks_replaced", fs.replaced, "pending_added", fs.pended, "elapsed", time.Since(start))
 	return nil
 }
@@ -74,26 +74,26 @@ func (e *DB) flush() error {
 // new segment is started unless one already follows them all (a flush
 // that failed left them so): no appends meanwhile (commitMu), every
 // appended record published first.
-func (e *DB) sealForFlush() ([]*memtable.Memtable, uint64, error) {
-	e.commitMu.Lock()
-	defer e.commitMu.Unlock()
-	e.mu.Lock()
-	for e.published != e.appended {
-		e.cond.Wait()
+func (db *DB) sealForFlush() ([]*memtable.Memtable, uint64, error) {
+	db.commitMu.Lock()
+	defer db.commitMu.Unlock()
+	db.mu.Lock()
+	for db.published != db.appended {
+		db.cond.Wait()
 	}
-	closed, empty, sealed, frozen := e.closed, e.mem.Empty(), e.sealed, len(e.frozen)
+	closed, empty, sealed, frozen := db.closed, db.mem.Empty(), db.sealed, len(db.frozen)
 	if !closed && empty && sealed {
-		defer e.mu.Unlock()
-		return e.frozen, e.sealSeg, nil
+		defer db.mu.Unlock()
+		return db.frozen, db.sealSeg, nil
 	}
-	e.mu.Unlock()
+	db.mu.Unlock()
 	switch {
 	case closed:
 		return nil, 0, ErrClosed
 	case empty && frozen == 0: // a read freezes only a memtable with writes
 		return nil, 0, nil
 	}
-	log, err := e.liveLog()
+	log, err := db.liveLog()
 	var seg uint64
 	if err == nil {
 		seg, err = log.Rotate()
@@ -101,11 +101,11 @@ func (e *DB) sealForFlush() ([]*memtable.Memtable, uint64, error) {
 	if err != nil {
 		return nil, 0, store.DiskErr("starting a log segment", err)
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.freeze()
-	e.sealSeg, e.sealed = seg, true
-	return e.frozen, seg, nil
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	db.freeze()
+	db.sealSeg, db.sealed = seg, true
+	return db.frozen, seg, nil
 }
 
 type flushStats struct{ written, replaced, pended int }
@@ -140,8 +140,8 @@ func lastDocID(r reader) (id uint64, stored bool, err error) {
 // heldBy reports whether the postings that it iterates hold fingerprint fp
 // for an id that counts. An iterator's error is returned at once: Pebble
 // clears it on the next seek, and a read that failed is not "not stored".
-func (e *DB) heldBy(it *pebble.Iterator, fp uint64, counts func(id uint64) bool) (bool, error) {
-	for e.seekPostings(it, fp); it.Valid(); it.Next() {
+func (db *DB) heldBy(it *pebble.Iterator, fp uint64, counts func(id uint64) bool) (bool, error) {
+	for db.seekPostings(it, fp); it.Valid(); it.Next() {
 		f, id, err := format.ParsePostingKey(it.Key())
 		if err != nil {
 			return false, err
@@ -158,8 +158,8 @@ func (e *DB) heldBy(it *pebble.Iterator, fp uint64, counts func(id uint64) bool)
 
 // flushMemtable commits m to Pebble at once and installs the new state;
 // frozen says m is the oldest frozen memtable, which leaves the list then.
-func (e *DB) flushMemtable(m *memtable.Memtable, walFrom wal.Position, frozen bool) (flushStats, error) {
-	f := &flushJob{e: e, m: m, old: e.st, docsB: e.store.DB.NewBatch(), postB: e.store.DB.NewBatch(), metaB: e.store.DB.NewBatch(),
+func (db *DB) flushMemtable(m *memtable.Memtable, walFrom wal.Position, frozen bool) (flushStats, error) {
+	f := &flushJob{db: db, m: m, old: db.st, docsB: db.store.DB.NewBatch(), postB: db.store.DB.NewBatch(), metaB: db.store.DB.NewBatch(),
 		orphans: map[uint64]bool{}}
 	defer f.close()
 	if err := f.writeDocuments(); err != nil {
@@ -201,29 +201,29 @@ func (e *DB) flushMemtable(m *memtable.Memtable, walFrom wal.Position, frozen bo
 	if err := f.commit(); err != nil {
 		return f.stats, err
 	}
-	st.open(e.store.DB)
-	e.mu.Lock()
-	e.st = st
+	st.open(db.store.DB)
+	db.mu.Lock()
+	db.st = st
 	for _, s := range dropped {
-		e.cache.Drop(s)
+		db.cache.Drop(s)
 	}
 	if frozen {
 		// Reads freeze newer memtables meanwhile, never older ones.
-		e.frozen = e.frozen[:len(e.frozen)-1]
+		db.frozen = db.frozen[:len(db.frozen)-1]
 	}
-	e.cond.Broadcast()
-	e.mu.Unlock()
+	db.cond.Broadcast()
+	db.mu.Unlock()
 	// Outside the lock: a query may have cached a new block first, and put
 	// then keeps its copy.
 	for _, fl := range fills {
 		if fl.FPs == nil {
-			e.cache.PutEntry(fl.Slot, cache.NewEntry(fl.Packed, fl.Pend))
+			db.cache.PutEntry(fl.Slot, cache.NewEntry(fl.Packed, fl.Pend))
 		} else {
-			e.cache.Put(fl.Slot, fl.FPs, fl.Pend)
+			db.cache.Put(fl.Slot, fl.FPs, fl.Pend)
 		}
 	}
 	for _, c := range carry {
-		e.cache.PutEntry(c.slot, c.b)
+		db.cache.PutEntry(c.slot, c.b)
 	}
 	return f.stats, old.unref()
 }

@@ -20,7 +20,7 @@ import (
 // (the tables' per table too), each in key order, which commit writes
 // into one sstable. None is indexed: nothing reads them back.
 type flushJob struct {
-	e       *DB
+	db      *DB
 	m       *memtable.Memtable
 	old     *state // only flushes replace it, and flushMu is held
 	docsB   *pebble.Batch
@@ -94,7 +94,7 @@ func (f *flushJob) writeDocuments() error {
 
 // storedFingerprint returns the fingerprint Pebble holds for document id.
 func (f *flushJob) storedFingerprint(id uint64) (fp uint64, found bool, err error) {
-	v, c, err := f.e.store.DB.Get(format.DocKey(id))
+	v, c, err := f.db.store.DB.Get(format.DocKey(id))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return 0, false, nil
 	}
@@ -154,7 +154,7 @@ func (f *flushJob) tableChanges() (adds, dels []uint64, err error) {
 		if len(m.IDs(fp)) > 0 {
 			continue
 		}
-		held, err := f.e.heldBy(it, fp, func(id uint64) bool { return !m.Touched(id) })
+		held, err := f.db.heldBy(it, fp, func(id uint64) bool { return !m.Touched(id) })
 		if err != nil {
 			it.Close()
 			return nil, nil, err
@@ -172,14 +172,14 @@ func (f *flushJob) tableChanges() (adds, dels []uint64, err error) {
 // reading their blocks. Each check is a seek, most of them cache misses in
 // a large index: the cores take a share each, in order.
 func (f *flushJob) fresh(adds []uint64) ([]uint64, error) {
-	e, old := f.e, f.old
+	db, old := f.db, f.old
 	// Most of these fingerprints are new, and most postings are in the
 	// last level, where Pebble reads no bloom filter unless told: they are
 	// large, and most look-ups there find their key. Here most do not, and
 	// the filter saves a data block read from disk per fingerprint, but
 	// only while the filters (1.25 bytes per posting) stay in the cache;
 	// otherwise they would be read again and again.
-	useL6 := e.store.PrefixSeek && old.docs*10/8 <= e.store.CacheSize/2
+	useL6 := db.store.PrefixSeek && old.docs*10/8 <= db.store.CacheSize/2
 	parts := min(runtime.GOMAXPROCS(0), max(len(adds)/4096, 1))
 	fresh, err := parallel(context.Background(), parts, func(part int) ([]uint64, error) {
 		share := adds[part*len(adds)/parts : (part+1)*len(adds)/parts]
@@ -190,7 +190,7 @@ func (f *flushJob) fresh(adds []uint64) ([]uint64, error) {
 		}
 		var out []uint64
 		for _, fp := range share {
-			held, err := e.heldBy(it, fp, func(uint64) bool { return true })
+			held, err := db.heldBy(it, fp, func(uint64) bool { return true })
 			if err != nil {
 				it.Close()
 				return nil, err
@@ -207,13 +207,13 @@ func (f *flushJob) fresh(adds []uint64) ([]uint64, error) {
 // mergeTables merges adds and dels into every table of st, on every core,
 // each table into batches of its own.
 func (f *flushJob) mergeTables(st *state, adds, dels []uint64) ([]table.MergeResult, error) {
-	e := f.e
-	f.tables = make([]table.Batches, len(e.design.Tables))
-	outs, err := parallel(context.Background(), len(e.design.Tables), func(t int) ([]table.MergeResult, error) {
-		tb := &e.design.Tables[t]
-		f.tables[t] = table.Batches{Blocks: e.store.DB.NewBatch(), Dir: e.store.DB.NewBatch(), Pend: e.store.DB.NewBatch()}
-		m := table.Merge{Table: t, Old: &f.old.tables[t], New: &st.tables[t], BlockSize: e.block, Cache: e.cache,
-			Read:    func(j int) (fps, pend []uint64, err error) { return e.readBlock(f.old, t, j) },
+	db := f.db
+	f.tables = make([]table.Batches, len(db.design.Tables))
+	outs, err := parallel(context.Background(), len(db.design.Tables), func(t int) ([]table.MergeResult, error) {
+		tb := &db.design.Tables[t]
+		f.tables[t] = table.Batches{Blocks: db.store.DB.NewBatch(), Dir: db.store.DB.NewBatch(), Pend: db.store.DB.NewBatch()}
+		m := table.Merge{Table: t, Old: &f.old.tables[t], New: &st.tables[t], BlockSize: db.block, Cache: db.cache,
+			Read:    func(j int) (fps, pend []uint64, err error) { return db.readBlock(f.old, t, j) },
 			Batches: &f.tables[t]}
 		r, err := m.Run(permuteSorted(tb, adds), permuteSorted(tb, dels))
 		return []table.MergeResult{r}, err
@@ -268,10 +268,10 @@ func (f *flushJob) commit() error {
 			parts = append(parts, space(tb))
 		}
 	}
-	if hook := f.e.opts.knobs.flushBatches; hook != nil {
+	if hook := f.db.opts.knobs.flushBatches; hook != nil {
 		hook(parts)
 	}
-	if err := f.e.store.Commit(context.Background(), parts...); err != nil {
+	if err := f.db.store.Commit(context.Background(), parts...); err != nil {
 		return fmt.Errorf("engine: committing a flush: %w", err)
 	}
 	return nil

@@ -13,20 +13,20 @@ import (
 )
 
 // Get returns the document with the id, or ErrNotFound.
-func (e *DB) Get(ctx context.Context, id uint64) (_ Doc, err error) {
+func (db *DB) Get(ctx context.Context, id uint64) (_ Doc, err error) {
 	defer func() { err = storeErr(err) }()
-	if err := e.rlockOpen(); err != nil {
+	if err := db.rlockOpen(); err != nil {
 		return Doc{}, err
 	}
-	defer e.mu.RUnlock()
-	lv := e.lockedView()
+	defer db.mu.RUnlock()
+	lv := db.lockedView()
 	if d, ok := lv.memDoc(id); ok {
 		if !d.Live {
 			return Doc{}, fmt.Errorf("%w: document %d", ErrNotFound, id)
 		}
 		return Doc{ID: id, Fingerprint: d.FP, Name: d.Name}, nil
 	}
-	v, c, err := e.st.snap.Get(format.DocKey(id))
+	v, c, err := db.st.snap.Get(format.DocKey(id))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return Doc{}, fmt.Errorf("%w: document %d", ErrNotFound, id)
 	}
@@ -43,19 +43,19 @@ func (e *DB) Get(ctx context.Context, id uint64) (_ Doc, err error) {
 
 // NextID returns one more than the largest id stored (1 for an empty
 // index): where a caller that numbers its documents itself can go on.
-func (e *DB) NextID(ctx context.Context) (_ uint64, err error) {
+func (db *DB) NextID(ctx context.Context) (_ uint64, err error) {
 	defer func() { err = storeErr(err) }()
-	if err := e.rlockOpen(); err != nil {
+	if err := db.rlockOpen(); err != nil {
 		return 0, err
 	}
-	defer e.mu.RUnlock()
+	defer db.mu.RUnlock()
 	var top uint64
-	v := e.lockedView()
+	v := db.lockedView()
 	for _, d := range v.memDocs() {
 		top = max(top, d.ID)
 	}
 	lo, hi := format.SpaceBounds(format.SpaceDocs)
-	it, err := e.st.snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	it, err := db.st.snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
 		return 0, err
 	}
@@ -83,14 +83,14 @@ func (e *DB) NextID(ctx context.Context) (_ uint64, err error) {
 // it when the iteration began. Writers do not wait for the caller; Close
 // waits for the iteration to end. It is how an index is read back
 // whole (simhashdb export), to rebuild it with another K or design.
-func (e *DB) Docs(ctx context.Context) iter.Seq2[Doc, error] {
+func (db *DB) Docs(ctx context.Context) iter.Seq2[Doc, error] {
 	return storeSeq(func(yield func(Doc, error) bool) {
-		v, err := e.pinView()
+		v, err := db.pinView()
 		if err != nil {
 			yield(Doc{}, err)
 			return
 		}
-		defer v.unpin(e)
+		defer v.unpin(db)
 		st, mem := v.st, v.memDocs()
 		slices.SortFunc(mem, func(a, b Doc) int { return cmp.Compare(a.ID, b.ID) })
 		lo, hi := format.SpaceBounds(format.SpaceDocs)

@@ -28,11 +28,11 @@ import (
 // filters than they can keep, and a flush reads a filter from disk for
 // most fingerprints. No smaller, though: a query whose seek moves to
 // another file pays for setting up that file's iterator.
-func (e *DB) postingsPerSST() int {
-	if n := e.opts.knobs.postingsPerSST; n > 0 {
+func (db *DB) postingsPerSST() int {
+	if n := db.opts.knobs.postingsPerSST; n > 0 {
 		return n
 	}
-	shard := e.store.CacheSize / int64(4*runtime.GOMAXPROCS(0))
+	shard := db.store.CacheSize / int64(4*runtime.GOMAXPROCS(0))
 	return int(max(shard/16*8/10, 1<<16))
 }
 
@@ -42,9 +42,9 @@ func (e *DB) postingsPerSST() int {
 // durable when Load returns. Into an index that holds documents it falls
 // back to batched inserts and a flush. A repeated id keeps its last
 // document.
-func (e *DB) Load(ctx context.Context, docs []Doc) (err error) {
+func (db *DB) Load(ctx context.Context, docs []Doc) (err error) {
 	defer func() { err = storeErr(err) }()
-	if e.opts.ReadOnly {
+	if db.opts.ReadOnly {
 		return ErrReadOnly
 	}
 	for i := range docs {
@@ -52,35 +52,35 @@ func (e *DB) Load(ctx context.Context, docs []Doc) (err error) {
 			return fmt.Errorf("%w: document %d: name of %d bytes, at most %d", ErrInput, docs[i].ID, len(docs[i].Name), MaxName)
 		}
 	}
-	e.flushMu.Lock()
-	e.mu.RLock()
-	empty := e.st.docs == 0 && e.mem.Empty() && len(e.frozen) == 0 && !e.closed
-	e.mu.RUnlock()
+	db.flushMu.Lock()
+	db.mu.RLock()
+	empty := db.st.docs == 0 && db.mem.Empty() && len(db.frozen) == 0 && !db.closed
+	db.mu.RUnlock()
 	if !empty {
-		e.flushMu.Unlock()
-		if err := e.InsertBatch(ctx, docs); err != nil {
+		db.flushMu.Unlock()
+		if err := db.InsertBatch(ctx, docs); err != nil {
 			return err
 		}
-		return e.Flush(ctx)
+		return db.Flush(ctx)
 	}
-	defer e.flushMu.Unlock()
+	defer db.flushMu.Unlock()
 	// Writes that race the load would land in the memtable and the log,
 	// which the ingested tables do not cover: hold commits for its length.
-	e.commitMu.Lock()
-	defer e.commitMu.Unlock()
-	e.mu.RLock()
-	empty = e.mem.Empty() && e.published == e.appended
-	e.mu.RUnlock()
+	db.commitMu.Lock()
+	defer db.commitMu.Unlock()
+	db.mu.RLock()
+	empty = db.mem.Empty() && db.published == db.appended
+	db.mu.RUnlock()
 	if !empty {
 		return ErrLoadConflict
 	}
-	return e.loadEmpty(ctx, docs)
+	return db.loadEmpty(ctx, docs)
 }
 
 // loadJob is one bulk load: sstables written to a temporary folder by
 // tasks that share GOMAXPROCS slots, then ingested at once.
 type loadJob struct {
-	e      *DB
+	db     *DB
 	docs   []Doc    // by id, each id once
 	all    []uint64 // the documents' fingerprints, in id order
 	tmp    string
@@ -93,14 +93,14 @@ type loadJob struct {
 
 // loadEmpty is Load into an empty index: the tables, documents and
 // postings written as sstables and ingested at once.
-func (e *DB) loadEmpty(ctx context.Context, in []Doc) error {
-	tmp, err := store.MkdirTemp(e.fs, e.dir, store.TmpPrefix)
+func (db *DB) loadEmpty(ctx context.Context, in []Doc) error {
+	tmp, err := store.MkdirTemp(db.fs, db.dir, store.TmpPrefix)
 	if err != nil {
 		return err
 	}
-	defer e.fs.RemoveAll(tmp)
+	defer db.fs.RemoveAll(tmp)
 	docs := byID(in)
-	j := &loadJob{e: e, docs: docs, tmp: tmp, all: make([]uint64, len(docs)), tables: make([]table.Index, len(e.design.Tables))}
+	j := &loadJob{db: db, docs: docs, tmp: tmp, all: make([]uint64, len(docs)), tables: make([]table.Index, len(db.design.Tables))}
 	// The documents' fingerprints, in id order: the tables permute and
 	// sort them, and drop repeats after sorting (a permutation keeps equal
 	// fingerprints equal), so they need not wait for the postings' sort.
@@ -123,14 +123,14 @@ func (e *DB) loadEmpty(ctx context.Context, in []Doc) error {
 	if err := j.meta(); err != nil {
 		return err
 	}
-	if err := e.store.DB.Ingest(ctx, j.paths); err != nil {
+	if err := db.store.DB.Ingest(ctx, j.paths); err != nil {
 		return fmt.Errorf("engine: ingesting the loaded tables: %w", err)
 	}
-	st := newState(j.tables, int64(len(docs)), int64(j.fps), e.st.walFrom, e.newUnits(int64(len(docs)))).open(e.store.DB)
-	e.mu.Lock()
-	old := e.st
-	e.st = st
-	e.mu.Unlock()
+	st := newState(j.tables, int64(len(docs)), int64(j.fps), db.st.walFrom, db.newUnits(int64(len(docs)))).open(db.store.DB)
+	db.mu.Lock()
+	old := db.st
+	db.st = st
+	db.mu.Unlock()
 	return old.unref()
 }
 
@@ -156,14 +156,14 @@ func byID(in []Doc) []Doc {
 // newSST starts an sstable of the load, named name.
 func (j *loadJob) newSST(name string) (*sstable.Writer, error) {
 	path := filepath.Join(j.tmp, name+".sst")
-	f, err := j.e.fs.Create(path, vfs.WriteCategoryUnspecified)
+	f, err := j.db.fs.Create(path, vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return nil, err
 	}
 	j.mu.Lock()
 	j.paths = append(j.paths, path)
 	j.mu.Unlock()
-	return sstable.NewWriter(objstorageprovider.NewFileWritable(f), j.e.store.WriterOptions(6)), nil
+	return sstable.NewWriter(objstorageprovider.NewFileWritable(f), j.db.store.WriterOptions(6)), nil
 }
 
 // documents starts the tasks that write the documents, a file per chunk
@@ -171,7 +171,7 @@ func (j *loadJob) newSST(name string) (*sstable.Writer, error) {
 func (j *loadJob) documents(procs int) {
 	docs := j.docs
 	chunk := max((len(docs)+4*procs-1)/(4*procs), 1<<16)
-	if n := j.e.opts.knobs.docsPerSST; n > 0 {
+	if n := j.db.opts.knobs.docsPerSST; n > 0 {
 		chunk = n
 	}
 	for lo := 0; lo < len(docs); lo += chunk {
@@ -225,7 +225,7 @@ func (j *loadJob) postings() error {
 	// fingerprint's postings in one: each has a bloom filter, which
 	// flushes read (see flushJob.fresh), and a filter block must fit in
 	// the cache. Each file is a task of its own.
-	perSST := j.e.postingsPerSST()
+	perSST := j.db.postingsPerSST()
 	for lo := 0; lo < len(keys); {
 		hi := min(lo+perSST, len(keys))
 		for hi < len(keys) && keys[hi] == keys[hi-1] {
@@ -267,7 +267,7 @@ func (j *loadJob) buildTables(procs int) {
 	for range procs {
 		scratch <- new([2][]uint64)
 	}
-	for t := range j.e.design.Tables {
+	for t := range j.db.design.Tables {
 		j.pool.run(fmt.Sprintf("loading table %d", t), func() error {
 			sc := <-scratch
 			defer func() { scratch <- sc }()
@@ -278,7 +278,7 @@ func (j *loadJob) buildTables(procs int) {
 
 // buildTable writes table t, with sc as its buffers.
 func (j *loadJob) buildTable(t int, sc *[2][]uint64) error {
-	tb := &j.e.design.Tables[t]
+	tb := &j.db.design.Tables[t]
 	if sc[0] == nil {
 		sc[0], sc[1] = make([]uint64, len(j.all)), make([]uint64, len(j.all))
 	}
@@ -307,7 +307,7 @@ func (j *loadJob) buildTable(t int, sc *[2][]uint64) error {
 		return err
 	}
 	w := table.Writer{Table: t, Blocks: tw, Dir: dw, Index: ti}
-	err = codec.Encode(perm, code, 1, j.e.block, func(key uint64, block []byte) error {
+	err = codec.Encode(perm, code, 1, j.db.block, func(key uint64, block []byte) error {
 		return w.Block(key, block, nil)
 	})
 	ti.SlabSlots()

@@ -20,9 +20,9 @@ const (
 // return: a small setting that an application keeps with its index, such
 // as how it fingerprints text (simhashdb's command line keeps its
 // fingerprint options there, so that every later command uses them).
-func (e *DB) SetMeta(ctx context.Context, name string, value []byte) (err error) {
+func (db *DB) SetMeta(ctx context.Context, name string, value []byte) (err error) {
 	defer func() { err = storeErr(err) }()
-	if e.opts.ReadOnly {
+	if db.opts.ReadOnly {
 		return ErrReadOnly
 	}
 	if err := ctx.Err(); err != nil {
@@ -31,29 +31,29 @@ func (e *DB) SetMeta(ctx context.Context, name string, value []byte) (err error)
 	if name == "" || len(name) > MaxMetaName || len(value) > MaxMetaValue {
 		return fmt.Errorf("%w: setting %q of %d bytes: want a name of 1 to %d bytes and at most %d bytes", ErrInput, name, len(value), MaxMetaName, MaxMetaValue)
 	}
-	if err := e.rlockOpen(); err != nil {
+	if err := db.rlockOpen(); err != nil {
 		return err
 	}
-	defer e.mu.RUnlock()
-	b := e.store.DB.NewBatch()
+	defer db.mu.RUnlock()
+	b := db.store.DB.NewBatch()
 	defer b.Close()
 	if err := b.Set(format.MetaUserKey(name), value, nil); err != nil {
 		return err
 	}
-	return e.store.Commit(ctx, b)
+	return db.store.Commit(ctx, b)
 }
 
 // Meta returns the value SetMeta stored under name, or ErrNotFound.
-func (e *DB) Meta(ctx context.Context, name string) (_ []byte, err error) {
+func (db *DB) Meta(ctx context.Context, name string) (_ []byte, err error) {
 	defer func() { err = storeErr(err) }()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := e.rlockOpen(); err != nil {
+	if err := db.rlockOpen(); err != nil {
 		return nil, err
 	}
-	defer e.mu.RUnlock()
-	v, c, err := e.store.DB.Get(format.MetaUserKey(name))
+	defer db.mu.RUnlock()
+	v, c, err := db.store.DB.Get(format.MetaUserKey(name))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, fmt.Errorf("%w: setting %q", ErrNotFound, name)
 	}

@@ -128,7 +128,7 @@ func (m *metamorphic) run(steps int) {
 		case op < 76:
 			m.queryBatch(1 + m.r.IntN(20))
 		case op < 78:
-			m.queryBatch(pinBatch)
+			m.queryBatch(pinQueries)
 		case op < 84:
 			m.pairs()
 		case op < 90:

@@ -87,84 +87,84 @@ func Open(dir string, opts Options) (*DB, error) {
 			return nil, err
 		}
 	}
-	e := &DB{dir: dir, opts: opts, log: opts.Logger, block: opts.BlockSize, fs: fs,
+	db := &DB{dir: dir, opts: opts, log: opts.Logger, block: opts.BlockSize, fs: fs,
 		flushCh: make(chan struct{}, 1), quit: make(chan struct{})}
 	if opts.ReadOnly {
-		e.fs = store.ReadOnlyFS{FS: e.fs}
+		db.fs = store.ReadOnlyFS{FS: db.fs}
 	}
-	e.cond = sync.NewCond(&e.mu)
+	db.cond = sync.NewCond(&db.mu)
 	// The engine's block cache and Pebble's share Options.CacheSize.
 	pebbleCache := max(opts.CacheSize/8, 8<<20)
-	e.cache = cache.New(max(opts.CacheSize-pebbleCache, 1<<20))
-	e.store, err = store.Open(dir, store.Options{FS: e.fs, ReadOnly: opts.ReadOnly, Logger: opts.Logger,
+	db.cache = cache.New(max(opts.CacheSize-pebbleCache, 1<<20))
+	db.store, err = store.Open(dir, store.Options{FS: db.fs, ReadOnly: opts.ReadOnly, Logger: opts.Logger,
 		CacheSize: pebbleCache, NewOrder: cmp.Or(opts.knobs.newStoreOrder, store.KeyOrder)})
 	if err != nil {
 		return nil, err
 	}
-	if err := e.load(); err != nil {
+	if err := db.load(); err != nil {
 		err = storeErr(err)
-		e.store.Close()
+		db.store.Close()
 		return nil, err
 	}
-	e.mem = memtable.New(e.design)
-	if err := e.openWAL(); err != nil {
-		e.close()
+	db.mem = memtable.New(db.design)
+	if err := db.openWAL(); err != nil {
+		db.close()
 		return nil, err
 	}
 	if !opts.ReadOnly {
-		e.bg.Add(1)
-		go e.flusher()
-		if e.mem.Size() >= e.memtableBudget() {
-			e.signalFlush()
+		db.bg.Add(1)
+		go db.flusher()
+		if db.mem.Size() >= db.memtableBudget() {
+			db.signalFlush()
 		}
 	}
-	return e, nil
+	return db, nil
 }
 
 // load reads (or, for a new index, writes) the metadata, the codes and the
 // block directory, and makes the first state.
-func (e *DB) load() error {
-	if err := e.loadMeta(); err != nil {
+func (db *DB) load() error {
+	if err := db.loadMeta(); err != nil {
 		return err
 	}
-	wv, err := e.getMeta(format.MetaWALFrom)
+	wv, err := db.getMeta(format.MetaWALFrom)
 	if err != nil {
 		return err
 	}
 	walFrom, err := format.ParseWALPos(wv)
 	if err != nil {
-		return fmt.Errorf("%s: %w", e.dir, err)
+		return fmt.Errorf("%s: %w", db.dir, err)
 	}
-	cv, err := e.getMeta(format.MetaCounts)
+	cv, err := db.getMeta(format.MetaCounts)
 	if err != nil {
 		return err
 	}
 	docs, fps, err := format.ParseCounts(cv)
 	if err != nil {
-		return fmt.Errorf("%s: %w", e.dir, err)
+		return fmt.Errorf("%s: %w", db.dir, err)
 	}
-	tables := make([]table.Index, len(e.design.Tables))
-	for _, step := range []func([]table.Index) error{e.loadCodes, e.loadDirectory, e.loadPending} {
+	tables := make([]table.Index, len(db.design.Tables))
+	for _, step := range []func([]table.Index) error{db.loadCodes, db.loadDirectory, db.loadPending} {
 		if err := step(tables); err != nil {
 			return err
 		}
 	}
-	e.st = newState(tables, docs, fps, walFrom, e.newUnits(docs)).open(e.store.DB)
+	db.st = newState(tables, docs, fps, walFrom, db.newUnits(docs)).open(db.store.DB)
 	return nil
 }
 
 // getMeta returns the value of metadata key k, which every index has.
-func (e *DB) getMeta(k []byte) ([]byte, error) {
-	v, ok, err := e.getMetaIf(k)
+func (db *DB) getMeta(k []byte) ([]byte, error) {
+	v, ok, err := db.getMetaIf(k)
 	if err == nil && !ok {
-		err = fmt.Errorf("%w: %s: no %s", ErrCorrupt, e.dir, format.MetaName(k))
+		err = fmt.Errorf("%w: %s: no %s", ErrCorrupt, db.dir, format.MetaName(k))
 	}
 	return v, err
 }
 
 // getMetaIf returns the value of metadata key k, if it is stored.
-func (e *DB) getMetaIf(k []byte) ([]byte, bool, error) {
-	v, c, err := e.store.DB.Get(k)
+func (db *DB) getMetaIf(k []byte) ([]byte, bool, error) {
+	v, c, err := db.store.DB.Get(k)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, false, nil
 	}
@@ -177,41 +177,41 @@ func (e *DB) getMetaIf(k []byte) ([]byte, bool, error) {
 
 // loadMeta reads (or, for a new index, writes) the format version, the
 // table design and the block size, and checks them against the options.
-func (e *DB) loadMeta() error {
-	fv, ok, err := e.getMetaIf(format.MetaFormat)
+func (db *DB) loadMeta() error {
+	fv, ok, err := db.getMetaIf(format.MetaFormat)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		if e.opts.ReadOnly {
-			return fmt.Errorf("engine: %s holds no simhashdb index", e.dir)
+		if db.opts.ReadOnly {
+			return fmt.Errorf("engine: %s holds no simhashdb index", db.dir)
 		}
-		if err := e.create(); err != nil {
+		if err := db.create(); err != nil {
 			return err
 		}
-		if fv, err = e.getMeta(format.MetaFormat); err != nil {
+		if fv, err = db.getMeta(format.MetaFormat); err != nil {
 			return err
 		}
 	}
 	if _, err := format.ParseVersion(fv); err != nil {
-		return fmt.Errorf("%s: %w", e.dir, err)
+		return fmt.Errorf("%s: %w", db.dir, err)
 	}
-	dv, err := e.getMeta(format.MetaDesign)
+	dv, err := db.getMeta(format.MetaDesign)
 	if err != nil {
 		return err
 	}
-	e.design = new(permutation.Design)
-	if err := e.design.UnmarshalBinary(dv); err != nil {
-		return format.Corrupt(e.dir+": stored table design", err)
+	db.design = new(permutation.Design)
+	if err := db.design.UnmarshalBinary(dv); err != nil {
+		return format.Corrupt(db.dir+": stored table design", err)
 	}
 	// Options that name a K or design must agree with the index.
-	if e.opts.Design != nil && !sameDesign(e.opts.Design, e.design) {
-		return fmt.Errorf("%w: %s was built with a different table design (K = %d, %d tables)", ErrOptions, e.dir, e.design.K, len(e.design.Tables))
+	if db.opts.Design != nil && !sameDesign(db.opts.Design, db.design) {
+		return fmt.Errorf("%w: %s was built with a different table design (K = %d, %d tables)", ErrOptions, db.dir, db.design.K, len(db.design.Tables))
 	}
-	if e.opts.kSet && e.opts.K != e.design.K {
-		return fmt.Errorf("%w: %s was built for K = %d, opened with K = %d", ErrOptions, e.dir, e.design.K, e.opts.K)
+	if db.opts.kSet && db.opts.K != db.design.K {
+		return fmt.Errorf("%w: %s was built for K = %d, opened with K = %d", ErrOptions, db.dir, db.design.K, db.opts.K)
 	}
-	bv, err := e.getMeta(format.MetaBlock)
+	bv, err := db.getMeta(format.MetaBlock)
 	if err != nil {
 		return err
 	}
@@ -220,21 +220,21 @@ func (e *DB) loadMeta() error {
 		err = fmt.Errorf("%w: stored block size %d", ErrCorrupt, bs)
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", e.dir, err)
+		return fmt.Errorf("%s: %w", db.dir, err)
 	}
-	if e.opts.blockSet && e.opts.BlockSize != int(bs) {
-		return fmt.Errorf("%w: %s was built with %d-byte blocks, opened with %d", ErrOptions, e.dir, bs, e.opts.BlockSize)
+	if db.opts.blockSet && db.opts.BlockSize != int(bs) {
+		return fmt.Errorf("%w: %s was built with %d-byte blocks, opened with %d", ErrOptions, db.dir, bs, db.opts.BlockSize)
 	}
-	e.block = int(bs)
+	db.block = int(bs)
 	return nil
 }
 
 // loadCodes reads every table's Huffman codes.
-func (e *DB) loadCodes(tables []table.Index) error {
+func (db *DB) loadCodes(tables []table.Index) error {
 	for t := range tables {
 		tables[t].Codes = codec.CodeMap{}
 	}
-	return e.scan(format.MetaCodes, func(k, v []byte) error {
+	return db.scan(format.MetaCodes, func(k, v []byte) error {
 		t, id, err := format.ParseMetaCodeKey(k, len(tables))
 		if err != nil {
 			return err
@@ -250,8 +250,8 @@ func (e *DB) loadCodes(tables []table.Index) error {
 }
 
 // loadDirectory reads every table's block directory.
-func (e *DB) loadDirectory(tables []table.Index) error {
-	err := e.scan(format.SpacePrefix(format.SpaceBlockDir), func(k, v []byte) error {
+func (db *DB) loadDirectory(tables []table.Index) error {
+	err := db.scan(format.SpacePrefix(format.SpaceBlockDir), func(k, v []byte) error {
 		t, key, err := format.ParseTableKey(format.SpaceBlockDir, k, len(tables))
 		if err != nil {
 			return err
@@ -283,8 +283,8 @@ const pendingDamaged = format.PendingMax + 1
 
 // loadPending counts the pending lists' fingerprints: a flush appends to a
 // list without rewriting its block's directory entry.
-func (e *DB) loadPending(tables []table.Index) error {
-	return e.scan(format.SpacePrefix(format.SpacePending), func(k, v []byte) error {
+func (db *DB) loadPending(tables []table.Index) error {
+	return db.scan(format.SpacePrefix(format.SpacePending), func(k, v []byte) error {
 		t, key, err := format.ParseTableKey(format.SpacePending, k, len(tables))
 		if err != nil {
 			return err
@@ -298,7 +298,7 @@ func (e *DB) loadPending(tables []table.Index) error {
 		if _, err := format.ScanPending(v, format.PendingMax, func(uint64) { n++ }); err != nil {
 			// Open anyway, as with a damaged block: reading this one (a
 			// query, a flush, Check) reports the damage with its place.
-			e.log.Warn("simhashdb: damaged pending list", "table", t, "block", fmt.Sprintf("%016x", key), "err", err)
+			db.log.Warn("simhashdb: damaged pending list", "table", t, "block", fmt.Sprintf("%016x", key), "err", err)
 			n = pendingDamaged
 		}
 		if ti.Pend == nil {
@@ -316,24 +316,24 @@ func sameDesign(a, b *permutation.Design) bool {
 }
 
 // create writes the metadata of a new index.
-func (e *DB) create() error {
-	d, err := e.opts.design()
+func (db *DB) create() error {
+	d, err := db.opts.design()
 	if err != nil {
 		return err
 	}
 	if len(d.Tables) > 255 {
 		return fmt.Errorf("%w: %d tables, at most 255", ErrOptions, len(d.Tables))
 	}
-	db, err := d.MarshalBinary()
+	designBytes, err := d.MarshalBinary()
 	if err != nil {
 		return err
 	}
-	b := e.store.DB.NewBatch()
+	b := db.store.DB.NewBatch()
 	defer b.Close()
 	for _, kv := range [][2][]byte{
 		{format.MetaFormat, format.VersionValue(format.Version)},
-		{format.MetaDesign, db},
-		{format.MetaBlock, format.UvarintValue(uint64(e.opts.BlockSize))},
+		{format.MetaDesign, designBytes},
+		{format.MetaBlock, format.UvarintValue(uint64(db.opts.BlockSize))},
 		{format.MetaWALFrom, format.WALPosValue(wal.Position{Segment: 1})},
 		{format.MetaCounts, format.CountsValue(0, 0)},
 	} {
@@ -341,13 +341,13 @@ func (e *DB) create() error {
 			return err
 		}
 	}
-	e.log.Info("simhashdb: created index", "dir", e.dir, "k", d.K, "tables", len(d.Tables), "min_prefix", d.MinPrefix())
-	return e.store.Commit(context.Background(), b)
+	db.log.Info("simhashdb: created index", "dir", db.dir, "k", d.K, "tables", len(d.Tables), "min_prefix", d.MinPrefix())
+	return db.store.Commit(context.Background(), b)
 }
 
 // scan calls fn for every key with the prefix p in the live database.
-func (e *DB) scan(p []byte, fn func(k, v []byte) error) error {
-	return scanReader(e.store.DB, p, fn)
+func (db *DB) scan(p []byte, fn func(k, v []byte) error) error {
+	return scanReader(db.store.DB, p, fn)
 }
 
 func scanReader(r reader, p []byte, fn func(k, v []byte) error) error {

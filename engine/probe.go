@@ -23,8 +23,8 @@ type probeState struct {
 // each step for every table before the next: the core then overlaps the
 // tables' misses. Blocks not cached, and ranges that span blocks, finish on
 // the one-table path.
-func (e *DB) probeAll(st *state, q uint64, k int, add func(fp uint64, d int)) error {
-	tabs := e.design.Tables
+func (db *DB) probeAll(st *state, q uint64, k int, add func(fp uint64, d int)) error {
+	tabs := db.design.Tables
 	var stack [24]probeState
 	ps := stack[:0]
 	if len(tabs) > len(stack) {
@@ -45,12 +45,12 @@ func (e *DB) probeAll(st *state, q uint64, k int, add func(fp uint64, d int)) er
 			if !ps[t].held {
 				b = ti.Slot(ps[t].j).Peek()
 			}
-			if ps[t].b = e.cache.Mark(b); ps[t].b != nil {
+			if ps[t].b = db.cache.Mark(b); ps[t].b != nil {
 				hits++
 			}
 		}
 	}
-	e.cache.Hit(hits)
+	db.cache.Hit(hits)
 	for t := range ps {
 		if b := ps[t].b; b != nil {
 			i := b.Packed.Guess(ps[t].lo)
@@ -66,7 +66,7 @@ func (e *DB) probeAll(st *state, q uint64, k int, add func(fp uint64, d int)) er
 		}
 	}
 	for t := range ps {
-		if err := e.probe(st, t, &ps[t], k, add); err != nil {
+		if err := db.probe(st, t, &ps[t], k, add); err != nil {
 			return err
 		}
 	}
@@ -75,14 +75,14 @@ func (e *DB) probeAll(st *state, q uint64, k int, add func(fp uint64, d int)) er
 
 // probe scans table t for p's range from block p.j on, reading blocks that
 // probeAll did not find in the cache.
-func (e *DB) probe(st *state, t int, p *probeState, k int, add func(fp uint64, d int)) error {
-	tb := &e.design.Tables[t]
+func (db *DB) probe(st *state, t int, p *probeState, k int, add func(fp uint64, d int)) error {
+	tb := &db.design.Tables[t]
 	keys := st.tables[t].Keys
 	for j := p.j; j < len(keys); j++ {
 		b, i := p.b, p.i
 		if j != p.j || b == nil {
 			var err error
-			if b, err = e.tableBlock(st, t, j); err != nil {
+			if b, err = db.tableBlock(st, t, j); err != nil {
 				return err
 			}
 			i = b.Packed.LowerBound(p.lo)

@@ -12,8 +12,8 @@ import (
 
 // seekPostings positions it at the first posting of fp, if any: a prefix
 // seek where the bloom filters hold fingerprints (store.KeyOrder).
-func (e *DB) seekPostings(it *pebble.Iterator, fp uint64) bool {
-	if e.store.PrefixSeek {
+func (db *DB) seekPostings(it *pebble.Iterator, fp uint64) bool {
+	if db.store.PrefixSeek {
 		return it.SeekPrefixGE(format.PostingPrefix(fp))
 	}
 	return it.SeekGE(format.PostingPrefix(fp))
@@ -21,24 +21,24 @@ func (e *DB) seekPostings(it *pebble.Iterator, fp uint64) bool {
 
 // Query returns every stored document within Hamming distance k of fp,
 // nearest first (then by id). k may be at most K.
-func (e *DB) Query(ctx context.Context, fp uint64, k int) ([]Match, error) {
-	return e.QueryAppend(ctx, nil, fp, k)
+func (db *DB) Query(ctx context.Context, fp uint64, k int) ([]Match, error) {
+	return db.QueryAppend(ctx, nil, fp, k)
 }
 
 // QueryAppend is Query appending the matches to dst and returning it: a
 // caller that reuses dst (dst[:0]) allocates nothing for a query whose
 // blocks and postings are cached, however many it makes.
-func (e *DB) QueryAppend(ctx context.Context, dst []Match, fp uint64, k int) (_ []Match, err error) {
+func (db *DB) QueryAppend(ctx context.Context, dst []Match, fp uint64, k int) (_ []Match, err error) {
 	defer func() { err = storeErr(err) }()
-	if k < 0 || k > e.design.K {
-		return dst, fmt.Errorf("%w: k = %d, the index answers up to %d", ErrDistance, k, e.design.K)
+	if k < 0 || k > db.design.K {
+		return dst, fmt.Errorf("%w: k = %d, the index answers up to %d", ErrDistance, k, db.design.K)
 	}
-	if err := e.rlockOpen(); err != nil {
+	if err := db.rlockOpen(); err != nil {
 		return dst, err
 	}
-	defer e.mu.RUnlock()
-	v := e.lockedView()
-	return e.query(&v, dst, fp, k)
+	defer db.mu.RUnlock()
+	v := db.lockedView()
+	return db.query(&v, dst, fp, k)
 }
 
 type candidate struct {
@@ -47,14 +47,14 @@ type candidate struct {
 }
 
 // query appends the matches of q in v to dst.
-func (e *DB) query(v *view, dst []Match, q uint64, k int) ([]Match, error) {
+func (db *DB) query(v *view, dst []Match, q uint64, k int) ([]Match, error) {
 	st := v.st
 	// On the stack: a query has a few candidates a table, and a pool
 	// misses whenever the goroutine changes processors.
 	var stack [64]candidate
 	cands := stack[:0]
 	add := func(fp uint64, d int) { cands = append(cands, candidate{fp, d}) }
-	if err := e.probeAll(st, q, k, add); err != nil {
+	if err := db.probeAll(st, q, k, add); err != nil {
 		return dst, err
 	}
 	v.search(q, k, add)
@@ -63,7 +63,7 @@ func (e *DB) query(v *view, dst []Match, q uint64, k int) ([]Match, error) {
 	}
 	var it *pebble.Iterator
 	defer func() { st.release(it) }()
-	return e.expand(v, cands, &it, dst)
+	return db.expand(v, cands, &it, dst)
 }
 
 // expand appends to dst the documents that hold the candidate fingerprints
@@ -71,7 +71,7 @@ func (e *DB) query(v *view, dst []Match, q uint64, k int) ([]Match, error) {
 // memtables replace or delete), nearest first and then by id. *it is the
 // postings iterator, opened on first use so that callers with many queries
 // share one.
-func (e *DB) expand(v *view, cands []candidate, it **pebble.Iterator, dst []Match) ([]Match, error) {
+func (db *DB) expand(v *view, cands []candidate, it **pebble.Iterator, dst []Match) ([]Match, error) {
 	slices.SortFunc(cands, func(a, b candidate) int { return cmpU64(a.fp, b.fp) })
 	cands = slices.CompactFunc(cands, func(a, b candidate) bool { return a.fp == b.fp })
 	out, from := dst, len(dst)
@@ -81,7 +81,7 @@ func (e *DB) expand(v *view, cands []candidate, it **pebble.Iterator, dst []Matc
 	for len(cands) > 0 {
 		n := min(len(cands), lookupBatch)
 		var err error
-		if out, err = e.postingsOf(v, it, cands[:n], out); err != nil {
+		if out, err = db.postingsOf(v, it, cands[:n], out); err != nil {
 			return dst, err
 		}
 		cands = cands[n:]
@@ -104,7 +104,7 @@ const lookupBatch = 16
 // of its pairs), each likely a cache miss; as probeAll does for the
 // tables, it takes each step for every candidate before the next, so that
 // the core overlaps the candidates' misses.
-func (e *DB) postingsOf(v *view, it **pebble.Iterator, cs []candidate, out []Match) ([]Match, error) {
+func (db *DB) postingsOf(v *view, it **pebble.Iterator, cs []candidate, out []Match) ([]Match, error) {
 	st := v.st
 	var bs [lookupBatch]*cache.Entry
 	var at [lookupBatch]int
@@ -113,7 +113,7 @@ func (e *DB) postingsOf(v *view, it **pebble.Iterator, cs []candidate, out []Mat
 		bs[x] = st.units.slot(st.units.unit(c.fp)).Peek()
 	}
 	for x, c := range cs {
-		if b := e.cache.Mark(bs[x]); b != nil && !b.Big {
+		if b := db.cache.Mark(bs[x]); b != nil && !b.Big {
 			at[x] = b.Packed.Guess(c.fp)
 			if at[x] < b.Packed.Len() {
 				first[x] = b.Packed.At(at[x]) // the load the walk starts with, for every candidate at once
@@ -124,7 +124,7 @@ func (e *DB) postingsOf(v *view, it **pebble.Iterator, cs []candidate, out []Mat
 		b := bs[x]
 		if b == nil || b.Big {
 			var err error
-			if out, err = e.readPostings(v, it, c.fp, c.d, out); err != nil {
+			if out, err = db.readPostings(v, it, c.fp, c.d, out); err != nil {
 				return nil, err
 			}
 			continue
@@ -140,19 +140,19 @@ func (e *DB) postingsOf(v *view, it **pebble.Iterator, cs []candidate, out []Mat
 
 // postings appends the flushed documents of fp that no memtable hides,
 // reading its unit if it is not cached.
-func (e *DB) postings(v *view, it **pebble.Iterator, fp uint64, d int, out []Match) ([]Match, error) {
+func (db *DB) postings(v *view, it **pebble.Iterator, fp uint64, d int, out []Match) ([]Match, error) {
 	// A cached unit needs no iterator: taking one from the pool and giving
 	// it back costs more than the look-up.
 	units := v.st.units
-	if b := e.cache.Load(units.slot(units.unit(fp))); b != nil && !b.Big {
+	if b := db.cache.Load(units.slot(units.unit(fp))); b != nil && !b.Big {
 		return unitDocs(v, b, b.Packed.LowerBound(fp), fp, d, out), nil
 	}
-	return e.readPostings(v, it, fp, d, out)
+	return db.readPostings(v, it, fp, d, out)
 }
 
 // readPostings is postings for a unit not cached, or too big to cache:
 // read with the iterator *it, which it opens if nil.
-func (e *DB) readPostings(v *view, it **pebble.Iterator, fp uint64, d int, out []Match) ([]Match, error) {
+func (db *DB) readPostings(v *view, it **pebble.Iterator, fp uint64, d int, out []Match) ([]Match, error) {
 	st := v.st
 	if *it == nil {
 		var err error
@@ -160,11 +160,11 @@ func (e *DB) readPostings(v *view, it **pebble.Iterator, fp uint64, d int, out [
 			return nil, err
 		}
 	}
-	b, ok, err := e.unitOf(st, *it, fp)
+	b, ok, err := db.unitOf(st, *it, fp)
 	if err != nil {
 		return nil, err
 	} else if !ok {
-		return e.seekDocs(v, *it, fp, d, out)
+		return db.seekDocs(v, *it, fp, d, out)
 	}
 	return unitDocs(v, b, b.Packed.LowerBound(fp), fp, d, out), nil
 }
@@ -185,8 +185,8 @@ func unitDocs(v *view, b *cache.Entry, i int, fp uint64, d int, out []Match) []M
 
 // seekDocs appends the documents of fp read from the postings with pi: a
 // unit too big to cache.
-func (e *DB) seekDocs(v *view, pi *pebble.Iterator, fp uint64, d int, out []Match) ([]Match, error) {
-	for e.seekPostings(pi, fp); pi.Valid(); pi.Next() {
+func (db *DB) seekDocs(v *view, pi *pebble.Iterator, fp uint64, d int, out []Match) ([]Match, error) {
+	for db.seekPostings(pi, fp); pi.Valid(); pi.Next() {
 		f, id, err := format.ParsePostingKey(pi.Key())
 		if err != nil {
 			return nil, err

@@ -19,62 +19,62 @@ import (
 // whenever the memtable reaches its budget during the replay: memory stays
 // bounded, and an open that dies part way has made progress that the next
 // one keeps.
-func (e *DB) openWAL() error {
-	dir := filepath.Join(e.dir, walDir)
-	if !e.opts.ReadOnly {
-		if err := e.store.RemoveScratch(); err != nil {
+func (db *DB) openWAL() error {
+	dir := filepath.Join(db.dir, walDir)
+	if !db.opts.ReadOnly {
+		if err := db.store.RemoveScratch(); err != nil {
 			return fmt.Errorf("engine: %w", err)
 		}
 		// Open the log first: it starts a new segment after the ones replayed.
-		if err := e.newLog(wal.Position{}); err != nil {
+		if err := db.newLog(wal.Position{}); err != nil {
 			return err
 		}
 	}
 	steps := 0
-	r := &replayer{mem: e.mem}
-	rs, err := wal.Replay(dir, e.st.walFrom, wal.ReplayOptions{FS: e.fs, Recovery: e.opts.WALRecovery, ReadOnly: e.opts.ReadOnly},
+	r := &replayer{mem: db.mem}
+	rs, err := wal.Replay(dir, db.st.walFrom, wal.ReplayOptions{FS: db.fs, Recovery: db.opts.WALRecovery, ReadOnly: db.opts.ReadOnly},
 		func(end wal.Position, typ byte, payload []byte) error {
 			if err := r.record(typ, payload); err != nil {
 				return err
 			}
 			// Flush only between commits: the position stored with the
 			// tables must not fall inside one.
-			if e.opts.ReadOnly || r.inCommit() || e.mem.Size() < e.memtableBudget() {
+			if db.opts.ReadOnly || r.inCommit() || db.mem.Size() < db.memtableBudget() {
 				return nil
 			}
 			steps++
-			if err := e.replayStep(end); err != nil {
+			if err := db.replayStep(end); err != nil {
 				return err
 			}
-			r.mem = e.mem
+			r.mem = db.mem
 			return nil
 		})
 	if err != nil {
 		return fmt.Errorf("engine: replaying the write-ahead log: %w", walErr(err))
 	}
 	for _, d := range rs.Damage {
-		e.log.Warn("simhashdb: discarded a damaged part of the write-ahead log", "damage", d.String())
+		db.log.Warn("simhashdb: discarded a damaged part of the write-ahead log", "damage", d.String())
 	}
 	if r.inCommit() {
-		e.log.Info("simhashdb: dropped a commit the log holds only part of (a crash while it was written; never acknowledged)", "ops", len(r.parts))
+		db.log.Info("simhashdb: dropped a commit the log holds only part of (a crash while it was written; never acknowledged)", "ops", len(r.parts))
 	}
 	if rs.Records > 0 || rs.Torn > 0 {
-		e.log.Info("simhashdb: replayed the write-ahead log", "dir", dir, "segments", rs.Segments,
+		db.log.Info("simhashdb: replayed the write-ahead log", "dir", dir, "segments", rs.Segments,
 			"records", rs.Records, "flushes", steps, "torn_tail_bytes", rs.Torn, "unsynced_records_dropped", rs.Cut)
 	}
 	return nil
 }
 
 // replayStep flushes the memtable that a replay filled up to end.
-func (e *DB) replayStep(end wal.Position) error {
-	if _, err := e.flushMemtable(e.mem, end, false); err != nil {
+func (db *DB) replayStep(end wal.Position) error {
+	if _, err := db.flushMemtable(db.mem, end, false); err != nil {
 		return err
 	}
-	e.mem = memtable.New(e.design)
-	if err := e.wal.RemoveBefore(end.Segment); err != nil {
+	db.mem = memtable.New(db.design)
+	if err := db.wal.RemoveBefore(end.Segment); err != nil {
 		return store.DiskErr("removing flushed log segments", err)
 	}
-	if hook := e.opts.knobs.replayStep; hook != nil {
+	if hook := db.opts.knobs.replayStep; hook != nil {
 		return hook()
 	}
 	return nil
@@ -82,12 +82,12 @@ func (e *DB) replayStep(end wal.Position) error {
 
 // newLog starts a new log segment: at open, and after the log failed on a
 // full disk, when cut is where the failed segment's whole records end.
-func (e *DB) newLog(cut wal.Position) error {
-	l, err := wal.Open(filepath.Join(e.dir, walDir), wal.Options{FS: e.fs, Sync: e.opts.Sync, Interval: e.opts.SyncPeriod, CutAt: cut})
+func (db *DB) newLog(cut wal.Position) error {
+	l, err := wal.Open(filepath.Join(db.dir, walDir), wal.Options{FS: db.fs, Sync: db.opts.Sync, Interval: db.opts.SyncPeriod, CutAt: cut})
 	if err != nil {
 		return store.DiskErr("starting a log segment", err)
 	}
-	e.wal = l
+	db.wal = l
 	return nil
 }
 

@@ -21,17 +21,17 @@ type state struct {
 	// iters keeps postings iterators on snap for reuse: opening one costs
 	// about as much as the seek a match needs.
 	iters chan *pebble.Iterator
-	// refs counts the DB's reference (while st is e.st) and those of
-	// readers that use st without holding e.mu (acquire): the snapshot is
+	// refs counts the DB's reference (while st is db.st) and those of
+	// readers that use st without holding db.mu (acquire): the snapshot is
 	// closed when the last goes.
 	refs atomic.Int32
 }
 
 // acquire returns the current state with a reference the caller gives back
-// with unref: for readers that stream results without holding e.mu.
-// e.mu is held.
-func (e *DB) acquire() *state {
-	st := e.st
+// with unref: for readers that stream results without holding db.mu.
+// db.mu is held.
+func (db *DB) acquire() *state {
+	st := db.st
 	st.refs.Add(1)
 	return st
 }

@@ -66,21 +66,21 @@ type Stats struct {
 }
 
 // Stats returns the index's statistics.
-func (e *DB) Stats(ctx context.Context) (_ Stats, err error) {
+func (db *DB) Stats(ctx context.Context) (_ Stats, err error) {
 	defer func() { err = storeErr(err) }()
-	log := e.currentLog() // before mu: commitMu comes first
-	if err := e.rlockOpen(); err != nil {
+	log := db.currentLog() // before mu: commitMu comes first
+	if err := db.rlockOpen(); err != nil {
 		return Stats{}, err
 	}
-	defer e.mu.RUnlock()
-	st := e.st
-	docs, err := e.documents()
+	defer db.mu.RUnlock()
+	st := db.st
+	docs, err := db.documents()
 	if err != nil {
 		return Stats{}, err
 	}
-	s := Stats{K: e.design.K, Documents: docs, Fingerprints: st.fps, BlockSize: e.block, MemtableBudget: e.memtableBudget()}
+	s := Stats{K: db.design.K, Documents: docs, Fingerprints: st.fps, BlockSize: db.block, MemtableBudget: db.memtableBudget()}
 	for t, ti := range st.tables {
-		ts := TableStats{Prefix: e.design.Tables[t].Prefix, Layout: e.design.Tables[t].String(), Blocks: len(ti.Keys), Codes: len(ti.Codes)}
+		ts := TableStats{Prefix: db.design.Tables[t].Prefix, Layout: db.design.Tables[t].String(), Blocks: len(ti.Keys), Codes: len(ti.Codes)}
 		for _, z := range ti.Sizes {
 			ts.Bytes += int64(z)
 		}
@@ -96,32 +96,32 @@ func (e *DB) Stats(ctx context.Context) (_ Stats, err error) {
 	if st.fps > 0 {
 		s.EntropyBound = codec.Bound(int(st.fps))
 	}
-	for _, m := range append([]*memtable.Memtable{e.mem}, e.frozen...) {
+	for _, m := range append([]*memtable.Memtable{db.mem}, db.frozen...) {
 		s.PendingWrites += m.Len()
 		s.MemtableBytes += m.Size()
 	}
 	if log != nil {
 		s.WALBytes = log.Size()
 	}
-	pm := e.store.DB.Metrics()
-	s.PebbleBytes = store.DirSize(e.fs, filepath.Join(e.dir, store.Dir))
-	s.BytesOnDisk = s.PebbleBytes + store.DirSize(e.fs, filepath.Join(e.dir, walDir))
-	s.CacheSize = e.opts.CacheSize
-	s.CacheBytes, s.CacheHits, s.CacheMisses = e.cache.Stats()
+	pm := db.store.DB.Metrics()
+	s.PebbleBytes = store.DirSize(db.fs, filepath.Join(db.dir, store.Dir))
+	s.BytesOnDisk = s.PebbleBytes + store.DirSize(db.fs, filepath.Join(db.dir, walDir))
+	s.CacheSize = db.opts.CacheSize
+	s.CacheBytes, s.CacheHits, s.CacheMisses = db.cache.Stats()
 	s.PebbleCacheHit, s.PebbleCacheBytes = pm.BlockCache.Hits, pm.BlockCache.Size
 	return s, nil
 }
 
 // Describe writes the table design, as permutation.Design.Describe does,
 // for the index's current size.
-func (e *DB) Describe(w io.Writer) {
-	e.mu.RLock()
-	n := e.st.fps
-	e.mu.RUnlock()
+func (db *DB) Describe(w io.Writer) {
+	db.mu.RLock()
+	n := db.st.fps
+	db.mu.RUnlock()
 	logN := 0.0
 	if n > 1 {
 		logN = log2(float64(n))
 	}
-	fmt.Fprintf(w, "K = %d, %d tables, %d fingerprints\n", e.design.K, len(e.design.Tables), n)
-	e.design.Describe(w, logN)
+	fmt.Fprintf(w, "K = %d, %d tables, %d fingerprints\n", db.design.K, len(db.design.Tables), n)
+	db.design.Describe(w, logN)
 }

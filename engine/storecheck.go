@@ -22,12 +22,12 @@ import (
 // sstables on disk that the MANIFEST does not list. Those are reported,
 // not counted as damage: a crash between a compaction and the deletion of
 // its inputs leaves them too, and the next writable open deletes them.
-func (e *DB) checkStore(c *checker) error {
-	pdir := filepath.Join(e.dir, store.Dir)
-	if err := store.CheckManifest(e.fs, pdir); err != nil {
+func (db *DB) checkStore(c *checker) error {
+	pdir := filepath.Join(db.dir, store.Dir)
+	if err := store.CheckManifest(db.fs, pdir); err != nil {
 		c.badErr(err)
 	}
-	levels, err := e.store.DB.SSTables()
+	levels, err := db.store.DB.SSTables()
 	if err != nil {
 		return err
 	}
@@ -39,7 +39,7 @@ func (e *DB) checkStore(c *checker) error {
 				continue
 			}
 			live[name] = true
-			if err := e.checkSSTable(filepath.Join(pdir, name)); err != nil && !e.compactedAway(name, err) {
+			if err := db.checkSSTable(filepath.Join(pdir, name)); err != nil && !db.compactedAway(name, err) {
 				c.badErr(err)
 			}
 			if err := c.ctx.Err(); err != nil {
@@ -51,7 +51,7 @@ func (e *DB) checkStore(c *checker) error {
 	// done: a file counts only if it stays while Check waits.
 	var stray []string
 	for try := 0; ; try++ {
-		names, err := e.fs.List(pdir)
+		names, err := db.fs.List(pdir)
 		if err != nil {
 			return err
 		}
@@ -80,11 +80,11 @@ func (e *DB) checkStore(c *checker) error {
 // compactedAway reports whether sstable n, which Check could not open,
 // is gone because a compaction replaced it meanwhile: Pebble compacts
 // while Check reads, and deletes a compaction's inputs once it is done.
-func (e *DB) compactedAway(name string, err error) bool {
+func (db *DB) compactedAway(name string, err error) bool {
 	if !errors.Is(err, os.ErrNotExist) {
 		return false
 	}
-	levels, lerr := e.store.DB.SSTables()
+	levels, lerr := db.store.DB.SSTables()
 	if lerr != nil {
 		return false
 	}
@@ -99,8 +99,8 @@ func (e *DB) compactedAway(name string, err error) bool {
 }
 
 // checkSSTable verifies the checksum of every block of the sstable at path.
-func (e *DB) checkSSTable(path string) error {
-	f, err := e.fs.Open(path)
+func (db *DB) checkSSTable(path string) error {
+	f, err := db.fs.Open(path)
 	if err != nil {
 		return format.Corrupt("sstable "+path, err)
 	}
@@ -110,7 +110,7 @@ func (e *DB) checkSSTable(path string) error {
 		return format.Corrupt("sstable "+path, err)
 	}
 	r, err := sstable.NewReader(context.Background(), readable, sstable.ReaderOptions{
-		Comparer: e.store.Opts.Comparer, KeySchemas: e.store.Opts.KeySchemas})
+		Comparer: db.store.Opts.Comparer, KeySchemas: db.store.Opts.KeySchemas})
 	if err != nil {
 		readable.Close()
 		return format.Corrupt("sstable "+path, err)

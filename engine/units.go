@@ -48,8 +48,8 @@ type unitDir struct {
 }
 
 // newUnits returns an empty directory of units for docs documents.
-func (e *DB) newUnits(docs int64) *unitDir {
-	return newUnitDir(docs, cmp.Or(e.opts.knobs.unitMax, defaultUnitMax))
+func (db *DB) newUnits(docs int64) *unitDir {
+	return newUnitDir(docs, cmp.Or(db.opts.knobs.unitMax, defaultUnitMax))
 }
 
 // unitBits is the number of unit bits for a state of docs documents.
@@ -226,10 +226,10 @@ func (d *unitDir) slot(u uint64) *cache.Slot {
 // unitOf returns the cached postings of fp's unit in st, reading the unit
 // from st's snapshot with it if it is not cached. ok is false for a big
 // unit, whose postings the caller seeks in Pebble.
-func (e *DB) unitOf(st *state, it *pebble.Iterator, fp uint64) (b *cache.Entry, ok bool, err error) {
+func (db *DB) unitOf(st *state, it *pebble.Iterator, fp uint64) (b *cache.Entry, ok bool, err error) {
 	u := st.units.unit(fp)
 	s := st.units.slot(u)
-	if b = e.cache.Load(s); b != nil {
+	if b = db.cache.Load(s); b != nil {
 		return b, !b.Big, nil
 	}
 	lo := u << st.units.shift
@@ -249,7 +249,7 @@ func (e *DB) unitOf(st *state, it *pebble.Iterator, fp uint64) (b *cache.Entry, 
 			break
 		}
 		if len(fps) == st.units.max {
-			e.cache.PutEntry(s, cache.BigUnit())
+			db.cache.PutEntry(s, cache.BigUnit())
 			return nil, false, nil
 		}
 		v, err := it.ValueAndErr()
@@ -269,6 +269,6 @@ func (e *DB) unitOf(st *state, it *pebble.Iterator, fp uint64) (b *cache.Entry, 
 		nm = slices.Clone(names)
 	}
 	b = cache.NewUnit(fps, ids, nm)
-	e.cache.PutEntry(s, b)
+	db.cache.PutEntry(s, b)
 	return b, true, nil
 }

@@ -3,13 +3,13 @@ package engine
 import "github.com/simhashdb/simhashdb/engine/internal/memtable"
 
 // view is what one read sees: a flushed state and the memtables whose
-// writes it does not hold yet, newest first. A view taken with e.mu held
+// writes it does not hold yet, newest first. A view taken with db.mu held
 // (lockedView) includes the live memtable, which writers change: it is
-// read only while e.mu stays held, by reads too short to matter to
+// read only while db.mu stays held, by reads too short to matter to
 // writers. A long read (QueryBatch of many queries, FindAll, Clusters,
 // Stars, Docs) takes a pinned view instead (pinView): the live memtable
 // is frozen first, so every memtable of the view is immutable, and the
-// state is referenced, so the read computes without e.mu while writers
+// state is referenced, so the read computes without db.mu while writers
 // go on, as Pebble's readState lets them.
 type view struct {
 	st     *state
@@ -18,43 +18,43 @@ type view struct {
 	pinned bool
 }
 
-// rlockOpen takes e.mu for reading, unless the index is closed.
-func (e *DB) rlockOpen() error {
-	e.mu.RLock()
-	if e.closed {
-		e.mu.RUnlock()
+// rlockOpen takes db.mu for reading, unless the index is closed.
+func (db *DB) rlockOpen() error {
+	db.mu.RLock()
+	if db.closed {
+		db.mu.RUnlock()
 		return ErrClosed
 	}
 	return nil
 }
 
-// lockedView is the view of the index now; e.mu is held (read) for as long
+// lockedView is the view of the index now; db.mu is held (read) for as long
 // as it is used.
-func (e *DB) lockedView() view { return view{st: e.st, live: e.mem, frozen: e.frozen} }
+func (db *DB) lockedView() view { return view{st: db.st, live: db.mem, frozen: db.frozen} }
 
-// pinView returns a view that the caller reads without e.mu and gives back
+// pinView returns a view that the caller reads without db.mu and gives back
 // with unpin. Close waits for pinned views to be given back.
-func (e *DB) pinView() (*view, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed {
+func (db *DB) pinView() (*view, error) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.closed {
 		return nil, ErrClosed
 	}
-	e.freeze()
-	e.readers.Add(1)
-	v := &view{st: e.acquire(), frozen: e.frozen, pinned: true}
-	if hook := e.opts.knobs.afterPin; hook != nil {
-		e.mu.Unlock()
+	db.freeze()
+	db.readers.Add(1)
+	v := &view{st: db.acquire(), frozen: db.frozen, pinned: true}
+	if hook := db.opts.knobs.afterPin; hook != nil {
+		db.mu.Unlock()
 		hook()
-		e.mu.Lock()
+		db.mu.Lock()
 	}
 	return v, nil
 }
 
 // unpin gives back a view from pinView.
-func (v *view) unpin(e *DB) {
+func (v *view) unpin(db *DB) {
 	v.st.unref()
-	e.readers.Done()
+	db.readers.Done()
 }
 
 // maxFrozen is how many frozen memtables wait for a flush before one
@@ -62,27 +62,27 @@ func (v *view) unpin(e *DB) {
 const maxFrozen = 4
 
 // freeze makes the live memtable, unless it is empty, the newest frozen
-// one, and starts a new one; e.mu is held (write). A freeze by a read
+// one, and starts a new one; db.mu is held (write). A freeze by a read
 // starts no log segment: the flush that takes the frozen memtables starts
 // one after them.
-func (e *DB) freeze() {
-	if e.mem.Empty() {
+func (db *DB) freeze() {
+	if db.mem.Empty() {
 		return
 	}
-	frozen := make([]*memtable.Memtable, 0, len(e.frozen)+1)
-	e.frozen = append(append(frozen, e.mem), e.frozen...)
-	e.mem = memtable.New(e.design)
-	e.sealed = false
-	if len(e.frozen) >= maxFrozen {
-		e.signalFlush()
+	frozen := make([]*memtable.Memtable, 0, len(db.frozen)+1)
+	db.frozen = append(append(frozen, db.mem), db.frozen...)
+	db.mem = memtable.New(db.design)
+	db.sealed = false
+	if len(db.frozen) >= maxFrozen {
+		db.signalFlush()
 	}
 }
 
-// unflushed is the estimated memory of the writes not flushed yet; e.mu is
+// unflushed is the estimated memory of the writes not flushed yet; db.mu is
 // held.
-func (e *DB) unflushed() int64 {
-	n := e.mem.Size()
-	for _, m := range e.frozen {
+func (db *DB) unflushed() int64 {
+	n := db.mem.Size()
+	for _, m := range db.frozen {
 		n += m.Size()
 	}
 	return n

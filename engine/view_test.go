@@ -13,7 +13,7 @@ import (
 // index was when it began; the next read sees the writes.
 func TestWritesDuringLongRead(t *testing.T) {
 	docs := corpus(900, 3)
-	queries := make([]uint64, pinBatch)
+	queries := make([]uint64, pinQueries)
 	for i := range queries {
 		queries[i] = docs[i%len(docs)].Fingerprint
 	}

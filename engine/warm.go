@@ -29,29 +29,29 @@ const warmPebbleRoom = 8 << 20
 // of Options.CacheSize, is kept nearly empty while Warm reads, so that the
 // index is not held twice. A long-running service calls it once after
 // Open. Writes and queries may run meanwhile; ctx cancels it.
-func (e *DB) Warm(ctx context.Context) (err error) {
+func (db *DB) Warm(ctx context.Context) (err error) {
 	defer func() { err = storeErr(err) }()
-	e.mu.RLock()
-	if e.closed {
-		e.mu.RUnlock()
+	db.mu.RLock()
+	if db.closed {
+		db.mu.RUnlock()
 		return ErrClosed
 	}
-	st := e.acquire()
-	e.mu.RUnlock()
+	st := db.acquire()
+	db.mu.RUnlock()
 	defer st.unref()
 	// What Warm reads goes into this cache, packed; Pebble's cache would
 	// keep a second copy of the last of it, which no query reads again.
 	// Pebble reads through its cache always, so its share is held back
 	// while Warm reads, but for a little room for concurrent queries.
 	pebbleRoom := int64(warmPebbleRoom)
-	if r := e.opts.knobs.warmPebbleRoom; r != nil {
+	if r := db.opts.knobs.warmPebbleRoom; r != nil {
 		pebbleRoom = *r
 	}
-	defer e.store.Cache.Reserve(int(max(e.store.CacheSize-pebbleRoom, 0)))()
-	room := e.cache.Room()
+	defer db.store.Cache.Reserve(int(max(db.store.CacheSize-pebbleRoom, 0)))()
+	room := db.cache.Room()
 	share := room / int64(max(len(st.tables), 1))
 	spent, err := parallel(ctx, len(st.tables), func(t int) ([]int64, error) {
-		n, err := e.warmTable(ctx, st, t, share)
+		n, err := db.warmTable(ctx, st, t, share)
 		return []int64{n}, err
 	})
 	if err != nil {
@@ -60,12 +60,12 @@ func (e *DB) Warm(ctx context.Context) (err error) {
 	for _, n := range spent {
 		room -= n[0]
 	}
-	return e.warmUnits(ctx, st, room)
+	return db.warmUnits(ctx, st, room)
 }
 
 // warmTable caches table t's blocks in order until they take room bytes
 // or the table is read, and returns the bytes it cached.
-func (e *DB) warmTable(ctx context.Context, st *state, t int, room int64) (int64, error) {
+func (db *DB) warmTable(ctx context.Context, st *state, t int, room int64) (int64, error) {
 	ti, spent := &st.tables[t], int64(0)
 	var buf []uint64 // the cache keeps blocks packed: one decode buffer
 	err := walkBlocks(st, t, func(j int, last uint64, v []byte) error {
@@ -75,7 +75,7 @@ func (e *DB) warmTable(ctx context.Context, st *state, t int, room int64) (int64
 		if spent >= room {
 			return errCacheFull
 		}
-		if e.cache.Load(ti.Slot(j)) == nil {
+		if db.cache.Load(ti.Slot(j)) == nil {
 			fps, err := table.DecodeValue(buf[:0], v, ti.Codes, t, last)
 			if err != nil {
 				return err
@@ -87,7 +87,7 @@ func (e *DB) warmTable(ctx context.Context, st *state, t int, room int64) (int64
 			buf = fps
 			b := cache.NewEntry(cache.Pack(fps), pend)
 			if spent += b.Cost(); spent <= room {
-				e.cache.PutEntry(ti.Slot(j), b)
+				db.cache.PutEntry(ti.Slot(j), b)
 			}
 		}
 		return nil
@@ -100,7 +100,7 @@ func (e *DB) warmTable(ctx context.Context, st *state, t int, room int64) (int64
 
 // warmUnits caches the postings' units in order while they take less than
 // room bytes.
-func (e *DB) warmUnits(ctx context.Context, st *state, room int64) error {
+func (db *DB) warmUnits(ctx context.Context, st *state, room int64) error {
 	it, err := st.postingsIter()
 	if err != nil {
 		return err
@@ -114,10 +114,10 @@ func (e *DB) warmUnits(ctx context.Context, st *state, room int64) error {
 			return nil
 		}
 		s := st.units.peek(u)
-		if s != nil && e.cache.Load(s) != nil {
+		if s != nil && db.cache.Load(s) != nil {
 			continue // cached already
 		}
-		b, _, err := e.unitOf(st, it, u<<st.units.shift)
+		b, _, err := db.unitOf(st, it, u<<st.units.shift)
 		if err != nil {
 			return err
 		}

@@ -15,8 +15,8 @@ import (
 // Insert stores a document, replacing any with the same id. It returns once
 // the write is durable as Options.Sync promises; it is visible to queries
 // from then on.
-func (e *DB) Insert(ctx context.Context, d Doc) error {
-	return e.write(ctx, []Doc{d}, nil)
+func (db *DB) Insert(ctx context.Context, d Doc) error {
+	return db.write(ctx, []Doc{d}, nil)
 }
 
 // InsertBatch stores many documents in one commit: after a crash, and to
@@ -24,19 +24,19 @@ func (e *DB) Insert(ctx context.Context, d Doc) error {
 // size is atomic; its memory is the caller's, and the log holds it in
 // records of at most a few MiB that replay applies only when it has read
 // the last one.
-func (e *DB) InsertBatch(ctx context.Context, docs []Doc) error {
-	return e.write(ctx, docs, nil)
+func (db *DB) InsertBatch(ctx context.Context, docs []Doc) error {
+	return db.write(ctx, docs, nil)
 }
 
 // Delete removes documents by id, in one commit as InsertBatch; ids that
 // are not stored are ignored.
-func (e *DB) Delete(ctx context.Context, ids ...uint64) error {
-	return e.write(ctx, nil, ids)
+func (db *DB) Delete(ctx context.Context, ids ...uint64) error {
+	return db.write(ctx, nil, ids)
 }
 
-func (e *DB) write(ctx context.Context, docs []Doc, deletes []uint64) (err error) {
+func (db *DB) write(ctx context.Context, docs []Doc, deletes []uint64) (err error) {
 	defer func() { err = storeErr(err) }()
-	if e.opts.ReadOnly {
+	if db.opts.ReadOnly {
 		return ErrReadOnly
 	}
 	if err := ctx.Err(); err != nil {
@@ -50,17 +50,17 @@ func (e *DB) write(ctx context.Context, docs []Doc, deletes []uint64) (err error
 	if len(docs)+len(deletes) == 0 {
 		return nil
 	}
-	if err := e.stall(); err != nil {
+	if err := db.stall(); err != nil {
 		return err
 	}
-	log, lsn, seq, err := e.appendCommit(encodeCommit(docs, deletes))
+	log, lsn, seq, err := db.appendCommit(encodeCommit(docs, deletes))
 	if err != nil {
 		return err
 	}
 	werr := log.Wait(ctx, lsn)
 	// Publish even when waiting failed: the record is in the log, and the
 	// memtable must follow the log's order.
-	e.publish(seq, docs, deletes)
+	db.publish(seq, docs, deletes)
 	if werr != nil {
 		return store.DiskErr("writing the log", werr)
 	}
@@ -71,22 +71,22 @@ func (e *DB) write(ctx context.Context, docs []Doc, deletes []uint64) (err error
 // the last record's LSN and the commit's sequence number. The records of
 // one commit are appended under one hold of commitMu: nothing comes
 // between them, and no flush starts a segment among them.
-func (e *DB) appendCommit(payloads [][]byte) (*wal.Log, wal.LSN, uint64, error) {
+func (db *DB) appendCommit(payloads [][]byte) (*wal.Log, wal.LSN, uint64, error) {
 	size := 0
 	for _, p := range payloads {
 		size += len(p)
 	}
-	e.commitMu.Lock()
-	defer e.commitMu.Unlock()
-	e.mu.RLock()
-	closed := e.closed
-	e.mu.RUnlock()
+	db.commitMu.Lock()
+	defer db.commitMu.Unlock()
+	db.mu.RLock()
+	closed := db.closed
+	db.mu.RUnlock()
 	if closed {
 		return nil, 0, 0, ErrClosed
 	}
-	log, err := e.liveLog()
+	log, err := db.liveLog()
 	if err == nil {
-		err = e.store.LogRoom(size)
+		err = db.store.LogRoom(size)
 	}
 	if err != nil {
 		return nil, 0, 0, err
@@ -103,37 +103,37 @@ func (e *DB) appendCommit(payloads [][]byte) (*wal.Log, wal.LSN, uint64, error) 
 			return nil, 0, 0, store.DiskErr("appending to the log", err)
 		}
 	}
-	e.appended++
-	return log, lsn, e.appended, nil
+	db.appended++
+	return log, lsn, db.appended, nil
 }
 
 // publish applies commit seq to the live memtable, after every commit
 // before it: the memtable follows the log's order.
-func (e *DB) publish(seq uint64, docs []Doc, deletes []uint64) {
-	e.mu.Lock()
-	for e.published != seq-1 {
-		e.cond.Wait()
+func (db *DB) publish(seq uint64, docs []Doc, deletes []uint64) {
+	db.mu.Lock()
+	for db.published != seq-1 {
+		db.cond.Wait()
 	}
 	for _, d := range docs {
-		e.mem.Insert(d.ID, d.Fingerprint, d.Name)
+		db.mem.Insert(d.ID, d.Fingerprint, d.Name)
 	}
 	for _, id := range deletes {
-		e.mem.Delete(id)
+		db.mem.Delete(id)
 	}
-	e.published = seq
-	e.cond.Broadcast()
-	full := e.unflushed() >= e.memtableBudget()
-	e.mu.Unlock()
+	db.published = seq
+	db.cond.Broadcast()
+	full := db.unflushed() >= db.memtableBudget()
+	db.mu.Unlock()
 	if full {
-		e.signalFlush()
+		db.signalFlush()
 	}
 }
 
 // currentLog returns the log being written (nil when read-only).
-func (e *DB) currentLog() *wal.Log {
-	e.commitMu.Lock()
-	defer e.commitMu.Unlock()
-	return e.wal
+func (db *DB) currentLog() *wal.Log {
+	db.commitMu.Lock()
+	defer db.commitMu.Unlock()
+	return db.wal
 }
 
 // liveLog returns the log to append to; commitMu is held. A log that
@@ -142,26 +142,26 @@ func (e *DB) currentLog() *wal.Log {
 // memtable (write publishes them), and the old segment may end in a part
 // of them, which the new segment notes as a torn tail for replay to skip. Any other failure stays: an fsync that failed
 // leaves what the disk holds unknown.
-func (e *DB) liveLog() (*wal.Log, error) {
-	err := e.wal.Err()
+func (db *DB) liveLog() (*wal.Log, error) {
+	err := db.wal.Err()
 	if err == nil {
-		return e.wal, nil
+		return db.wal, nil
 	}
 	if !errors.Is(err, syscall.ENOSPC) {
 		return nil, fmt.Errorf("engine: the log failed earlier; reopen the index: %w", err)
 	}
-	old := e.wal
-	if err := e.newLog(old.End()); err != nil {
+	old := db.wal
+	if err := db.newLog(old.End()); err != nil {
 		return nil, err
 	}
 	old.Close() // its error is the one above
-	e.log.Info("simhashdb: started a new log segment after a full disk", "segment", e.wal.Segment())
-	return e.wal, nil
+	db.log.Info("simhashdb: started a new log segment after a full disk", "segment", db.wal.Segment())
+	return db.wal, nil
 }
 
-// memtableBudget is the memtable size that triggers a flush now; e.mu or
-// flushMu is held (e.st is replaced under both).
-func (e *DB) memtableBudget() int64 { return e.opts.memtableBudget(e.st.fps) }
+// memtableBudget is the memtable size that triggers a flush now; db.mu or
+// flushMu is held (db.st is replaced under both).
+func (db *DB) memtableBudget() int64 { return db.opts.memtableBudget(db.st.fps) }
 
 // stall holds a writer back while the writes not flushed take three times
 // the memtable's budget and some of them wait for a flush (the live
@@ -169,30 +169,30 @@ func (e *DB) memtableBudget() int64 { return e.opts.memtableBudget(e.st.fps) }
 // While flushes fail on a full disk,
 // writes go on into the log up to that point, and fail with ErrDiskFull
 // past it rather than wait.
-func (e *DB) stall() error {
-	if err := e.store.Damaged(); err != nil {
+func (db *DB) stall() error {
+	if err := db.store.Damaged(); err != nil {
 		return err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	db.mu.Lock()
+	defer db.mu.Unlock()
 	for {
-		if e.closed {
+		if db.closed {
 			return ErrClosed
 		}
-		over := len(e.frozen) > 0 && e.unflushed() >= 3*e.memtableBudget()
+		over := len(db.frozen) > 0 && db.unflushed() >= 3*db.memtableBudget()
 		switch {
-		case e.bgErr != nil && (over || !errors.Is(e.bgErr, ErrDiskFull)):
-			return e.bgErr
+		case db.bgErr != nil && (over || !errors.Is(db.bgErr, ErrDiskFull)):
+			return db.bgErr
 		case !over:
 			return nil
 		}
-		e.cond.Wait()
+		db.cond.Wait()
 	}
 }
 
-func (e *DB) signalFlush() {
+func (db *DB) signalFlush() {
 	select {
-	case e.flushCh <- struct{}{}:
+	case db.flushCh <- struct{}{}:
 	default:
 	}
 }
@@ -200,19 +200,19 @@ func (e *DB) signalFlush() {
 // flusher flushes the memtable when a write signals it is full. A flush
 // that fails on a full disk is retried, less and less often, until one
 // succeeds; any other failure stops writes until the index is reopened.
-func (e *DB) flusher() {
-	defer e.bg.Done()
+func (db *DB) flusher() {
+	defer db.bg.Done()
 	var retry <-chan time.Time
 	wait := time.Duration(0)
 	for {
 		select {
-		case <-e.quit:
+		case <-db.quit:
 			return
-		case <-e.flushCh:
+		case <-db.flushCh:
 		case <-retry:
 		}
 		retry = nil
-		err := e.flush()
+		err := db.flush()
 		switch {
 		case err == nil:
 			wait = 0
@@ -220,17 +220,17 @@ func (e *DB) flusher() {
 		case errors.Is(err, ErrClosed):
 			return
 		}
-		e.mu.Lock()
-		first := e.bgErr == nil
-		e.bgErr = fmt.Errorf("engine: background flush: %w", err)
-		e.cond.Broadcast()
-		e.mu.Unlock()
+		db.mu.Lock()
+		first := db.bgErr == nil
+		db.bgErr = fmt.Errorf("engine: background flush: %w", err)
+		db.cond.Broadcast()
+		db.mu.Unlock()
 		if !errors.Is(err, ErrDiskFull) {
-			e.log.Error("simhashdb: flush failed; writes stop until the index is reopened", "err", err)
+			db.log.Error("simhashdb: flush failed; writes stop until the index is reopened", "err", err)
 			return
 		}
 		if first {
-			e.log.Error("simhashdb: flush failed on a full disk; retrying", "err", err)
+			db.log.Error("simhashdb: flush failed on a full disk; retrying", "err", err)
 		}
 		wait = min(max(2*wait, minFlushRetry), maxFlushRetry)
 		retry = time.After(wait)
@@ -248,13 +248,13 @@ const (
 // otherwise it returns the near-duplicates and stores nothing. Calls of
 // InsertIfNew are atomic with respect to each other (two near-duplicates
 // offered at once: one is inserted, the other is told about it).
-func (e *DB) InsertIfNew(ctx context.Context, d Doc, k int) (matches []Match, inserted bool, err error) {
-	e.dedupMu.Lock()
-	defer e.dedupMu.Unlock()
-	if matches, err = e.Query(ctx, d.Fingerprint, k); err != nil || len(matches) > 0 {
+func (db *DB) InsertIfNew(ctx context.Context, d Doc, k int) (matches []Match, inserted bool, err error) {
+	db.dedupMu.Lock()
+	defer db.dedupMu.Unlock()
+	if matches, err = db.Query(ctx, d.Fingerprint, k); err != nil || len(matches) > 0 {
 		return matches, false, err
 	}
-	if err := e.Insert(ctx, d); err != nil {
+	if err := db.Insert(ctx, d); err != nil {
 		return nil, false, err
 	}
 	return nil, true, nil

@@ -37,17 +37,17 @@ type batchHit struct {
 // every core. The whole batch sees one state of the index; writers do not
 // wait for it (a batch of more than a few thousand queries computes on a
 // pinned view, see view.go).
-func (e *DB) QueryBatch(ctx context.Context, queries []uint64, k int) iter.Seq2[BatchResult, error] {
+func (db *DB) QueryBatch(ctx context.Context, queries []uint64, k int) iter.Seq2[BatchResult, error] {
 	return storeSeq(func(yield func(BatchResult, error) bool) {
-		if k < 0 || k > e.design.K {
-			yield(BatchResult{}, fmt.Errorf("%w: k = %d, the index answers up to %d", ErrDistance, k, e.design.K))
+		if k < 0 || k > db.design.K {
+			yield(BatchResult{}, fmt.Errorf("%w: k = %d, the index answers up to %d", ErrDistance, k, db.design.K))
 			return
 		}
 		if int64(len(queries)) > 1<<31 {
 			yield(BatchResult{}, fmt.Errorf("%w: %d queries in one batch, at most 2^31", ErrInput, len(queries)))
 			return
 		}
-		res, err := e.queryBatch(ctx, queries, k)
+		res, err := db.queryBatch(ctx, queries, k)
 		if err != nil {
 			yield(BatchResult{}, err)
 			return
@@ -60,30 +60,30 @@ func (e *DB) QueryBatch(ctx context.Context, queries []uint64, k int) iter.Seq2[
 	})
 }
 
-// pinBatch is the number of queries from which a batch computes on a
-// pinned view rather than holding e.mu: a freeze costs the flush that
+// pinQueries is the number of queries from which a QueryBatch computes on a
+// pinned view rather than holding db.mu: a freeze costs the flush that
 // follows it, and a short batch holds writers back less than that.
-const pinBatch = 4096
+const pinQueries = 4096
 
-func (e *DB) queryBatch(ctx context.Context, queries []uint64, k int) ([][]Match, error) {
+func (db *DB) queryBatch(ctx context.Context, queries []uint64, k int) ([][]Match, error) {
 	var v *view
-	if len(queries) >= pinBatch {
+	if len(queries) >= pinQueries {
 		var err error
-		if v, err = e.pinView(); err != nil {
+		if v, err = db.pinView(); err != nil {
 			return nil, err
 		}
-		defer v.unpin(e)
+		defer v.unpin(db)
 	} else {
-		if err := e.rlockOpen(); err != nil {
+		if err := db.rlockOpen(); err != nil {
 			return nil, err
 		}
-		defer e.mu.RUnlock()
-		lv := e.lockedView()
+		defer db.mu.RUnlock()
+		lv := db.lockedView()
 		v = &lv
 	}
 	st := v.st
-	hits, err := parallel(ctx, len(e.design.Tables), func(t int) ([]batchHit, error) {
-		return e.batchTable(ctx, st, t, queries, k)
+	hits, err := parallel(ctx, len(db.design.Tables), func(t int) ([]batchHit, error) {
+		return db.batchTable(ctx, st, t, queries, k)
 	})
 	if err != nil {
 		return nil, err
@@ -99,14 +99,14 @@ func (e *DB) queryBatch(ctx context.Context, queries []uint64, k int) ([][]Match
 		lo, hi := p*len(queries)/parts, (p+1)*len(queries)/parts
 		a, _ := slices.BinarySearchFunc(all, uint32(lo), func(h batchHit, q uint32) int { return cmp.Compare(h.q, q) })
 		b, _ := slices.BinarySearchFunc(all, uint32(hi), func(h batchHit, q uint32) int { return cmp.Compare(h.q, q) })
-		return nil, e.expandBatch(ctx, v, queries, all[a:b], lo, hi, k, memEmpty, out)
+		return nil, db.expandBatch(ctx, v, queries, all[a:b], lo, hi, k, memEmpty, out)
 	})
 	return out, err
 }
 
 // expandBatch fills out[lo:hi] from the hits of those queries (sorted by
 // query) and the memtables.
-func (e *DB) expandBatch(ctx context.Context, v *view, queries []uint64, hits []batchHit, lo, hi, k int, memEmpty bool, out [][]Match) error {
+func (db *DB) expandBatch(ctx context.Context, v *view, queries []uint64, hits []batchHit, lo, hi, k int, memEmpty bool, out [][]Match) error {
 	var it *pebble.Iterator
 	defer func() { v.st.release(it) }()
 	var cands []candidate
@@ -127,7 +127,7 @@ func (e *DB) expandBatch(ctx context.Context, v *view, queries []uint64, hits []
 			continue
 		}
 		var err error
-		if out[i], err = e.expand(v, cands, &it, nil); err != nil {
+		if out[i], err = db.expand(v, cands, &it, nil); err != nil {
 			return err
 		}
 	}
@@ -135,8 +135,8 @@ func (e *DB) expandBatch(ctx context.Context, v *view, queries []uint64, hits []
 }
 
 // batchTable merges the sorted permuted queries with table t.
-func (e *DB) batchTable(ctx context.Context, st *state, t int, queries []uint64, k int) ([]batchHit, error) {
-	tb := &e.design.Tables[t]
+func (db *DB) batchTable(ctx context.Context, st *state, t int, queries []uint64, k int) ([]batchHit, error) {
+	tb := &db.design.Tables[t]
 	pq := make([]uint64, len(queries))
 	qi := make([]uint32, len(queries))
 	for i, q := range queries {
@@ -159,7 +159,7 @@ func (e *DB) batchTable(ctx context.Context, st *state, t int, queries []uint64,
 		for b := ti.Start(lo); b < len(ti.Keys); b++ {
 			if b != cur {
 				var err error
-				if blk, err = e.tableBlock(st, t, b); err != nil {
+				if blk, err = db.tableBlock(st, t, b); err != nil {
 					return nil, err
 				}
 				cur = b
