@@ -17,8 +17,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/simhashdb/simhashdb/bench/data"
 	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/internal/fingerprints"
 	"github.com/simhashdb/simhashdb/permutation"
 )
 
@@ -95,7 +95,7 @@ func measureBatch(cfg Config, res *BatchResults, n int, sizes []int) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	fps := data.Planted(n, 3, 0.01, cfg.Seed)
+	fps := fingerprints.Planted(n, 3, 0.01, cfg.Seed)
 	docs := make([]engine.Doc, n)
 	for i, fp := range fps {
 		docs[i] = engine.Doc{ID: uint64(i), Fingerprint: fp}
@@ -110,7 +110,7 @@ func measureBatch(cfg Config, res *BatchResults, n int, sizes []int) error {
 	}
 	docs = nil
 	for _, nq := range sizes {
-		qs := data.Queries(fps, nq, cfg.Seed+7)
+		qs := fingerprints.Queries(fps, nq, cfg.Seed+7)
 		row := BatchRow{Stored: n, Queries: nq}
 		for pass := range 2 {
 			start := time.Now()
@@ -187,7 +187,7 @@ func measureFindAll(cfg Config, bin string, n int) ([]FindAllRow, error) {
 		return nil, err
 	}
 	w := bufio.NewWriter(f)
-	for _, fp := range data.Planted(n, 3, 0.01, cfg.Seed) {
+	for _, fp := range fingerprints.Planted(n, 3, 0.01, cfg.Seed) {
 		w.WriteString(strconv.FormatUint(fp, 10))
 		w.WriteByte('\n')
 	}

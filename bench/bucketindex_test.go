@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/simhashdb/simhashdb/bench/data"
+	"github.com/simhashdb/simhashdb/internal/fingerprints"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -14,8 +14,8 @@ import (
 // fingerprint once, on planted neighbours at every distance and the
 // fingerprints 0 and all-ones.
 func TestBucketIndex(t *testing.T) {
-	stored := data.Sorted(data.Planted(20000, 4, 0.2, 7))
-	qs := append(data.Queries(stored, 2000, 7), 0, ^uint64(0))
+	stored := fingerprints.Sorted(fingerprints.Planted(20000, 4, 0.2, 7))
+	qs := append(fingerprints.Queries(stored, 2000, 7), 0, ^uint64(0))
 	for _, k := range []int{2, 3, 4} {
 		b, err := newBucketIndex(k, stored)
 		require.NoError(t, err)

@@ -9,9 +9,9 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/simhashdb/simhashdb/bench/chart"
-	"github.com/simhashdb/simhashdb/bench/data"
 	"github.com/simhashdb/simhashdb/codec"
 	"github.com/simhashdb/simhashdb/huffman"
+	"github.com/simhashdb/simhashdb/internal/fingerprints"
 )
 
 // CodecRow is the codec measured on one sorted table.
@@ -52,10 +52,10 @@ func runCodec(cfg Config) (*CodecResults, error) {
 		maxLog = 18
 	}
 	res := &CodecResults{BlockSize: codec.DefaultBlockSize, Histogram: map[string][64]uint64{}}
-	gen := map[string]func(int, uint64) []uint64{"uniform": data.Uniform, "clustered": data.Clustered}
+	gen := map[string]func(int, uint64) []uint64{"uniform": fingerprints.Uniform, "clustered": fingerprints.Clustered}
 	for _, dist := range []string{"uniform", "clustered"} {
 		for lg := 16; lg <= maxLog; lg += 2 {
-			fps := data.Sorted(gen[dist](1<<lg, cfg.Seed))
+			fps := fingerprints.Sorted(gen[dist](1<<lg, cfg.Seed))
 			row, hist, err := measureCodec(dist, fps)
 			if err != nil {
 				return nil, err
@@ -80,7 +80,7 @@ func runCodec(cfg Config) (*CodecResults, error) {
 			return nil, fmt.Errorf("text corpus: %w", err)
 		}
 		cfg.Log.Info("fingerprinted text", "documents", n, "s", fmt.Sprintf("%.1f", time.Since(start).Seconds()))
-		row, _, err := measureCodec("text", data.Sorted(fps))
+		row, _, err := measureCodec("text", fingerprints.Sorted(fps))
 		if err != nil {
 			return nil, err
 		}

@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/simhashdb/simhashdb/bench/chart"
-	"github.com/simhashdb/simhashdb/bench/data"
 	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/internal/fingerprints"
 	"github.com/simhashdb/simhashdb/permutation"
 )
 
@@ -275,7 +275,7 @@ func measureEngine(cfg Config, n, tables int) (EngineRow, error) {
 		return row, err
 	}
 	defer os.RemoveAll(dir)
-	fps := data.Planted(n, 3, 0.01, cfg.Seed)
+	fps := fingerprints.Planted(n, 3, 0.01, cfg.Seed)
 	docs := make([]engine.Doc, n)
 	for i, fp := range fps {
 		docs[i] = engine.Doc{ID: uint64(i), Fingerprint: fp}
@@ -312,7 +312,7 @@ func measureEngine(cfg Config, n, tables int) (EngineRow, error) {
 	if cfg.Quick {
 		nq = 2000
 	}
-	qs := data.Queries(fps, nq, cfg.Seed)
+	qs := fingerprints.Queries(fps, nq, cfg.Seed)
 	if _, err := latencies(db, qs, 3); err != nil { // warm the cache
 		return row, err
 	}
@@ -408,7 +408,7 @@ func measureEngine(cfg Config, n, tables int) (EngineRow, error) {
 	if err := db.Close(); err != nil {
 		return row, err
 	}
-	if row.Curve, err = cacheCurve(cfg, dir, n, row.Tables, data.Queries(fps, nq, cfg.Seed+1), qs); err != nil {
+	if row.Curve, err = cacheCurve(cfg, dir, n, row.Tables, fingerprints.Queries(fps, nq, cfg.Seed+1), qs); err != nil {
 		return row, err
 	}
 	for i := range row.Curve {
@@ -431,12 +431,12 @@ func measureEngine(cfg Config, n, tables int) (EngineRow, error) {
 // Example 3.1 at one corpus size: latency against space.
 func measureDesigns(cfg Config, n int) ([]DesignRow, error) {
 	ctx := context.Background()
-	fps := data.Planted(n, 3, 0.01, cfg.Seed)
+	fps := fingerprints.Planted(n, 3, 0.01, cfg.Seed)
 	docs := make([]engine.Doc, n)
 	for i, fp := range fps {
 		docs[i] = engine.Doc{ID: uint64(i), Fingerprint: fp}
 	}
-	qs := data.Queries(fps, 5000, cfg.Seed)
+	qs := fingerprints.Queries(fps, 5000, cfg.Seed)
 	var rows []DesignRow
 	for _, name := range []string{"optimiser", "paper-20", "paper-16", "paper-10", "paper-4"} {
 		var d *permutation.Design
@@ -656,7 +656,7 @@ func (r *EngineResults) report(md *strings.Builder) {
 // query timed on one and then the other in the same loop (the machine's
 // noise falls on both), after checking that they find the same.
 func bucketBaseline(ctx context.Context, db *engine.DB, fps, qs []uint64, row *EngineRow) error {
-	bi, err := newBucketIndex(3, data.Sorted(slices.Clone(fps)))
+	bi, err := newBucketIndex(3, fingerprints.Sorted(slices.Clone(fps)))
 	if err != nil {
 		return err
 	}

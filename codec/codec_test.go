@@ -7,15 +7,17 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/simhashdb/simhashdb/bench/data"
 	"github.com/simhashdb/simhashdb/huffman"
+	"github.com/simhashdb/simhashdb/internal/fingerprints"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func uniform(n int, seed uint64) []uint64 { return data.Sorted(data.Uniform(n, seed)) }
+func uniform(n int, seed uint64) []uint64 { return fingerprints.Sorted(fingerprints.Uniform(n, seed)) }
 
-func clustered(n int, seed uint64) []uint64 { return data.Sorted(data.Clustered(n, seed)) }
+func clustered(n int, seed uint64) []uint64 {
+	return fingerprints.Sorted(fingerprints.Clustered(n, seed))
+}
 
 func dense(n int) []uint64 {
 	x := make([]uint64, n)

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/simhashdb/simhashdb/bench/data"
+	"github.com/simhashdb/simhashdb/internal/fingerprints"
 	"github.com/simhashdb/simhashdb/permutation"
 )
 
@@ -58,7 +58,7 @@ func loadedWith(b *testing.B, n, nq int, clusters []uint64) (*DB, []uint64, floa
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { db.Close() })
-	fps := data.Planted(n, 3, 0.01, 1)
+	fps := fingerprints.Planted(n, 3, 0.01, 1)
 	fps = append(fps, clusters...)
 	docs := make([]Doc, len(fps))
 	for i, fp := range fps {
@@ -69,7 +69,7 @@ func loadedWith(b *testing.B, n, nq int, clusters []uint64) (*DB, []uint64, floa
 		b.Fatal(err)
 	}
 	rate := float64(len(fps)) / time.Since(start).Seconds()
-	return db, data.Queries(fps[:n], nq, 2), rate
+	return db, fingerprints.Queries(fps[:n], nq, 2), rate
 }
 
 // benchN is the loaded size of a benchmark: SIMHASHDB_BENCH_N, default 1M.
@@ -141,12 +141,12 @@ func BenchmarkQueryMatch(b *testing.B) {
 // look-ups of their documents, which postingsOf overlaps.
 func BenchmarkQueryCluster(b *testing.B) {
 	r := rand.New(rand.NewPCG(3, 4))
-	centers := data.Uniform(1<<14, 5) // their lines more than the CPU caches hold
+	centers := fingerprints.Uniform(1<<14, 5) // their lines more than the CPU caches hold
 	var near []uint64
 	for _, c := range centers {
 		seen := map[uint64]bool{}
 		for len(seen) < lookupBatch {
-			seen[data.Flip(c, 1+r.IntN(3), r)] = true
+			seen[fingerprints.Flip(c, 1+r.IntN(3), r)] = true
 		}
 		for fp := range seen {
 			near = append(near, fp)
@@ -193,12 +193,12 @@ func timeQueryAppend(b *testing.B, db *DB, qs []uint64) {
 func BenchmarkQueryInsert(b *testing.B) {
 	n := benchN(b)
 	db, _ := loaded(b, n, 1)
-	fps := data.Planted(n, 3, 0.01, 1)
+	fps := fingerprints.Planted(n, 3, 0.01, 1)
 	r := rand.New(rand.NewPCG(5, 5))
 	docs := make([]Doc, 0, 100)
 	id := uint64(n)
 	for b.Loop() {
-		if _, err := db.Query(ctx, data.Flip(fps[r.IntN(n)], r.IntN(4), r), 3); err != nil {
+		if _, err := db.Query(ctx, fingerprints.Flip(fps[r.IntN(n)], r.IntN(4), r), 3); err != nil {
 			b.Fatal(err)
 		}
 		docs = append(docs, Doc{ID: id, Fingerprint: r.Uint64()})
@@ -223,7 +223,7 @@ func BenchmarkQueryGrown(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer db.Close()
-	fps := data.Planted(n, 3, 0.01, 1)
+	fps := fingerprints.Planted(n, 3, 0.01, 1)
 	docs := make([]Doc, n)
 	for i, fp := range fps {
 		docs[i] = Doc{ID: uint64(i), Fingerprint: fp}
@@ -239,7 +239,7 @@ func BenchmarkQueryGrown(b *testing.B) {
 	if err := db.Flush(ctx); err != nil {
 		b.Fatal(err)
 	}
-	qs := data.Queries(fps, 4096, 2)
+	qs := fingerprints.Queries(fps, 4096, 2)
 	for _, q := range qs {
 		db.Query(ctx, q, 3)
 	}
@@ -261,7 +261,7 @@ func BenchmarkQueryGrown(b *testing.B) {
 // BenchmarkLoad measures the bulk loader on benchN fingerprints.
 func BenchmarkLoad(b *testing.B) {
 	n := benchN(b)
-	fps := data.Uniform(n, 1)
+	fps := fingerprints.Uniform(n, 1)
 	docs := make([]Doc, n)
 	for i, fp := range fps {
 		docs[i] = Doc{ID: uint64(i), Fingerprint: fp}

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
-	"github.com/simhashdb/simhashdb/bench/data"
 	"github.com/simhashdb/simhashdb/engine/internal/store"
+	"github.com/simhashdb/simhashdb/internal/fingerprints"
 	"github.com/stretchr/testify/require"
 )
 
@@ -57,7 +57,7 @@ func TestFlushBatchInOrder(t *testing.T) {
 					d.Fingerprint = old.Fingerprint
 				}
 			case 1:
-				d.Fingerprint = data.Planted(1, 3, 0, uint64(round))[0] ^ 1<<r.IntN(64)
+				d.Fingerprint = fingerprints.Planted(1, 3, 0, uint64(round))[0] ^ 1<<r.IntN(64)
 			}
 			batch = append(batch, d)
 			model[d.ID] = d

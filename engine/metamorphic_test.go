@@ -15,7 +15,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/stretchr/testify/require"
 
-	"github.com/simhashdb/simhashdb/bench/data"
+	"github.com/simhashdb/simhashdb/internal/fingerprints"
 )
 
 // TestMetamorphic runs random sequences of writes (inserts, replacements,
@@ -62,7 +62,7 @@ type metamorphic struct {
 
 func newMetamorphic(t *testing.T, seed uint64) *metamorphic {
 	m := &metamorphic{t: t, r: rand.New(rand.NewPCG(seed, seed)), fs: vfs.NewCrashableMem(), model: oracle{}}
-	m.base = append(data.Uniform(40, seed), 0, ^uint64(0))
+	m.base = append(fingerprints.Uniform(40, seed), 0, ^uint64(0))
 	m.db = openT(t, metamorphicDir, m.options())
 	t.Cleanup(func() { m.db.Close() })
 	return m
@@ -93,7 +93,7 @@ func (m *metamorphic) check(err error) {
 func (m *metamorphic) doc() Doc {
 	fp := m.base[m.r.IntN(len(m.base))]
 	if m.r.IntN(3) > 0 {
-		fp = data.Flip(fp, m.r.IntN(5), m.r)
+		fp = fingerprints.Flip(fp, m.r.IntN(5), m.r)
 	}
 	d := Doc{ID: 1 + m.r.Uint64N(400), Fingerprint: fp}
 	if m.r.IntN(2) == 0 {

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/simhashdb/simhashdb/bench/data"
+	"github.com/simhashdb/simhashdb/internal/fingerprints"
 	"github.com/simhashdb/simhashdb/permutation"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -71,7 +71,7 @@ func queries(o oracle, k, n int, r *rand.Rand) []uint64 {
 	})
 	for i := 0; i < n && len(ids) > 0; i++ {
 		fp := o[ids[r.IntN(len(ids))]].Fingerprint
-		qs = append(qs, data.Flip(fp, i%(k+2), r), r.Uint64())
+		qs = append(qs, fingerprints.Flip(fp, i%(k+2), r), r.Uint64())
 	}
 	return qs
 }
@@ -172,9 +172,9 @@ func checkPairs(t *testing.T, db *DB, o oracle, stage string) {
 // distance 0..3, many ids on one fingerprint, 0 and all-ones.
 func corpus(n int, seed uint64) []Doc {
 	var fps []uint64
-	fps = append(fps, data.Uniform(n/3, seed)...)
-	fps = append(fps, data.Clustered(n/3, seed)...)
-	fps = append(fps, data.Planted(n/3, 3, 0.3, seed)...)
+	fps = append(fps, fingerprints.Uniform(n/3, seed)...)
+	fps = append(fps, fingerprints.Clustered(n/3, seed)...)
+	fps = append(fps, fingerprints.Planted(n/3, 3, 0.3, seed)...)
 	for range 20 {
 		fps = append(fps, 0, ^uint64(0), 0xdeadbeef)
 	}
@@ -243,7 +243,7 @@ func exactAgainstOracle(t *testing.T, design *permutation.Design, unitMax int) {
 		}
 		if i%13 == 0 {
 			re := docs[r.IntN(half+i+1)]
-			re.Fingerprint = data.Flip(re.Fingerprint, 1+r.IntN(3), r)
+			re.Fingerprint = fingerprints.Flip(re.Fingerprint, 1+r.IntN(3), r)
 			re.Name += "-v2"
 			require.NoError(t, db.Insert(ctx, re))
 			model[re.ID] = re

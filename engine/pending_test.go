@@ -6,8 +6,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/simhashdb/simhashdb/bench/data"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
+	"github.com/simhashdb/simhashdb/internal/fingerprints"
 	"github.com/stretchr/testify/require"
 )
 
@@ -43,11 +43,11 @@ func TestPendingLists(t *testing.T) {
 			fp := r.Uint64() & r.Uint64() & r.Uint64()
 			switch {
 			case round == 40 && i < 3:
-				fp = data.Flip(^uint64(0), i, r)
+				fp = fingerprints.Flip(^uint64(0), i, r)
 			case round == 41 && i == 0:
 				fp = 0
 			case i%3 == 0: // a near neighbour of a stored document
-				fp = data.Flip(docs[r.IntN(len(docs))].Fingerprint, r.IntN(4), r)
+				fp = fingerprints.Flip(docs[r.IntN(len(docs))].Fingerprint, r.IntN(4), r)
 			}
 			batch = append(batch, Doc{ID: next, Fingerprint: fp})
 			next++
@@ -63,7 +63,7 @@ func TestPendingLists(t *testing.T) {
 			delete(model, victim.ID)
 		}
 		re := docs[r.IntN(len(docs))]
-		re.Fingerprint = data.Flip(re.Fingerprint, 1+r.IntN(3), r)
+		re.Fingerprint = fingerprints.Flip(re.Fingerprint, 1+r.IntN(3), r)
 		require.NoError(t, db.Insert(ctx, re))
 		model[re.ID] = re
 		require.NoError(t, db.Flush(ctx))

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/simhashdb/simhashdb/bench/data"
+	"github.com/simhashdb/simhashdb/internal/fingerprints"
 	"github.com/stretchr/testify/require"
 )
 
@@ -18,13 +18,13 @@ func TestQueryManyCandidates(t *testing.T) {
 	var docs []Doc
 	seen := map[uint64]bool{}
 	for len(seen) < 3*lookupBatch+5 {
-		fp := data.Flip(center, r.IntN(4), r)
+		fp := fingerprints.Flip(center, r.IntN(4), r)
 		seen[fp] = true
 		for range 1 + r.IntN(3) { // some fingerprints with several documents
 			docs = append(docs, Doc{ID: uint64(len(docs)) + 1, Fingerprint: fp, Name: fmt.Sprint("near-", len(docs))})
 		}
 	}
-	for i, fp := range data.Uniform(2000, 9) {
+	for i, fp := range fingerprints.Uniform(2000, 9) {
 		docs = append(docs, Doc{ID: uint64(len(docs)) + 1, Fingerprint: fp})
 		if i%3 == 0 {
 			docs[len(docs)-1].Name = fmt.Sprint("far-", i)
@@ -53,7 +53,7 @@ func TestQueryManyCandidates(t *testing.T) {
 			check(center, "no unit cached")
 			check(center, "units cached")
 			db.cache.Clear()
-			check(data.Flip(center, 2, r), "some units cached") // caches the units of its own matches
+			check(fingerprints.Flip(center, 2, r), "some units cached") // caches the units of its own matches
 			check(center, "some units cached")
 		})
 	}

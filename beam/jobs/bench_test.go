@@ -10,11 +10,11 @@ import (
 	"testing"
 
 	"github.com/simhashdb/simhashdb/beam/neardup"
-	"github.com/simhashdb/simhashdb/bench/data"
+	"github.com/simhashdb/simhashdb/internal/fingerprints"
 )
 
 // benchN is the size of the benchmarks' input: 1M fingerprints, 1% with
-// planted neighbours at every distance 0..3 (bench/data.Planted).
+// planted neighbours at every distance 0..3 (bench/fingerprints.Planted).
 const benchN = 1 << 20
 
 // benchInput writes the benchmarks' input files once: fingerprints, the
@@ -28,13 +28,13 @@ func benchInput(b *testing.B) (dir string) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		b.Fatal(err)
 	}
-	fps := data.Planted(benchN, 3, 0.01, 1)
+	fps := fingerprints.Planted(benchN, 3, 0.01, 1)
 	var f, r, q strings.Builder
 	for i, v := range fps {
 		fmt.Fprintf(&f, "%d\n", v)
 		fmt.Fprintf(&r, "%d %#x\n", i+1, v)
 	}
-	for _, v := range data.Queries(fps, 100_000, 1) {
+	for _, v := range fingerprints.Queries(fps, 100_000, 1) {
 		fmt.Fprintf(&q, "%#x\n", v)
 	}
 	for name, s := range map[string]string{"fps.txt": f.String(), "stored.txt": r.String(), "queries.txt": q.String(), "done": ""} {

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/simhashdb/simhashdb/bench/data"
+	"github.com/simhashdb/simhashdb/internal/fingerprints"
 	"github.com/simhashdb/simhashdb/permutation"
 	"github.com/stretchr/testify/require"
 )
@@ -38,9 +38,9 @@ func sortPairs(p []Pair) []Pair {
 // all-ones.
 func varied(n int, seed uint64) []uint64 {
 	var fps []uint64
-	fps = append(fps, data.Uniform(n/3, seed)...)
-	fps = append(fps, data.Clustered(n/3, seed)...)
-	fps = append(fps, data.Planted(n/3, 3, 0.3, seed)...)
+	fps = append(fps, fingerprints.Uniform(n/3, seed)...)
+	fps = append(fps, fingerprints.Clustered(n/3, seed)...)
+	fps = append(fps, fingerprints.Planted(n/3, 3, 0.3, seed)...)
 	for range 5 {
 		fps = append(fps, 0, ^uint64(0), 1, 0xdeadbeef)
 	}
@@ -151,7 +151,7 @@ func TestDistinct(t *testing.T) {
 }
 
 func BenchmarkPairs(b *testing.B) {
-	fps, _ := Distinct(data.Planted(1<<20, 3, 0.01, 1))
+	fps, _ := Distinct(fingerprints.Planted(1<<20, 3, 0.01, 1))
 	blocks6, err := permutation.Blocks(3, 6)
 	require.NoError(b, err)
 	chosen, err := DesignFor(3, len(fps))

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/simhashdb/simhashdb/bench/data"
 	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/internal/fingerprints"
 	"github.com/simhashdb/simhashdb/internal/lines"
 	"github.com/simhashdb/simhashdb/simhash"
 	"github.com/stretchr/testify/assert"
@@ -243,7 +243,7 @@ func TestIndexCommands(t *testing.T) {
 // TestFindAllMatchesOracle checks find-all and find-clusters without an
 // index against brute force, with repeats, 0, all-ones and hex input.
 func TestFindAllMatchesOracle(t *testing.T) {
-	fps := data.Planted(3000, 3, 0.2, 9)
+	fps := fingerprints.Planted(3000, 3, 0.2, 9)
 	fps = append(fps, fps[10], fps[10], 0, 0x0f)
 	var in strings.Builder
 	for i, fp := range fps {

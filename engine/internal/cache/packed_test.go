@@ -7,7 +7,7 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/simhashdb/simhashdb/bench/data"
+	"github.com/simhashdb/simhashdb/internal/fingerprints"
 	"github.com/stretchr/testify/require"
 )
 
@@ -34,8 +34,8 @@ func TestPacked(t *testing.T) {
 		"all-ones":       {^uint64(0)},
 		"extremes":       {0, 1, 1 << 63, ^uint64(0) - 1, ^uint64(0)},
 		"dense":          {7, 8, 9, 10, 11, 12},
-		"uniform block":  data.Sorted(data.Uniform(190, 3))[:190],
-		"clustered":      data.Sorted(data.Clustered(300, 4)),
+		"uniform block":  fingerprints.Sorted(fingerprints.Uniform(190, 3))[:190],
+		"clustered":      fingerprints.Sorted(fingerprints.Clustered(300, 4)),
 		"width 49":       spread(190, 1<<49-1),
 		"width 57":       spread(100, 1<<57-1),
 		"width 58 -> 64": spread(100, 1<<58-1),

@@ -6,14 +6,14 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/simhashdb/simhashdb/bench/data"
+	"github.com/simhashdb/simhashdb/internal/fingerprints"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func TestSort(t *testing.T) {
 	for _, n := range []int{0, 1, 100, 5000, 100000, 3_000_000} {
-		x := data.Uniform(n, uint64(n))
+		x := fingerprints.Uniform(n, uint64(n))
 		if n > 10 {
 			for i := range n / 10 {
 				x[i] &= 0xffff // many keys sharing their high bytes
@@ -25,7 +25,7 @@ func TestSort(t *testing.T) {
 		assert.Equal(t, want, x, "n=%d", n)
 	}
 	// Clustered keys: crowded buckets, runs of equal keys, 0 and all-ones.
-	x := data.Clustered(300000, 7)
+	x := fingerprints.Clustered(300000, 7)
 	want := slices.Clone(x)
 	slices.Sort(want)
 	Sort(x)
@@ -34,7 +34,7 @@ func TestSort(t *testing.T) {
 
 func TestSortPairs(t *testing.T) {
 	for _, n := range []int{0, 1, 2, 50000} {
-		keys := data.Clustered(n, 4)
+		keys := fingerprints.Clustered(n, 4)
 		vals := make([]uint32, len(keys))
 		for i := range vals {
 			vals[i] = uint32(i)
@@ -58,7 +58,7 @@ func TestSortPairs(t *testing.T) {
 func BenchmarkSort(b *testing.B) {
 	for _, n := range []int{1 << 20, 1 << 24} {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
-			src := data.Uniform(n, 1)
+			src := fingerprints.Uniform(n, 1)
 			x := make([]uint64, len(src))
 			b.SetBytes(int64(8 * n))
 			for b.Loop() {
@@ -71,7 +71,7 @@ func BenchmarkSort(b *testing.B) {
 
 func TestSortTop(t *testing.T) {
 	for _, top := range []int{1, 7, 8, 25, 32, 64} {
-		x := data.Clustered(20000, uint64(top))
+		x := fingerprints.Clustered(20000, uint64(top))
 		want := slices.Clone(x)
 		slices.Sort(want)
 		SortTop(x, make([]uint64, len(x)), top)

@@ -5,16 +5,16 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/simhashdb/simhashdb/bench/data"
 	"github.com/simhashdb/simhashdb/engine/internal/cache"
+	"github.com/simhashdb/simhashdb/internal/fingerprints"
 	"github.com/stretchr/testify/require"
 )
 
 func TestSearchHelpers(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 5))
 	for name, keys := range map[string][]uint64{
-		"uniform":   data.Sorted(data.Uniform(5000, 1)),
-		"clustered": data.Sorted(data.Clustered(5000, 2)),
+		"uniform":   fingerprints.Sorted(fingerprints.Uniform(5000, 1)),
+		"clustered": fingerprints.Sorted(fingerprints.Clustered(5000, 2)),
 		"one":       {42},
 		// close keys: buckets of two and of three keys
 		"close": {1 << 40, 1<<40 + 1, 1<<40 + 2, 1<<41 + 7, 1<<41 + 9, 3 << 60, 3<<60 + 1<<20},

@@ -1,7 +1,7 @@
-// Package data generates the fingerprint sets of simhashdb's tests and
+// Package fingerprints generates the fingerprint sets of simhashdb's tests and
 // benchmarks, deterministically from a seed, so that every run measures the
 // same data and no download is needed.
-package data
+package fingerprints
 
 import (
 	"math/bits"
