@@ -11,6 +11,7 @@ import (
 	"github.com/simhashdb/simhashdb/bench/chart"
 	"github.com/simhashdb/simhashdb/codec"
 	"github.com/simhashdb/simhashdb/huffman"
+	"github.com/simhashdb/simhashdb/internal/compression"
 	"github.com/simhashdb/simhashdb/internal/fingerprints"
 )
 
@@ -30,6 +31,9 @@ type CodecRow struct {
 	PebbleNone   float64 `json:"pebble_none_bits_per_fp"`
 	PebbleSnappy float64 `json:"pebble_snappy_bits_per_fp"`
 	PebbleZstd   float64 `json:"pebble_zstd_bits_per_fp"`
+	// The same set every other way (compression.Measure, as the
+	// compression command reports it).
+	Others []compression.Row `json:"others"`
 }
 
 // CodecResults is the codec section of a run.
@@ -90,6 +94,10 @@ func runCodec(cfg Config) (*CodecResults, error) {
 	return res, res.charts(cfg.Out)
 }
 
+// othersMax is the largest set measured every other way too: zstd at its
+// best level and roaring64 take minutes and gigabytes beyond it.
+const othersMax = 1 << 22
+
 func measureCodec(dist string, fps []uint64) (CodecRow, *[huffman.Symbols]uint64, error) {
 	row := CodecRow{Dist: dist, N: len(fps)}
 	if dist == "uniform" { // the bound holds for a uniformly drawn set only
@@ -119,9 +127,18 @@ func measureCodec(dist string, fps []uint64) (CodecRow, *[huffman.Symbols]uint64
 		to      *float64
 		profile *sstable.CompressionProfile
 	}{{&row.PebbleNone, sstable.NoCompression}, {&row.PebbleSnappy, sstable.SnappyCompression}, {&row.PebbleZstd, sstable.ZstdCompression}} {
-		if *c.to, err = plainPebbleBits(fps, c.profile); err != nil {
+		n, err := compression.PebbleKeysBytes(fps, c.profile)
+		if err != nil {
 			return row, nil, err
 		}
+		*c.to = float64(n*8) / float64(len(fps))
+	}
+	if len(fps) <= othersMax {
+		others, err := compression.Measure(fps, nil)
+		if err != nil {
+			return row, nil, err
+		}
+		row.Others = others.Rows
 	}
 	if row.Bound > 0 {
 		row.OverBound = 100 * (row.BitsPerFP/row.Bound - 1)
@@ -204,7 +221,7 @@ func (c *CodecResults) report(md *strings.Builder) {
 	md.WriteString("The information bound log2(C(2^64, n))/n applies to uniformly drawn sets; clustered tables, like real simhash tables, compress far below it. ")
 	md.WriteString("Rows \"text\" (opt-in, `--text DIR`) are fingerprints of real documents: the license texts of the quality evaluation's corpora and seeded edits of them (timestamps, counters, ad blocks, replaced words). ")
 	md.WriteString("Bits per fingerprint include block headers and checksums. Decode: whole blocks, checksum verified, one goroutine, best of three passes.\n\n")
-	fmt.Fprintf(md, "Beside it, the same sorted fingerprints kept the plain way: 8-byte Pebble keys with empty values in one sstable as Pebble writes its bottom level (format FormatValueSeparation, %s), with Pebble's block compression none, Snappy or Zstd; 8 bytes raw is 64 bits.\n\n", pebbleFormat)
+	fmt.Fprintf(md, "Beside it, the same sorted fingerprints kept the plain way: 8-byte Pebble keys with empty values in one sstable as Pebble writes its bottom level (format FormatValueSeparation), with Pebble's block compression none, Snappy or Zstd; 8 bytes raw is 64 bits.\n\n")
 	md.WriteString("| data | n | blocks | bits/fp | bound | over bound | Pebble none | Pebble Snappy | Pebble Zstd | codec vs best Pebble | encode M fp/s | decode M fp/s |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range c.Rows {
 		bound, over := "—", "—"
@@ -216,6 +233,24 @@ func (c *CodecResults) report(md *strings.Builder) {
 			r.PebbleNone, r.PebbleSnappy, r.PebbleZstd, best/r.BitsPerFP, r.EncodeMfps, r.DecodeMfps)
 	}
 	md.WriteString("\n")
+	if len(c.Rows) > 0 && len(c.Rows[0].Others) > 0 {
+		md.WriteString("The same sets every other way, in bits per fingerprint (`simhashdb compression` reports these for any fingerprints):\n\n| data | n | codec |")
+		for _, o := range c.Rows[0].Others {
+			fmt.Fprintf(md, " %s |", o.Method)
+		}
+		md.WriteString("\n|---|---:|---:|" + strings.Repeat("---:|", len(c.Rows[0].Others)) + "\n")
+		for _, r := range c.Rows {
+			if len(r.Others) == 0 {
+				continue
+			}
+			fmt.Fprintf(md, "| %s | %d | %.3f |", r.Dist, r.N, r.BitsPerFP)
+			for _, o := range r.Others {
+				fmt.Fprintf(md, " %.3f |", o.BitsPerFP)
+			}
+			md.WriteString("\n")
+		}
+		md.WriteString("\n")
+	}
 	for _, ch := range c.Charts {
 		fmt.Fprintf(md, "![%s](%s)\n\n", ch, ch)
 	}

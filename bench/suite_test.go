@@ -43,7 +43,11 @@ func TestQuickRun(t *testing.T) {
 			assert.Greater(t, r.BitsPerFP, r.Bound, "no encoding beats the bound")
 		}
 		assert.Positive(t, r.DecodeMfps)
+		assert.Len(t, r.Others, 6, "n=%d measured every other way", r.N)
 	}
+	report, err := os.ReadFile(filepath.Join(out, "report.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(report), "The same sets every other way")
 	require.NotNil(t, res.Batch)
 	require.NotEmpty(t, res.Batch.FindAll)
 	for _, r := range res.Batch.FindAll {

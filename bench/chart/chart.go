@@ -97,3 +97,38 @@ func Bars(path string, ax Axes, labels []string, values []float64) error {
 	}
 	return p.Save(8*vg.Inch, 4.5*vg.Inch, path)
 }
+
+// HBars saves a chart of horizontal bars, one a label, top to bottom, with
+// a dashed line at ref (none if 0); the value axis runs from lo to hi, and
+// a longer bar is cut at hi (a label should then carry its value).
+func HBars(path string, ax Axes, labels []string, values []float64, ref, lo, hi float64) error {
+	p := plot.New()
+	p.Title.Text = ax.Title
+	p.X.Label.Text = ax.X
+	rev := make(plotter.Values, len(values))
+	names := make([]string, len(labels))
+	for i := range values { // gonum draws the first bar at the bottom
+		rev[len(values)-1-i] = min(values[i], hi)
+		names[len(labels)-1-i] = labels[i]
+	}
+	bars, err := plotter.NewBarChart(rev, vg.Points(14))
+	if err != nil {
+		return fmt.Errorf("chart %s: %w", path, err)
+	}
+	bars.Horizontal = true
+	bars.Color = palette[0]
+	bars.LineStyle.Width = 0
+	p.Add(plotter.NewGrid(), bars)
+	p.NominalY(names...)
+	p.X.Min, p.X.Max = lo, hi
+	if ref > 0 {
+		l, err := plotter.NewLine(plotter.XYs{{X: ref, Y: -0.5}, {X: ref, Y: float64(len(values)) - 0.5}})
+		if err != nil {
+			return fmt.Errorf("chart %s: %w", path, err)
+		}
+		l.Color = palette[3]
+		l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		p.Add(l)
+	}
+	return p.Save(8*vg.Inch, vg.Length(1.2+0.28*float64(len(values)))*vg.Inch, path)
+}

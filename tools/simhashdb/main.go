@@ -31,6 +31,7 @@ var commands = map[string]command{
 	"add":           {"store documents (id, fingerprint, name) or text files in an index", runAdd},
 	"batch":         {"answer many queries at once, one JSON line each", runBatch},
 	"check":         {"verify every checksum and cross-reference of an index", runCheck},
+	"compression":   {"report the bits per fingerprint of fingerprints or an index, every way of keeping them", runCompression},
 	"delete":        {"remove documents by id", runDelete},
 	"demo":          {"find near-duplicates in the bundled sample of license texts", runDemo},
 	"export":        {"write every document of an index, as add reads them (rebuild with another K)", runExport},
