@@ -291,6 +291,8 @@ func ChildMain() bool {
 		err = sortJoin(os.Getenv("SIMHASHDB_BENCH_IN"), os.Getenv("SIMHASHDB_BENCH_OUT"))
 	case "cachecurve":
 		err = cacheCurveChild(os.Getenv("SIMHASHDB_BENCH_DB"), os.Getenv("SIMHASHDB_BENCH_CACHE_MB"), os.Getenv("SIMHASHDB_BENCH_OUT"))
+	case "disk":
+		err = diskChild(os.Getenv("SIMHASHDB_BENCH_JOB"))
 	default:
 		return false
 	}

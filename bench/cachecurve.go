@@ -68,11 +68,7 @@ func curveBudgets(n, tables int) []int {
 // that its resident memory is its own.
 func cacheCurve(cfg Config, dir string, n, tables int, warm, qs []uint64) ([]CurvePoint, error) {
 	for name, q := range map[string][]uint64{"warm.bin": warm, "queries.bin": qs} {
-		b := make([]byte, 0, 8*len(q))
-		for _, x := range q {
-			b = binary.LittleEndian.AppendUint64(b, x)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+		if err := writeQueries(filepath.Join(dir, name), q); err != nil {
 			return nil, err
 		}
 	}
@@ -187,6 +183,16 @@ func cacheCurveChild(dir, mbs, out string) error {
 		return err
 	}
 	return os.WriteFile(out, js, 0o644)
+}
+
+// writeQueries writes fingerprints to file, 8 bytes little-endian each:
+// what readQueries reads in a child.
+func writeQueries(file string, qs []uint64) error {
+	b := make([]byte, 0, 8*len(qs))
+	for _, x := range qs {
+		b = binary.LittleEndian.AppendUint64(b, x)
+	}
+	return os.WriteFile(file, b, 0o644)
 }
 
 func readQueries(file string) ([]uint64, error) {

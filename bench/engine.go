@@ -3,6 +3,7 @@ package bench
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math/bits"
@@ -194,20 +195,40 @@ func largeFits() bool {
 // latencies times each query on one goroutine and returns the latencies in
 // microseconds, sorted.
 func latencies(db *engine.DB, qs []uint64, k int) ([]float64, error) {
+	lat, _, err := latenciesOn(db, qs, k, 1)
+	return lat, err
+}
+
+// latenciesOn times each query, g goroutines taking the next one, and
+// returns the latencies in microseconds, sorted, and the time all took.
+func latenciesOn(db *engine.DB, qs []uint64, k, g int) ([]float64, time.Duration, error) {
 	ctx := context.Background()
 	lat := make([]float64, len(qs))
-	var buf []engine.Match // into a reused buffer, as a latency-bound caller does
-	for i, q := range qs {
-		t0 := time.Now()
-		var err error
-		buf, err = db.QueryAppend(ctx, buf[:0], q, k)
-		lat[i] = float64(time.Since(t0).Nanoseconds()) / 1e3
-		if err != nil {
-			return nil, err
-		}
+	var next atomic.Int64
+	errs := make([]error, g)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range g {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var buf []engine.Match // into a reused buffer, as a latency-bound caller does
+			for i := int(next.Add(1) - 1); i < len(qs); i = int(next.Add(1) - 1) {
+				t0 := time.Now()
+				var err error
+				buf, err = db.QueryAppend(ctx, buf[:0], qs[i], k)
+				lat[i] = float64(time.Since(t0).Nanoseconds()) / 1e3
+				if err != nil {
+					errs[w] = err
+					return
+				}
+			}
+		}()
 	}
+	wg.Wait()
+	elapsed := time.Since(start)
 	slices.Sort(lat)
-	return lat, nil
+	return lat, elapsed, errors.Join(errs...)
 }
 
 func pct(sorted []float64, p float64) float64 {

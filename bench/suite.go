@@ -29,7 +29,10 @@ type Config struct {
 	Quick bool
 	// Seed makes the data sets; the default 1 is what the committed reports use.
 	Seed uint64
-	// Only, when set, names the sections to run ("codec", "engine", "batch").
+	// Only, when set, names the sections to run ("codec", "engine",
+	// "batch", and "disk", which runs only when named: it needs a memory
+	// cgroup to measure what it says, and builds a 30M index, or one of
+	// EngineSizes[0]).
 	Only []string
 	// EngineSizes, when set, replaces the engine section's corpus sizes and
 	// leaves out its design and insert measurements: a run at one large n.
@@ -66,6 +69,7 @@ type Results struct {
 	Codec   *CodecResults  `json:"codec,omitempty"`
 	Engine  *EngineResults `json:"engine,omitempty"`
 	Batch   *BatchResults  `json:"batch,omitempty"`
+	Disk    *DiskResults   `json:"disk,omitempty"`
 }
 
 // Run measures and writes the report into cfg.Out.
@@ -94,6 +98,11 @@ func Run(cfg Config) (*Results, error) {
 	if cfg.runs("batch") {
 		if res.Batch, err = runBatch(cfg); err != nil {
 			return nil, fmt.Errorf("batch: %w", err)
+		}
+	}
+	if slices.Contains(cfg.Only, "disk") {
+		if res.Disk, err = runDisk(cfg); err != nil {
+			return nil, fmt.Errorf("disk: %w", err)
 		}
 	}
 	return res, write(cfg, res)
@@ -142,6 +151,12 @@ func write(cfg Config, res *Results) error {
 	if res.Quick {
 		md.WriteString(" --quick")
 	}
+	if len(cfg.Only) > 0 {
+		md.WriteString(" --only " + strings.Join(cfg.Only, ","))
+	}
+	if len(cfg.EngineSizes) > 0 {
+		md.WriteString(" --engine-n " + strings.Trim(strings.Join(strings.Fields(fmt.Sprint(cfg.EngineSizes)), ","), "[]"))
+	}
 	if cfg.TextCorpus != "" {
 		md.WriteString(" --text DIR")
 	}
@@ -158,6 +173,9 @@ func write(cfg Config, res *Results) error {
 	}
 	if res.Batch != nil {
 		res.Batch.report(&md)
+	}
+	if res.Disk != nil {
+		res.Disk.report(&md)
 	}
 	return os.WriteFile(filepath.Join(cfg.Out, "report.md"), []byte(md.String()), 0o644)
 }

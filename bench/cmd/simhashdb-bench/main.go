@@ -25,7 +25,7 @@ func main() {
 	quick := flag.Bool("quick", false, "small data sets: a smoke test of the suite, not a measurement")
 	out := flag.String("out", "", "output folder (default bench/results/<date>, or a temporary folder with --quick)")
 	seed := flag.Uint64("seed", 1, "seed of the generated data sets")
-	only := flag.String("only", "", "comma-separated sections to run: codec, engine, batch (default all)")
+	only := flag.String("only", "", "comma-separated sections to run: codec, engine, batch (default all), and disk, which runs only when named (cold queries on the disk, from a memory cgroup: run as root; its size is --engine-n's first, default 30M)")
 	engineN := flag.String("engine-n", "", "comma-separated corpus sizes for the engine section alone, e.g. 100000000 (skips its design and insert runs)")
 	engineTables := flag.String("engine-tables", "", "comma-separated table designs for the engine section: 0 the optimiser's (default), 20, 16, 10 or 4 the paper's of that many tables, e.g. 0,4 (skips its design and insert runs)")
 	text := flag.String("text", "", "opt-in: folder of the real-text corpora (bash bench/quality/fetch.sh DIR) to add a data set of text fingerprints to the codec section")

@@ -1,0 +1,382 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/internal/fingerprints"
+)
+
+// The disk section measures queries on an index larger than the memory the
+// process may use: the index is built once, then a child process queries
+// it from inside a memory cgroup (where one can be made) after the index's
+// pages were dropped from the page cache, so that what the engine's cache
+// misses is read from the disk. The disk's own limit is measured in the
+// same run: random 4 KiB reads that bypass the page cache (O_DIRECT), one
+// at a time and T together, T the index's tables.
+
+// DiskResults is the disk section of a run.
+type DiskResults struct {
+	N           int    `json:"n"`
+	Tables      int    `json:"tables"`
+	IndexBytes  int64  `json:"index_bytes"`
+	CacheMiB    int    `json:"cache_mib"`
+	MemLimitMiB int    `json:"memory_limit_mib"`
+	PageCache   string `json:"page_cache"` // how the page cache was kept out
+	// Disk is the disk's limit: random 4 KiB reads.
+	Disk DiskLimit `json:"disk"`
+	Runs []DiskRun `json:"runs"`
+}
+
+// DiskLimit is what the disk does with random 4 KiB reads of the index's
+// files, the page cache bypassed.
+type DiskLimit struct {
+	One      Latency `json:"one"`   // one read at a time
+	Round    Latency `json:"round"` // T reads issued together, until the last is back
+	RoundOf  int     `json:"round_of"`
+	IOPSOne  float64 `json:"iops_one"`      // one read in flight
+	IOPSMany float64 `json:"iops_in_round"` // RoundOf reads in flight
+}
+
+// Latency is a distribution's percentiles, in microseconds.
+type Latency struct {
+	P50  float64 `json:"p50_us"`
+	P99  float64 `json:"p99_us"`
+	P999 float64 `json:"p999_us"`
+}
+
+// DiskRun is the queries at one concurrency.
+type DiskRun struct {
+	Concurrency int     `json:"concurrency"`
+	Queries     int     `json:"queries"`
+	Latency     Latency `json:"latency"`
+	QPS         float64 `json:"queries_per_s"`
+	// ReadsPerQuery and BytesPerQuery are the child's read system calls
+	// and the bytes it fetched from the disk (/proc/self/io), a query.
+	ReadsPerQuery float64 `json:"reads_per_query"`
+	BytesPerQuery float64 `json:"disk_bytes_per_query"`
+}
+
+// diskJob is what the child does.
+type diskJob struct {
+	Index       string `json:"index"`
+	Queries     string `json:"queries"` // a file of 8-byte little-endian fingerprints
+	CacheMiB    int    `json:"cache_mib"`
+	Concurrency int    `json:"concurrency"`
+}
+
+// diskConfig sizes the disk section: its corpus, the child's memory limit
+// and the queries of each run.
+func diskConfig(cfg Config) (n, memMiB, queries int) {
+	n, memMiB, queries = 30_000_000, 256, 20_000
+	if len(cfg.EngineSizes) > 0 {
+		n = cfg.EngineSizes[0]
+		if n >= 100_000_000 {
+			memMiB = 1024
+		}
+	}
+	if cfg.Quick {
+		n, memMiB, queries = 200_000, 256, 2_000
+	}
+	return n, memMiB, queries
+}
+
+func runDisk(cfg Config) (*DiskResults, error) {
+	n, memMiB, nq := diskConfig(cfg)
+	res := &DiskResults{N: n, CacheMiB: 32, MemLimitMiB: memMiB}
+	dir, err := os.MkdirTemp("", "simhashdb-disk-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	index := filepath.Join(dir, "index")
+	start := time.Now()
+	tables, queries, err := buildDiskIndex(index, n, nq, cfg.Seed)
+	if err != nil {
+		return nil, err
+	}
+	res.Tables = tables
+	res.IndexBytes = dirBytes(index)
+	cfg.Log.Info("disk: index built", "n", n, "tables", tables, "bytes", res.IndexBytes, "s", fmt.Sprintf("%.0f", time.Since(start).Seconds()))
+	qpath := filepath.Join(dir, "queries")
+	if err := writeQueries(qpath, queries); err != nil {
+		return nil, err
+	}
+	files, err := indexFiles(index)
+	if err != nil {
+		return nil, err
+	}
+	if res.Disk, err = measureDisk(files, tables, cfg.Quick); err != nil {
+		return nil, fmt.Errorf("measuring the disk: %w", err)
+	}
+	cfg.Log.Info("disk: random 4 KiB reads", "one p50 us", res.Disk.One.P50, "round p50 us", res.Disk.Round.P50, "iops", res.Disk.IOPSMany)
+	for _, conc := range []int{1, 16} {
+		run, how, err := queryFromChild(diskJob{Index: index, Queries: qpath, CacheMiB: res.CacheMiB, Concurrency: conc}, files, memMiB)
+		if err != nil {
+			return nil, fmt.Errorf("queries at concurrency %d: %w", conc, err)
+		}
+		res.PageCache = how
+		cfg.Log.Info("disk: queries", "concurrency", conc, "p50 us", run.Latency.P50, "p99 us", run.Latency.P99, "qps", run.QPS, "reads/query", run.ReadsPerQuery)
+		res.Runs = append(res.Runs, run)
+	}
+	return res, nil
+}
+
+// buildDiskIndex bulk-loads n uniform fingerprints into a new index at dir
+// and returns its tables and nq queries: half within distance 0..3 of a
+// stored fingerprint, half random (fingerprints.Queries' mix).
+func buildDiskIndex(dir string, n, nq int, seed uint64) (int, []uint64, error) {
+	fps := fingerprints.Uniform(n, seed)
+	queries := fingerprints.Queries(fps, nq, seed+1)
+	db, err := engine.Open(dir, engine.Options{Expected: int64(n), Sync: engine.SyncNone, Logger: quiet()})
+	if err != nil {
+		return 0, nil, err
+	}
+	docs := make([]engine.Doc, len(fps))
+	for i, fp := range fps {
+		docs[i] = engine.Doc{ID: uint64(i), Fingerprint: fp}
+	}
+	fps = nil
+	if err := db.Load(context.Background(), docs); err != nil {
+		db.Close()
+		return 0, nil, err
+	}
+	tables := len(db.Design().Tables)
+	return tables, queries, db.Close()
+}
+
+// indexFiles lists the files of the index at dir, largest first.
+func indexFiles(dir string) ([]string, error) {
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			files = append(files, p)
+		}
+		return err
+	})
+	slices.SortFunc(files, func(a, b string) int { return int(fileSize(b) - fileSize(a)) })
+	return files, err
+}
+
+func fileSize(p string) int64 {
+	if fi, err := os.Stat(p); err == nil {
+		return fi.Size()
+	}
+	return 0
+}
+
+func dirBytes(dir string) int64 {
+	files, _ := indexFiles(dir)
+	var n int64
+	for _, f := range files {
+		n += fileSize(f)
+	}
+	return n
+}
+
+// measureDisk reads random 4 KiB blocks of the index's sstables with the
+// page cache bypassed: one at a time, and rounds of t issued together.
+func measureDisk(files []string, t int, quick bool) (DiskLimit, error) {
+	var ssts []string
+	for _, f := range files {
+		if strings.HasSuffix(f, ".sst") && fileSize(f) >= 1<<20 {
+			ssts = append(ssts, f)
+		}
+	}
+	if len(ssts) == 0 {
+		ssts = files[:1]
+	}
+	r, err := newDirectReader(ssts)
+	if err != nil {
+		return DiskLimit{}, err
+	}
+	defer r.Close()
+	rounds := 2000
+	if quick {
+		rounds = 200
+	}
+	rng := rand.New(rand.NewPCG(7, 7))
+	one := make([]float64, 0, rounds)
+	start := time.Now()
+	for range rounds {
+		t0 := time.Now()
+		if err := r.readRandom(rng, 0); err != nil {
+			return DiskLimit{}, err
+		}
+		one = append(one, float64(time.Since(t0).Microseconds()))
+	}
+	lim := DiskLimit{One: percentiles(one), RoundOf: t, IOPSOne: float64(rounds) / time.Since(start).Seconds()}
+	// Rounds of t reads: t goroutines, each with its own buffer, released
+	// together and waited for together.
+	round := make([]float64, 0, rounds)
+	var wg sync.WaitGroup
+	errs := make([]error, t)
+	seeds := make([]*rand.Rand, t)
+	for i := range seeds {
+		seeds[i] = rand.New(rand.NewPCG(uint64(i), 9))
+	}
+	start = time.Now()
+	for range rounds {
+		t0 := time.Now()
+		wg.Add(t)
+		for i := range t {
+			go func() {
+				defer wg.Done()
+				if err := r.readRandom(seeds[i], i+1); err != nil {
+					errs[i] = err
+				}
+			}()
+		}
+		wg.Wait()
+		round = append(round, float64(time.Since(t0).Microseconds()))
+	}
+	lim.IOPSMany = float64(rounds*t) / time.Since(start).Seconds()
+	lim.Round = percentiles(round)
+	return lim, errors.Join(errs...)
+}
+
+// percentiles summarises latencies in microseconds (sorted here).
+func percentiles(us []float64) Latency {
+	if len(us) == 0 {
+		return Latency{}
+	}
+	slices.Sort(us)
+	return Latency{P50: pct(us, 0.5), P99: pct(us, 0.99), P999: pct(us, 0.999)}
+}
+
+// queryFromChild runs a job in a child process of this binary, inside a
+// memory cgroup of memMiB where one can be made, after the index's pages
+// were dropped from the page cache, and returns its run and how the page
+// cache was kept out.
+func queryFromChild(job diskJob, files []string, memMiB int) (DiskRun, string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return DiskRun{}, "", err
+	}
+	js, _ := json.Marshal(job)
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), childEnv+"=disk", "SIMHASHDB_BENCH_JOB="+string(js))
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return DiskRun{}, "", err
+	}
+	var out strings.Builder
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		return DiskRun{}, "", err
+	}
+	how := fmt.Sprintf("a memory cgroup of %d MiB, the index's pages dropped before the run", memMiB)
+	cleanup, err := limitMemory(cmd.Process.Pid, int64(memMiB)<<20)
+	if err != nil {
+		how = "no memory cgroup (" + err.Error() + "): the index's pages dropped before the run only, so the page cache warms during it"
+	}
+	defer cleanup()
+	for _, f := range files {
+		if err := dropPages(f); err != nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+			return DiskRun{}, "", err
+		}
+	}
+	fmt.Fprintln(stdin, "go")
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		return DiskRun{}, "", fmt.Errorf("child: %w", err)
+	}
+	var run DiskRun
+	if err := json.Unmarshal([]byte(out.String()), &run); err != nil {
+		return DiskRun{}, "", fmt.Errorf("child's answer %q: %w", out.String(), err)
+	}
+	return run, how, nil
+}
+
+// diskChild is the disk section's child (ChildMain): it waits until the
+// parent has put it in its cgroup and dropped the index's pages, runs the
+// job (JSON) and prints its run as JSON.
+func diskChild(js string) error {
+	var job diskJob
+	if err := json.Unmarshal([]byte(js), &job); err != nil {
+		return err
+	}
+	bufio.NewReader(os.Stdin).ReadString('\n')
+	run, err := queryDisk(job)
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(run)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Println(string(b))
+	return err
+}
+
+// queryDisk opens the index read-only with a cache of job.CacheMiB and asks
+// every query of job.Queries, job.Concurrency at a time.
+func queryDisk(job diskJob) (DiskRun, error) {
+	qs, err := readQueries(job.Queries)
+	if err != nil {
+		return DiskRun{}, err
+	}
+	db, err := engine.Open(job.Index, engine.Options{ReadOnly: true, CacheSize: int64(job.CacheMiB) << 20, Logger: quiet()})
+	if err != nil {
+		return DiskRun{}, err
+	}
+	defer db.Close()
+	io0 := procIO()
+	lat, elapsed, err := latenciesOn(db, qs, 3, job.Concurrency)
+	if err != nil {
+		return DiskRun{}, err
+	}
+	io1 := procIO()
+	nq := float64(len(qs))
+	return DiskRun{Concurrency: job.Concurrency, Queries: len(qs), Latency: percentiles(lat), QPS: nq / elapsed.Seconds(),
+		ReadsPerQuery: float64(io1["syscr"]-io0["syscr"]) / nq, BytesPerQuery: float64(io1["read_bytes"]-io0["read_bytes"]) / nq}, nil
+}
+
+// procIO reads this process's I/O counters (Linux's /proc/self/io; empty
+// elsewhere).
+func procIO() map[string]int64 {
+	m := map[string]int64{}
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return m
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			m[k], _ = strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		}
+	}
+	return m
+}
+
+func (d *DiskResults) report(md *strings.Builder) {
+	fmt.Fprintf(md, "## Queries on the disk (%d fingerprints, %d tables)\n\n", d.N, d.Tables)
+	fmt.Fprintf(md, "An index of %d uniform fingerprints (%.1f GB on disk) queried at k = 3 (half near a stored fingerprint, half random) by a child process with a %d MiB engine cache; page cache: %s. ", d.N, float64(d.IndexBytes)/1e9, d.CacheMiB, d.PageCache)
+	fmt.Fprintf(md, "The disk's limit, measured in the same run on the index's sstables with O_DIRECT: one random 4 KiB read p50 %.0f us, p99 %.0f us (%.0f reads/s); %d issued together, all back p50 %.0f us, p99 %.0f us (%.0f reads/s).\n\n",
+		d.Disk.One.P50, d.Disk.One.P99, d.Disk.IOPSOne, d.Disk.RoundOf, d.Disk.Round.P50, d.Disk.Round.P99, d.Disk.IOPSMany)
+	md.WriteString("| concurrent queries | p50 | p99 | p999 | queries/s | reads a query | disk bytes a query | p50 / one round | p99 / one round's p99 | queries/s / (disk reads/s / reads a query) |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range d.Runs {
+		limit := 0.0
+		if r.ReadsPerQuery > 0 {
+			limit = r.QPS / (d.Disk.IOPSMany / r.ReadsPerQuery)
+		}
+		fmt.Fprintf(md, "| %d | %.0f us | %.0f us | %.0f us | %.0f | %.1f | %.0f | %.1fx | %.1fx | %.2f |\n", r.Concurrency, r.Latency.P50, r.Latency.P99, r.Latency.P999, r.QPS,
+			r.ReadsPerQuery, r.BytesPerQuery, r.Latency.P50/max(d.Disk.Round.P50, 1), r.Latency.P99/max(d.Disk.Round.P99, 1), limit)
+	}
+	md.WriteString("\n")
+}

@@ -1,0 +1,121 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// directReader reads random 4 KiB blocks of files with O_DIRECT: from the
+// disk, whatever the page cache holds.
+type directReader struct {
+	files []*os.File
+	sizes []int64
+	bufs  [][]byte // one aligned buffer a reader slot
+}
+
+const directBlock = 4096
+
+func newDirectReader(paths []string) (*directReader, error) {
+	r := &directReader{}
+	for _, p := range paths {
+		f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_DIRECT, 0)
+		if err != nil {
+			r.Close()
+			return nil, err
+		}
+		r.files = append(r.files, f)
+		r.sizes = append(r.sizes, fileSize(p))
+	}
+	return r, nil
+}
+
+// readRandom reads one random aligned block into the buffer of slot.
+func (r *directReader) readRandom(rng *rand.Rand, slot int) error {
+	for len(r.bufs) <= slot {
+		r.bufs = append(r.bufs, alignedBlock())
+	}
+	i := rng.IntN(len(r.files))
+	blocks := r.sizes[i] / directBlock
+	if blocks == 0 {
+		return fmt.Errorf("%s: smaller than a block", r.files[i].Name())
+	}
+	_, err := r.files[i].ReadAt(r.bufs[slot], rng.Int64N(blocks)*directBlock)
+	return err
+}
+
+func (r *directReader) Close() {
+	for _, f := range r.files {
+		f.Close()
+	}
+}
+
+// alignedBlock returns a block-sized buffer at a block-aligned address, as
+// O_DIRECT wants.
+func alignedBlock() []byte {
+	b := make([]byte, 2*directBlock)
+	off := int(directBlock - uintptr(unsafe.Pointer(&b[0]))%directBlock)
+	return b[off%directBlock : off%directBlock+directBlock]
+}
+
+// dropPages drops the file's pages from the page cache (written back
+// first).
+func dropPages(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.EBADF) {
+		return err
+	}
+	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+		return fmt.Errorf("fadvise %s: %w", path, err)
+	}
+	return nil
+}
+
+// limitMemory puts process pid in a new memory cgroup of limit bytes
+// (cgroup v2, else v1) and returns what removes it.
+func limitMemory(pid int, limit int64) (func(), error) {
+	name := "simhashdb-bench-" + strconv.Itoa(os.Getpid())
+	try := []struct{ root, limitFile string }{
+		{"/sys/fs/cgroup", "memory.max"},                   // v2
+		{"/sys/fs/cgroup/memory", "memory.limit_in_bytes"}, // v1
+	}
+	var errs []error
+	for _, t := range try {
+		if t.limitFile == "memory.max" {
+			if c, err := os.ReadFile(filepath.Join(t.root, "cgroup.controllers")); err != nil || !strings.Contains(string(c), "memory") {
+				errs = append(errs, errors.New("no cgroup v2 memory controller"))
+				continue
+			}
+		}
+		dir := filepath.Join(t.root, name)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		remove := func() { os.Remove(dir) }
+		if err := os.WriteFile(filepath.Join(dir, t.limitFile), []byte(strconv.FormatInt(limit, 10)), 0o644); err != nil {
+			remove()
+			errs = append(errs, err)
+			continue
+		}
+		if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644); err != nil {
+			remove()
+			errs = append(errs, err)
+			continue
+		}
+		return remove, nil
+	}
+	return func() {}, errors.Join(errs...)
+}

@@ -1,0 +1,18 @@
+//go:build !linux
+
+package bench
+
+import (
+	"errors"
+	"math/rand/v2"
+)
+
+var errNotLinux = errors.New("the disk section needs Linux (O_DIRECT, fadvise, memory cgroups)")
+
+type directReader struct{}
+
+func newDirectReader([]string) (*directReader, error)  { return nil, errNotLinux }
+func (*directReader) readRandom(*rand.Rand, int) error { return errNotLinux }
+func (*directReader) Close()                           {}
+func dropPages(string) error                           { return errNotLinux }
+func limitMemory(int, int64) (func(), error)           { return func() {}, errNotLinux }

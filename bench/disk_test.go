@@ -1,0 +1,69 @@
+package bench
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// directIOWorks reports whether dir's file system takes O_DIRECT reads
+// (tmpfs does not).
+func directIOWorks(t *testing.T, dir string) bool {
+	if runtime.GOOS != "linux" {
+		return false
+	}
+	p := filepath.Join(dir, "probe")
+	require.NoError(t, os.WriteFile(p, make([]byte, 1<<16), 0o644))
+	r, err := newDirectReader([]string{p})
+	if errors.Is(err, syscall.EINVAL) {
+		return false
+	}
+	require.NoError(t, err)
+	r.Close()
+	return true
+}
+
+// TestDiskQuickRun: the disk section, quick, writes its numbers and its
+// table: the disk's limit, and queries at 1 and 16 concurrent, each asked
+// once, from a child process.
+func TestDiskQuickRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds an index and runs children")
+	}
+	if !directIOWorks(t, os.TempDir()) {
+		t.Skip("no O_DIRECT reads in the temporary folder's file system")
+	}
+	out := t.TempDir()
+	res, err := Run(Config{Out: out, Quick: true, Only: []string{"disk"}})
+	require.NoError(t, err)
+	require.Nil(t, res.Codec, "only the section named")
+	d := res.Disk
+	require.NotNil(t, d)
+	_, _, nq := diskConfig(Config{Quick: true})
+	assert.Positive(t, d.Tables)
+	assert.Positive(t, d.IndexBytes)
+	assert.NotEmpty(t, d.PageCache)
+	assert.Equal(t, d.Tables, d.Disk.RoundOf)
+	assert.Positive(t, d.Disk.One.P50)
+	assert.LessOrEqual(t, d.Disk.One.P50, d.Disk.One.P99)
+	assert.Positive(t, d.Disk.IOPSMany)
+	require.Len(t, d.Runs, 2)
+	for i, conc := range []int{1, 16} {
+		r := d.Runs[i]
+		assert.Equal(t, conc, r.Concurrency)
+		assert.Equal(t, nq, r.Queries, "every query asked once")
+		assert.Positive(t, r.QPS)
+		assert.LessOrEqual(t, r.Latency.P50, r.Latency.P99)
+		assert.LessOrEqual(t, r.Latency.P99, r.Latency.P999)
+	}
+	report, err := os.ReadFile(filepath.Join(out, "report.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(report), "## Queries on the disk")
+	assert.Contains(t, string(report), "--only disk")
+}
