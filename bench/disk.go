@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/simhashdb/simhashdb/bench/chart"
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/internal/fingerprints"
 )
@@ -37,8 +38,9 @@ type DiskResults struct {
 	MemLimitMiB int    `json:"memory_limit_mib"`
 	PageCache   string `json:"page_cache"` // how the page cache was kept out
 	// Disk is the disk's limit: random 4 KiB reads.
-	Disk DiskLimit `json:"disk"`
-	Runs []DiskRun `json:"runs"`
+	Disk   DiskLimit `json:"disk"`
+	Runs   []DiskRun `json:"runs"`
+	Charts []string  `json:"charts"`
 }
 
 // DiskLimit is what the disk does with random 4 KiB reads of the index's
@@ -132,7 +134,28 @@ func runDisk(cfg Config) (*DiskResults, error) {
 		cfg.Log.Info("disk: queries", "concurrency", conc, "p50 us", run.Latency.P50, "p99 us", run.Latency.P99, "qps", run.QPS, "reads/query", run.ReadsPerQuery)
 		res.Runs = append(res.Runs, run)
 	}
-	return res, nil
+	return res, res.chart(cfg.Out)
+}
+
+// chart draws the queries' latency percentiles beside the disk's: one read,
+// and a round of T together.
+func (d *DiskResults) chart(out string) error {
+	xs := []float64{1, 2, 3} // p50, p99, p999
+	pts := func(l Latency) []float64 { return []float64{l.P50, l.P99, l.P999} }
+	series := []chart.Series{
+		{Name: "the disk: one 4 KiB read", X: xs, Y: pts(d.Disk.One), Dashed: true},
+		{Name: fmt.Sprintf("the disk: %d reads together", d.Disk.RoundOf), X: xs, Y: pts(d.Disk.Round), Dashed: true},
+	}
+	for _, r := range d.Runs {
+		series = append(series, chart.Series{Name: fmt.Sprintf("a query, %d at a time", r.Concurrency), X: xs, Y: pts(r.Latency)})
+	}
+	name := fmt.Sprintf("disk-latency-%d.png", d.N)
+	if err := chart.Lines(filepath.Join(out, name), chart.Axes{Title: fmt.Sprintf("Cold queries on the disk, %d fingerprints, %d MiB cache", d.N, d.CacheMiB),
+		X: "percentile: 1 = p50, 2 = p99, 3 = p99.9", Y: "microseconds", LogY: true, LegendTop: true, LegendLeft: true}, series); err != nil {
+		return err
+	}
+	d.Charts = append(d.Charts, name)
+	return nil
 }
 
 // buildDiskIndex bulk-loads n uniform fingerprints into a new index at dir
@@ -379,4 +402,7 @@ func (d *DiskResults) report(md *strings.Builder) {
 			r.ReadsPerQuery, r.BytesPerQuery, r.Latency.P50/max(d.Disk.Round.P50, 1), r.Latency.P99/max(d.Disk.Round.P99, 1), limit)
 	}
 	md.WriteString("\n")
+	for _, ch := range d.Charts {
+		fmt.Fprintf(md, "![%s](%s)\n\n", ch, ch)
+	}
 }

@@ -66,4 +66,8 @@ func TestDiskQuickRun(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(report), "## Queries on the disk")
 	assert.Contains(t, string(report), "--only disk")
+	require.Len(t, d.Charts, 1)
+	st, err := os.Stat(filepath.Join(out, d.Charts[0]))
+	require.NoError(t, err)
+	assert.Positive(t, st.Size())
 }
