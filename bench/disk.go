@@ -222,7 +222,7 @@ func measureDisk(files []string, t int, quick bool) (DiskLimit, error) {
 	if len(ssts) == 0 {
 		ssts = files[:1]
 	}
-	r, err := newDirectReader(ssts)
+	r, err := newDirectReader(ssts, t+1)
 	if err != nil {
 		return DiskLimit{}, err
 	}

@@ -19,13 +19,17 @@ import (
 type directReader struct {
 	files []*os.File
 	sizes []int64
-	bufs  [][]byte // one aligned buffer a reader slot
+	bufs  [][]byte // one aligned buffer a slot: a goroutine reads into its own
 }
 
 const directBlock = 4096
 
-func newDirectReader(paths []string) (*directReader, error) {
+// newDirectReader opens paths for reads into slots buffers.
+func newDirectReader(paths []string, slots int) (*directReader, error) {
 	r := &directReader{}
+	for range slots {
+		r.bufs = append(r.bufs, alignedBlock())
+	}
 	for _, p := range paths {
 		f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_DIRECT, 0)
 		if err != nil {
@@ -38,11 +42,9 @@ func newDirectReader(paths []string) (*directReader, error) {
 	return r, nil
 }
 
-// readRandom reads one random aligned block into the buffer of slot.
+// readRandom reads one random aligned block into the buffer of slot; no
+// two goroutines use one slot at once.
 func (r *directReader) readRandom(rng *rand.Rand, slot int) error {
-	for len(r.bufs) <= slot {
-		r.bufs = append(r.bufs, alignedBlock())
-	}
 	i := rng.IntN(len(r.files))
 	blocks := r.sizes[i] / directBlock
 	if blocks == 0 {

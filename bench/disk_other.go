@@ -11,8 +11,8 @@ var errNotLinux = errors.New("the disk section needs Linux (O_DIRECT, fadvise, m
 
 type directReader struct{}
 
-func newDirectReader([]string) (*directReader, error)  { return nil, errNotLinux }
-func (*directReader) readRandom(*rand.Rand, int) error { return errNotLinux }
-func (*directReader) Close()                           {}
-func dropPages(string) error                           { return errNotLinux }
-func limitMemory(int, int64) (func(), error)           { return func() {}, errNotLinux }
+func newDirectReader([]string, int) (*directReader, error) { return nil, errNotLinux }
+func (*directReader) readRandom(*rand.Rand, int) error     { return errNotLinux }
+func (*directReader) Close()                               {}
+func dropPages(string) error                               { return errNotLinux }
+func limitMemory(int, int64) (func(), error)               { return func() {}, errNotLinux }

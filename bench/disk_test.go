@@ -20,7 +20,7 @@ func directIOWorks(t *testing.T, dir string) bool {
 	}
 	p := filepath.Join(dir, "probe")
 	require.NoError(t, os.WriteFile(p, make([]byte, 1<<16), 0o644))
-	r, err := newDirectReader([]string{p})
+	r, err := newDirectReader([]string{p}, 1)
 	if errors.Is(err, syscall.EINVAL) {
 		return false
 	}
