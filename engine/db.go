@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/simhashdb/simhashdb/engine/internal/cache"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
@@ -72,6 +73,9 @@ type DB struct {
 	readers   sync.WaitGroup // pinned views (pinView); Close waits for them
 	// docCount keeps Stats' count of the documents a reader finds.
 	docCount docCount
+	// missReads counts the block reads that probes have in flight together
+	// (readMisses).
+	missReads atomic.Int64
 
 	commitMu sync.Mutex // orders WAL appends and sequence numbers
 	appended uint64

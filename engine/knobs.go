@@ -23,4 +23,8 @@ type testingKnobs struct {
 	newStoreOrder *pebble.Comparer
 	// afterPin runs when a read has pinned its view, before it computes.
 	afterPin func()
+	// serialMisses makes a probe read the blocks it missed one table after
+	// another, as it did before it read them together: the baseline of
+	// BenchmarkColdQuery.
+	serialMisses bool
 }

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"sync"
+
 	"github.com/simhashdb/simhashdb/engine/internal/cache"
 )
 
@@ -51,6 +53,11 @@ func (db *DB) probeAll(st *state, q uint64, k int, add func(fp uint64, d int)) e
 		}
 	}
 	db.cache.Hit(hits)
+	if hits < len(ps)-1 && !db.opts.knobs.serialMisses {
+		if err := db.readMisses(st, ps); err != nil {
+			return err
+		}
+	}
 	for t := range ps {
 		if b := ps[t].b; b != nil {
 			i := b.Packed.Guess(ps[t].lo)
@@ -69,6 +76,56 @@ func (db *DB) probeAll(st *state, q uint64, k int, add func(fp uint64, d int)) e
 		if err := db.probe(st, t, &ps[t], k, add); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// maxMissReads bounds the block reads that probes issue together, across
+// queries.
+const maxMissReads = 32
+
+// readMisses reads, all at once, the first block of every table whose
+// probe missed the cache: a cold query then waits for one round of reads,
+// as long as the disk overlaps them, rather than one read per table. (The
+// goroutines get their own records, not ps, which would then escape to
+// the heap on the warm path too.)
+func (db *DB) readMisses(st *state, ps []probeState) error {
+	type read struct {
+		t, j int
+		b    *cache.Entry
+		err  error
+	}
+	var reads []read
+	for t := range ps {
+		if ps[t].b == nil && ps[t].j < len(st.tables[t].Keys) {
+			reads = append(reads, read{t: t, j: ps[t].j})
+		}
+	}
+	if len(reads) < 2 { // one read: probe reads it as it goes
+		return nil
+	}
+	// Reads together help a query wait less while the disk has reads to
+	// spare; once other queries keep it busy, more reads at once only
+	// queue there (and hold a thread each), so the probe reads as it goes.
+	if db.missReads.Add(int64(len(reads))) > maxMissReads {
+		db.missReads.Add(-int64(len(reads)))
+		return nil
+	}
+	defer db.missReads.Add(-int64(len(reads)))
+	var wg sync.WaitGroup
+	for i := range reads {
+		wg.Add(1)
+		go func(r *read) {
+			defer wg.Done()
+			r.b, r.err = db.tableBlock(st, r.t, r.j)
+		}(&reads[i])
+	}
+	wg.Wait()
+	for _, r := range reads { // the first table's error, as a probe table by table says
+		if r.err != nil {
+			return r.err
+		}
+		ps[r.t].b = r.b
 	}
 	return nil
 }
