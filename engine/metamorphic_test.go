@@ -53,7 +53,7 @@ func TestMetamorphic(t *testing.T) {
 type metamorphic struct {
 	t     *testing.T
 	r     *rand.Rand
-	fs    *vfs.MemFS
+	fs    crashableFS
 	db    *DB
 	model oracle
 	base  []uint64 // fingerprints that documents take, or a neighbour of one
@@ -61,7 +61,7 @@ type metamorphic struct {
 }
 
 func newMetamorphic(t *testing.T, seed uint64) *metamorphic {
-	m := &metamorphic{t: t, r: rand.New(rand.NewPCG(seed, seed)), fs: vfs.NewCrashableMem(), model: oracle{}}
+	m := &metamorphic{t: t, r: rand.New(rand.NewPCG(seed, seed)), fs: newCrashableFS(), model: oracle{}}
 	m.base = append(fingerprints.Uniform(40, seed), 0, ^uint64(0))
 	m.db = openT(t, metamorphicDir, m.options())
 	t.Cleanup(func() { m.db.Close() })

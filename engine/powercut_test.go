@@ -27,7 +27,7 @@ func TestPowerCut(t *testing.T) {
 		rounds = n
 	}
 	r := rand.New(rand.NewPCG(13, 13))
-	fs := vfs.NewCrashableMem()
+	fs := newCrashableFS()
 	m := newCrashModel()
 	cuts := map[string]int{}
 	for round := range rounds {
