@@ -10,10 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// slowFS models a disk whose reads take delay each and overlap, as a
-// network-attached disk's do: every read of an sstable sleeps first. (A
-// sleep is not shorter than the timer's resolution, about 1 ms on some
-// machines, so the model is of a slow disk, not an SSD's 100 us.)
+// slowFS models a disk whose reads take delay each and overlap: every
+// read of an sstable sleeps first. (A sleep lasts at least the timer's
+// resolution, so the delay models a slow disk rather than a fast SSD;
+// docs/performance.md says what it came to here.)
 type slowFS struct {
 	vfs.FS
 	delay time.Duration
@@ -38,7 +38,7 @@ func (f slowFile) ReadAt(p []byte, off int64) (int, error) {
 }
 
 // BenchmarkColdQuery measures queries that miss the engine's cache on a
-// disk whose reads take 1 ms and overlap (slowFS): the blocks a probe
+// slow disk whose reads overlap (slowFS): the blocks a probe
 // misses read together, and, as the baseline in the same run, one table
 // after another. Random queries over 1M stored fingerprints, a 1 MiB cache.
 func BenchmarkColdQuery(b *testing.B) {
