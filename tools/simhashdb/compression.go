@@ -64,6 +64,9 @@ func runCompression(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 	if err != nil {
 		return fail(stderr, "compression", exitFailed, err)
 	}
+	if len(fps) == 0 {
+		return fail(stderr, "compression", exitFailed, errors.New("no fingerprints in the input: nothing to measure"))
+	}
 	rep, err := compression.Measure(fps, sizes)
 	if err != nil {
 		return fail(stderr, "compression", exitFailed, err)
@@ -130,6 +133,9 @@ func readFingerprints(ctx context.Context, path string, stdin io.Reader, fps *[]
 	return scanLines(r, name, func(n int, line string, tooLong error) error {
 		if tooLong != nil {
 			return &inputError{name, n, tooLong}
+		}
+		if t := strings.TrimSpace(line); t == "" || strings.HasPrefix(t, "#") {
+			return nil // as add skips them
 		}
 		fp, err := syn.Pair(line)
 		if err != nil {

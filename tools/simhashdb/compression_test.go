@@ -41,6 +41,7 @@ func TestCompressionCommand(t *testing.T) {
 		}
 	}
 	in.WriteString("0x0000000000000007\n") // fingerprint of i = 0 again
+	in.WriteString("\n# a comment, skipped as add skips it\n")
 	input := filepath.Join(dir, "fps.txt")
 	require.NoError(t, os.WriteFile(input, []byte(in.String()), 0o644))
 
@@ -94,6 +95,7 @@ func TestCompressionCommand(t *testing.T) {
 			{"", []string{"--db", dir, "-i", input}, 2, "--db and --input: give one"},
 			{"", []string{"-i", filepath.Join(dir, "missing.txt")}, 1, "missing.txt"},
 			{"", []string{"extra"}, 2, "unexpected argument"},
+			{"\n# only a comment\n", nil, 1, "no fingerprints in the input"},
 		} {
 			r := runCLI(t, tc.stdin, append([]string{"compression"}, tc.args...)...)
 			require.Equal(t, tc.code, r.code, "%v: %s", tc.args, r.stderr)
