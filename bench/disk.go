@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -190,7 +191,7 @@ func indexFiles(dir string) ([]string, error) {
 		}
 		return err
 	})
-	slices.SortFunc(files, func(a, b string) int { return int(fileSize(b) - fileSize(a)) })
+	slices.SortFunc(files, func(a, b string) int { return cmp.Compare(fileSize(b), fileSize(a)) })
 	return files, err
 }
 
@@ -220,7 +221,7 @@ func measureDisk(files []string, t int, quick bool) (DiskLimit, error) {
 		}
 	}
 	if len(ssts) == 0 {
-		ssts = files[:1]
+		return DiskLimit{}, errors.New("the index has no sstable of 1 MiB or more to read")
 	}
 	r, err := newDirectReader(ssts, t+1)
 	if err != nil {
