@@ -219,7 +219,18 @@ func (m *crashModel) verify(t *testing.T, db *DB, round int) {
 				v = c
 			}
 		}
-		require.NotZero(t, v, "round %d: document %d of the large commit is of neither the acknowledged version %d nor the one in flight %d", round, i, m.batchAcked, m.batchInFly)
+		if v == 0 {
+			var fromName uint64 // the version the document says it is of, from its name
+			if parts := strings.Split(got.Name, "-"); len(parts) == 3 {
+				fromName, _ = strconv.ParseUint(parts[1], 10, 64)
+			}
+			fpOf := uint64(0) // the fingerprint that version gives the document
+			if fromName != 0 {
+				fpOf = crashBatchDocs(fromName)[i].Fingerprint
+			}
+			require.Failf(t, "a large commit of another version", "round %d: document %d of the large commit is named as of version %d (%#x), fingerprint %#x (that version's: %#x), neither the acknowledged %d (%#x) nor the one in flight %d (%#x)",
+				round, i, fromName, fromName, got.Fingerprint, fpOf, m.batchAcked, m.batchAcked, m.batchInFly, m.batchInFly)
+		}
 		seen[v]++
 	}
 	require.Len(t, seen, 1, "round %d: the large commit's documents are of several versions: %v", round, seen)
