@@ -27,7 +27,8 @@ func bigBatch(n int, base uint64) []Doc {
 
 // TestBatchAtomicAcrossRecords: a commit larger than one log record, cut
 // off by a crash anywhere in its records, comes back whole or not at all,
-// and the commits before it stay.
+// the commits before it stay, and its records never join a commit that a
+// later process writes.
 func TestBatchAtomicAcrossRecords(t *testing.T) {
 	dir := t.TempDir()
 	db := openT(t, dir, Options{Expected: 1 << 12, MemtableSize: 1 << 30, Sync: SyncAlways})
@@ -54,23 +55,37 @@ func TestBatchAtomicAcrossRecords(t *testing.T) {
 			copyDir(t, filepath.Join(crash, walDir), filepath.Join(work, walDir))
 			require.NoError(t, os.WriteFile(filepath.Join(work, walDir, filepath.Base(seg)), full[:cut], 0o644))
 			db := openT(t, work, Options{})
-			defer db.Close()
 			for _, d := range first {
 				got, err := db.Get(ctx, d.ID)
 				require.NoError(t, err, "the commit before stays")
 				require.Equal(t, d, got)
 			}
-			_, errFirst := db.Get(ctx, batch[0].ID)
-			_, errLast := db.Get(ctx, batch[len(batch)-1].ID)
-			if cut == len(full) {
-				require.NoError(t, errFirst)
-				require.NoError(t, errLast)
-			} else {
-				require.ErrorIs(t, errFirst, ErrNotFound, "none of a commit cut off")
-				require.ErrorIs(t, errLast, ErrNotFound)
+			// All of the commit if its records are whole, else none.
+			wholeOrNone := func(db *DB, when string) {
+				for _, d := range []Doc{batch[0], batch[len(batch)-1]} {
+					_, err := db.Get(ctx, d.ID)
+					if cut == len(full) {
+						require.NoError(t, err, when)
+					} else {
+						require.ErrorIs(t, err, ErrNotFound, "%s: none of a commit cut off", when)
+					}
+				}
 			}
+			wholeOrNone(db, "at the open after the crash")
 			_, err = db.Check(ctx)
 			require.NoError(t, err)
+			// The part left in the old segment stays dropped when later
+			// segments hold commits: a crash's leftovers never join the
+			// next commit replayed.
+			after := Doc{ID: 7, Fingerprint: 7, Name: "after"}
+			require.NoError(t, db.Insert(ctx, after))
+			require.NoError(t, db.Close())
+			db = openT(t, work, Options{})
+			defer db.Close()
+			got, err := db.Get(ctx, after.ID)
+			require.NoError(t, err)
+			require.Equal(t, after, got)
+			wholeOrNone(db, "at the open after a commit in a later segment")
 		})
 	}
 }

@@ -34,7 +34,7 @@ func (db *DB) openWAL() error {
 	r := &replayer{mem: db.mem}
 	rs, err := wal.Replay(dir, db.st.walFrom, wal.ReplayOptions{FS: db.fs, Recovery: db.opts.WALRecovery, ReadOnly: db.opts.ReadOnly},
 		func(end wal.Position, typ byte, payload []byte) error {
-			if err := r.record(typ, payload); err != nil {
+			if err := r.record(end.Segment, typ, payload); err != nil {
 				return err
 			}
 			// Flush only between commits: the position stored with the
@@ -55,8 +55,9 @@ func (db *DB) openWAL() error {
 	for _, d := range rs.Damage {
 		db.log.Warn("simhashdb: discarded a damaged part of the write-ahead log", "damage", d.String())
 	}
-	if r.inCommit() {
-		db.log.Info("simhashdb: dropped a commit the log holds only part of (a crash while it was written; never acknowledged)", "ops", len(r.parts))
+	r.endSegment()
+	if r.dropped > 0 {
+		db.log.Info("simhashdb: dropped commits the log holds only part of (a crash while they were written; never acknowledged)", "commits", r.dropped, "ops", r.droppedOps)
 	}
 	if rs.Records > 0 || rs.Torn > 0 {
 		db.log.Info("simhashdb: replayed the write-ahead log", "dir", dir, "segments", rs.Segments,
@@ -104,12 +105,21 @@ func walErr(err error) error {
 type replayer struct {
 	mem *memtable.Memtable
 	// parts holds the ops of the commit being read, until its RecOps
-	// record; what is left at the end of the log was never committed.
-	parts []format.Op
+	// record. A commit's records are all in one segment (appendCommit),
+	// so parts left when the segment ends were never committed: a crash
+	// cut the commit off, and the next process wrote a new segment.
+	parts   []format.Op
+	partSeg uint64 // the segment of parts
+	// dropped counts the commits cut off, droppedOps their ops.
+	dropped, droppedOps int
 }
 
-// record reads one record of the log.
-func (r *replayer) record(typ byte, payload []byte) error {
+// record reads one record of the log, from segment seg.
+func (r *replayer) record(seg uint64, typ byte, payload []byte) error {
+	if seg != r.partSeg {
+		r.endSegment()
+		r.partSeg = seg
+	}
 	if typ == format.RecOpsPart {
 		return format.DecodeRecord(typ, payload, func(op format.Op) { r.parts = append(r.parts, op) })
 	}
@@ -133,3 +143,12 @@ func (r *replayer) apply(op format.Op) {
 
 // inCommit reports whether the records read so far end inside a commit.
 func (r *replayer) inCommit() bool { return len(r.parts) > 0 }
+
+// endSegment drops the parts of a commit that its segment ends inside.
+func (r *replayer) endSegment() {
+	if len(r.parts) > 0 {
+		r.dropped++
+		r.droppedOps += len(r.parts)
+		r.parts = r.parts[:0]
+	}
+}
