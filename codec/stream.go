@@ -5,7 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
+	"math"
 
 	"github.com/simhashdb/simhashdb/huffman"
 )
@@ -14,14 +16,20 @@ import (
 // that builds tables apart from an index (simhashdb-beam build) writes, one
 // stream per shard. Layout:
 //
-//	magic   8 bytes "SHDBBLK1"
+//	magic   8 bytes "SHDBBLK2"
 //	code    32 bytes: the Huffman code of every block (huffman.Code's
 //	        MarshalBinary); the blocks name it as code id 0
-//	blocks  each a uvarint length (at most MaxBlockSize) and the block
+//	blocks  each a uvarint length n (at most MaxBlockSize), the block's
+//	        key (8 bytes, big-endian), the block (n bytes), and a
+//	        CRC-32C of key and block (4 bytes, little-endian)
 //
-// Each block carries its own checksum; a stream ends at the end of the
-// file, after a whole block.
-const streamMagic = "SHDBBLK1"
+// A stream ends at the end of the file, after a whole block. Streams of
+// magic "SHDBBLK1" (blocks of versions 1 and 2, each with its checksum,
+// without keys) are read too.
+const (
+	streamMagic   = "SHDBBLK2"
+	streamMagicV1 = "SHDBBLK1"
+)
 
 // StreamWriter writes a block stream.
 type StreamWriter struct {
@@ -75,11 +83,14 @@ func (s *StreamWriter) Close() error {
 func (s *StreamWriter) Size() int64 { return s.n }
 
 func (s *StreamWriter) flush() {
-	var block []byte
-	_, block = s.b.Finish(s.buf[:0])
-	var l [binary.MaxVarintLen64]byte
-	s.write(l[:binary.PutUvarint(l[:], uint64(len(block)))])
+	var head [binary.MaxVarintLen64 + 8]byte
+	key, block := s.b.Finish(s.buf[:0])
+	n := binary.PutUvarint(head[:], uint64(len(block)))
+	binary.BigEndian.PutUint64(head[n:], key)
+	sum := crc32.Update(crc32.Checksum(head[n:n+8], castagnoli), castagnoli, block)
+	s.write(head[:n+8])
 	s.write(block)
+	s.write(binary.LittleEndian.AppendUint32(nil, sum))
 	s.buf = block
 }
 
@@ -98,6 +109,7 @@ type StreamReader struct {
 	codes CodeMap
 	off   int64 // of the next block's length
 	buf   []byte
+	keyed bool // blocks framed with key and checksum (SHDBBLK2)
 }
 
 // NewStreamReader reads a stream's header from r.
@@ -110,14 +122,15 @@ func NewStreamReader(r io.Reader) (*StreamReader, error) {
 		}
 		return nil, err
 	}
-	if string(head[:len(streamMagic)]) != streamMagic {
-		return nil, fmt.Errorf("%w: not a block stream (magic %q)", ErrCorrupt, head[:len(streamMagic)])
+	magic := string(head[:len(streamMagic)])
+	if magic != streamMagic && magic != streamMagicV1 {
+		return nil, fmt.Errorf("%w: not a block stream (magic %q)", ErrCorrupt, magic)
 	}
 	code, err := huffman.Unmarshal(head[len(streamMagic):])
 	if err != nil {
 		return nil, fmt.Errorf("%w: block stream's code: %v", ErrCorrupt, err)
 	}
-	return &StreamReader{r: br, codes: CodeMap{0: code}, off: int64(len(head))}, nil
+	return &StreamReader{r: br, codes: CodeMap{0: code}, off: int64(len(head)), keyed: magic == streamMagic}, nil
 }
 
 // Next returns the next block's fingerprints, appended to dst[:0], and
@@ -142,20 +155,34 @@ func (s *StreamReader) Next(dst []uint64) ([]uint64, error) {
 	if n == 0 || n > MaxBlockSize {
 		return dst[:0], fmt.Errorf("%w: block at offset %d: length %d, want 1 to %d", ErrCorrupt, s.off, n, MaxBlockSize)
 	}
-	if cap(s.buf) < int(n) {
-		s.buf = make([]byte, n)
+	frame := int(n)
+	if s.keyed {
+		frame += 8 + checksumLen
 	}
-	s.buf = s.buf[:n]
+	if cap(s.buf) < frame {
+		s.buf = make([]byte, frame)
+	}
+	s.buf = s.buf[:frame]
 	if _, err := io.ReadFull(s.r, s.buf); err != nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 			return dst[:0], fmt.Errorf("%w: block at offset %d cut off", ErrCorrupt, s.off)
 		}
 		return dst[:0], err
 	}
-	out, err := Decode(dst[:0], s.buf, s.codes)
+	var out []uint64
+	if s.keyed {
+		body := s.buf[:8+n]
+		if got, want := crc32.Checksum(body, castagnoli), binary.LittleEndian.Uint32(s.buf[8+n:]); got != want {
+			return dst[:0], fmt.Errorf("%w: block at offset %d: checksum %08x, computed %08x", ErrCorrupt, s.off, want, got)
+		}
+		key := binary.BigEndian.Uint64(body)
+		out, err = decodeRange(dst[:0], body[8:], &key, s.codes, 0, math.MaxUint64)
+	} else {
+		out, err = decodeRange(dst[:0], s.buf, nil, s.codes, 0, math.MaxUint64)
+	}
 	if err != nil {
 		return dst[:0], fmt.Errorf("block at offset %d: %w", s.off, err)
 	}
-	s.off += int64(size) + int64(n)
+	s.off += int64(size) + int64(frame)
 	return out, nil
 }

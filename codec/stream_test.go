@@ -2,6 +2,7 @@ package codec
 
 import (
 	"bytes"
+	"encoding/binary"
 	"io"
 	"math/rand/v2"
 	"slices"
@@ -68,17 +69,45 @@ func TestStreamErrors(t *testing.T) {
 		data       []byte
 	}{
 		{"empty file", "header cut off", nil},
-		{"wrong magic", "not a block stream", append([]byte("SHDBBLK2"), good[8:]...)},
+		{"wrong magic", "not a block stream", append([]byte("SHDBBLK9"), good[8:]...)},
 		{"bad code", "block stream's code", append(append([]byte(streamMagic), make([]byte, 32)...), body...)},
 		{"cut block", "cut off", good[:len(good)-3]},
 		{"cut length", "cut off or too long", append(slices.Clone(good), 0x80)},
 		{"zero length", "length 0", append(slices.Clone(good), 0)},
-		{"flipped byte", "offset 40", func() []byte { b := slices.Clone(good); b[len(b)-6] ^= 1; return b }()},
+		{"flipped byte", "offset 40: checksum", func() []byte { b := slices.Clone(good); b[len(b)-6] ^= 1; return b }()},
+		{"flipped key", "offset 40: checksum", func() []byte { b := slices.Clone(good); b[42] ^= 1; return b }()},
 	} {
 		_, err := readStream(tc.data)
 		require.ErrorIs(t, err, ErrCorrupt, tc.name)
 		assert.Contains(t, err.Error(), tc.want, tc.name)
 	}
+}
+
+// TestStreamVersion1: a stream of the first layout (magic SHDBBLK1,
+// version 2 blocks with their checksums, no keys) reads the same.
+func TestStreamVersion1(t *testing.T) {
+	fps := uniform(5000, 3)
+	code, err := Train(fps)
+	require.NoError(t, err)
+	c, err := code.MarshalBinary()
+	require.NoError(t, err)
+	old := append([]byte(streamMagicV1), c...)
+	at := 0
+	for _, b := range encodeAll(t, fps, code, DefaultBlockSize) {
+		h, err := ReadHeader(b.data)
+		require.NoError(t, err)
+		v2 := asVersion2(t, b, fps[at], nil)
+		v2[1] = 0 // the stream's code is id 0; the code id is one byte here
+		v2 = fixCRC(v2[:len(v2)-checksumLen])
+		old = append(binary.AppendUvarint(old, uint64(len(v2))), v2...)
+		at += h.Count
+	}
+	got, err := readStream(old)
+	require.NoError(t, err)
+	assert.Equal(t, fps, got)
+	old[len(old)-6] ^= 1
+	_, err = readStream(old)
+	assert.ErrorIs(t, err, ErrCorrupt, "a flipped byte in a version 2 block")
 }
 
 // FuzzStreamReader: any bytes give fingerprints or an error, never a panic;

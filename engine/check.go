@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"strconv"
 
+	"github.com/simhashdb/simhashdb/codec"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/simhashdb/simhashdb/engine/internal/table"
 	"github.com/simhashdb/simhashdb/permutation"
@@ -21,7 +23,11 @@ type CheckReport struct {
 	Postings     int64 `json:"postings"`
 	Fingerprints int64 `json:"fingerprints"`
 	Blocks       int64 `json:"blocks"`
-	WALRecords   int   `json:"wal_records"`
+	// BlockVersions counts the table blocks by the codec version each is
+	// written in ("1", "2", "3"): a flush rewrites older ones as it
+	// merges into them, in the newest.
+	BlockVersions map[string]int64 `json:"block_versions"`
+	WALRecords    int              `json:"wal_records"`
 	// Unlisted are sstables in the store's folder that its MANIFEST does
 	// not list: left by a crash after a compaction (harmless: a writable
 	// open deletes them), or forgotten by a damaged MANIFEST (then the open
@@ -59,7 +65,7 @@ func mix(x uint64) uint64 {
 // wraps ErrCorrupt.
 func (db *DB) Check(ctx context.Context) (_ CheckReport, err error) {
 	defer func() { err = storeErr(err) }()
-	var rep CheckReport
+	rep := CheckReport{BlockVersions: map[string]int64{}}
 	db.flushMu.Lock() // the tables hold still; writes go on into the memtable
 	defer db.flushMu.Unlock()
 	db.mu.RLock()
@@ -183,10 +189,14 @@ func (c *checker) table(t int, tb *permutation.Table, want digest) error {
 			return nil
 		}
 		c.rep.Blocks++
+		version := codec.BlockVersion(v)
+		c.rep.BlockVersions[strconv.Itoa(int(version))]++
 		if n >= len(dir.Keys) || dir.Keys[n] != key {
 			c.badErr(format.CorruptBlock(t, key, "not in the block directory at position %d", n))
-		} else if int(dir.Sizes[n]) != len(v) {
-			c.badErr(format.CorruptBlock(t, key, "%d bytes, the directory says %d", len(v), dir.Sizes[n]))
+		} else if e := dir.Dir[n]; e.Size() != len(v) {
+			c.badErr(format.CorruptBlock(t, key, "%d bytes, the directory says %d", len(v), e.Size()))
+		} else if e.Version() != 0 && e.Version() != version {
+			c.badErr(format.CorruptBlock(t, key, "codec version %d, the directory says %d", version, e.Version()))
 		}
 		n++
 		blk, err := table.DecodeValue(nil, v, dir.Codes, t, key)

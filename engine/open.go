@@ -256,11 +256,11 @@ func (db *DB) loadDirectory(tables []table.Index) error {
 		if err != nil {
 			return err
 		}
-		size, err := format.ParseDirValue(v)
+		e, err := format.ParseDirValue(v)
 		if err != nil {
 			return format.BlockErr(t, key, err)
 		}
-		tables[t].AppendBlock(key, size, 0, nil)
+		tables[t].AppendBlock(key, e, 0, nil)
 		return nil
 	})
 	if err != nil {
@@ -270,7 +270,7 @@ func (db *DB) loadDirectory(tables []table.Index) error {
 	// fingerprints at most): exact slices, and the slots in one array.
 	for t := range tables {
 		ti := &tables[t]
-		ti.Keys, ti.Sizes = slices.Clone(ti.Keys), slices.Clone(ti.Sizes)
+		ti.Keys, ti.Dir = slices.Clone(ti.Keys), slices.Clone(ti.Dir)
 		ti.SlabSlots()
 	}
 	return nil

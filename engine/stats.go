@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
 
 	"github.com/simhashdb/simhashdb/engine/internal/memtable"
 	"github.com/simhashdb/simhashdb/engine/internal/store"
@@ -39,6 +40,12 @@ type Stats struct {
 	// table: each table's bytes x 8 over the fingerprints in its blocks
 	// (Fingerprints less its Pending), averaged over the tables.
 	BitsPerFingerprint float64 `json:"bits_per_fingerprint"`
+	// BlockVersions counts the table blocks by the codec version their
+	// directory entries name: "3", or "1-2" for blocks written before
+	// the directory named versions (index format 4), which are of codec
+	// version 1 or 2 (Check reads each and tells them apart). A flush
+	// rewrites older blocks as it merges into them, in the newest.
+	BlockVersions map[string]int `json:"block_versions"`
 	// EntropyBound is log2(C(2^64, n))/n for the n distinct fingerprints.
 	EntropyBound  float64 `json:"entropy_bound_bits"`
 	BlockSize     int     `json:"block_size"`
@@ -78,11 +85,13 @@ func (db *DB) Stats(ctx context.Context) (_ Stats, err error) {
 	if err != nil {
 		return Stats{}, err
 	}
-	s := Stats{K: db.design.K, Documents: docs, Fingerprints: st.fps, BlockSize: db.block, MemtableBudget: db.memtableBudget()}
+	s := Stats{K: db.design.K, Documents: docs, Fingerprints: st.fps, BlockSize: db.block, MemtableBudget: db.memtableBudget(),
+		BlockVersions: map[string]int{}}
 	for t, ti := range st.tables {
 		ts := TableStats{Prefix: db.design.Tables[t].Prefix, Layout: db.design.Tables[t].String(), Blocks: len(ti.Keys), Codes: len(ti.Codes)}
-		for _, z := range ti.Sizes {
-			ts.Bytes += int64(z)
+		for _, e := range ti.Dir {
+			ts.Bytes += int64(e.Size())
+			s.BlockVersions[blockVersionName(e.Version())]++
 		}
 		for _, n := range ti.Pend {
 			ts.Pending += int64(n)
@@ -110,6 +119,14 @@ func (db *DB) Stats(ctx context.Context) (_ Stats, err error) {
 	s.CacheBytes, s.CacheHits, s.CacheMisses = db.cache.Stats()
 	s.PebbleCacheHit, s.PebbleCacheBytes = pm.BlockCache.Hits, pm.BlockCache.Size
 	return s, nil
+}
+
+// blockVersionName names a codec version that a directory entry gives.
+func blockVersionName(v uint8) string {
+	if v == 0 {
+		return "1-2"
+	}
+	return strconv.Itoa(int(v))
 }
 
 // Describe writes the table design, as permutation.Design.Describe does,

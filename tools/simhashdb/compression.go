@@ -32,7 +32,8 @@ func runCompression(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 			"  simhashdb compression --db idx --json\n\n"+
 			"Reports the bits per fingerprint of the distinct fingerprints of the input (as find-all and\n"+
 			"add read them: a fingerprint a line, 'simhashdb fingerprint' lines, or <id> <fingerprint>\n"+
-			"[name]) or of an index's documents: the engine's codec at each block size, beside plain and\n"+
+			"[name]) or of an index's documents: the engine's codec at each block size (its blocks and\n"+
+			"their keys, which an index keeps anyway and a set kept alone needs), beside plain and\n"+
 			"partitioned Elias-Fano, roaring64, zstd over the gaps and plain Pebble keys with Zstd. The\n"+
 			"information bound is what uniformly drawn sets of as many fingerprints need on average:\n"+
 			"real fingerprints, which cluster, can go below it. The fingerprints are held in memory (8\n"+

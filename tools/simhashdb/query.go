@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -422,6 +423,7 @@ func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "fingerprints       %d distinct\n", st.Fingerprints)
 	fmt.Fprintf(stdout, "tables             %d, answering distances up to %d\n", len(st.Tables), st.K)
 	fmt.Fprintf(stdout, "table bytes        %d (%.2f bits a fingerprint a table; %.2f is the bound for as many uniform random ones, which clustered fingerprints go below)\n", st.TableBytes, st.BitsPerFingerprint, st.EntropyBound)
+	fmt.Fprintf(stdout, "block versions     %s\n", versionCounts(st.BlockVersions))
 	fmt.Fprintf(stdout, "bytes on disk      %d\n", st.BytesOnDisk)
 	switch {
 	case fpOpts != nil:
@@ -479,9 +481,21 @@ func runCheck(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	for _, f := range rep.Unlisted {
 		fmt.Fprintf(stderr, "simhashdb check: warning: %s is not listed by the store's MANIFEST: left by a crash after a compaction (a writable open deletes it), or by damage\n", f)
 	}
-	fmt.Fprintf(stdout, "ok: %d documents, %d postings, %d fingerprints, %d blocks, %d log records verified\n",
-		rep.Documents, rep.Postings, rep.Fingerprints, rep.Blocks, rep.WALRecords)
+	fmt.Fprintf(stdout, "ok: %d documents, %d postings, %d fingerprints, %d blocks (%s), %d log records verified\n",
+		rep.Documents, rep.Postings, rep.Fingerprints, rep.Blocks, versionCounts(rep.BlockVersions), rep.WALRecords)
 	return exitOK
+}
+
+// versionCounts says how many table blocks each codec version holds.
+func versionCounts[N int | int64](m map[string]N) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, v := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%d of codec version %s", m[v], v))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func btoi(b bool) int {

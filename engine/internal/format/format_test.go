@@ -1,6 +1,7 @@
 package format
 
 import (
+	"encoding/binary"
 	"testing"
 
 	"github.com/simhashdb/simhashdb/wal"
@@ -150,11 +151,11 @@ func FuzzDocValue(f *testing.F) {
 }
 
 func FuzzDirValue(f *testing.F) {
-	f.Add(DirValue(1024))
-	f.Add(append(DirValue(1000), 5)) // version 2: a pending count after the size
+	f.Add(DirValue(NewDirEntry(1024, 3)))
+	f.Add(append(DirValue(NewDirEntry(1000, 0)), 5)) // version 2: a pending count after the size
 	f.Add([]byte{0x80})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		fuzzFormat(t, b, false, ParseDirValue, func(s uint32) []byte { return DirValue(int(s)) })
+		fuzzFormat(t, b, false, ParseDirValue, DirValue)
 	})
 }
 
@@ -185,3 +186,23 @@ func TestFormatsRejectCorruption(t *testing.T) {
 // errOf2 and errOf3 keep a call's error.
 func errOf2[T any](_ T, err error) error         { return err }
 func errOf3[A, B any](_ A, _ B, err error) error { return err }
+
+// TestDirEntry: a directory entry keeps a block's size and codec version,
+// and an entry written before format version 4 reads as version 0.
+func TestDirEntry(t *testing.T) {
+	for _, tc := range []struct {
+		size    int
+		version uint8
+	}{{1, 3}, {1024, 3}, {1 << 20, 3}, {1000, 0}, {5, 255}} {
+		e, err := ParseDirValue(DirValue(NewDirEntry(tc.size, tc.version)))
+		require.NoError(t, err)
+		require.Equal(t, tc.size, e.Size())
+		require.Equal(t, tc.version, e.Version())
+	}
+	old, err := ParseDirValue(append(binary.AppendUvarint(nil, 1000), 7)) // format 2: size, pending count
+	require.NoError(t, err)
+	require.Equal(t, 1000, old.Size())
+	require.Zero(t, old.Version())
+	_, err = ParseDirValue(binary.AppendUvarint(nil, 1<<20+1))
+	require.ErrorIs(t, err, ErrCorrupt, "a size above the codec's largest block")
+}

@@ -19,10 +19,12 @@ import (
 // and counts the lists' fingerprints on open instead of in the directory,
 // which a flush then need not rewrite for each block it appends to. A
 // version 1 index has no pending lists; a version 2 list is one run, and a
-// version 2 count in the directory is not read. An older index becomes
-// version 3 at its next flush, so that an older build refuses it rather
-// than misread it.
-const Version = 3
+// version 2 count in the directory is not read. Version 4 writes table
+// blocks in codec version 3, which an older build cannot read, and names
+// each block's codec version in its directory entry (DirEntry). An older
+// index becomes version 4 at its next flush, so that an older build
+// refuses it rather than misread it.
+const Version = 4
 
 // MaxName is the longest document name, in bytes.
 const MaxName = 4096
@@ -120,19 +122,42 @@ func DocFingerprint(id uint64, v []byte) (uint64, error) {
 	return binary.BigEndian.Uint64(v), nil
 }
 
-// DirValue is a block directory entry: the block's size. (Version 2 added a
-// pending count after it, which version 3 ignores.)
-func DirValue(size int) []byte { return binary.AppendUvarint(nil, uint64(size)) }
+// DirEntry is what a table's block directory says of a block: its size
+// and the codec version it was written in (0: unknown, a block written
+// before format version 4, of codec version 1 or 2).
+type DirEntry uint32
+
+// dirSizeBits holds the size (codec.MaxBlockSize is 1<<20); the version
+// is above it.
+const dirSizeBits = 24
+
+// NewDirEntry returns the entry of a block of size bytes in codec version
+// version.
+func NewDirEntry(size int, version uint8) DirEntry {
+	return DirEntry(uint32(version)<<dirSizeBits | uint32(size))
+}
+
+// Size returns the block's size in bytes.
+func (e DirEntry) Size() int { return int(e & (1<<dirSizeBits - 1)) }
+
+// Version returns the block's codec version, 0 if the directory does not
+// know it.
+func (e DirEntry) Version() uint8 { return uint8(e >> dirSizeBits) }
+
+// DirValue is a block directory entry as stored: uvarint(version<<24 |
+// size). (Format version 2 added a pending count after it, which later
+// versions ignore; before version 4 the version bits are 0.)
+func DirValue(e DirEntry) []byte { return binary.AppendUvarint(nil, uint64(e)) }
 
 // ParseDirValue is DirValue's inverse, and reads a version 2 entry too.
-func ParseDirValue(v []byte) (size uint32, err error) {
+func ParseDirValue(v []byte) (DirEntry, error) {
 	s, n := binary.Uvarint(v)
 	m := 0
 	if n > 0 && n < len(v) {
 		_, m = binary.Uvarint(v[n:])
 	}
-	if n <= 0 || m < 0 || n+m != len(v) || s > 1<<31 {
+	if n <= 0 || m < 0 || n+m != len(v) || s >= 1<<32 || s&(1<<dirSizeBits-1) > 1<<20 {
 		return 0, fmt.Errorf("%w: block directory entry %x", ErrCorrupt, v)
 	}
-	return uint32(s), nil
+	return DirEntry(s), nil
 }

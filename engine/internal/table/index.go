@@ -3,6 +3,8 @@ package table
 import (
 	"slices"
 
+	"github.com/simhashdb/simhashdb/engine/internal/format"
+
 	"github.com/simhashdb/simhashdb/codec"
 	"github.com/simhashdb/simhashdb/engine/internal/cache"
 )
@@ -32,7 +34,7 @@ type Index struct {
 	// flush's new directory shares with the one before.
 	slab  []cache.Slot
 	slots []*cache.Slot
-	Sizes []uint32
+	Dir   []format.DirEntry // each block's size and codec version
 
 	Codes codec.CodeMap // by id; every block names the code it was written with
 	Code  uint32        // the id of the code new blocks use; 0: none yet
@@ -41,18 +43,19 @@ type Index struct {
 // Sized returns the empty directory of a table with codes, with room for
 // size blocks: a flush fills it (AppendRange, AppendBlock), then Builds it.
 func Sized(codes codec.CodeMap, code uint32, size int) Index {
-	return Index{Codes: codes, Code: code, Keys: make([]uint64, 0, size), Sizes: make([]uint32, 0, size),
+	return Index{Codes: codes, Code: code, Keys: make([]uint64, 0, size), Dir: make([]format.DirEntry, 0, size),
 		Pend: make([]uint16, 0, size), slots: make([]*cache.Slot, 0, size)}
 }
 
 // Built reports whether Build has indexed the directory.
 func (ti *Index) Built() bool { return ti.radix != nil }
 
-// AppendBlock adds a block after the others: its key, size, pending count
-// and cache slot. The caller indexes the table once it is whole.
-func (ti *Index) AppendBlock(key uint64, size uint32, pending uint16, s *cache.Slot) {
+// AppendBlock adds a block after the others: its key, directory entry,
+// pending count and cache slot. The caller indexes the table once it is
+// whole.
+func (ti *Index) AppendBlock(key uint64, e format.DirEntry, pending uint16, s *cache.Slot) {
 	ti.Keys = append(ti.Keys, key)
-	ti.Sizes = append(ti.Sizes, size)
+	ti.Dir = append(ti.Dir, e)
 	ti.slots = append(ti.slots, s)
 	if ti.Pend != nil || pending > 0 {
 		if ti.Pend == nil {
@@ -79,7 +82,7 @@ func (ti *Index) SlabSlots() {
 // pending counts.
 func (ti *Index) AppendRange(old *Index, from, to int) {
 	ti.Keys = append(ti.Keys, old.Keys[from:to]...)
-	ti.Sizes = append(ti.Sizes, old.Sizes[from:to]...)
+	ti.Dir = append(ti.Dir, old.Dir[from:to]...)
 	if old.slab == nil {
 		ti.slots = append(ti.slots, old.slots[from:to]...)
 	} else {

@@ -305,7 +305,7 @@ func (m *merger) appendPending(g *group, pbuf []byte) ([]byte, error) {
 		had += len(g.fresh)
 		m.r.Pended += len(g.fresh)
 	}
-	m.nt.AppendBlock(key, oldIdx.Sizes[g.j], uint16(had), sl)
+	m.nt.AppendBlock(key, oldIdx.Dir[g.j], uint16(had), sl)
 	return pbuf, nil
 }
 

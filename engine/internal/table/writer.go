@@ -1,6 +1,7 @@
 package table
 
 import (
+	"github.com/simhashdb/simhashdb/codec"
 	"github.com/simhashdb/simhashdb/engine/internal/cache"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
 )
@@ -29,9 +30,10 @@ func (w *Writer) Block(key uint64, block []byte, s *cache.Slot) error {
 		return err
 	}
 	k[0] = format.SpaceBlockDir
-	if err := w.Dir.Set(k, format.DirValue(len(block))); err != nil {
+	e := format.NewDirEntry(len(block), codec.BlockVersion(block))
+	if err := w.Dir.Set(k, format.DirValue(e)); err != nil {
 		return err
 	}
-	w.Index.AppendBlock(key, uint32(len(block)), 0, s)
+	w.Index.AppendBlock(key, e, 0, s)
 	return nil
 }
