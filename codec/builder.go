@@ -156,8 +156,17 @@ func splitGuess(n, entryBytes int) [2]int {
 		return [2]int{}
 	}
 	s1, s2 := splits(n)
-	bitsAll := int64(entryBytes) * 8
-	return [2]int{int(bitsAll * int64(s1-1) / int64(n-1)), int(bitsAll * int64(s2-1) / int64(n-1))}
+	bitsAll, d := uint64(entryBytes)*8, uint64(n-1)
+	var g [2]int
+	for i, s := range [2]int{s1, s2} {
+		x := bitsAll * uint64(s-1) // wraps only for blocks far past MaxBlockSize, which then fail the checks
+		if x>>32 == 0 && d>>32 == 0 {
+			g[i] = int(uint32(x) / uint32(d)) // the same quotient; a 32-bit division is much the cheaper on x86
+		} else {
+			g[i] = int(x / d)
+		}
+	}
+	return g
 }
 
 // Encode splits sorted, distinct fingerprints into blocks and calls emit for
