@@ -2,6 +2,7 @@ package engine
 
 import (
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 type slowFS struct {
 	vfs.FS
 	delay time.Duration
+	reads *atomic.Int64 // counts the sstable reads, if not nil
 }
 
 func (s slowFS) Open(name string, opts ...vfs.OpenOption) (vfs.File, error) {
@@ -24,15 +26,19 @@ func (s slowFS) Open(name string, opts ...vfs.OpenOption) (vfs.File, error) {
 	if err != nil || !strings.HasSuffix(name, ".sst") {
 		return f, err
 	}
-	return slowFile{f, s.delay}, nil
+	return slowFile{f, s.delay, s.reads}, nil
 }
 
 type slowFile struct {
 	vfs.File
 	delay time.Duration
+	reads *atomic.Int64
 }
 
 func (f slowFile) ReadAt(p []byte, off int64) (int, error) {
+	if f.reads != nil {
+		f.reads.Add(1)
+	}
 	time.Sleep(f.delay)
 	return f.File.ReadAt(p, off)
 }
@@ -59,12 +65,14 @@ func BenchmarkColdQuery(b *testing.B) {
 		serial bool
 	}{{"together", false}, {"one-by-one", true}} {
 		b.Run(mode.name, func(b *testing.B) {
-			o := Options{ReadOnly: true, CacheSize: 1 << 20, fs: slowFS{vfs.Default, time.Millisecond}}
+			var reads atomic.Int64
+			o := Options{ReadOnly: true, CacheSize: 1 << 20, fs: slowFS{vfs.Default, time.Millisecond, &reads}}
 			o.knobs.serialMisses = mode.serial
 			db, err := Open(dir, o)
 			require.NoError(b, err)
 			defer db.Close()
 			_, _, missed := db.cache.Stats()
+			read := reads.Load()
 			for i := 0; b.Loop(); i++ {
 				if _, err := db.Query(ctx, qs[i%len(qs)], 3); err != nil {
 					b.Fatal(err)
@@ -72,6 +80,7 @@ func BenchmarkColdQuery(b *testing.B) {
 			}
 			_, _, misses := db.cache.Stats()
 			b.ReportMetric(float64(misses-missed)/float64(b.N), "block-misses/op")
+			b.ReportMetric(float64(reads.Load()-read)/float64(b.N), "sst-reads/op")
 		})
 	}
 }

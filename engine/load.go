@@ -9,7 +9,6 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -154,11 +153,8 @@ func byID(in []Doc) []Doc {
 	return docs[:w]
 }
 
-// newSST starts an sstable of the load, named name, with bloom filters
-// unless unfiltered: a table's blocks are read by keys its directory knows
-// exist, and its directory is scanned, so their filters would only take
-// reads and cache (a filter answers for keys that may be absent).
-func (j *loadJob) newSST(name string, unfiltered bool) (*sstable.Writer, error) {
+// newSST starts an sstable of the load, named name.
+func (j *loadJob) newSST(name string) (*sstable.Writer, error) {
 	path := filepath.Join(j.tmp, name+".sst")
 	f, err := j.db.fs.Create(path, vfs.WriteCategoryUnspecified)
 	if err != nil {
@@ -167,11 +163,7 @@ func (j *loadJob) newSST(name string, unfiltered bool) (*sstable.Writer, error) 
 	j.mu.Lock()
 	j.paths = append(j.paths, path)
 	j.mu.Unlock()
-	opts := j.db.store.WriterOptions(6)
-	if unfiltered {
-		opts.FilterPolicy = pebble.NoFilterPolicy
-	}
-	return sstable.NewWriter(objstorageprovider.NewFileWritable(f), opts), nil
+	return sstable.NewWriter(objstorageprovider.NewFileWritable(f), j.db.store.WriterOptions(6)), nil
 }
 
 // documents starts the tasks that write the documents, a file per chunk
@@ -185,7 +177,7 @@ func (j *loadJob) documents(procs int) {
 	for lo := 0; lo < len(docs); lo += chunk {
 		part := docs[lo:min(lo+chunk, len(docs))]
 		j.pool.run("loading documents", func() error {
-			sw, err := j.newSST(fmt.Sprintf("docs-%d", lo), false)
+			sw, err := j.newSST(fmt.Sprintf("docs-%d", lo))
 			if err != nil {
 				return err
 			}
@@ -241,7 +233,7 @@ func (j *loadJob) postings() error {
 		}
 		from := lo
 		j.pool.run("loading postings", func() error {
-			sw, err := j.newSST(fmt.Sprintf("postings-%d", from), false)
+			sw, err := j.newSST(fmt.Sprintf("postings-%d", from))
 			if err != nil {
 				return err
 			}
@@ -305,11 +297,11 @@ func (j *loadJob) buildTable(t int, sc *[2][]uint64) error {
 	}
 	ti := &j.tables[t]
 	ti.Codes, ti.Code = codec.CodeMap{1: code}, 1
-	tw, err := j.newSST(fmt.Sprintf("table-%03d", t), true)
+	tw, err := j.newSST(fmt.Sprintf("table-%03d", t))
 	if err != nil {
 		return err
 	}
-	dw, err := j.newSST(fmt.Sprintf("dir-%03d", t), true)
+	dw, err := j.newSST(fmt.Sprintf("dir-%03d", t))
 	if err != nil {
 		tw.Close()
 		return err
@@ -324,7 +316,7 @@ func (j *loadJob) buildTable(t int, sc *[2][]uint64) error {
 
 // meta writes the codes and counters, to be ingested with the rest.
 func (j *loadJob) meta() error {
-	sw, err := j.newSST("meta", false)
+	sw, err := j.newSST("meta")
 	if err != nil {
 		return err
 	}

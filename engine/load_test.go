@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/cockroachdb/pebble/v2"
-	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -83,37 +81,4 @@ func TestLoadCanceled(t *testing.T) {
 	require.NoError(t, db.Load(ctx, docs))
 	model := oracleOf(docs)
 	checkQueries(t, db, model, queries(model, 3, 100, rand.New(rand.NewPCG(4, 4))), "loaded after a canceled load")
-}
-
-// TestLoadTablesUnfiltered: a bulk load writes the tables' blocks and
-// directories without bloom filters (their keys are known to exist, or
-// scanned), and the documents and postings with them.
-func TestLoadTablesUnfiltered(t *testing.T) {
-	db := openT(t, t.TempDir(), testOptions())
-	defer db.Close()
-	require.NoError(t, db.Load(ctx, corpus(3000, 5)))
-	levels, err := db.store.DB.SSTables(pebble.WithProperties())
-	require.NoError(t, err)
-	seen := map[byte][]string{} // by key space, each file's filter
-	for _, level := range levels {
-		for _, f := range level {
-			space := f.Smallest.UserKey[0]
-			if space != f.Largest.UserKey[0] {
-				continue // a file of several spaces (the meta file)
-			}
-			seen[space] = append(seen[space], f.Properties.FilterPolicyName)
-		}
-	}
-	for _, space := range []byte{format.SpaceTables, format.SpaceBlockDir} {
-		require.Contains(t, seen, space)
-		for _, name := range seen[space] {
-			assert.Empty(t, name, "space %#x", space)
-		}
-	}
-	for _, space := range []byte{format.SpaceDocs, format.SpacePostings} {
-		require.Contains(t, seen, space)
-		for _, name := range seen[space] {
-			assert.NotEmpty(t, name, "space %#x", space)
-		}
-	}
 }
