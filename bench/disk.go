@@ -20,6 +20,7 @@ import (
 	"github.com/simhashdb/simhashdb/bench/chart"
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/internal/fingerprints"
+	"github.com/simhashdb/simhashdb/permutation"
 )
 
 // The disk section measures queries on an index larger than the memory the
@@ -28,11 +29,13 @@ import (
 // pages were dropped from the page cache, so that what the engine's cache
 // misses is read from the disk. The disk's own limit is measured in the
 // same run: random 4 KiB reads that bypass the page cache (O_DIRECT), one
-// at a time and T together, T the index's tables.
+// at a time and T together, T the index's tables. With --engine-tables it
+// does all that once for each table design.
 
-// DiskResults is the disk section of a run.
+// DiskResults is the disk section of a run, for one table design.
 type DiskResults struct {
 	N           int    `json:"n"`
+	Design      string `json:"design"` // "optimiser", or "paper-T" (permutation.Paper)
 	Tables      int    `json:"tables"`
 	IndexBytes  int64  `json:"index_bytes"`
 	CacheMiB    int    `json:"cache_mib"`
@@ -97,9 +100,31 @@ func diskConfig(cfg Config) (n, memMiB, queries int) {
 	return n, memMiB, queries
 }
 
-func runDisk(cfg Config) (*DiskResults, error) {
+func runDisk(cfg Config) ([]*DiskResults, error) {
+	designs := cfg.EngineTables
+	if len(designs) == 0 {
+		designs = []int{0}
+	}
+	var all []*DiskResults
+	for _, tables := range designs {
+		res, err := runDiskDesign(cfg, tables)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, res)
+	}
+	return all, nil
+}
+
+// runDiskDesign is the disk section for one design: the optimiser's (0)
+// or the paper's of that many tables.
+func runDiskDesign(cfg Config, paperTables int) (*DiskResults, error) {
 	n, memMiB, nq := diskConfig(cfg)
-	res := &DiskResults{N: n, CacheMiB: 32, MemLimitMiB: memMiB}
+	name, design, err := paperDesign(paperTables)
+	if err != nil {
+		return nil, err
+	}
+	res := &DiskResults{N: n, Design: name, CacheMiB: 32, MemLimitMiB: memMiB}
 	dir, err := os.MkdirTemp("", "simhashdb-disk-")
 	if err != nil {
 		return nil, err
@@ -107,7 +132,7 @@ func runDisk(cfg Config) (*DiskResults, error) {
 	defer os.RemoveAll(dir)
 	index := filepath.Join(dir, "index")
 	start := time.Now()
-	tables, queries, err := buildDiskIndex(index, n, nq, cfg.Seed)
+	tables, queries, err := buildDiskIndex(index, n, nq, cfg.Seed, design)
 	if err != nil {
 		return nil, err
 	}
@@ -150,8 +175,8 @@ func (d *DiskResults) chart(out string) error {
 	for _, r := range d.Runs {
 		series = append(series, chart.Series{Name: fmt.Sprintf("a query, %d at a time", r.Concurrency), X: xs, Y: pts(r.Latency)})
 	}
-	name := fmt.Sprintf("disk-latency-%d.png", d.N)
-	if err := chart.Lines(filepath.Join(out, name), chart.Axes{Title: fmt.Sprintf("Cold queries on the disk, %d fingerprints, %d MiB cache", d.N, d.CacheMiB),
+	name := fmt.Sprintf("disk-latency-%d-%s.png", d.N, d.Design)
+	if err := chart.Lines(filepath.Join(out, name), chart.Axes{Title: fmt.Sprintf("Cold queries on the disk, %d fingerprints, %d tables, %d MiB cache", d.N, d.Tables, d.CacheMiB),
 		X: "percentile: 1 = p50, 2 = p99, 3 = p99.9", Y: "microseconds", LogY: true, LegendTop: true, LegendLeft: true}, series); err != nil {
 		return err
 	}
@@ -162,10 +187,10 @@ func (d *DiskResults) chart(out string) error {
 // buildDiskIndex bulk-loads n uniform fingerprints into a new index at dir
 // and returns its tables and nq queries: half within distance 0..3 of a
 // stored fingerprint, half random (fingerprints.Queries' mix).
-func buildDiskIndex(dir string, n, nq int, seed uint64) (int, []uint64, error) {
+func buildDiskIndex(dir string, n, nq int, seed uint64, design *permutation.Design) (int, []uint64, error) {
 	fps := fingerprints.Uniform(n, seed)
 	queries := fingerprints.Queries(fps, nq, seed+1)
-	db, err := engine.Open(dir, engine.Options{Expected: int64(n), Sync: engine.SyncNone, Logger: quiet()})
+	db, err := engine.Open(dir, engine.Options{Expected: int64(n), Design: design, Sync: engine.SyncNone, Logger: quiet()})
 	if err != nil {
 		return 0, nil, err
 	}
@@ -389,7 +414,7 @@ func procIO() map[string]int64 {
 }
 
 func (d *DiskResults) report(md *strings.Builder) {
-	fmt.Fprintf(md, "## Queries on the disk (%d fingerprints, %d tables)\n\n", d.N, d.Tables)
+	fmt.Fprintf(md, "## Queries on the disk (%d fingerprints, %d tables: %s design)\n\n", d.N, d.Tables, d.Design)
 	fmt.Fprintf(md, "An index of %d uniform fingerprints (%.1f GB on disk) queried at k = 3 (half near a stored fingerprint, half random) by a child process with a %d MiB engine cache; page cache: %s. ", d.N, float64(d.IndexBytes)/1e9, d.CacheMiB, d.PageCache)
 	fmt.Fprintf(md, "The disk's limit, measured in the same run on the index's sstables with O_DIRECT: one random 4 KiB read p50 %.0f us, p99 %.0f us (%.0f reads/s); %d issued together, all back p50 %.0f us, p99 %.0f us (%.0f reads/s).\n\n",
 		d.Disk.One.P50, d.Disk.One.P99, d.Disk.IOPSOne, d.Disk.RoundOf, d.Disk.Round.P50, d.Disk.Round.P99, d.Disk.IOPSMany)

@@ -43,8 +43,9 @@ func TestDiskQuickRun(t *testing.T) {
 	res, err := Run(Config{Out: out, Quick: true, Only: []string{"disk"}})
 	require.NoError(t, err)
 	require.Nil(t, res.Codec, "only the section named")
-	d := res.Disk
-	require.NotNil(t, d)
+	require.Len(t, res.Disk, 1)
+	d := res.Disk[0]
+	assert.Equal(t, "optimiser", d.Design)
 	_, _, nq := diskConfig(Config{Quick: true})
 	assert.Positive(t, d.Tables)
 	assert.Positive(t, d.IndexBytes)

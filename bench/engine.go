@@ -278,18 +278,27 @@ func rssMB() float64 {
 
 const smallCacheMB = 32
 
+// paperDesign returns the design that --engine-tables names: the
+// optimiser's (0, a nil design) or the paper's of that many tables.
+func paperDesign(tables int) (name string, d *permutation.Design, err error) {
+	if tables == 0 {
+		return "optimiser", nil, nil
+	}
+	if d, err = permutation.Paper(tables); err != nil {
+		return "", nil, err
+	}
+	return fmt.Sprintf("paper-%d", tables), d, nil
+}
+
 // measureEngine measures an index of n fingerprints with the optimiser's
 // design (tables 0) or the paper's of that many tables.
 func measureEngine(cfg Config, n, tables int) (EngineRow, error) {
-	row := EngineRow{N: n, K: 3, Design: "optimiser", CDF: map[string][]float64{}}
-	var design *permutation.Design
-	if tables > 0 {
-		var err error
-		if design, err = permutation.Paper(tables); err != nil {
-			return row, err
-		}
-		row.Design = fmt.Sprintf("paper-%d", tables)
+	row := EngineRow{N: n, K: 3, CDF: map[string][]float64{}}
+	name, design, err := paperDesign(tables)
+	if err != nil {
+		return row, err
 	}
+	row.Design = name
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "simhashdb-bench-")
 	if err != nil {

@@ -69,7 +69,7 @@ type Results struct {
 	Codec   *CodecResults  `json:"codec,omitempty"`
 	Engine  *EngineResults `json:"engine,omitempty"`
 	Batch   *BatchResults  `json:"batch,omitempty"`
-	Disk    *DiskResults   `json:"disk,omitempty"`
+	Disk    []*DiskResults `json:"disk,omitempty"`
 }
 
 // Run measures and writes the report into cfg.Out.
@@ -157,6 +157,9 @@ func write(cfg Config, res *Results) error {
 	if len(cfg.EngineSizes) > 0 {
 		md.WriteString(" --engine-n " + strings.Trim(strings.Join(strings.Fields(fmt.Sprint(cfg.EngineSizes)), ","), "[]"))
 	}
+	if len(cfg.EngineTables) > 0 {
+		md.WriteString(" --engine-tables " + strings.Trim(strings.Join(strings.Fields(fmt.Sprint(cfg.EngineTables)), ","), "[]"))
+	}
 	if cfg.TextCorpus != "" {
 		md.WriteString(" --text DIR")
 	}
@@ -174,8 +177,8 @@ func write(cfg Config, res *Results) error {
 	if res.Batch != nil {
 		res.Batch.report(&md)
 	}
-	if res.Disk != nil {
-		res.Disk.report(&md)
+	for _, d := range res.Disk {
+		d.report(&md)
 	}
 	return os.WriteFile(filepath.Join(cfg.Out, "report.md"), []byte(md.String()), 0o644)
 }

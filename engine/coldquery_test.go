@@ -8,6 +8,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/simhashdb/simhashdb/internal/fingerprints"
+	"github.com/simhashdb/simhashdb/permutation"
 	"github.com/stretchr/testify/require"
 )
 
@@ -87,31 +88,45 @@ func BenchmarkColdQuery(b *testing.B) {
 
 // TestColdQueryReadsTogether: a probe that misses the cache in several
 // tables answers as one that finds them cached, whether it reads the
-// misses together or one by one (the oracle tests check the rest).
+// misses together or one by one (the oracle tests check the rest), also
+// where ranges span several blocks (the paper's 4 tables, small blocks).
 func TestColdQueryReadsTogether(t *testing.T) {
-	dir := t.TempDir()
-	db := openT(t, dir, Options{Expected: 1 << 14})
-	fps := fingerprints.Planted(1<<14, 3, 0.05, 3)
-	docs := make([]Doc, len(fps))
-	for i, fp := range fps {
-		docs[i] = Doc{ID: uint64(i), Fingerprint: fp}
+	paper4, err := permutation.Paper(4)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name string
+		n    int
+		o    Options
+	}{
+		{"optimiser", 1 << 14, Options{Expected: 1 << 14}},
+		{"4 tables, 64-byte blocks", 1 << 18, Options{Design: paper4, BlockSize: 64}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			db := openT(t, dir, tc.o)
+			fps := fingerprints.Planted(tc.n, 3, 0.05, 3)
+			docs := make([]Doc, len(fps))
+			for i, fp := range fps {
+				docs[i] = Doc{ID: uint64(i), Fingerprint: fp}
+			}
+			require.NoError(t, db.Load(ctx, docs))
+			require.NoError(t, db.Close())
+			answers := map[bool][][]Match{}
+			for _, serial := range []bool{false, true} {
+				o := Options{ReadOnly: true, CacheSize: 1 << 20}
+				o.knobs.serialMisses = serial
+				db := openT(t, dir, o)
+				for _, q := range fingerprints.Queries(fps, 500, 4) {
+					db.cache.Clear()
+					m, err := db.Query(ctx, q, 3)
+					require.NoError(t, err)
+					answers[serial] = append(answers[serial], m)
+				}
+				_, _, misses := db.cache.Stats()
+				require.Greater(t, misses, uint64(500*len(db.design.Tables)/2), "the probes missed")
+				require.NoError(t, db.Close())
+			}
+			require.Equal(t, answers[true], answers[false])
+		})
 	}
-	require.NoError(t, db.Load(ctx, docs))
-	require.NoError(t, db.Close())
-	answers := map[bool][][]Match{}
-	for _, serial := range []bool{false, true} {
-		o := Options{ReadOnly: true, CacheSize: 1 << 20}
-		o.knobs.serialMisses = serial
-		db := openT(t, dir, o)
-		for _, q := range fingerprints.Queries(fps, 500, 4) {
-			db.cache.Clear()
-			m, err := db.Query(ctx, q, 3)
-			require.NoError(t, err)
-			answers[serial] = append(answers[serial], m)
-		}
-		_, _, misses := db.cache.Stats()
-		require.Greater(t, misses, uint64(500*len(db.design.Tables)/2), "the probes missed")
-		require.NoError(t, db.Close())
-	}
-	require.Equal(t, answers[true], answers[false])
 }

@@ -68,7 +68,10 @@ type Options struct {
 	// less memory and disk for probes that scan longer ranges: at K = 3,
 	// permutation.Paper(4) keeps 4 tables where the optimiser keeps 10 up
 	// to a few hundred million fingerprints, for an index that must be
-	// queried warm in little RAM.
+	// queried warm in little RAM. For an index much larger than its cache,
+	// whose queries read the disk, permutation.ForDisk(K, n) picks the
+	// design whose queries read the fewest pages (docs/performance.md,
+	// "A design for the disk").
 	Design *permutation.Design
 	// BlockSize is the codec's block budget in bytes (default 1024).
 	BlockSize int

@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/simhashdb/simhashdb/engine/internal/cache"
+	"github.com/simhashdb/simhashdb/permutation"
 )
 
 // probeState is one table's probe for a query: the permuted query, its
@@ -23,8 +25,8 @@ type probeState struct {
 // miss in a large index, and on their own they would run one after
 // another, table after table. The tables are independent, so probeAll takes
 // each step for every table before the next: the core then overlaps the
-// tables' misses. Blocks not cached, and ranges that span blocks, finish on
-// the one-table path.
+// tables' misses; the blocks not cached are read together (readMisses).
+// Ranges that span blocks finish on the one-table path.
 func (db *DB) probeAll(st *state, q uint64, k int, add func(fp uint64, d int)) error {
 	tabs := db.design.Tables
 	var stack [24]probeState
@@ -53,7 +55,7 @@ func (db *DB) probeAll(st *state, q uint64, k int, add func(fp uint64, d int)) e
 		}
 	}
 	db.cache.Hit(hits)
-	if hits < len(ps)-1 && !db.opts.knobs.serialMisses {
+	if hits < len(ps) && !db.opts.knobs.serialMisses {
 		if err := db.readMisses(st, ps); err != nil {
 			return err
 		}
@@ -81,14 +83,22 @@ func (db *DB) probeAll(st *state, q uint64, k int, add func(fp uint64, d int)) e
 }
 
 // maxMissReads bounds the block reads that probes issue together, across
-// queries.
-const maxMissReads = 32
+// queries, unless one query's are the only ones; maxQueryReads bounds one
+// query's.
+const (
+	maxMissReads  = 32
+	maxQueryReads = 128
+)
 
-// readMisses reads, all at once, the first block of every table whose
-// probe missed the cache: a cold query then waits for one round of reads,
-// as long as the disk overlaps them, rather than one read per table. (The
-// goroutines get their own records, not ps, which would then escape to
-// the heap on the warm path too.)
+// readMisses reads, all at once, the blocks that the probes will scan and
+// the cache does not hold: the block where each range starts and, where a
+// range runs on into more of the store's pages, a block of each (found in
+// the directory), or, past maxQueryReads of them, the first of each table.
+// A cold query then waits for one round of reads, as long as the disk
+// overlaps them, rather than one read per table and per page. The later
+// blocks read go to the cache, where the probe finds them. (The goroutines
+// get their own records, not ps, which would then escape to the heap on the
+// warm path too.)
 func (db *DB) readMisses(st *state, ps []probeState) error {
 	type read struct {
 		t, j int
@@ -97,9 +107,32 @@ func (db *DB) readMisses(st *state, ps []probeState) error {
 	}
 	var reads []read
 	for t := range ps {
-		if ps[t].b == nil && ps[t].j < len(st.tables[t].Keys) {
-			reads = append(reads, read{t: t, j: ps[t].j})
+		ti := &st.tables[t]
+		since := 0 // bytes of blocks since the last one read
+		for j := ps[t].j; j < len(ti.Keys); j++ {
+			switch {
+			case j == ps[t].j:
+				if ps[t].b == nil {
+					reads = append(reads, read{t: t, j: j})
+				}
+				since = 0
+			case since >= permutation.DiskPage:
+				// Past the store's page that the last read brought in
+				// (about: its pages do not start where our blocks do);
+				// the blocks before it come from that page, read by then.
+				if ti.Slot(j).Peek() == nil {
+					reads = append(reads, read{t: t, j: j})
+				}
+				since = 0
+			}
+			since += ti.Dir[j].Size()
+			if ti.Keys[j] >= ps[t].hi {
+				break
+			}
 		}
+	}
+	if len(reads) > maxQueryReads { // the first blocks only
+		reads = slices.DeleteFunc(reads, func(r read) bool { return r.j != ps[r.t].j })
 	}
 	if len(reads) < 2 { // one read: probe reads it as it goes
 		return nil
@@ -107,8 +140,8 @@ func (db *DB) readMisses(st *state, ps []probeState) error {
 	// Reads together help a query wait less while the disk has reads to
 	// spare; once other queries keep it busy, more reads at once only
 	// queue there (and hold a thread each), so the probe reads as it goes.
-	if db.missReads.Add(int64(len(reads))) > maxMissReads {
-		db.missReads.Add(-int64(len(reads)))
+	if n := int64(len(reads)); db.missReads.Add(n) > max(maxMissReads, n) {
+		db.missReads.Add(-n)
 		return nil
 	}
 	defer db.missReads.Add(-int64(len(reads)))
@@ -125,7 +158,9 @@ func (db *DB) readMisses(st *state, ps []probeState) error {
 		if r.err != nil {
 			return r.err
 		}
-		ps[r.t].b = r.b
+		if r.j == ps[r.t].j {
+			ps[r.t].b = r.b
+		}
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package permutation_test
 
 import (
 	"fmt"
+	"math"
 	"os"
 
 	"github.com/simhashdb/simhashdb/permutation"
@@ -28,6 +29,24 @@ func ExampleOptimize() {
 	//   table  8  p=25  candidates/probe 512        [37:25 11:0 | 63:38 24:12] p=25
 	//   table  9  p=25  candidates/probe 512        [24:12 11:0 | 63:25] p=25
 	// candidates per query: 3584; space factor: 10x one table
+}
+
+// An index of 30M fingerprints that lives on the disk: ForDisk keeps 4
+// tables, whose probes scan longer ranges but read fewer pages than the
+// 10 of ForIndex.
+func ExampleForDisk() {
+	const n = 30_000_000
+	logN := math.Log2(n)
+	for _, f := range []func(k, n int) (*permutation.Design, error){permutation.ForIndex, permutation.ForDisk} {
+		d, err := f(3, n)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("%d tables: %.1f pages and %.0f candidates a query\n", len(d.Tables), d.PagesPerQuery(logN), d.CandidatesPerQuery(logN))
+	}
+	// Output:
+	// 10 tables: 10.0 pages and 6 candidates a query
+	// 4 tables: 6.3 pages and 1831 candidates a query
 }
 
 func ExampleTable_Range() {

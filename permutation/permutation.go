@@ -158,3 +158,21 @@ func (d *Design) CandidatesPerQuery(logN float64) float64 {
 	}
 	return total
 }
+
+// DiskPage is the unit a probe of a table on the disk reads: the store's
+// data block.
+const DiskPage = 4096
+
+// PagesPerQuery returns the pages of DiskPage bytes a query reads from the
+// tables of a corpus of 2^logN uniform fingerprints when none of them is
+// cached: per table, the page where its probe's range starts, and those
+// the range runs on into, each fingerprint taking about the information
+// bound, 64 - logN + log2(e) bits, in a table block.
+func (d *Design) PagesPerQuery(logN float64) float64 {
+	bits := 64 - logN + math.Log2E
+	total := 0.0
+	for _, t := range d.Tables {
+		total += 1 + math.Pow(2, logN-float64(t.Prefix))*bits/8/DiskPage
+	}
+	return total
+}

@@ -258,3 +258,44 @@ func TestForIndex(t *testing.T) {
 	require.NoError(t, err)
 	assert.LessOrEqual(t, len(d.Tables), maxIndexTables)
 }
+
+// TestForDisk: the disk design trades candidates for tables while a
+// probe's range fits a page or two, and never reads more pages than the
+// memory design (ForIndex) of the same corpus.
+func TestForDisk(t *testing.T) {
+	for _, tc := range []struct {
+		k      int
+		n      int64
+		tables int
+	}{
+		{3, 1 << 20, 4},
+		{3, 30_000_000, 4},
+		{3, 100_000_000, 10},
+		{3, 1 << 32, 10},
+		{2, 1 << 24, 3},
+		{0, 1 << 20, 1},
+	} {
+		if tc.n > math.MaxInt {
+			continue // a 32-bit build
+		}
+		d, err := ForDisk(tc.k, int(tc.n))
+		require.NoError(t, err, "k=%d n=%d", tc.k, tc.n)
+		require.NoError(t, d.Validate())
+		assert.Len(t, d.Tables, tc.tables, "k=%d n=%d", tc.k, tc.n)
+		m, err := ForIndex(tc.k, int(tc.n))
+		require.NoError(t, err)
+		logN := math.Log2(float64(tc.n))
+		assert.LessOrEqual(t, d.PagesPerQuery(logN), m.PagesPerQuery(logN), "k=%d n=%d", tc.k, tc.n)
+	}
+}
+
+// TestPagesPerQuery: a page a table while the ranges are short, more as
+// they grow.
+func TestPagesPerQuery(t *testing.T) {
+	d, err := Paper(4) // p = 16
+	require.NoError(t, err)
+	assert.InDelta(t, 4.0, d.PagesPerQuery(10), 0.01, "a few candidates a table")
+	// 2^24 fingerprints: 256 a range, 41.4 bits each: 1.33 KB, a third of a page.
+	assert.InDelta(t, 4*(1+256*(64-24+math.Log2E)/8/DiskPage), d.PagesPerQuery(24), 1e-9)
+	assert.Greater(t, d.PagesPerQuery(30), 60.0, "2^14 candidates a table")
+}

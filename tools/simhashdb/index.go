@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,6 +19,7 @@ import (
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/internal/lines"
 	"github.com/simhashdb/simhashdb/internal/naming"
+	"github.com/simhashdb/simhashdb/permutation"
 	"github.com/simhashdb/simhashdb/simhash"
 )
 
@@ -571,6 +573,7 @@ func addRemote(rf *remoteFlags, syn lines.Syntax, input string, stdin io.Reader,
 // and create it if absent (add, serve).
 type createFlags struct {
 	expect int64
+	design string
 	sync   string
 	// created is set by open: the index did not exist before.
 	created bool
@@ -578,6 +581,7 @@ type createFlags struct {
 
 func (c *createFlags) register(fl *flag.FlagSet) {
 	fl.Int64Var(&c.expect, "expect", 0, "expected number of fingerprints, which sizes the table design (default 2^24); only at creation")
+	fl.StringVar(&c.design, "design", "memory", "the table design, only at creation: memory (queries cheapest when the tables are cached) or disk (fewest disk reads a query, for an index much larger than its cache: fewer tables up to about 100M fingerprints at k = 3)")
 	fl.StringVar(&c.sync, "sync", "always", "durability of each write: always (fsync), interval (fsync every 100ms) or none")
 }
 
@@ -597,6 +601,16 @@ func (c *createFlags) options(d *dbFlags) (engine.Options, error) {
 	if d.k > 0 {
 		opts.K = d.k
 	}
+	switch c.design {
+	case "memory":
+	case "disk":
+		k, n := cmp.Or(opts.K, engine.DefaultK), cmp.Or(c.expect, engine.DefaultExpected)
+		if opts.Design, err = permutation.ForDisk(k, int(n)); err != nil {
+			return engine.Options{}, fmt.Errorf("--design disk: %w", err)
+		}
+	default:
+		return engine.Options{}, fmt.Errorf("--design %s: want memory or disk", quoteShort(c.design))
+	}
 	return opts, nil
 }
 
@@ -607,6 +621,9 @@ func (c *createFlags) open(ctx context.Context, d *dbFlags, opts engine.Options,
 	existed, err := engine.Exists(d.dir)
 	if err != nil {
 		return nil, exitFailed, err
+	}
+	if existed {
+		opts.Design = nil // --design is for a new index, as --expect is
 	}
 	db, err := d.open(opts, true)
 	if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,6 +125,7 @@ func TestSmallUsageRules(t *testing.T) {
 		{[]string{"stats", "--db", busy}, 1, "an index is created only in a new or empty folder"},
 		{[]string{"add", "--db", filepath.Join(dir, "n"), "--expect", "-5"}, 2, "--expect -5"},
 		{[]string{"add", "--db", filepath.Join(dir, "n"), "--k", "0"}, 2, "a K of 1 to 16"},
+		{[]string{"add", "--db", filepath.Join(dir, "n"), "--design", "flash"}, 2, "--design \"flash\": want memory or disk"},
 	} {
 		r := runCLI(t, "1 0x1\n", c.args...)
 		assert.Equal(t, c.code, r.code, "%v: %s", c.args, r.stderr)
@@ -133,4 +135,33 @@ func TestSmallUsageRules(t *testing.T) {
 	r := runCLI(t, "", "--version")
 	require.Equal(t, 0, r.code)
 	assert.NotContains(t, r.stdout, "(devel)")
+}
+
+// TestDesignFlag: --design disk makes a new index of the design with the
+// fewest disk reads for its expected size (4 tables at 30M, k = 3, where
+// the default keeps 10); on an existing index it changes nothing, as
+// --expect does.
+func TestDesignFlag(t *testing.T) {
+	dir := t.TempDir()
+	tables := func(db string) int {
+		r := runCLI(t, "", "stats", "--db", db, "--json")
+		require.Equal(t, 0, r.code, r.stderr)
+		var st struct {
+			Tables []json.RawMessage `json:"tables"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &st))
+		return len(st.Tables)
+	}
+	for _, c := range []struct {
+		design string
+		want   int
+	}{{"memory", 10}, {"disk", 4}} {
+		db := filepath.Join(dir, c.design)
+		r := runCLI(t, "1 0x1\n", "add", "--db", db, "--expect", "30000000", "--design", c.design)
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Equal(t, c.want, tables(db), c.design)
+		r = runCLI(t, "2 0x2\n", "add", "--db", db, "--design", "disk")
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Equal(t, c.want, tables(db), "%s, then added to with --design disk", c.design)
+	}
 }

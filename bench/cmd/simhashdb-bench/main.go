@@ -27,7 +27,7 @@ func main() {
 	seed := flag.Uint64("seed", 1, "seed of the generated data sets")
 	only := flag.String("only", "", "comma-separated sections to run: codec, engine, batch (default all), and disk, which runs only when named (cold queries on the disk, from a memory cgroup: run as root; its size is --engine-n's first, default 30M)")
 	engineN := flag.String("engine-n", "", "comma-separated corpus sizes for the engine section alone, e.g. 100000000 (skips its design and insert runs)")
-	engineTables := flag.String("engine-tables", "", "comma-separated table designs for the engine section: 0 the optimiser's (default), 20, 16, 10 or 4 the paper's of that many tables, e.g. 0,4 (skips its design and insert runs)")
+	engineTables := flag.String("engine-tables", "", "comma-separated table designs for the engine and disk sections: 0 the optimiser's (default), 20, 16, 10 or 4 the paper's of that many tables, e.g. 0,4 (skips the engine section's design and insert runs)")
 	text := flag.String("text", "", "opt-in: folder of the real-text corpora (bash bench/quality/fetch.sh DIR) to add a data set of text fingerprints to the codec section")
 	flag.Parse()
 	if *text != "" {
