@@ -87,11 +87,12 @@ func (db *DB) Stats(ctx context.Context) (_ Stats, err error) {
 	}
 	s := Stats{K: db.design.K, Documents: docs, Fingerprints: st.fps, BlockSize: db.block, MemtableBudget: db.memtableBudget(),
 		BlockVersions: map[string]int{}}
+	var versions [256]int // by codec version: a map per block would cost a stats call on a large index
 	for t, ti := range st.tables {
 		ts := TableStats{Prefix: db.design.Tables[t].Prefix, Layout: db.design.Tables[t].String(), Blocks: len(ti.Keys), Codes: len(ti.Codes)}
 		for _, e := range ti.Dir {
 			ts.Bytes += int64(e.Size())
-			s.BlockVersions[blockVersionName(e.Version())]++
+			versions[e.Version()]++
 		}
 		for _, n := range ti.Pend {
 			ts.Pending += int64(n)
@@ -100,6 +101,11 @@ func (db *DB) Stats(ctx context.Context) (_ Stats, err error) {
 		s.Tables = append(s.Tables, ts)
 		if inBlocks := st.fps - ts.Pending; inBlocks > 0 {
 			s.BitsPerFingerprint += float64(ts.Bytes*8) / float64(inBlocks) / float64(len(st.tables))
+		}
+	}
+	for v, n := range versions {
+		if n > 0 {
+			s.BlockVersions[blockVersionName(uint8(v))] = n
 		}
 	}
 	if st.fps > 0 {
