@@ -49,6 +49,7 @@ func BenchmarkFingerprint(b *testing.B) {
 		{"stopwords", Options{StopWords: EnglishStopWords()}},
 		{"fnv1", Options{Hash: FNV1}},
 		{"v2", Options{Pipeline: PipelineV2}},
+		{"v3", Options{Pipeline: PipelineV3}},
 	} {
 		f, err := New(bc.opts)
 		if err != nil {
@@ -91,36 +92,42 @@ func BenchmarkFingerprint(b *testing.B) {
 			}
 		}
 	})
-	// The latest pipeline as the command reads files: numbers among the
-	// words, pages sniffed and read without their navigation.
-	v2, err := New(Options{Pipeline: LatestPipeline})
-	if err != nil {
-		b.Fatal(err)
-	}
+	// The pipelines as the command reads files: numbers among the words,
+	// pages and manual pages sniffed and read, navigation included.
 	numbered := bytes.ReplaceAll(doc, []byte("time "), []byte("1997 "))
-	b.Run("v2-numbers", func(b *testing.B) {
-		b.SetBytes(int64(len(numbered)))
-		for b.Loop() {
-			v2.Bytes(numbered)
-		}
-	})
-	b.Run("v2-document-text", func(b *testing.B) {
-		b.SetBytes(int64(len(numbered)))
-		for b.Loop() {
-			if _, err := v2.Document(bytes.NewReader(numbered), ReadAuto); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
 	navPage := append([]byte("<!DOCTYPE html><nav><a href=/>Home</a> Next</nav>\n"), page.Bytes()...)
-	b.Run("v2-document-html", func(b *testing.B) {
-		b.SetBytes(int64(len(navPage)))
-		for b.Loop() {
-			if _, err := v2.Document(bytes.NewReader(navPage), ReadAuto); err != nil {
-				b.Fatal(err)
-			}
+	var man bytes.Buffer
+	man.WriteString(".TH BENCH 1 2026\n.SH NAME\nbench \\- words\n")
+	for man.Len() < 1<<20 {
+		man.WriteString(".TP\n\\fB\\-\\-option\\fR \\fIfile\\fP\n")
+		man.Write(englishLike(400))
+		man.WriteString("\n.PP\n")
+	}
+	for _, p := range []Pipeline{PipelineV2, PipelineV3} {
+		f, err := New(Options{Pipeline: p})
+		if err != nil {
+			b.Fatal(err)
 		}
-	})
+		b.Run(p.String()+"-numbers", func(b *testing.B) {
+			b.SetBytes(int64(len(numbered)))
+			for b.Loop() {
+				f.Bytes(numbered)
+			}
+		})
+		for _, in := range []struct {
+			name string
+			doc  []byte
+		}{{"text", numbered}, {"html", navPage}, {"man", man.Bytes()}} {
+			b.Run(p.String()+"-document-"+in.name, func(b *testing.B) {
+				b.SetBytes(int64(len(in.doc)))
+				for b.Loop() {
+					if _, err := f.Document(bytes.NewReader(in.doc), ReadAuto); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
 }
 
 func BenchmarkDistance(b *testing.B) {

@@ -15,11 +15,13 @@
 //
 // Fingerprinters read strings, bytes, io.Readers (streamed, in constant
 // memory) and HTML (its visible text); Document reads a file by its
-// content (decompressing gzip and bzip2, HTML known by its start,
-// binaries and documents without words refused). Sum takes features a
-// caller made. Options.Pipeline versions the way text becomes weighted
-// features: the zero value is PipelineV1, whose fingerprints never change;
-// LatestPipeline (v2: features holding numbers weigh NumberWeight) is the
-// one new collections should take.
+// content (decompressing gzip and bzip2, HTML known by its start, XML and
+// manual pages' roff source too from PipelineV3 on, binaries and documents
+// without words refused). Sum takes features a caller made.
+// Options.Pipeline versions the way text becomes weighted features and
+// files are read: the zero value is PipelineV1, whose fingerprints never
+// change; PipelineV2 weighs features holding numbers NumberWeight;
+// LatestPipeline (v3) weighs them by the document's length
+// (NumberFeatures) and reads XML and manual pages by their content.
 // Format and Parse write and read fingerprints as "0x" and 16 hex digits.
 package simhash

@@ -19,12 +19,19 @@ type Reading int
 const (
 	// ReadAuto decides by content: gzip and bzip2 are decompressed, a document
 	// that starts as HTML does (as browsers sniff it) is read as HTML, any
-	// other as plain text.
+	// other as plain text. From PipelineV3 on, XML (SVG images included) is
+	// read as markup, and a manual page's roff source as ReadMan reads it.
 	ReadAuto Reading = iota
 	// ReadText reads plain text, as Bytes and Reader do.
 	ReadText
-	// ReadHTML reads HTML, as Fingerprinter.HTML does.
+	// ReadHTML reads HTML (and other markup), as Fingerprinter.HTML does.
 	ReadHTML
+	// ReadMan reads the roff source of a manual page (man(7) or mdoc(7)) as
+	// the text man shows: requests, escapes and comments dropped.
+	ReadMan
+	// readXML reads XML's text; ReadAuto chooses it, a user forces
+	// ReadHTML.
+	readXML
 )
 
 func (r Reading) String() string {
@@ -35,18 +42,20 @@ func (r Reading) String() string {
 		return "text"
 	case ReadHTML:
 		return "html"
+	case ReadMan:
+		return "man"
 	}
 	return fmt.Sprintf("Reading(%d)", int(r))
 }
 
-// ParseReading reads a Reading's name: auto, text or html.
+// ParseReading reads a Reading's name: auto, text, html or man.
 func ParseReading(s string) (Reading, error) {
-	for _, r := range []Reading{ReadAuto, ReadText, ReadHTML} {
+	for _, r := range []Reading{ReadAuto, ReadText, ReadHTML, ReadMan} {
 		if s == r.String() {
 			return r, nil
 		}
 	}
-	return 0, fmt.Errorf("%w: reading %q: want auto, text or html", ErrOptions, s)
+	return 0, fmt.Errorf("%w: reading %q: want auto, text, html or man", ErrOptions, s)
 }
 
 var (
@@ -103,8 +112,16 @@ func (f *Fingerprinter) Document(r io.Reader, reading Reading) (uint64, error) {
 	}
 	s := f.get()
 	defer f.put(s)
-	if reading == ReadHTML || (reading == ReadAuto && looksHTML(head)) {
+	if reading == ReadAuto {
+		reading = f.sniff(head)
+	}
+	switch reading {
+	case readXML:
+		in = f.xmlText(in)
+	case ReadHTML:
 		in = f.htmlText(in)
+	case ReadMan:
+		in = newRoffText(in)
 	}
 	if err := s.stream(in); err != nil {
 		return 0, err
@@ -114,6 +131,21 @@ func (f *Fingerprinter) Document(r io.Reader, reading Reading) (uint64, error) {
 		return 0, ErrEmpty
 	}
 	return fp, nil
+}
+
+// sniff says how ReadAuto reads a document starting with head.
+func (f *Fingerprinter) sniff(head []byte) Reading {
+	switch {
+	case looksHTML(head):
+		return ReadHTML
+	case f.opts.Pipeline < PipelineV3:
+		return ReadText
+	case looksXML(head):
+		return readXML
+	case looksRoff(head):
+		return ReadMan
+	}
+	return ReadText
 }
 
 // limited reads at most n bytes of r, and fails past them.
@@ -181,4 +213,14 @@ func looksHTML(head []byte) bool {
 		}
 	}
 	return bytes.HasPrefix(lower, []byte("<?xml")) && bytes.Contains(lower, []byte("<html"))
+}
+
+// looksXML reports whether a document starting with head is XML: an XML
+// declaration, or an svg root (SVG is often written without one).
+func looksXML(head []byte) bool {
+	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
+	head = bytes.TrimLeft(head, " \t\n\f\r")
+	lower := bytes.ToLower(head[:min(len(head), 16)])
+	return bytes.HasPrefix(lower, []byte("<?xml ")) || bytes.HasPrefix(lower, []byte("<svg ")) ||
+		bytes.HasPrefix(lower, []byte("<svg>")) || bytes.HasPrefix(lower, []byte("<!doctype svg"))
 }

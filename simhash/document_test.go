@@ -93,17 +93,21 @@ func TestDecompressionBound(t *testing.T) {
 }
 
 // FuzzDocument: any bytes are a fingerprint or an error, never a panic,
-// and the same each time.
+// and the same each time, read as every Reading (the latest pipeline's
+// sniffing, HTML, XML and roff included).
 func FuzzDocument(f *testing.F) {
-	fp, err := New(Options{Pipeline: PipelineV2, SkipNavigation: true})
+	fp, err := New(Options{Pipeline: LatestPipeline, SkipNavigation: true})
 	require.NoError(f, err)
 	f.Add([]byte("plain words"), uint8(0))
 	f.Add([]byte("<!doctype html><nav>x</nav><p>y z"), uint8(0))
 	f.Add(gzipped(f, []byte("<p>compressed page</p>")), uint8(0))
 	f.Add([]byte{0xfe, 0xff, 0, 'a', 0, ' ', 0, 'b'}, uint8(1))
 	f.Add([]byte("<div role=navigation><div><p>a</div></div>b"), uint8(2))
+	f.Add([]byte(".TH X 1\n.SH NAME\nx \\- \\fBy\\fR \\(em \\h'2'z\n.de A\n..\n"), uint8(0))
+	f.Add([]byte(".Dd 2024\n.Sh NAME\n.Nm x\n.Op Fl a Ar b\n"), uint8(3))
+	f.Add([]byte(`<?xml version="1.0"?><svg><metadata>m</metadata><text>label</text></svg>`), uint8(0))
 	f.Fuzz(func(t *testing.T, b []byte, r uint8) {
-		reading := Reading(r % 3)
+		reading := Reading(r % 4)
 		a, errA := fp.Document(bytes.NewReader(b), reading)
 		c, errC := fp.Document(bytes.NewReader(b), reading)
 		assert.Equal(t, errA == nil, errC == nil)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
@@ -62,15 +63,56 @@ const (
 	// headings and tables of contents move a fingerprint little, where
 	// under V1 they decided it.
 	PipelineV2
+	// PipelineV3 weighs a feature holding a number by the document's
+	// length: NumberWeight in a long one, up to 1 in a short one (see
+	// NumberFeatures). And Document with ReadAuto reads more kinds of
+	// files by their content: XML as markup (its text, so that an SVG
+	// image has no words, where its path data were numbers) and manual
+	// pages' roff source as the text man shows.
+	PipelineV3
 	// LatestPipeline is the pipeline new collections should use.
-	LatestPipeline = PipelineV2
+	LatestPipeline = PipelineV3
 )
 
 // NumberWeight is the weight of a feature holding a number under
-// PipelineV2, against 1 for one of words alone (bench/quality chose it).
+// PipelineV2, against 1 for one of words alone (bench/quality chose it),
+// and under PipelineV3 in a long document.
 const NumberWeight = 0.1
 
+// NumberFeatures sets how PipelineV3 weighs a feature holding a number in a
+// document of n features: NumberFeatures/n, between NumberWeight (from 500
+// features on) and 1 (up to 50). In a long page numbers are mostly
+// numbering that changes between releases; in a short one (release notes,
+// one per version) they are much of what tells a page from its siblings.
+// bench/quality chose it.
+const NumberFeatures = 50
+
 func (p Pipeline) String() string { return fmt.Sprintf("v%d", int(p)+1) }
+
+// ParsePipeline reads a Pipeline's name: v1, v2 or v3.
+func ParsePipeline(s string) (Pipeline, error) {
+	for p := PipelineV1; p <= LatestPipeline; p++ {
+		if s == p.String() {
+			return p, nil
+		}
+	}
+	return 0, fmt.Errorf("%w: pipeline %q: want %s", ErrOptions, s, pipelineNames())
+}
+
+// pipelineNames lists the pipelines' names for messages: "v1, v2 or v3".
+func pipelineNames() string {
+	var b strings.Builder
+	for p := PipelineV1; p <= LatestPipeline; p++ {
+		switch {
+		case p == LatestPipeline:
+			b.WriteString(" or ")
+		case p > PipelineV1:
+			b.WriteString(", ")
+		}
+		b.WriteString(p.String())
+	}
+	return b.String()
+}
 
 // ErrOptions is wrapped by the errors of New for invalid options.
 var ErrOptions = errors.New("simhash: invalid options")
@@ -100,7 +142,8 @@ type Options struct {
 	// PipelineV1, LatestPipeline the one new collections should take.
 	Pipeline Pipeline
 	// NumberWeight, from PipelineV2 on, is the weight of a feature
-	// holding a number; 0 means the package's NumberWeight.
+	// holding a number (under PipelineV3, in a long document); 0 means the
+	// package's NumberWeight.
 	NumberWeight float64
 	// SkipNavigation reads HTML without its navigation (see
 	// Fingerprinter.HTML): for sites whose menus and sidebars change
@@ -126,6 +169,7 @@ type Fingerprinter struct {
 	stop    map[uint64]struct{}
 	counts  bool // weights need per-document counts
 	numbers bool // features holding a number weigh numberW
+	byLen   bool // and more in a short document (PipelineV3)
 	numberW float64
 	pool    sync.Pool
 }
@@ -150,6 +194,7 @@ func New(opts Options) (*Fingerprinter, error) {
 		return nil, fmt.Errorf("%w: unknown Pipeline %d", ErrOptions, int(opts.Pipeline))
 	}
 	f.numbers = opts.Pipeline >= PipelineV2
+	f.byLen = opts.Pipeline >= PipelineV3
 	f.numberW = cmp.Or(opts.NumberWeight, NumberWeight)
 	if f.numberW < 0 || math.IsNaN(f.numberW) || math.IsInf(f.numberW, 0) {
 		return nil, fmt.Errorf("%w: NumberWeight %v: want a positive weight", ErrOptions, opts.NumberWeight)
@@ -258,6 +303,7 @@ type sketch struct {
 	ring   [MaxShingle]uint64 // hashes of the last w tokens, at n mod MaxShingle
 	n      int                // tokens seen
 	vec    Vector
+	nums   Vector // features holding a number, when their weight waits for the length
 	counts map[uint64]uint32
 	// numMask has bit i set when the token i tokens back is a number;
 	// numeric holds the features with one, when counts are kept.
@@ -272,6 +318,7 @@ type sketch struct {
 func (s *sketch) reset() {
 	s.n, s.numMask, s.features = 0, 0, 0
 	s.vec.Reset()
+	s.nums.Reset()
 	clear(s.counts)
 	clear(s.numeric)
 }
@@ -422,6 +469,8 @@ func (s *sketch) feature(h uint64, num bool) {
 			}
 			s.numeric[h] = struct{}{}
 		}
+	case num && s.f.byLen:
+		s.nums.AddUnit(h)
 	case num:
 		s.vec.Add(h, s.f.numberW)
 	default:
@@ -431,6 +480,10 @@ func (s *sketch) feature(h uint64, num bool) {
 
 func (s *sketch) sum() uint64 {
 	s.flushShort()
+	numberW := s.f.numberW
+	if s.f.byLen {
+		numberW = max(numberW, min(1, NumberFeatures/float64(max(s.features, 1))))
+	}
 	if s.f.counts {
 		for h, c := range s.counts {
 			var w float64
@@ -446,10 +499,13 @@ func (s *sketch) sum() uint64 {
 				w *= s.f.opts.IDF.Weight(h)
 			}
 			if _, ok := s.numeric[h]; ok {
-				w *= s.f.numberW
+				w *= numberW
 			}
 			s.vec.Add(h, w)
 		}
+	}
+	if s.f.byLen && !s.f.counts {
+		return s.vec.sumWith(&s.nums, numberW, s.f.opts.TiesToOne)
 	}
 	return s.vec.Sum(s.f.opts.TiesToOne)
 }

@@ -33,6 +33,13 @@ func (f *Fingerprinter) htmlText(r io.Reader) io.Reader {
 	return &htmlText{z: html.NewTokenizer(r), nav: f.opts.SkipNavigation}
 }
 
+// xmlText returns a reader of the text of the XML read from r: as
+// htmlText, but an svg element's text is shown (an SVG image's labels) and
+// metadata's is not.
+func (f *Fingerprinter) xmlText(r io.Reader) io.Reader {
+	return &htmlText{z: html.NewTokenizer(r), nav: f.opts.SkipNavigation, xml: true}
+}
+
 // htmlText is an io.Reader of the visible text of an HTML token stream.
 // Without nav it counts the depth of hidden elements; with
 // nav it keeps a stack of the open elements, so that the end of one found
@@ -41,6 +48,7 @@ func (f *Fingerprinter) htmlText(r io.Reader) io.Reader {
 type htmlText struct {
 	z       *html.Tokenizer
 	nav     bool          // skip navigation
+	xml     bool          // XML: svg shown, metadata hidden
 	hidden  int           // open elements whose text is not shown
 	section int           // open sectioning elements (article, aside, main, nav, section)
 	open    []openElement // with nav
@@ -67,7 +75,7 @@ func (h *htmlText) Read(p []byte) (int, error) {
 			}
 			switch {
 			case !h.nav:
-				if hiddenElement[a] {
+				if h.hiddenTag(a, name) {
 					h.hidden++
 				}
 			case voidElement[a] || len(h.open) == maxOpen:
@@ -76,7 +84,7 @@ func (h *htmlText) Read(p []byte) (int, error) {
 				if a == 0 {
 					e.name = string(name)
 				}
-				e.hides = hiddenElement[a] || navigationElement[a] ||
+				e.hides = h.hiddenTag(a, name) || navigationElement[a] ||
 					((a == atom.Header || a == atom.Footer) && h.section == 0) ||
 					(hasAttr && navigationRole(h.z))
 				h.push(e)
@@ -90,7 +98,7 @@ func (h *htmlText) Read(p []byte) (int, error) {
 			switch {
 			case h.nav:
 				h.close(a, name)
-			case hiddenElement[a] && h.hidden > 0:
+			case h.hiddenTag(a, name) && h.hidden > 0:
 				h.hidden--
 			}
 		case html.SelfClosingTagToken:
@@ -106,6 +114,14 @@ func (h *htmlText) Read(p []byte) (int, error) {
 }
 
 var space = []byte{' '}
+
+// hiddenTag reports whether the element a (named name) hides its text.
+func (h *htmlText) hiddenTag(a atom.Atom, name []byte) bool {
+	if h.xml {
+		return a == atom.Script || a == atom.Style || string(name) == "metadata"
+	}
+	return hiddenElement[a]
+}
 
 // hiddenElement lists elements whose text content is not rendered as text.
 var hiddenElement = map[atom.Atom]bool{

@@ -63,9 +63,41 @@ func TestPipelineV2Numbers(t *testing.T) {
 	// V1 is the zero value and unchanged: the fingerprint of a fixed text,
 	// as the code before pipelines had versions gave it.
 	assert.Equal(t, "0x03d293828e13d3a1", Format(v1.String("The quick brown fox jumps over the lazy dog 42 times in 2007")))
+	// So is V2, which indexes made before V3 keep using.
+	lv2, err := New(Options{Pipeline: PipelineV2, Weighting: LogTF})
+	require.NoError(t, err)
+	assert.Equal(t, "0x03769b54071342a1", Format(v2.String("The quick brown fox jumps over the lazy dog 42 times in 2007")))
+	assert.Equal(t, "0xb5fd41e72d8e0ffa", Format(v2.String(a)))
+	assert.Equal(t, "0xb5fd51e72d8e9eec", Format(lv2.String(b)))
 	_, err = New(Options{Pipeline: LatestPipeline + 1})
 	assert.ErrorIs(t, err, ErrOptions)
 	assert.Equal(t, "v2", PipelineV2.String())
+}
+
+// releaseNotes is a short page of a kind every version has one of.
+func releaseNotes(v string) string {
+	return fmt.Sprintf("Project %[1]s release notes. Released 26 September 2016. Project %[1]s fixes a security "+
+		"issue and several bugs in the previous release. Upgrade to %[1]s as soon as you can.", v)
+}
+
+// TestPipelineV3Numbers: V3 weighs numbers as V2 in a long document, and
+// more in a short one, where they tell pages of a template apart.
+func TestPipelineV3Numbers(t *testing.T) {
+	for _, w := range []Weighting{TF, LogTF} {
+		v2, err := New(Options{Pipeline: PipelineV2, Weighting: w})
+		require.NoError(t, err)
+		v3, err := New(Options{Pipeline: PipelineV3, Weighting: w})
+		require.NoError(t, err)
+		long := strings.Repeat(renumbered(38), 2)
+		require.GreaterOrEqual(t, len(tokens(Words{}, long)), NumberFeatures*10)
+		assert.Equal(t, Format(v2.String(long)), Format(v3.String(long)), "%v: a long page", w)
+
+		a, b := releaseNotes("1.8.15"), releaseNotes("1.9.10")
+		d2, d3 := Distance(v2.String(a), v2.String(b)), Distance(v3.String(a), v3.String(b))
+		t.Logf("%v: release notes of two versions: distance %d under v2, %d under v3", w, d2, d3)
+		assert.Greater(t, d3, d2, w)
+		assert.Greater(t, d3, 3, "%v: not near-duplicates at the default distance", w)
+	}
 }
 
 // TestSkipNavigation: with SkipNavigation a page is read without its

@@ -88,12 +88,24 @@ func (a *Vector) Add(h uint64, w float64) {
 // with the default rule, so every empty document has fingerprint 0, as the
 // paper's empty pages do.
 func (a *Vector) Sum(tiesToOne bool) uint64 {
-	if a.inLane > 0 {
-		a.spill()
+	return a.sumWith(nil, 0, tiesToOne)
+}
+
+// sumWith is Sum of a plus the unit features of b, each weighing w (rounded
+// as Add rounds it): for weights known only once a document is read.
+func (a *Vector) sumWith(b *Vector, w float64, tiesToOne bool) uint64 {
+	var bc [64]int64
+	if b != nil && b.units > 0 {
+		fw := int64(math.Round(max(-maxWeight, min(maxWeight, w)) * weightOne))
+		b.spillAll()
+		for i := range 64 {
+			bc[i] = (2*b.ones[i] - b.units) * fw
+		}
 	}
+	a.spillAll()
 	var fp uint64
 	for i := range 64 {
-		c := (2*a.ones[i] - a.units) * weightOne
+		c := (2*a.ones[i]-a.units)*weightOne + bc[i]
 		if a.weight {
 			c += a.v[i]
 		}
@@ -102,6 +114,13 @@ func (a *Vector) Sum(tiesToOne bool) uint64 {
 		}
 	}
 	return fp
+}
+
+// spillAll moves the lanes' counts into ones.
+func (a *Vector) spillAll() {
+	if a.inLane > 0 {
+		a.spill()
+	}
 }
 
 // Reset empties the Vector.

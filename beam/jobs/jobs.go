@@ -41,7 +41,7 @@ type Config struct {
 	Input    string // a glob of input files
 	Output   string // the output file, or the prefix of its shards
 	Format   string // Input's format: neardup.FormatFingerprints (the default), FormatJSONLines, FormatFiles
-	Pipeline string // text formats: the fingerprint pipeline, "v2" (the default, as simhashdb's new indexes) or "v1"
+	Pipeline string // text formats: the fingerprint pipeline, "v3" (the default, as simhashdb's new indexes), "v2" or "v1"
 	Distance int    // the largest distance of a pair or match
 	Blocks   int    // find-all, find-clusters: simhash-cpp's design of C(Blocks, Distance) tables; 0 picks one for the input's size
 	Shards   int    // output files: 1 (the default) writes Output, n > 1 writes Output-00000-of-0000n...
@@ -56,12 +56,13 @@ type Config struct {
 	MaxRounds int    // find-clusters: stop with an error after this many rounds (default 100)
 }
 
-// pipeline is c.Pipeline as simhash's.
+// pipeline is c.Pipeline as simhash's (defaults has checked it).
 func (c *Config) pipeline() simhash.Pipeline {
-	if c.Pipeline == "v1" {
-		return simhash.PipelineV1
+	p, err := simhash.ParsePipeline(c.Pipeline)
+	if err != nil {
+		return simhash.LatestPipeline
 	}
-	return simhash.PipelineV2
+	return p
 }
 
 func (c *Config) defaults() error {
@@ -79,9 +80,10 @@ func (c *Config) defaults() error {
 	switch c.Pipeline {
 	case "":
 		c.Pipeline = simhash.LatestPipeline.String()
-	case "v1", "v2":
 	default:
-		return fmt.Errorf("%w: --pipeline %q: want v1 or v2", ErrUsage, c.Pipeline)
+		if _, err := simhash.ParsePipeline(c.Pipeline); err != nil {
+			return fmt.Errorf("%w: --pipeline %q: want v1, v2 or v3", ErrUsage, c.Pipeline)
+		}
 	}
 	if c.Input == "" || c.Output == "" {
 		return fmt.Errorf("%w: --input and --output are required", ErrUsage)

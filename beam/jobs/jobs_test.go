@@ -222,8 +222,9 @@ func TestBadInput(t *testing.T) {
 	assert.True(t, slices.ContainsFunc(bad, func(s string) bool { return strings.Contains(s, "larger than 2^64-1") }), "%q", bad)
 }
 
-// TestDocuments: text read as simhashdb reads it, with pipeline v2 unless
-// told v1; binaries and files without words are reported, not read.
+// TestDocuments: text read as simhashdb reads it, with the latest pipeline
+// unless told another; binaries and files without words are reported, not
+// read.
 func TestDocuments(t *testing.T) {
 	dir := t.TempDir()
 	texts := []string{
@@ -232,21 +233,23 @@ func TestDocuments(t *testing.T) {
 		"the quick brown fox jumped over the lazy dog in release 5.10 of 2025",
 		"<!DOCTYPE html><p>an entirely different <b>document</b> about databases and near duplicates</p>",
 	}
-	v2, err := simhash.New(simhash.Options{Pipeline: simhash.PipelineV2})
+	latest, err := simhash.New(simhash.Options{Pipeline: simhash.LatestPipeline})
 	require.NoError(t, err)
-	var fps, fpsV1 []uint64
+	old, err := simhash.New(simhash.Options{Pipeline: simhash.PipelineV2})
+	require.NoError(t, err)
+	var fps, fpsOld []uint64
 	var jl []string
 	for i, tx := range texts {
-		fp, err := v2.Document(strings.NewReader(tx), simhash.ReadAuto)
+		fp, err := latest.Document(strings.NewReader(tx), simhash.ReadAuto)
 		require.NoError(t, err)
 		fps = append(fps, fp)
-		fp, err = simhash.Default().Document(strings.NewReader(tx), simhash.ReadAuto)
+		fp, err = old.Document(strings.NewReader(tx), simhash.ReadAuto)
 		require.NoError(t, err)
-		fpsV1 = append(fpsV1, fp)
+		fpsOld = append(fpsOld, fp)
 		jl = append(jl, fmt.Sprintf(`{"id":%d,"text":%q}`, i+1, tx))
 		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("doc%d.txt", i)), []byte(tx), 0o644))
 	}
-	require.NotEqual(t, oraclePairs(fps, 3), oraclePairs(fpsV1, 3), "the pipelines differ on these texts")
+	require.NotEqual(t, oraclePairs(fps, 3), oraclePairs(fpsOld, 3), "the pipelines differ on these texts")
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "doc8.txt"), []byte("\x7fELF\x02\x01\x00\x00"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "doc9.txt"), nil, 0o644))
 	jl = append(jl, `{"id":9}`, `{not json`)
@@ -258,13 +261,13 @@ func TestDocuments(t *testing.T) {
 	sameLines(t, oraclePairs(fps, 3), readLines(t, out))
 	assert.EqualValues(t, 2, rep.BadLines())
 	out = filepath.Join(dir, "from-files")
-	rep, err = FindAll(ctx, Config{Input: filepath.Join(dir, "doc*.txt"), Format: neardup.FormatFiles, Output: out, Distance: 3, Pipeline: "v1"})
+	rep, err = FindAll(ctx, Config{Input: filepath.Join(dir, "doc*.txt"), Format: neardup.FormatFiles, Output: out, Distance: 3, Pipeline: "v2"})
 	require.NoError(t, err)
-	sameLines(t, oraclePairs(fpsV1, 3), readLines(t, out))
+	sameLines(t, oraclePairs(fpsOld, 3), readLines(t, out))
 	assert.EqualValues(t, 2, rep.BadLines(), "the binary and the empty file")
 	bad := readLines(t, out+".bad")
 	assert.True(t, slices.ContainsFunc(bad, func(s string) bool { return strings.Contains(s, "doc8.txt: binary content") }), "%q", bad)
-	_, err = FindAll(ctx, Config{Input: filepath.Join(dir, "doc*.txt"), Format: neardup.FormatFiles, Output: out, Distance: 3, Pipeline: "v3"})
+	_, err = FindAll(ctx, Config{Input: filepath.Join(dir, "doc*.txt"), Format: neardup.FormatFiles, Output: out, Distance: 3, Pipeline: "v9"})
 	assert.ErrorIs(t, err, ErrUsage)
 }
 

@@ -35,8 +35,8 @@ var fingerprintFlagNames = []string{"pipeline", "read", "skip-nav", "shingle", "
 
 func (ff *fingerprintFlags) register(fl *flag.FlagSet) {
 	fl.BoolVar(&ff.html, "html", false, "read text as HTML and fingerprint its visible text (--read html)")
-	fl.StringVar(&ff.read, "read", "auto", "how files are read: auto (by content: gzip and bzip2 decompressed, HTML known by its start), text or html; binaries and files without words are reported, not fingerprinted")
-	fl.StringVar(&ff.pipeline, "pipeline", simhash.LatestPipeline.String(), "the fingerprint pipeline: v2 (a feature holding a number weighs 0.1) or v1 (that of indexes made before v2)")
+	fl.StringVar(&ff.read, "read", "auto", "how files are read: auto (by content: gzip and bzip2 decompressed, HTML known by its start; with pipeline v3 also XML and manual pages' roff), text, html or man; binaries and files without words are reported, not fingerprinted")
+	fl.StringVar(&ff.pipeline, "pipeline", simhash.LatestPipeline.String(), "the fingerprint pipeline: v3 (numbers weigh 0.1 in long documents, more in short ones; XML and man pages read by content), v2 (that of indexes made before v3: numbers weigh 0.1) or v1 (before v2)")
 	fl.BoolVar(&ff.skipNav, "skip-nav", false, "read HTML without its navigation (nav, aside, the page's header and footer, ARIA navigation landmarks): for sites whose menus change between releases")
 	fl.IntVar(&ff.shingle, "shingle", simhash.DefaultShingle, "tokens per feature (moving window)")
 	fl.StringVar(&ff.weighting, "weighting", "tf", "feature weights: tf, logtf or binary")
@@ -68,13 +68,11 @@ func (ff *fingerprintFlags) fingerprinter() (*simhash.Fingerprinter, error) {
 	if ff.shingle == 0 {
 		return nil, fmt.Errorf("--shingle 0: want 1 to %d", simhash.MaxShingle)
 	}
-	switch ff.pipeline {
-	case "v1":
-	case "v2":
-		o.Pipeline = simhash.PipelineV2
-	default:
-		return nil, fmt.Errorf("--pipeline %q: want v1 or v2", ff.pipeline)
+	p, err := simhash.ParsePipeline(ff.pipeline)
+	if err != nil {
+		return nil, fmt.Errorf("--pipeline %q: want v1, v2 or v3", ff.pipeline)
 	}
+	o.Pipeline = p
 	if _, err := ff.reading(); err != nil {
 		return nil, err
 	}
@@ -88,7 +86,7 @@ func (ff *fingerprintFlags) reading() (simhash.Reading, error) {
 	}
 	r, err := simhash.ParseReading(ff.read)
 	if err != nil {
-		return 0, fmt.Errorf("--read %q: want auto, text or html", ff.read)
+		return 0, fmt.Errorf("--read %q: want auto, text, html or man", ff.read)
 	}
 	return r, nil
 }

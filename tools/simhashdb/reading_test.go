@@ -19,6 +19,8 @@ import (
 const (
 	readingWords = "the quick brown fox jumps over the lazy dog and then runs far away into the forest"
 	readingPage  = "<!DOCTYPE html><html><body><nav>Home | Next chapter</nav><p>" + readingWords + "</p></body></html>"
+	readingMan   = ".\\\" a manual page's source\n.TH FOX 1 2024\n.SH NAME\nfox \\- \\fBjumps\\fR over the lazy dog\n"
+	readingSVG   = `<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg"><path d="M 1 2 L 3 4 L 5 6"/></svg>`
 )
 
 // readingFolder writes a folder of files of every kind add --text meets.
@@ -26,15 +28,12 @@ func readingFolder(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "files")
 	require.NoError(t, os.Mkdir(dir, 0o755))
-	var gz bytes.Buffer
-	z := gzip.NewWriter(&gz)
-	_, err := z.Write([]byte("a changelog, compressed as Debian ships it: " + readingWords))
-	require.NoError(t, err)
-	require.NoError(t, z.Close())
 	for name, b := range map[string][]byte{
 		"plain.txt":        []byte(readingWords),
 		"page.txt":         []byte(readingPage), // HTML by its content, whatever its name
-		"changelog.gz":     gz.Bytes(),
+		"changelog.gz":     gzipBytes(t, "a changelog, compressed as Debian ships it: "+readingWords),
+		"fox.1.gz":         gzipBytes(t, readingMan),
+		"drawing.svg":      []byte(readingSVG),
 		"logo.png":         []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00"),
 		"empty.txt":        nil,
 		"only-markup.html": []byte("<html><script>var x = 1</script></html>"),
@@ -44,19 +43,31 @@ func readingFolder(t *testing.T) string {
 	return dir
 }
 
+func gzipBytes(t *testing.T, s string) []byte {
+	t.Helper()
+	var gz bytes.Buffer
+	z := gzip.NewWriter(&gz)
+	_, err := z.Write([]byte(s))
+	require.NoError(t, err)
+	require.NoError(t, z.Close())
+	return gz.Bytes()
+}
+
 // TestReadByContent: a new index reads files by their content with the
-// latest pipeline: compressed files decompressed, HTML without its
-// navigation, binaries skipped and counted, files without words named
-// and not stored.
+// latest pipeline: compressed files decompressed, HTML with its
+// navigation (--skip-nav skips it), manual pages as man shows them,
+// binaries skipped and counted, files without words (an SVG drawing)
+// named and not stored.
 func TestReadByContent(t *testing.T) {
 	files := readingFolder(t)
 	db := filepath.Join(t.TempDir(), "idx")
 	r := runCLI(t, "", "add", "--db", db, "--text", files)
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stderr, "6 files: 3 added, 0 replaced, 0 unchanged; 1 binary files skipped; 2 files without words skipped")
+	assert.Contains(t, r.stderr, "8 files: 4 added, 0 replaced, 0 unchanged; 1 binary files skipped; 3 files without words skipped")
 	assert.Contains(t, r.stderr, "empty.txt: no words: not stored")
 	assert.Contains(t, r.stderr, "only-markup.html: no words: not stored")
-	v2, err := simhash.New(simhash.Options{Pipeline: simhash.PipelineV2})
+	assert.Contains(t, r.stderr, "drawing.svg: no words: not stored")
+	v2, err := simhash.New(simhash.Options{Pipeline: simhash.LatestPipeline})
 	require.NoError(t, err)
 	stored := map[string]string{}
 	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
@@ -71,11 +82,23 @@ func TestReadByContent(t *testing.T) {
 		"plain.txt":    simhash.Format(v2.String(readingWords)),
 		"page.txt":     simhash.Format(page),
 		"changelog.gz": simhash.Format(v2.String("a changelog, compressed as Debian ships it: " + readingWords)),
+		"fox.1.gz":     simhash.Format(v2.String("FOX 1 2024 NAME fox - jumps over the lazy dog")),
 	}, stored)
 
 	r = runCLI(t, "", "stats", "--db", db)
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stdout, "--pipeline v2 --read auto --skip-nav false")
+	assert.Contains(t, r.stdout, "--pipeline v3 --read auto --skip-nav false")
+	// An index made with pipeline v2 keeps reading as v2 did: a manual
+	// page's source as text, an SVG's path data as words.
+	old := filepath.Join(t.TempDir(), "v2")
+	r = runCLI(t, "", "add", "--db", old, "--pipeline", "v2", "--text", filepath.Join(files, "plain.txt"))
+	require.Equal(t, 0, r.code, r.stderr)
+	r = runCLI(t, "", "add", "--db", old, "--text", filepath.Join(files, "fox.1.gz"), filepath.Join(files, "drawing.svg"))
+	require.Equal(t, 0, r.code, r.stderr)
+	pv2, err := simhash.New(simhash.Options{Pipeline: simhash.PipelineV2})
+	require.NoError(t, err)
+	assert.Contains(t, r.stdout, simhash.Format(pv2.String(readingMan)))
+	assert.Contains(t, r.stdout, simhash.Format(pv2.String(readingSVG)))
 	// --skip-nav is kept with the index too.
 	nav := filepath.Join(t.TempDir(), "nav")
 	r = runCLI(t, "", "add", "--db", nav, "--skip-nav", "--text", filepath.Join(files, "page.txt"))
@@ -97,7 +120,12 @@ func TestReadByContent(t *testing.T) {
 	assert.Contains(t, r.stderr, "--read text (the index's is auto)")
 	r = runCLI(t, "", "fingerprint", "--read", "xml", "-")
 	assert.Equal(t, 2, r.code)
-	assert.Contains(t, r.stderr, `--read "xml": want auto, text or html`)
+	assert.Contains(t, r.stderr, `--read "xml": want auto, text, html or man`)
+	r = runCLI(t, "", "fingerprint", "--read", "man", filepath.Join(files, "fox.1.gz"))
+	assert.Equal(t, 1, r.code, "a compressed file read as man is binary")
+	r = runCLI(t, "", "fingerprint", "--pipeline", "v4", "-")
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, `--pipeline "v4": want v1, v2 or v3`)
 }
 
 // TestOldIndexKeepsPipeline: an index made before pipelines had versions

@@ -138,7 +138,7 @@ func register(fl *flag.FlagSet, cmd string, c *jobs.Config) {
 	str("input", "i", &c.Input, "input files (a glob; local, gs://, s3://); batch: the queries")
 	str("output", "o", &c.Output, "output file, or the prefix of its shards")
 	fl.StringVar(&c.Format, "format", "fingerprints", "input format: fingerprints, jsonl or files (batch: of --stored)")
-	fl.StringVar(&c.Pipeline, "pipeline", "v2", "jsonl and files: the fingerprint pipeline, v2 (as simhashdb's new indexes) or v1 (as indexes made before v2)")
+	fl.StringVar(&c.Pipeline, "pipeline", "v3", "jsonl and files: the fingerprint pipeline, v3 (as simhashdb's new indexes), v2 or v1 (as indexes made before v3 or v2)")
 	fl.StringVar(&c.Bad, "bad", "", "where malformed input lines go (default: OUTPUT.bad)")
 	fl.IntVar(&c.Shards, "shards", 1, "output files: 1 writes OUTPUT, N > 1 writes OUTPUT-00000-of-0000N...")
 	switch cmd {
