@@ -181,8 +181,12 @@ func parallel(n int, f func(i int)) {
 }
 
 // DefaultConfig names the config of the command's new indexes: simhash's
-// default Options with LatestPipeline.
-const DefaultConfig = "w=2 tf v2"
+// default Options with LatestPipeline; PreviousConfig that of indexes
+// made with pipeline v2.
+const (
+	DefaultConfig  = "w=2 tf v3"
+	PreviousConfig = "w=2 tf v2"
+)
 
 // Config is one fingerprinting pipeline under evaluation.
 type Config struct {
@@ -214,7 +218,8 @@ func Configs() []Config {
 			}
 		}
 	}
-	return append(cs, Config{Name: DefaultConfig, Options: simhash.Options{Pipeline: simhash.LatestPipeline}})
+	return append(cs, Config{Name: PreviousConfig, Options: simhash.Options{Pipeline: simhash.PipelineV2}},
+		Config{Name: DefaultConfig, Options: simhash.Options{Pipeline: simhash.LatestPipeline}})
 }
 
 // Result is the score of one Config.

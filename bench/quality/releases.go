@@ -73,11 +73,24 @@ func LoadRelease(name, oldDir, newDir string) (*Release, error) {
 		if !ok {
 			continue
 		}
-		r.Pairs = append(r.Pairs, ReleasePair{Old: i, New: j, Jaccard: jaccard(p.Shingles, r.New[j].Shingles), Changed: p.Text != r.New[j].Text})
+		r.Pairs = append(r.Pairs, ReleasePair{Old: i, New: j, Jaccard: r.jaccard(i, j), Changed: p.Text != r.New[j].Text})
 	}
 	return r, nil
 }
 
+// jaccard is the Jaccard similarity of old page i and new page j; 0 when
+// either has no visible words (an image: it has nothing in common with
+// anything).
+func (r *Release) jaccard(i, j int) float64 {
+	if r.Old[i].Tokens == 0 || r.New[j].Tokens == 0 {
+		return 0
+	}
+	return jaccard(r.Old[i].Shingles, r.New[j].Shingles)
+}
+
+// loadPages reads the pages under root, those without visible words
+// (SVG drawings, say) kept: a reader that fingerprints them can make
+// false matches of them.
 func loadPages(root string) ([]Page, error) {
 	var pages []Page
 	err := filepath.WalkDir(root, func(path string, de fs.DirEntry, err error) error {
@@ -97,9 +110,6 @@ func loadPages(root string) ([]Page, error) {
 		}
 		rel, _ := filepath.Rel(root, path)
 		sh, n := truthShingles(text)
-		if n == 0 {
-			return nil
-		}
 		pages = append(pages, Page{Path: rel, Raw: raw, Shingles: sh, Tokens: n, Text: text})
 		return nil
 	})
@@ -108,8 +118,9 @@ func loadPages(root string) ([]Page, error) {
 }
 
 // visibleText is the ground truth's reading of a file: gzip decompressed,
-// HTML's visible text (all of it, navigation included: what a reader
-// sees), other text as it is; ok is false for binaries.
+// HTML's and XML's visible text (all of it, navigation included: what a
+// reader sees; an SVG image's drawing is not text), other text as it is;
+// ok is false for binaries.
 func visibleText(raw []byte) (string, bool, error) {
 	if bytes.HasPrefix(raw, []byte{0x1f, 0x8b}) {
 		z, err := gzip.NewReader(bytes.NewReader(raw))
@@ -144,7 +155,7 @@ func isBinaryHead(b []byte) bool {
 func looksLikeHTML(b []byte) bool {
 	head := bytes.ToLower(bytes.TrimSpace(b[:min(len(b), 1024)]))
 	return bytes.HasPrefix(head, []byte("<!doctype html")) || bytes.HasPrefix(head, []byte("<html")) ||
-		(bytes.HasPrefix(head, []byte("<?xml")) && bytes.Contains(head, []byte("<html")))
+		bytes.HasPrefix(head, []byte("<?xml")) || bytes.HasPrefix(head, []byte("<svg"))
 }
 
 // truthShingles returns the hashed 5-token shingles of text, where a token
@@ -194,11 +205,15 @@ type Reader struct {
 }
 
 // Readers returns the pipelines the release evaluation compares: what the
-// command did before (v1, files as plain text or with --html), v1 reading
-// by content, v2 with numbers at several weights, and v2 skipping HTML's
-// navigation.
+// command did before (v1, files as plain text or with --html), v1 and v2
+// reading by content, v3 with numbers at several weights in long pages,
+// and v3 skipping HTML's navigation.
 func Readers() ([]Reader, error) {
 	v1 := simhash.Default()
+	v2, err := simhash.New(simhash.Options{Pipeline: simhash.PipelineV2})
+	if err != nil {
+		return nil, err
+	}
 	rs := []Reader{
 		{"v1 text (before: add --text)", func(raw []byte) (uint64, bool) { return v1.Bytes(raw), true }},
 		{"v1 --html (before)", func(raw []byte) (uint64, bool) {
@@ -206,31 +221,35 @@ func Readers() ([]Reader, error) {
 			return fp, err == nil
 		}},
 		{"v1 read by content", document(v1)},
+		{PreviousReader, document(v2)},
 	}
 	for _, w := range []float64{1, 0.5, 0.25, simhash.NumberWeight} {
-		f, err := simhash.New(simhash.Options{Pipeline: simhash.PipelineV2, NumberWeight: w})
+		f, err := simhash.New(simhash.Options{Pipeline: simhash.PipelineV3, NumberWeight: w})
 		if err != nil {
 			return nil, err
 		}
-		name := fmt.Sprintf("v2 numbers %.2g", w)
+		name := fmt.Sprintf("v3 numbers >= %.2g", w) // more in short pages (simhash.NumberFeatures)
 		if w == simhash.NumberWeight {
 			name = DefaultReader
 		}
 		rs = append(rs, Reader{name, document(f)})
 	}
-	nav, err := simhash.New(simhash.Options{Pipeline: simhash.PipelineV2, SkipNavigation: true})
+	nav, err := simhash.New(simhash.Options{Pipeline: simhash.PipelineV3, SkipNavigation: true})
 	if err != nil {
 		return nil, err
 	}
-	return append(rs, Reader{"v2 --skip-nav", document(nav)}), nil
+	return append(rs, Reader{"v3 --skip-nav", document(nav)}), nil
 }
 
-// DefaultReader names the reader of the command's default: pipeline v2,
-// read by content.
-const DefaultReader = "v2 (default: numbers 0.1)"
+// DefaultReader names the reader of the command's default: pipeline v3,
+// read by content; PreviousReader that of indexes made with v2.
+const (
+	DefaultReader  = "v3 (default: numbers >= 0.1)"
+	PreviousReader = "v2 (numbers 0.1)"
+)
 
 // ChartReaders are the readers the report's charts show.
-var ChartReaders = []string{"v1 text (before: add --text)", "v1 --html (before)", "v1 read by content", DefaultReader, "v2 --skip-nav"}
+var ChartReaders = []string{"v1 text (before: add --text)", "v1 read by content", PreviousReader, DefaultReader, "v3 --skip-nav"}
 
 // document reads a file by its content, as the command does.
 func document(f *simhash.Fingerprinter) func([]byte) (uint64, bool) {
@@ -328,7 +347,7 @@ func (r *Release) Evaluate(rd Reader) ReleaseResult {
 				continue
 			}
 			d := bits.OnesCount64(oldFP[i] ^ newFP[j])
-			if d > MaxK || jaccard(r.Old[i].Shingles, r.New[j].Shingles) >= UnrelatedJaccard {
+			if d > MaxK || r.jaccard(i, j) >= UnrelatedJaccard {
 				continue
 			}
 			for k := d; k <= MaxK; k++ {
@@ -431,11 +450,11 @@ func (r *Release) EvaluateMinHash(seed uint64) MinHashResult {
 		if total > minHashCross {
 			i, j = rng.IntN(len(r.Old)), rng.IntN(len(r.New))
 		}
-		if paired[[2]int{i, j}] {
-			continue
+		if paired[[2]int{i, j}] || r.Old[i].Tokens == 0 || r.New[j].Tokens == 0 {
+			continue // MinHash has nothing to hash of a page without words
 		}
 		res.CrossSampled++
-		if estimate(old[i], nw[j]) >= MinHashThreshold && jaccard(r.Old[i].Shingles, r.New[j].Shingles) < UnrelatedJaccard {
+		if estimate(old[i], nw[j]) >= MinHashThreshold && r.jaccard(i, j) < UnrelatedJaccard {
 			res.CrossFalse++
 		}
 	}
@@ -494,15 +513,15 @@ func htmlWords(r io.Reader, w *strings.Builder) error {
 			}
 		case html.StartTagToken:
 			name, _ := z.TagName()
-			switch atom.Lookup(name) {
-			case atom.Script, atom.Style, atom.Template, atom.Noscript:
+			switch a := atom.Lookup(name); {
+			case a == atom.Script, a == atom.Style, a == atom.Template, a == atom.Noscript, string(name) == "metadata":
 				hidden++
 			}
 			w.WriteByte(' ')
 		case html.EndTagToken:
 			name, _ := z.TagName()
-			switch atom.Lookup(name) {
-			case atom.Script, atom.Style, atom.Template, atom.Noscript:
+			switch a := atom.Lookup(name); {
+			case a == atom.Script, a == atom.Style, a == atom.Template, a == atom.Noscript, string(name) == "metadata":
 				hidden = max(0, hidden-1)
 			}
 			w.WriteByte(' ')
