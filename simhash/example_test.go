@@ -88,3 +88,30 @@ func ExampleFingerprinter_Document() {
 	// true <nil>
 	// true
 }
+
+// A manual page's roff source is read as the text man shows, and an SVG
+// drawing without labels has no words to fingerprint.
+func ExampleFingerprinter_Document_manualPage() {
+	f, err := simhash.New(simhash.Options{Pipeline: simhash.LatestPipeline})
+	if err != nil {
+		panic(err)
+	}
+	man := ".TH CAT 1\n.SH NAME\ncat \\- concatenate files\n.SH SYNOPSIS\n.B cat\n[\\fIFILE\\fR]...\n"
+	fp, err := f.Document(strings.NewReader(man), simhash.ReadAuto)
+	fmt.Println(fp == f.String("CAT 1 NAME cat - concatenate files SYNOPSIS cat [FILE]..."), err)
+	_, err = f.Document(strings.NewReader(`<svg xmlns="http://www.w3.org/2000/svg"><path d="M0 0L9 9"/></svg>`), simhash.ReadAuto)
+	fmt.Println(errors.Is(err, simhash.ErrEmpty))
+	// Output:
+	// true <nil>
+	// true
+}
+
+func ExampleParsePipeline() {
+	p, err := simhash.ParsePipeline("v2") // as an index made before v3 stores it
+	fmt.Println(p == simhash.PipelineV2, err)
+	_, err = simhash.ParsePipeline("v7")
+	fmt.Println(err)
+	// Output:
+	// true <nil>
+	// simhash: invalid options: pipeline "v7": want v1, v2 or v3
+}
