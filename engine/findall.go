@@ -34,8 +34,10 @@ type Pair struct {
 // documents that have a near-duplicate, not to the pairs, which grow with
 // the square of a fingerprint's documents (every empty page has
 // fingerprint 0). The pairs come fingerprint by fingerprint: first those of
-// documents that share one, then those of near fingerprints. They are of one
-// state of the index, the one when FindAll began; writes go on meanwhile.
+// documents that share one, then those of near fingerprints, each group in
+// fingerprint order and by id within it, so the same documents give the
+// same output whether a flush has moved them or not. They are of one state
+// of the index, the one when FindAll began; writes go on meanwhile.
 func (db *DB) FindAll(ctx context.Context, k int) iter.Seq2[Pair, error] {
 	return storeSeq(func(yield func(Pair, error) bool) {
 		g, err := db.nearGraph(ctx, k)
@@ -202,12 +204,13 @@ func (db *DB) nearGraph(ctx context.Context, k int) (*nearGraph, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(memPairs) > 0 {
-		// A pair of flushed fingerprints may come again from the memtable.
-		pairs = append(pairs, memPairs...)
-		slices.SortFunc(pairs, func(a, b join.Pair) int { return cmp.Or(cmp.Compare(a.A, b.A), cmp.Compare(a.B, b.B)) })
-		pairs = slices.CompactFunc(pairs, func(a, b join.Pair) bool { return a.A == b.A && a.B == b.B })
-	}
+	// In fingerprint order, whatever the tables and the memtables each
+	// hold: the same documents give the same answer before a flush and
+	// after it. A pair of flushed fingerprints may come again from the
+	// memtable.
+	pairs = append(pairs, memPairs...)
+	slices.SortFunc(pairs, func(a, b join.Pair) int { return cmp.Or(cmp.Compare(a.A, b.A), cmp.Compare(a.B, b.B)) })
+	pairs = slices.CompactFunc(pairs, func(a, b join.Pair) bool { return a.A == b.A && a.B == b.B })
 	want := make([]uint64, 0, 2*len(pairs)+len(mem))
 	for _, p := range pairs {
 		want = append(want, p.A, p.B)
