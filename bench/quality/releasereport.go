@@ -14,6 +14,9 @@ type ReleaseReport struct {
 	Collections []ReleaseCollection `json:"collections"`
 	Results     []ReleaseResult     `json:"results"`
 	MinHash     []MinHashResult     `json:"minhash"`
+	// Flags are the command's flags besides -releases and -out that made
+	// the report ("-features").
+	Flags string `json:"flags,omitempty"`
 }
 
 // ReleaseCollection describes a collection.
@@ -59,6 +62,14 @@ func (r *ReleaseReport) Write(dir string, chartReaders []string) error {
 	return f.Close()
 }
 
+// flagsArg is flags as they follow another argument.
+func flagsArg(flags string) string {
+	if flags == "" {
+		return ""
+	}
+	return " " + flags
+}
+
 func contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
@@ -70,7 +81,7 @@ func contains(list []string, s string) bool {
 
 func (r *ReleaseReport) markdown(w io.Writer) {
 	fmt.Fprintf(w, "# Fingerprint quality on two releases of real manuals\n\n")
-	fmt.Fprintf(w, "Each collection is one manual in two releases, from Debian's packages (`bash bench/quality/fetch-releases.sh && go run ./bench/cmd/quality -releases bench/quality/data/releases -out DIR`). ")
+	fmt.Fprintf(w, "Each collection is one manual in two releases, from Debian's packages (`bash bench/quality/fetch-releases.sh && go run ./bench/cmd/quality -releases bench/quality/data/releases%s -out DIR`). ", flagsArg(r.Flags))
 	fmt.Fprintf(w, "A file and the file at the same path in the other release are a candidate pair: near-duplicates when the Jaccard similarity of the %d-token shingles of their visible text (HTML's and XML's text, navigation included; gzip decompressed; each CJK character a token) is >= %.1f, *changed* when that text differs at all. ", JaccardShingle, NearJaccard)
 	fmt.Fprintf(w, "Files at different paths are cross pairs; one within k counts as false only if its Jaccard is < %.1f (the rate's denominator is all cross pairs). Binaries are left out; files without visible words (SVG drawings) are kept, as unrelated to every file: a reader that fingerprints them can only match them falsely.\n\n", UnrelatedJaccard)
 	fmt.Fprintf(w, "| collection | files old/new | same path | near | changed | cross pairs |\n|---|---|---|---|---|---|\n")

@@ -241,6 +241,35 @@ func Readers() ([]Reader, error) {
 	return append(rs, Reader{"v3 --skip-nav", document(nav)}), nil
 }
 
+// FeatureReaders returns pipeline v3 (read by content) with other
+// features and weights than its own: shingles of 1, 2 and 3 words, TF,
+// log TF and binary weights, with and without English stop words. They
+// show what a choice of features trades between recall and false pairs.
+func FeatureReaders() ([]Reader, error) {
+	var rs []Reader
+	for _, stop := range []bool{false, true} {
+		for _, w := range []int{1, 2, 3} {
+			for _, wt := range []simhash.Weighting{simhash.TF, simhash.LogTF, simhash.Binary} {
+				o := simhash.Options{Pipeline: simhash.PipelineV3, Shingle: w, Weighting: wt}
+				name := fmt.Sprintf("v3 w=%d %v", w, wt)
+				if stop {
+					o.StopWords = simhash.EnglishStopWords()
+					name += " stop words"
+				}
+				f, err := simhash.New(o)
+				if err != nil {
+					return nil, err
+				}
+				rs = append(rs, Reader{name, document(f)})
+			}
+		}
+	}
+	return rs, nil
+}
+
+// FeatureChart names the readers the charts of FeatureReaders' report show.
+var FeatureChart = []string{"v3 w=1 tf", "v3 w=2 tf", "v3 w=3 tf", "v3 w=2 logtf", "v3 w=1 tf stop words"}
+
 // DefaultReader names the reader of the command's default: pipeline v3,
 // read by content; PreviousReader that of indexes made with v2.
 const (

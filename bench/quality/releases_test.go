@@ -96,6 +96,19 @@ func TestRelease(t *testing.T) {
 			assert.Zero(t, res.CrossWithin[3], "random pages are far apart")
 		}
 	}
+	features, err := FeatureReaders()
+	require.NoError(t, err)
+	names := map[string]bool{}
+	for _, rd := range features {
+		names[rd.Name] = true
+		res := rel.Evaluate(rd)
+		assert.Equal(t, 5, res.Near, rd.Name)
+		assert.Zero(t, res.NoFingerprint, rd.Name)
+	}
+	assert.Len(t, names, 18, "every reader named apart")
+	for _, name := range FeatureChart {
+		assert.True(t, names[name], "charted reader %q is one of them", name)
+	}
 	m := rel.EvaluateMinHash(1)
 	assert.Equal(t, 1.0, m.RecallNear)
 	assert.Zero(t, m.CrossFalse)

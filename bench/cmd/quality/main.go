@@ -5,6 +5,9 @@
 //
 //	bash bench/quality/fetch.sh && go run ./bench/cmd/quality
 //	bash bench/quality/fetch-releases.sh && go run ./bench/cmd/quality -releases bench/quality/data/releases -out bench/results/DATE/quality-releases
+//
+// With -features, the release evaluation compares features and weights
+// (quality.FeatureReaders) rather than pipelines.
 package main
 
 import (
@@ -20,10 +23,11 @@ func main() {
 	corpus := flag.String("corpus", "bench/quality/data", "folder filled by bench/quality/fetch.sh")
 	out := flag.String("out", "bench/results/quality", "folder for report.md, results.json and charts")
 	releases := flag.String("releases", "", "evaluate on the release collections under this folder instead")
+	features := flag.Bool("features", false, "with -releases: compare features and weights, not pipelines")
 	flag.Parse()
 	run := run
 	if *releases != "" {
-		run = runReleases
+		run = func(dir, out string) error { return runReleases(dir, out, *features) }
 		*corpus = *releases
 	}
 	if err := run(*corpus, *out); err != nil {
@@ -61,19 +65,26 @@ func run(corpus, out string) error {
 	return nil
 }
 
-func runReleases(dir, out string) error {
+func runReleases(dir, out string, features bool) error {
 	colls, err := quality.LoadReleases(dir)
 	if err != nil {
 		return err
 	}
-	readers, err := quality.Readers()
+	readers, chart := quality.Readers, quality.ChartReaders
+	if features {
+		readers, chart = quality.FeatureReaders, quality.FeatureChart
+	}
+	rs, err := readers()
 	if err != nil {
 		return err
 	}
 	var rep quality.ReleaseReport
+	if features {
+		rep.Flags = "-features"
+	}
 	for _, c := range colls {
 		info := quality.ReleaseCollection{Name: c.Name, Old: len(c.Old), New: len(c.New), Pairs: len(c.Pairs)}
-		for _, rd := range readers {
+		for _, rd := range rs {
 			r := c.Evaluate(rd)
 			info.Near, info.Changed, info.Cross = r.Near, r.Changed, r.Cross
 			rep.Results = append(rep.Results, r)
@@ -84,7 +95,7 @@ func runReleases(dir, out string) error {
 		rep.MinHash = append(rep.MinHash, m)
 		rep.Collections = append(rep.Collections, info)
 	}
-	if err := rep.Write(out, quality.ChartReaders); err != nil {
+	if err := rep.Write(out, chart); err != nil {
 		return err
 	}
 	fmt.Println("report written to", out)
