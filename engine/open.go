@@ -94,7 +94,7 @@ func Open(dir string, opts Options) (*DB, error) {
 	}
 	db.cond = sync.NewCond(&db.mu)
 	// The engine's block cache and Pebble's share Options.CacheSize.
-	pebbleCache := max(opts.CacheSize/8, 8<<20)
+	pebbleCache := max(opts.CacheSize/PebbleCacheShare, 8<<20)
 	db.cache = cache.New(max(opts.CacheSize-pebbleCache, 1<<20))
 	db.store, err = store.Open(dir, store.Options{FS: db.fs, ReadOnly: opts.ReadOnly, Logger: opts.Logger,
 		CacheSize: pebbleCache, NewOrder: cmp.Or(opts.knobs.newStoreOrder, store.KeyOrder)})

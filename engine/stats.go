@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/simhashdb/simhashdb/engine/internal/memtable"
 	"github.com/simhashdb/simhashdb/engine/internal/store"
 
@@ -68,9 +69,21 @@ type Stats struct {
 	CacheMisses    uint64 `json:"cache_misses"`
 	PebbleCacheHit int64  `json:"pebble_cache_hits"`
 	// PebbleCacheBytes is what Pebble's block cache holds now, within
-	// its share of CacheSize (an eighth).
+	// its share of CacheSize, PebbleCacheSize.
 	PebbleCacheBytes int64 `json:"pebble_cache_bytes"`
+	PebbleCacheSize  int64 `json:"pebble_cache_size"`
+	// PebbleIndexBytes is the size of the index and filter blocks of the
+	// Pebble files that hold table blocks and pending lists, which a read
+	// of a block not cached goes through. When it exceeds PebbleCacheSize,
+	// a cold query reads some of them from the disk besides its table
+	// blocks; a CacheSize of PebbleCacheShare times it holds them.
+	PebbleIndexBytes int64 `json:"pebble_index_bytes"`
 }
+
+// PebbleCacheShare is the part of Options.CacheSize that goes to Pebble's
+// block cache, which holds the index and filter blocks of its files: one
+// in PebbleCacheShare bytes, 8 MiB at least.
+const PebbleCacheShare = 8
 
 // Stats returns the index's statistics.
 func (db *DB) Stats(ctx context.Context) (_ Stats, err error) {
@@ -124,7 +137,17 @@ func (db *DB) Stats(ctx context.Context) (_ Stats, err error) {
 	s.CacheSize = db.opts.CacheSize
 	s.CacheBytes, s.CacheHits, s.CacheMisses = db.cache.Stats()
 	s.PebbleCacheHit, s.PebbleCacheBytes = pm.BlockCache.Hits, pm.BlockCache.Size
+	s.PebbleCacheSize = db.store.CacheSize
+	if s.PebbleIndexBytes, err = db.store.IndexBytes(spanOf(format.SpaceTables), spanOf(format.SpacePending)); err != nil {
+		return Stats{}, err
+	}
 	return s, nil
+}
+
+// spanOf is the key span of a keyspace.
+func spanOf(space byte) [2][]byte {
+	lo, hi := format.SpaceBounds(space)
+	return [2][]byte{lo, hi}
 }
 
 // blockVersionName names a codec version that a directory entry gives.

@@ -137,9 +137,11 @@ func TestIndexCommands(t *testing.T) {
 		}
 		assert.EqualValues(t, 4, st["documents"])
 		assert.EqualValues(t, 3, st["fingerprints"])
+		assert.Contains(t, st, "pebble_index_bytes")
 		r = runCLI(t, "", "stats", "--db", db)
 		require.Equal(t, 0, r.code, r.stderr)
 		assert.Contains(t, r.stdout, "documents          4")
+		assert.Regexp(t, `pebble index +\d+ bytes of index and filter blocks over the tables, \d+ bytes of cache for them\n`, r.stdout, "a small index fits")
 		r = runCLI(t, "", "check", "--db", db)
 		require.Equal(t, 0, r.code, r.stderr)
 		assert.Contains(t, r.stdout, "ok: 4 documents")
@@ -403,5 +405,26 @@ func TestEverySubcommandHasHelp(t *testing.T) {
 		assert.Contains(t, r.stderr, "Example:", name)
 		assert.Contains(t, r.stderr, "Exit codes:", name)
 		assert.Contains(t, r.stderr, "simhashdb "+name, name)
+	}
+}
+
+// TestIndexFit: stats says when Pebble's share of the cache cannot hold the
+// index and filter blocks a cold query goes through, and what cache would.
+func TestIndexFit(t *testing.T) {
+	for _, tc := range []struct {
+		index, share int64
+		want         string
+	}{
+		{2 << 20, 8 << 20, ""},
+		{8 << 20, 8 << 20, ""},
+		{21 << 20, 8 << 20, "a cache of 169 MiB would hold them"},
+		{21 << 20, 0, ""},
+	} {
+		got := indexFit(engine.Stats{CacheSize: 32 << 20, PebbleIndexBytes: tc.index, PebbleCacheSize: tc.share})
+		if tc.want == "" {
+			assert.Empty(t, got, "%d in %d", tc.index, tc.share)
+		} else {
+			assert.Contains(t, got, tc.want)
+		}
 	}
 }

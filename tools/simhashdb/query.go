@@ -425,6 +425,7 @@ func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "table bytes        %d (%.2f bits a fingerprint a table; %.2f is the bound for as many uniform random ones, which clustered fingerprints go below)\n", st.TableBytes, st.BitsPerFingerprint, st.EntropyBound)
 	fmt.Fprintf(stdout, "block versions     %s\n", versionCounts(st.BlockVersions))
 	fmt.Fprintf(stdout, "bytes on disk      %d\n", st.BytesOnDisk)
+	fmt.Fprintf(stdout, "pebble index       %d bytes of index and filter blocks over the tables, %d bytes of cache for them%s\n", st.PebbleIndexBytes, st.PebbleCacheSize, indexFit(st))
 	switch {
 	case fpOpts != nil:
 		fmt.Fprintf(stdout, "text options       %s (kept with the index: add --text, query --text/--file and serve use them)\n", fpOpts)
@@ -436,6 +437,16 @@ func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		db.Describe(stdout)
 	}
 	return exitOK
+}
+
+// indexFit says what a cold query pays when Pebble's cache cannot hold
+// its index and filter blocks, and what would hold them.
+func indexFit(st engine.Stats) string {
+	if st.PebbleIndexBytes <= st.PebbleCacheSize || st.PebbleCacheSize <= 0 {
+		return ""
+	}
+	need := engine.PebbleCacheShare * st.PebbleIndexBytes
+	return fmt.Sprintf(" (too little: a cold query also reads some of them from the disk; a cache of %d MiB would hold them, and the cache is a quarter of the memory the process may use: GOMEMLIMIT, its cgroup's limit or the machine's)", need>>20+1)
 }
 
 func runCheck(args []string, _ io.Reader, stdout, stderr io.Writer) int {

@@ -122,3 +122,29 @@ func (s *Store) pebbleOptions(order *pebble.Comparer, readOnly bool) *pebble.Opt
 	po.EnsureDefaults()
 	return po
 }
+
+// IndexBytes is the size of the blocks Pebble reads to find a key besides
+// its data block, the index and filter blocks, of the files that hold keys
+// in any of spans ([lower, upper) each): a read of a block not cached
+// takes them from Pebble's block cache when it holds them, from the disk
+// when it does not. A file that also holds keys outside the spans counts
+// whole.
+func (s *Store) IndexBytes(spans ...[2][]byte) (int64, error) {
+	var n int64
+	seen := map[uint64]bool{} // a file in two spans; virtual files share their backing's blocks
+	for _, sp := range spans {
+		levels, err := s.DB.SSTables(pebble.WithProperties(), pebble.WithKeyRangeFilter(sp[0], sp[1]))
+		if err != nil {
+			return 0, err
+		}
+		for _, tables := range levels {
+			for _, t := range tables {
+				if p := t.Properties; p != nil && !seen[uint64(t.BackingSSTNum)] {
+					seen[uint64(t.BackingSSTNum)] = true
+					n += int64(p.IndexSize + p.FilterSize)
+				}
+			}
+		}
+	}
+	return n, nil
+}
