@@ -61,6 +61,7 @@ func (db *DB) flush() error {
 	}
 	db.cond.Broadcast()
 	db.mu.Unlock()
+	db.splitCache()
 	if err := db.currentLog().RemoveBefore(seg); err != nil {
 		return store.DiskErr("removing flushed log segments", err)
 	}

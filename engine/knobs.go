@@ -23,6 +23,12 @@ type testingKnobs struct {
 	newStoreOrder *pebble.Comparer
 	// afterPin runs when a read has pinned its view, before it computes.
 	afterPin func()
+	// minPebbleCache, if not 0, replaces minPebbleCache: tests make an
+	// index whose Pebble index blocks outgrow a small share.
+	minPebbleCache int64
+	// fixedSplit keeps Pebble's share of the cache at its base: the
+	// baseline of BenchmarkColdQuerySplit.
+	fixedSplit bool
 	// serialMisses makes a probe read the blocks it missed one table after
 	// another, as it did before it read them together: the baseline of
 	// BenchmarkColdQuery.

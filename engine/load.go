@@ -131,6 +131,7 @@ func (db *DB) loadEmpty(ctx context.Context, in []Doc) error {
 	old := db.st
 	db.st = st
 	db.mu.Unlock()
+	db.splitCache()
 	return old.unref()
 }
 

@@ -93,11 +93,11 @@ func Open(dir string, opts Options) (*DB, error) {
 		db.fs = store.ReadOnlyFS{FS: db.fs}
 	}
 	db.cond = sync.NewCond(&db.mu)
-	// The engine's block cache and Pebble's share Options.CacheSize.
-	pebbleCache := max(opts.CacheSize/PebbleCacheShare, 8<<20)
-	db.cache = cache.New(max(opts.CacheSize-pebbleCache, 1<<20))
+	// The engine's block cache and Pebble's share Options.CacheSize
+	// (cachesplit.go).
+	db.cache = cache.New(db.engineBudget(db.baseShare()))
 	db.store, err = store.Open(dir, store.Options{FS: db.fs, ReadOnly: opts.ReadOnly, Logger: opts.Logger,
-		CacheSize: pebbleCache, NewOrder: cmp.Or(opts.knobs.newStoreOrder, store.KeyOrder)})
+		CacheSize: db.baseShare(), CacheMax: db.maxShare(), NewOrder: cmp.Or(opts.knobs.newStoreOrder, store.KeyOrder)})
 	if err != nil {
 		return nil, err
 	}
@@ -106,6 +106,7 @@ func Open(dir string, opts Options) (*DB, error) {
 		db.store.Close()
 		return nil, err
 	}
+	db.splitCache()
 	db.mem = memtable.New(db.design)
 	if err := db.openWAL(); err != nil {
 		db.close()

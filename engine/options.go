@@ -81,9 +81,11 @@ type Options struct {
 	MemtableSize int64
 	// CacheSize bounds the cache of table blocks (package cache; and of the
 	// postings of matched fingerprints, packed the same way) and Pebble's
-	// block cache together. The default is a quarter of the memory the
-	// process may use: the least of GOMEMLIMIT, its memory cgroup's limit
-	// and the machine's memory (DefaultCacheSize where none is known).
+	// block cache together: Pebble's an eighth, or more when the index
+	// blocks of its files need it, up to three quarters (Stats tells
+	// both). The default is a quarter of the memory the process may use:
+	// the least of GOMEMLIMIT, its memory cgroup's limit and the
+	// machine's memory (DefaultCacheSize where none is known).
 	// The cache holds only what queries and writes read, so an index
 	// smaller than the budget takes no more than its cached blocks: 6-8
 	// bytes per fingerprint and table. Set it to bound the memory; the

@@ -69,21 +69,27 @@ type Stats struct {
 	CacheMisses    uint64 `json:"cache_misses"`
 	PebbleCacheHit int64  `json:"pebble_cache_hits"`
 	// PebbleCacheBytes is what Pebble's block cache holds now, within
-	// its share of CacheSize, PebbleCacheSize.
+	// its share of CacheSize, PebbleCacheSize: an eighth (8 MiB at least),
+	// more when its index blocks need it.
 	PebbleCacheBytes int64 `json:"pebble_cache_bytes"`
 	PebbleCacheSize  int64 `json:"pebble_cache_size"`
 	// PebbleIndexBytes is the size of the index and filter blocks of the
 	// Pebble files that hold table blocks and pending lists, which a read
 	// of a block not cached goes through. When it exceeds PebbleCacheSize,
 	// a cold query reads some of them from the disk besides its table
-	// blocks; a CacheSize of PebbleCacheShare times it holds them.
+	// blocks. Pebble's share grows to hold them, up to three quarters of
+	// CacheSize (PebbleCacheSize says how far). -1 where Pebble could not
+	// read its files' properties (Check names the damage).
 	PebbleIndexBytes int64 `json:"pebble_index_bytes"`
+	// CacheForIndex is the CacheSize whose Pebble share holds those
+	// blocks.
+	CacheForIndex int64 `json:"cache_size_for_pebble_index"`
 }
 
-// PebbleCacheShare is the part of Options.CacheSize that goes to Pebble's
-// block cache, which holds the index and filter blocks of its files: one
-// in PebbleCacheShare bytes, 8 MiB at least.
-const PebbleCacheShare = 8
+// pebbleCacheShare is the part of Options.CacheSize that goes to Pebble's
+// block cache while the index and filter blocks of its files fit: one in
+// pebbleCacheShare bytes.
+const pebbleCacheShare = 8
 
 // Stats returns the index's statistics.
 func (db *DB) Stats(ctx context.Context) (_ Stats, err error) {
@@ -137,9 +143,11 @@ func (db *DB) Stats(ctx context.Context) (_ Stats, err error) {
 	s.CacheSize = db.opts.CacheSize
 	s.CacheBytes, s.CacheHits, s.CacheMisses = db.cache.Stats()
 	s.PebbleCacheHit, s.PebbleCacheBytes = pm.BlockCache.Hits, pm.BlockCache.Size
-	s.PebbleCacheSize = db.store.CacheSize
-	if s.PebbleIndexBytes, err = db.store.IndexBytes(spanOf(format.SpaceTables), spanOf(format.SpacePending)); err != nil {
-		return Stats{}, err
+	s.PebbleCacheSize = db.store.CacheShare()
+	if s.PebbleIndexBytes, err = db.tableIndexBytes(); err != nil {
+		s.PebbleIndexBytes = -1
+	} else {
+		s.CacheForIndex = int64(float64(s.PebbleIndexBytes) * pebbleHeadroom / maxPebbleShare)
 	}
 	return s, nil
 }

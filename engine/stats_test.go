@@ -7,26 +7,76 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestStatsPebbleIndex: Stats counts the index and filter blocks of
-// Pebble's files, more of them for a larger index, and Pebble's share of
-// the cache they are read through.
+// loadUniform loads n documents of uniform fingerprints into db.
+func loadUniform(t testing.TB, db *DB, n int) {
+	docs := make([]Doc, n)
+	for i, fp := range fingerprints.Uniform(n, 4) {
+		docs[i] = Doc{ID: uint64(i), Fingerprint: fp, Name: "x"}
+	}
+	require.NoError(t, db.Load(ctx, docs))
+}
+
+// TestStatsPebbleIndex: Stats counts the index and filter blocks of the
+// Pebble files that hold the tables, more of them for a larger index, and
+// Pebble's share of the cache they are read through.
 func TestStatsPebbleIndex(t *testing.T) {
 	var index []int64
 	for _, n := range []int{1 << 12, 1 << 16} {
-		o := Options{Expected: int64(n), CacheSize: 256 << 20, Sync: SyncNone}
-		db := openT(t, t.TempDir(), o)
-		docs := make([]Doc, n)
-		for i, fp := range fingerprints.Uniform(n, 4) {
-			docs[i] = Doc{ID: uint64(i), Fingerprint: fp, Name: "x"}
-		}
-		require.NoError(t, db.Load(ctx, docs))
+		db := openT(t, t.TempDir(), Options{Expected: int64(n), CacheSize: 256 << 20, Sync: SyncNone})
+		loadUniform(t, db, n)
 		st, err := db.Stats(ctx)
 		require.NoError(t, err)
 		require.NoError(t, db.Close())
 		require.Positive(t, st.PebbleIndexBytes)
 		require.Less(t, st.PebbleIndexBytes, st.PebbleBytes/10, "a small part of the files")
-		require.Equal(t, int64(256<<20/PebbleCacheShare), st.PebbleCacheSize)
+		require.Equal(t, int64(256<<20/pebbleCacheShare), st.PebbleCacheSize, "the base share holds them")
+		require.Less(t, st.CacheForIndex, st.CacheSize)
 		index = append(index, st.PebbleIndexBytes)
 	}
 	require.Greater(t, index[1], 4*index[0], "16 times the documents")
+}
+
+// TestCacheSplit: when Pebble's index blocks outgrow its base share of the
+// cache, the share grows to hold them and the engine's cache gives up as
+// much, after the load that made them and at the next open.
+func TestCacheSplit(t *testing.T) {
+	dir := t.TempDir()
+	o := Options{Expected: 1 << 20, CacheSize: 1 << 20, Sync: SyncNone}
+	o.knobs.minPebbleCache = 64 << 10
+	db := openT(t, dir, o)
+	base := int64(1 << 20 / pebbleCacheShare)
+	require.Equal(t, base, db.store.CacheShare(), "an empty index")
+	loadUniform(t, db, 1<<20)
+	st, err := db.Stats(ctx)
+	require.NoError(t, err)
+	require.Greater(t, st.PebbleIndexBytes, base, "the test's premise")
+	require.Equal(t, int64(float64(st.PebbleIndexBytes)*pebbleHeadroom), st.PebbleCacheSize, "grown to hold them")
+	require.Equal(t, int64(1<<20), db.cache.Budget(), "the engine's cache keeps its floor")
+	require.NoError(t, db.Close())
+
+	o.ReadOnly = true
+	db = openT(t, dir, o)
+	defer db.Close()
+	require.Equal(t, st.PebbleCacheSize, db.store.CacheShare(), "sized at open")
+}
+
+// TestPebbleShare: Pebble's share is an eighth of the budget (8 MiB at
+// least) while its index blocks fit, grows with them, and stops at three
+// quarters of the budget.
+func TestPebbleShare(t *testing.T) {
+	for _, tc := range []struct {
+		cache, index, share, engine int64
+	}{
+		{256 << 20, 2 << 20, 32 << 20, 224 << 20},
+		{256 << 20, 40 << 20, 80 << 20, 176 << 20},
+		{256 << 20, 400 << 20, 192 << 20, 64 << 20},
+		{32 << 20, 1 << 20, 8 << 20, 24 << 20},
+		{32 << 20, 10 << 20, 20 << 20, 12 << 20},
+		{32 << 20, 40 << 20, 24 << 20, 8 << 20},
+	} {
+		db := &DB{opts: Options{CacheSize: tc.cache}}
+		share := db.pebbleShare(tc.index)
+		require.Equal(t, tc.share, share, "%d MiB of index blocks in a cache of %d MiB", tc.index>>20, tc.cache>>20)
+		require.Equal(t, tc.engine, db.engineBudget(share))
+	}
 }

@@ -412,15 +412,16 @@ func TestEverySubcommandHasHelp(t *testing.T) {
 // index and filter blocks a cold query goes through, and what cache would.
 func TestIndexFit(t *testing.T) {
 	for _, tc := range []struct {
-		index, share int64
-		want         string
+		index, share, need int64
+		want               string
 	}{
-		{2 << 20, 8 << 20, ""},
-		{8 << 20, 8 << 20, ""},
-		{21 << 20, 8 << 20, "a cache of 169 MiB would hold them"},
-		{21 << 20, 0, ""},
+		{2 << 20, 8 << 20, 4 << 20, ""},
+		{8 << 20, 8 << 20, 14 << 20, ""},
+		{21 << 20, 24 << 20, 35 << 20, ""},
+		{30 << 20, 24 << 20, 50 << 20, "a cache of 51 MiB would hold them"},
+		{49 << 20, 24 << 20, 82 << 20, "a cache of 83 MiB would hold them"},
 	} {
-		got := indexFit(engine.Stats{CacheSize: 32 << 20, PebbleIndexBytes: tc.index, PebbleCacheSize: tc.share})
+		got := indexFit(engine.Stats{CacheSize: 32 << 20, PebbleIndexBytes: tc.index, PebbleCacheSize: tc.share, CacheForIndex: tc.need})
 		if tc.want == "" {
 			assert.Empty(t, got, "%d in %d", tc.index, tc.share)
 		} else {

@@ -442,11 +442,10 @@ func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 // indexFit says what a cold query pays when Pebble's cache cannot hold
 // its index and filter blocks, and what would hold them.
 func indexFit(st engine.Stats) string {
-	if st.PebbleIndexBytes <= st.PebbleCacheSize || st.PebbleCacheSize <= 0 {
+	if st.PebbleIndexBytes <= st.PebbleCacheSize || st.CacheForIndex <= st.CacheSize {
 		return ""
 	}
-	need := engine.PebbleCacheShare * st.PebbleIndexBytes
-	return fmt.Sprintf(" (too little: a cold query also reads some of them from the disk; a cache of %d MiB would hold them, and the cache is a quarter of the memory the process may use: GOMEMLIMIT, its cgroup's limit or the machine's)", need>>20+1)
+	return fmt.Sprintf(" (too little: a cold query also reads some of them from the disk; a cache of %d MiB would hold them, and the cache is a quarter of the memory the process may use: GOMEMLIMIT, its cgroup's limit or the machine's)", st.CacheForIndex>>20+1)
 }
 
 func runCheck(args []string, _ io.Reader, stdout, stderr io.Writer) int {

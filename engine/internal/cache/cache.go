@@ -133,7 +133,7 @@ const EntryOverhead = 96
 // with the CLOCK algorithm, so a hit costs one atomic load and no write
 // unless the block's reference bit is clear.
 type Cache struct {
-	budget int64
+	budget atomic.Int64
 	used   atomic.Int64
 	hits   atomic.Uint64
 	misses atomic.Uint64
@@ -142,7 +142,11 @@ type Cache struct {
 	hand   int
 }
 
-func New(budget int64) *Cache { return &Cache{budget: budget} }
+func New(budget int64) *Cache {
+	c := &Cache{}
+	c.budget.Store(budget)
+	return c
+}
 
 // Get returns the table block s caches, or nil, and counts the hit or
 // miss.
@@ -186,14 +190,20 @@ func (c *Cache) Mark(b *Entry) *Entry {
 
 // PutEntry caches b in s unless s holds something already.
 func (c *Cache) PutEntry(s *Slot, b *Entry) {
-	if b.Cost() > c.budget || !s.p.CompareAndSwap(nil, b) {
+	if b.Cost() > c.budget.Load() || !s.p.CompareAndSwap(nil, b) {
 		return
 	}
 	c.used.Add(b.Cost())
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.ring = append(c.ring, s)
-	for c.used.Load() > c.budget && len(c.ring) > 0 {
+	c.evict()
+}
+
+// evict runs the clock hand until the cache is within its budget; c.mu is
+// held.
+func (c *Cache) evict() {
+	for c.used.Load() > c.budget.Load() && len(c.ring) > 0 {
 		c.hand %= len(c.ring)
 		s := c.ring[c.hand]
 		b := s.p.Load()
@@ -218,10 +228,18 @@ func (c *Cache) Drop(s *Slot) {
 }
 
 // Budget is the most bytes the cache holds.
-func (c *Cache) Budget() int64 { return c.budget }
+func (c *Cache) Budget() int64 { return c.budget.Load() }
+
+// SetBudget changes the most bytes the cache holds, evicting down to it.
+func (c *Cache) SetBudget(n int64) {
+	c.budget.Store(n)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.evict()
+}
 
 // Room is the bytes the cache can take before it evicts.
-func (c *Cache) Room() int64 { return c.budget - c.used.Load() }
+func (c *Cache) Room() int64 { return c.budget.Load() - c.used.Load() }
 
 // Stats returns the bytes cached, and the table blocks' hits and misses.
 func (c *Cache) Stats() (used int64, hits, misses uint64) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"syscall"
 
@@ -29,9 +30,16 @@ type Store struct {
 	// PrefixSeek: the store orders keys with KeyOrder, so a posting look-up
 	// can seek by prefix and Pebble's bloom filters answer it.
 	PrefixSeek bool
-	// Cache is Pebble's block cache, of CacheSize bytes.
+	// Cache is Pebble's block cache. CacheSize is its size at open, which
+	// the store's heuristics use; the share it may hold now is
+	// CacheShare, which SetCacheShare moves up to CacheMax.
 	Cache     *pebble.Cache
 	CacheSize int64
+	CacheMax  int64
+
+	shareMu sync.Mutex
+	share   atomic.Int64
+	release func() // gives back the reservation that holds Cache to share
 
 	dir string // the index directory: scratch folders, free space
 	fs  vfs.FS
@@ -49,6 +57,7 @@ type Options struct {
 	ReadOnly  bool
 	Logger    *slog.Logger
 	CacheSize int64 // of Pebble's block cache
+	CacheMax  int64 // what SetCacheShare may give it; CacheSize if less
 	// NewOrder is the key order of a store Open creates: KeyOrder, unless
 	// a test makes a store as earlier builds did.
 	NewOrder *pebble.Comparer
@@ -69,8 +78,9 @@ func Open(dir string, o Options) (*Store, error) {
 	if err := ownStore(o.FS, pdir, order); err != nil {
 		return nil, err
 	}
-	s := &Store{dir: dir, fs: o.FS, log: o.Logger, PrefixSeek: order == KeyOrder, CacheSize: o.CacheSize}
-	s.Cache = pebble.NewCache(o.CacheSize)
+	s := &Store{dir: dir, fs: o.FS, log: o.Logger, PrefixSeek: order == KeyOrder, CacheSize: o.CacheSize, CacheMax: max(o.CacheMax, o.CacheSize)}
+	s.Cache = pebble.NewCache(s.CacheMax)
+	s.SetCacheShare(o.CacheSize)
 	s.Opts = s.pebbleOptions(order, o.ReadOnly)
 	if s.DB, err = pebble.Open(pdir, s.Opts); err != nil {
 		s.Cache.Unref()
@@ -90,6 +100,26 @@ func (s *Store) Close() error {
 	err := s.DB.Close()
 	s.Cache.Unref()
 	return err
+}
+
+// CacheShare is what Pebble's block cache may hold now.
+func (s *Store) CacheShare() int64 { return s.share.Load() }
+
+// SetCacheShare lets Pebble's block cache hold n bytes (at most CacheMax),
+// evicting down to it: the cache is made CacheMax bytes large, and the
+// rest is reserved, which takes no memory.
+func (s *Store) SetCacheShare(n int64) {
+	n = min(n, s.CacheMax)
+	s.shareMu.Lock()
+	defer s.shareMu.Unlock()
+	if s.release != nil {
+		if n == s.share.Load() {
+			return
+		}
+		s.release()
+	}
+	s.release = s.Cache.Reserve(int(s.CacheMax - n))
+	s.share.Store(n)
 }
 
 // Damaged returns the first damage Pebble reported in the background (a

@@ -1,0 +1,84 @@
+package engine
+
+import (
+	"cmp"
+
+	"github.com/simhashdb/simhashdb/engine/internal/format"
+)
+
+// Options.CacheSize is shared by the engine's cache of table blocks and
+// Pebble's block cache. Pebble's holds, besides the data blocks it reads,
+// the index and filter blocks of its files, which every read of a block
+// not cached goes through: while they fit, a cold probe costs one disk
+// read a table; when they do not, it costs more. In an index much larger
+// than the cache the engine's cache holds a sliver of the tables, and
+// Pebble's index blocks, one for hundreds of table blocks, are what pays:
+// so Pebble's share grows to hold them, up to maxPebbleShare of the
+// budget, and the engine's shrinks by as much. An index whose tables fit
+// keeps the base split (an eighth; 8 MiB at least).
+
+// maxPebbleShare bounds Pebble's share of CacheSize: at most three
+// quarters of it.
+const maxPebbleShare = 0.75
+
+// minPebbleCache is the least Pebble's block cache gets.
+const minPebbleCache = 8 << 20
+
+// pebbleHeadroom is Pebble's share over its index and filter blocks:
+// every data block a cold read brings in passes through its cache too,
+// and with little room over them they push index blocks out
+// (BenchmarkColdQuerySplit; docs/performance.md).
+const pebbleHeadroom = 2.0
+
+// baseShare is Pebble's share of the cache while its index blocks fit.
+func (db *DB) baseShare() int64 {
+	return max(db.opts.CacheSize/pebbleCacheShare, cmp.Or(db.opts.knobs.minPebbleCache, minPebbleCache))
+}
+
+// maxShare is the most Pebble's share grows to.
+func (db *DB) maxShare() int64 {
+	return max(int64(float64(db.opts.CacheSize)*maxPebbleShare), db.baseShare())
+}
+
+// engineBudget is what the engine's cache holds when Pebble's has share.
+func (db *DB) engineBudget(share int64) int64 { return max(db.opts.CacheSize-share, 1<<20) }
+
+// tableIndexBytes is the size of the index and filter blocks of the
+// Pebble files that hold table blocks and pending lists.
+func (db *DB) tableIndexBytes() (int64, error) {
+	return db.store.IndexBytes(spanOf(format.SpaceTables), spanOf(format.SpacePending))
+}
+
+// pebbleShare is Pebble's share of the cache for index and filter blocks
+// of idx bytes.
+func (db *DB) pebbleShare(idx int64) int64 {
+	return min(max(int64(float64(idx)*pebbleHeadroom), db.baseShare()), db.maxShare())
+}
+
+// splitCache sizes Pebble's share of the cache for the index as it is now
+// (at open, and after a flush or a load changed its files). Where Pebble
+// cannot read its files' properties the split stays as it is: a damaged
+// file is for Check to name, not for Open or a flush to fail on.
+func (db *DB) splitCache() {
+	if db.opts.knobs.fixedSplit {
+		return
+	}
+	idx, err := db.tableIndexBytes()
+	if err != nil {
+		db.log.Warn("simhashdb: sizing Pebble's share of the cache", "error", err)
+		return
+	}
+	share := db.pebbleShare(idx)
+	if share == db.store.CacheShare() {
+		return
+	}
+	// The cache that grows grows after the other shrank.
+	if share > db.store.CacheShare() {
+		db.cache.SetBudget(db.engineBudget(share))
+		db.store.SetCacheShare(share)
+	} else {
+		db.store.SetCacheShare(share)
+		db.cache.SetBudget(db.engineBudget(share))
+	}
+	db.log.Debug("simhashdb: cache split", "pebble_index_bytes", idx, "pebble_share", share, "engine_cache", db.engineBudget(share))
+}
