@@ -13,9 +13,10 @@ import (
 // read a table; when they do not, it costs more. In an index much larger
 // than the cache the engine's cache holds a sliver of the tables, and
 // Pebble's index blocks, one for hundreds of table blocks, are what pays:
-// so Pebble's share grows to hold them, up to maxPebbleShare of the
-// budget, and the engine's shrinks by as much. An index whose tables fit
-// keeps the base split (an eighth; 8 MiB at least).
+// so Pebble's share grows to hold them with room to spare, up to
+// maxPebbleShare of the budget, and the engine's shrinks by as much. An
+// index whose index blocks take less than half of the base share (an
+// eighth of the budget, 8 MiB at least) keeps the base split.
 
 // maxPebbleShare bounds Pebble's share of CacheSize: at most three
 // quarters of it.

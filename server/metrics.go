@@ -97,6 +97,8 @@ var engineDescs = map[string]*prometheus.Desc{
 	"cache_hits":    prometheus.NewDesc("simhashdb_block_cache_hits_total", "Block cache hits.", nil, nil),
 	"cache_misses":  prometheus.NewDesc("simhashdb_block_cache_misses_total", "Block cache misses.", nil, nil),
 	"bits_per_fp":   prometheus.NewDesc("simhashdb_table_bits_per_fingerprint", "Bits per fingerprint in one table.", nil, nil),
+	"pebble_index":  prometheus.NewDesc("simhashdb_pebble_index_bytes", "Index and filter blocks of the Pebble files holding the tables, which a cold read goes through.", nil, nil),
+	"pebble_cache":  prometheus.NewDesc("simhashdb_pebble_cache_size_bytes", "Pebble's share of the cache; below simhashdb_pebble_index_bytes, cold queries read index blocks from the disk.", nil, nil),
 	"stats_failure": prometheus.NewDesc("simhashdb_stats_failed", "1 when the index's statistics could not be read.", nil, nil),
 }
 
@@ -131,4 +133,6 @@ func (c *engineCollector) Collect(ch chan<- prometheus.Metric) {
 	counter("cache_hits", float64(st.CacheHits))
 	counter("cache_misses", float64(st.CacheMisses))
 	gauge("bits_per_fp", st.BitsPerFingerprint)
+	gauge("pebble_index", float64(st.PebbleIndexBytes))
+	gauge("pebble_cache", float64(st.PebbleCacheSize))
 }

@@ -137,6 +137,8 @@ func TestEndpoints(t *testing.T) {
 	assert.Contains(t, r.body, `simhashdb_http_requests_total{code="404",endpoint="get"} 1`)
 	assert.Contains(t, r.body, "simhashdb_http_request_duration_seconds_bucket")
 	assert.Contains(t, r.body, "simhashdb_disk_bytes")
+	assert.Contains(t, r.body, "simhashdb_pebble_index_bytes")
+	assert.Contains(t, r.body, "simhashdb_pebble_cache_size_bytes")
 }
 
 func TestBadRequests(t *testing.T) {
