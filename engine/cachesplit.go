@@ -18,6 +18,11 @@ import (
 // index whose index blocks take less than half of the base share (an
 // eighth of the budget, 8 MiB at least) keeps the base split.
 
+// pebbleCacheShare is the part of Options.CacheSize that goes to Pebble's
+// block cache while the index and filter blocks of its files fit: one in
+// pebbleCacheShare bytes.
+const pebbleCacheShare = 8
+
 // maxPebbleShare bounds Pebble's share of CacheSize: at most three
 // quarters of it.
 const maxPebbleShare = 0.75
@@ -48,6 +53,12 @@ func (db *DB) engineBudget(share int64) int64 { return max(db.opts.CacheSize-sha
 // Pebble files that hold table blocks and pending lists.
 func (db *DB) tableIndexBytes() (int64, error) {
 	return db.store.IndexBytes(spanOf(format.SpaceTables), spanOf(format.SpacePending))
+}
+
+// spanOf is the key span of a keyspace.
+func spanOf(space byte) [2][]byte {
+	lo, hi := format.SpaceBounds(space)
+	return [2][]byte{lo, hi}
 }
 
 // pebbleShare is Pebble's share of the cache for index and filter blocks

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/simhashdb/simhashdb/engine/internal/memtable"
 	"github.com/simhashdb/simhashdb/engine/internal/store"
 
@@ -86,11 +85,6 @@ type Stats struct {
 	CacheForIndex int64 `json:"cache_size_for_pebble_index"`
 }
 
-// pebbleCacheShare is the part of Options.CacheSize that goes to Pebble's
-// block cache while the index and filter blocks of its files fit: one in
-// pebbleCacheShare bytes.
-const pebbleCacheShare = 8
-
 // Stats returns the index's statistics.
 func (db *DB) Stats(ctx context.Context) (_ Stats, err error) {
 	defer func() { err = storeErr(err) }()
@@ -150,12 +144,6 @@ func (db *DB) Stats(ctx context.Context) (_ Stats, err error) {
 		s.CacheForIndex = int64(float64(s.PebbleIndexBytes) * pebbleHeadroom / maxPebbleShare)
 	}
 	return s, nil
-}
-
-// spanOf is the key span of a keyspace.
-func spanOf(space byte) [2][]byte {
-	lo, hi := format.SpaceBounds(space)
-	return [2][]byte{lo, hi}
 }
 
 // blockVersionName names a codec version that a directory entry gives.

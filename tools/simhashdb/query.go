@@ -425,7 +425,11 @@ func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "table bytes        %d (%.2f bits a fingerprint a table; %.2f is the bound for as many uniform random ones, which clustered fingerprints go below)\n", st.TableBytes, st.BitsPerFingerprint, st.EntropyBound)
 	fmt.Fprintf(stdout, "block versions     %s\n", versionCounts(st.BlockVersions))
 	fmt.Fprintf(stdout, "bytes on disk      %d\n", st.BytesOnDisk)
-	fmt.Fprintf(stdout, "pebble index       %d bytes of index and filter blocks over the tables, %d bytes of cache for them%s\n", st.PebbleIndexBytes, st.PebbleCacheSize, indexFit(st))
+	if st.PebbleIndexBytes < 0 {
+		fmt.Fprintf(stdout, "pebble index       unknown: Pebble could not read its files' properties (check names the damage)\n")
+	} else {
+		fmt.Fprintf(stdout, "pebble index       %d bytes of index and filter blocks over the tables, %d bytes of cache for them%s\n", st.PebbleIndexBytes, st.PebbleCacheSize, indexFit(st))
+	}
 	switch {
 	case fpOpts != nil:
 		fmt.Fprintf(stdout, "text options       %s (kept with the index: add --text, query --text/--file and serve use them)\n", fpOpts)
