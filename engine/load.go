@@ -47,10 +47,8 @@ func (db *DB) Load(ctx context.Context, docs []Doc) (err error) {
 	if db.opts.ReadOnly {
 		return ErrReadOnly
 	}
-	for i := range docs {
-		if len(docs[i].Name) > MaxName {
-			return fmt.Errorf("%w: document %d: name of %d bytes, at most %d", ErrInput, docs[i].ID, len(docs[i].Name), MaxName)
-		}
+	if err := validDocs(docs); err != nil {
+		return err
 	}
 	db.flushMu.Lock()
 	db.mu.RLock()

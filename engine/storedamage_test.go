@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/simhashdb/simhashdb/engine/internal/store"
+	"github.com/simhashdb/simhashdb/wal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -223,4 +225,53 @@ func TestLogLengthFlips(t *testing.T) {
 	}
 	t.Logf("32 flips of the last record's length: %d reported, %d silent", told, silent)
 	assert.Zero(t, silent)
+}
+
+// TestMissingLogSegment: a log segment removed by hand, the newest one or
+// one between others, is refused by name at open, read-only open and
+// Check, before a writable open could make the loss permanent; a
+// point-in-time open keeps what comes before it and says what it lost.
+func TestMissingLogSegment(t *testing.T) {
+	for _, remove := range []int{2, 1} { // of three segments holding records: the newest, the middle one
+		t.Run(fmt.Sprintf("segment %d of 0-2", remove), func(t *testing.T) {
+			dir := t.TempDir()
+			for s := range 3 {
+				db := openT(t, dir, testOptions())
+				for i := range 10 {
+					require.NoError(t, db.Insert(ctx, Doc{ID: uint64(10*s + i), Fingerprint: uint64(10*s+i) * 0x9e3779b97f4a7c15}))
+				}
+				require.NoError(t, db.Close())
+			}
+			var full []string
+			segs, err := filepath.Glob(filepath.Join(dir, walDir, "*.wal"))
+			require.NoError(t, err)
+			for _, s := range segs {
+				if st, _ := os.Stat(s); st.Size() > 0 {
+					full = append(full, s)
+				}
+			}
+			require.Len(t, full, 3)
+			gone := full[remove]
+			require.NoError(t, os.Remove(gone))
+			for _, o := range []Options{{}, {ReadOnly: true}} {
+				_, err := Open(dir, o)
+				require.ErrorIs(t, err, ErrCorrupt, "read-only %v", o.ReadOnly)
+				assert.Contains(t, err.Error(), filepath.Base(gone))
+				assert.Contains(t, err.Error(), "missing")
+			}
+			db := openT(t, dir, Options{WALRecovery: wal.RecoverPointInTime})
+			defer db.Close()
+			n := 0
+			for _, err := range db.Docs(ctx) {
+				require.NoError(t, err)
+				n++
+			}
+			require.Equal(t, 10*remove, n, "the documents before the missing segment")
+			rep, err := db.Check(ctx)
+			require.ErrorIs(t, err, ErrCorrupt, "the loss stays reported: %v", rep)
+			require.NoError(t, db.Close())
+			db = openT(t, dir, Options{}) // the log is whole again: tail recovery opens it
+			require.NoError(t, db.Close())
+		})
+	}
 }

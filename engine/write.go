@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"syscall"
 	"time"
 
@@ -34,6 +35,21 @@ func (db *DB) Delete(ctx context.Context, ids ...uint64) error {
 	return db.write(ctx, nil, ids)
 }
 
+// validDocs refuses documents the index does not store: a name longer
+// than MaxName, or one that holds a NUL byte (no URL or path does, and a
+// run of them in a log record would look like a power cut's hole).
+func validDocs(docs []Doc) error {
+	for i := range docs {
+		switch name := docs[i].Name; {
+		case len(name) > MaxName:
+			return fmt.Errorf("%w: document %d: name of %d bytes, at most %d", ErrInput, docs[i].ID, len(name), MaxName)
+		case strings.IndexByte(name, 0) >= 0:
+			return fmt.Errorf("%w: document %d: name holds a NUL byte at offset %d", ErrInput, docs[i].ID, strings.IndexByte(name, 0))
+		}
+	}
+	return nil
+}
+
 func (db *DB) write(ctx context.Context, docs []Doc, deletes []uint64) (err error) {
 	defer func() { err = storeErr(err) }()
 	if db.opts.ReadOnly {
@@ -42,10 +58,8 @@ func (db *DB) write(ctx context.Context, docs []Doc, deletes []uint64) (err erro
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	for i := range docs {
-		if len(docs[i].Name) > MaxName {
-			return fmt.Errorf("%w: document %d: name of %d bytes, at most %d", ErrInput, docs[i].ID, len(docs[i].Name), MaxName)
-		}
+	if err := validDocs(docs); err != nil {
+		return err
 	}
 	if len(docs)+len(deletes) == 0 {
 		return nil

@@ -44,13 +44,21 @@ const headerLenV1 = 9
 const frameV2 = 0x80
 
 // MaxType is the largest record type a caller may append.
-const MaxType = typeTear - 1
+const MaxType = typeSynced - 1
 
 // typeTear is the log's own record that starts a segment opened after a
 // write failed part way (a full disk): uvarint segment, uvarint offset,
 // where that segment's complete records end. Replay takes what follows
 // there as a torn tail although records follow in this segment.
 const typeTear = frameV2 - 1
+
+// typeSynced is the log's own record that says how far its segment was
+// fsynced when the record was written: uvarint offset, every byte of the
+// segment before it durable. Written before the first record of a write
+// that follows a sync, it is what tells damage (a record a sync covered)
+// from a power cut's tear (a record no sync covered) when both leave
+// zeros: see cutByPower.
+const typeSynced = frameV2 - 2
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -69,6 +77,21 @@ func appendTear(dst []byte, at Position) []byte {
 	p := binary.AppendUvarint(nil, at.Segment)
 	p = binary.AppendUvarint(p, uint64(at.Offset))
 	return AppendRecord(dst, typeTear, p)
+}
+
+// appendSynced appends the record that says the segment is durable up to
+// offset off.
+func appendSynced(dst []byte, off int64) []byte {
+	return AppendRecord(dst, typeSynced, binary.AppendUvarint(nil, uint64(off)))
+}
+
+// parseSynced reads a typeSynced record's payload.
+func parseSynced(p []byte) (int64, bool) {
+	off, n := binary.Uvarint(p)
+	if n <= 0 || n != len(p) || off > 1<<62 {
+		return 0, false
+	}
+	return int64(off), true
 }
 
 // parseTear reads a typeTear record's payload.
@@ -168,7 +191,16 @@ const sectorSize = 512
 // within it (within a sector of its header when the header cannot say how
 // long it is). An intact header never begins with zeros through its type
 // byte.
+//
+// Zeros alone cannot tell a tear from a record whose own payload holds a
+// sector of zeros and that was damaged elsewhere; what follows can. A
+// record found after rest[0] that notes the segment synced past off means
+// a sync covered the record at off: a power cut does not tear what was
+// synced, so it is damage, and the records after it were acknowledged.
 func cutByPower(rest []byte, off int64) bool {
+	if syncedPast(rest, off) {
+		return false
+	}
 	_, reason := frameAt(rest)
 	if reason == "" {
 		return false
@@ -189,6 +221,24 @@ func cutByPower(rest []byte, off int64) bool {
 		if len(bytes.Trim(rest[i:i+sectorSize], "\x00")) == 0 {
 			return true
 		}
+	}
+	return false
+}
+
+// syncedPast reports whether a record after the start of rest, at offset
+// off of its segment, notes that the segment was fsynced past off.
+func syncedPast(rest []byte, off int64) bool {
+	for o := 1; o+HeaderLen <= len(rest); o++ {
+		f, bad := frameAt(rest[o:])
+		if bad != "" {
+			continue
+		}
+		if f.typ == typeSynced {
+			if at, ok := parseSynced(f.payload); ok && at > off {
+				return true
+			}
+		}
+		o += f.size() - 1
 	}
 	return false
 }

@@ -81,7 +81,8 @@ type ReplayStats struct {
 	Torn int64
 	// Cut counts the records that looked intact after a power cut's tear
 	// in the last segment (cutByPower), dropped with it: no sync covered
-	// the tear, so none covered them, and none was acknowledged.
+	// the tear (no record after it notes one), so none covered them, and
+	// none was acknowledged.
 	Cut int
 	// Damage lists the damaged records discarded, with what followed them.
 	Damage []Damage
@@ -164,8 +165,24 @@ func Replay(dir string, from Position, o ReplayOptions, fn func(end Position, ty
 	if err != nil {
 		return st, err
 	}
+	newest, err := readNewest(o.FS, dir)
+	if err != nil {
+		return st, err
+	}
+	missing := firstMissing(segs, newest)
+	if missing != 0 && o.Recovery != RecoverPointInTime {
+		return st, &CorruptError{Path: o.FS.PathJoin(dir, SegmentName(missing)), Reason: fmt.Sprintf(
+			"the segment is missing, and the log went on to segment %d: the records in it are lost (restore it, or open with point-in-time recovery to keep the log up to it)",
+			max(newest, segs[len(segs)-1]))}
+	}
 	stop := false // point in time: the rest of the log is discarded
 	for i, s := range segs {
+		if missing != 0 && s > missing && !stop {
+			stop = true
+			if err := discardMissing(o, &st, dir, missing); err != nil {
+				return st, err
+			}
+		}
 		path := o.FS.PathJoin(dir, SegmentName(s))
 		data, err := readFile(o.FS, path)
 		if err != nil {
@@ -204,6 +221,9 @@ func Replay(dir string, from Position, o ReplayOptions, fn func(end Position, ty
 		}
 		reason, torn := classify(rest)
 		nothingAfter := tornTail(rest) // nothing valid after it in this segment
+		if syncedPast(rest, end) {
+			reason += ", and a later record notes the segment synced past it"
+		}
 		if torn && nothingAfter && s != last {
 			if i+1 < len(segs) && noted(o.FS, dir, segs[i+1], Position{s, end}) {
 				st.Torn += int64(len(rest))
@@ -231,7 +251,32 @@ func Replay(dir string, from Position, o ReplayOptions, fn func(end Position, ty
 			}
 		}
 	}
+	if missing != 0 && !stop {
+		if err := discardMissing(o, &st, dir, missing); err != nil {
+			return st, err
+		}
+	}
 	return st, nil
+}
+
+// discardMissing reports segment seg as missing and, unless read-only,
+// puts an empty one in its place, so that a later replay finds the log
+// whole again, and an empty quarantine file beside it, so that the loss
+// stays noticed (Quarantined) until removed by hand.
+func discardMissing(o ReplayOptions, st *ReplayStats, dir string, seg uint64) error {
+	path := o.FS.PathJoin(dir, SegmentName(seg))
+	d := Damage{Path: path, At: Position{seg, 0}, Reason: "the segment is missing"}
+	if !o.ReadOnly {
+		d.Quarantine = fmt.Sprintf("%s-0%s", path, quarantineSuffix)
+		if err := writeFile(o.FS, d.Quarantine, nil); err != nil {
+			return fmt.Errorf("wal: noting the missing segment %s: %w", path, err)
+		}
+		if err := writeFile(o.FS, path, nil); err != nil {
+			return fmt.Errorf("wal: replacing the missing segment %s: %w", path, err)
+		}
+	}
+	st.Damage = append(st.Damage, d)
+	return nil
 }
 
 // checkStart refuses a log that does not hold from: segs are the segments
@@ -335,7 +380,7 @@ func (s *segScan) scan(off int64) (int, int64, error) {
 			return n, off, nil
 		}
 		end := off + int64(f.size())
-		if f.typ == typeTear {
+		if f.typ == typeTear || f.typ == typeSynced {
 			off = end
 			continue
 		}

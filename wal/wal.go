@@ -122,6 +122,9 @@ type Log struct {
 	seg      uint64
 	size     int64 // bytes in segments of this Log's directory, as far as known
 	segEnd   int64 // bytes of the current segment written whole
+	syncEnd  int64 // bytes of the current segment fsynced
+	noteEnd  int64 // the syncEnd that the segment last noted (typeSynced)
+	note     []byte
 	buf      []byte
 	spare    []byte
 	appended LSN // last LSN appended to buf
@@ -199,9 +202,15 @@ func Open(dir string, opts Options) (*Log, error) {
 			l.size += st.Size()
 		}
 	}
-	next := uint64(1)
+	newest, err := readNewest(opts.FS, dir)
+	if err != nil {
+		return nil, err
+	}
+	// Never reuse a number: a segment that was removed by hand stays
+	// missing, and replay names it (see Replay).
+	next := newest + 1
 	if len(segs) > 0 {
-		next = segs[len(segs)-1] + 1
+		next = max(next, segs[len(segs)-1]+1)
 	}
 	if err := l.openSegment(next); err != nil {
 		return nil, err
@@ -231,7 +240,13 @@ func (l *Log) openSegment(n uint64) error {
 		f.Close()
 		return err
 	}
-	l.f, l.seg, l.segEnd = f, n, 0
+	// After the segment exists, before anything is written to it: a
+	// crash between the two leaves the marker one behind, never ahead.
+	if err := writeNewest(fs, l.dir, n); err != nil {
+		f.Close()
+		return err
+	}
+	l.f, l.seg, l.segEnd, l.syncEnd, l.noteEnd = f, n, 0, 0, 0
 	return nil
 }
 
@@ -345,21 +360,41 @@ func (l *Log) writeLocked(sync bool) {
 	buf, target := l.buf, l.appended
 	l.buf = l.spare[:0]
 	f := l.f
+	// A write after a sync starts with a note of how far the segment is
+	// durable, so that replay can tell damage to synced records from a
+	// power cut's tear (cutByPower). It costs a small record a sync.
+	note := l.note[:0]
+	if l.syncEnd > l.noteEnd {
+		note = appendSynced(note, l.syncEnd)
+	}
+	noted := l.syncEnd
 	l.mu.Unlock()
-	_, err := f.Write(buf)
+	var err error
+	if len(note) > 0 {
+		_, err = f.Write(note)
+	}
+	if err == nil {
+		_, err = f.Write(buf)
+	}
 	if err == nil && sync {
 		err = f.Sync()
 	}
 	l.mu.Lock()
 	l.writing = false
+	l.note = note
 	if err != nil {
 		l.err = fmt.Errorf("wal: writing %s: %w", SegmentName(l.seg), err)
 	} else {
-		l.size += int64(len(buf))
-		l.segEnd += int64(len(buf))
+		n := int64(len(note) + len(buf))
+		l.size += n
+		l.segEnd += n
 		l.written = target
+		if len(note) > 0 {
+			l.noteEnd = noted
+		}
 		if sync {
 			l.synced = target
+			l.syncEnd = l.segEnd
 		}
 	}
 	l.spare = buf

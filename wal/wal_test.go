@@ -572,7 +572,14 @@ func TestPowerCutTear(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			writeRecs(t, dir, SyncAlways, recs)
+			// One write and one sync for all: the cut falls in it.
+			l, err := Open(dir, Options{Sync: SyncAlways})
+			require.NoError(t, err)
+			for _, r := range recs {
+				_, err := l.Append(r.typ, []byte(r.payload))
+				require.NoError(t, err)
+			}
+			require.NoError(t, l.Close())
 			path := filepath.Join(dir, SegmentName(1))
 			data, err := os.ReadFile(path)
 			require.NoError(t, err)
@@ -592,4 +599,149 @@ func TestPowerCutTear(t *testing.T) {
 			require.Greater(t, len(got), 2)
 		})
 	}
+}
+
+// TestZerosInSyncedRecord: a record whose own payload holds sectors of
+// zeros, damaged by one flipped bit, with acknowledged records after it,
+// is damage, not a power cut's tear: the records after it note that the
+// log was synced past it. Replay refuses it (tail recovery) or discards
+// and reports it (point in time); it never drops the records after it
+// silently. The same bytes with no note after them (one write, one sync,
+// as a power cut leaves them) are still a tear.
+func TestZerosInSyncedRecord(t *testing.T) {
+	recs := []rec{
+		{1, "one" + strings.Repeat("\x00", 1100) + "end"},
+		{1, "two"}, {1, "three"}, {1, "four"},
+	}
+	flip := func(t *testing.T, dir string) {
+		path := filepath.Join(dir, SegmentName(1))
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		data[HeaderLen+1] ^= 4 // in "one", before the zeros
+		require.NoError(t, os.WriteFile(path, data, 0o644))
+	}
+	t.Run("each record synced", func(t *testing.T) {
+		dir := t.TempDir()
+		writeRecs(t, dir, SyncAlways, recs)
+		flip(t, dir)
+		for _, ro := range []bool{true, false} {
+			_, _, err := replayWith(t, dir, 0, ReplayOptions{ReadOnly: ro})
+			var ce *CorruptError
+			require.ErrorAs(t, err, &ce, "read-only %v", ro)
+			require.Zero(t, ce.Offset)
+			require.Contains(t, ce.Reason, "synced past it")
+		}
+		info, err := os.Stat(filepath.Join(dir, SegmentName(1)))
+		require.NoError(t, err)
+		require.Greater(t, info.Size(), int64(1100), "nothing trimmed")
+		got, st, err := replayWith(t, dir, 0, ReplayOptions{Recovery: RecoverPointInTime})
+		require.NoError(t, err)
+		require.Empty(t, got)
+		require.Len(t, st.Damage, 1, "reported, not taken for a tear")
+		require.Zero(t, st.Cut)
+	})
+	t.Run("one sync for all", func(t *testing.T) {
+		dir := t.TempDir()
+		l, err := Open(dir, Options{Sync: SyncAlways})
+		require.NoError(t, err)
+		for _, r := range recs {
+			_, err := l.Append(r.typ, []byte(r.payload))
+			require.NoError(t, err)
+		}
+		require.NoError(t, l.Close())
+		flip(t, dir)
+		got, st, err := replayWith(t, dir, 0, ReplayOptions{ReadOnly: true})
+		require.NoError(t, err, "no sync note after it: a power cut explains it")
+		require.Empty(t, got)
+		require.Equal(t, 3, st.Cut)
+	})
+}
+
+// TestSyncNotes: a write after a sync notes how far the segment is
+// durable; replay never hands the notes to the caller.
+func TestSyncNotes(t *testing.T) {
+	dir := t.TempDir()
+	recs := sample(20)
+	writeRecs(t, dir, SyncAlways, recs)
+	data, err := os.ReadFile(filepath.Join(dir, SegmentName(1)))
+	require.NoError(t, err)
+	notes, last := 0, int64(0)
+	for off := 0; off < len(data); {
+		f, bad := frameAt(data[off:])
+		require.Empty(t, bad)
+		if f.typ == typeSynced {
+			at, ok := parseSynced(f.payload)
+			require.True(t, ok)
+			require.Greater(t, at, last)
+			require.LessOrEqual(t, at, int64(off), "a note says no more than was written before it")
+			notes, last = notes+1, at
+		}
+		off += f.size()
+	}
+	require.Equal(t, len(recs)-1, notes, "one before each write after the first")
+	got, _, err := replayAll(t, dir, 0)
+	require.NoError(t, err)
+	require.Equal(t, recs, got)
+}
+
+// TestMissingSegment: a segment removed by hand, the last or one between
+// others, is damage named by its file, not a log that ends earlier; a new
+// Log never takes its number again. Point-in-time recovery keeps the log
+// up to it and reports it.
+func TestMissingSegment(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		remove uint64
+		keep   int // records replayed with point-in-time recovery
+	}{
+		{"last", 3, 20},
+		{"middle", 2, 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			recs := sample(30)
+			for i := range 3 {
+				writeRecs(t, dir, SyncAlways, recs[i*10:(i+1)*10])
+			}
+			require.NoError(t, os.Remove(filepath.Join(dir, SegmentName(tc.remove))))
+			for _, ro := range []bool{true, false} {
+				_, _, err := replayWith(t, dir, 0, ReplayOptions{ReadOnly: ro})
+				var ce *CorruptError
+				require.ErrorAs(t, err, &ce)
+				require.Equal(t, filepath.Join(dir, SegmentName(tc.remove)), ce.Path)
+				require.Contains(t, ce.Reason, "missing")
+			}
+			// A writable open after it starts a new number, and the gap stays.
+			l, err := Open(dir, Options{})
+			require.NoError(t, err)
+			require.Equal(t, uint64(4), l.Segment())
+			require.NoError(t, l.Close())
+			_, _, err = replayAll(t, dir, 0)
+			require.ErrorIs(t, err, ErrCorrupt)
+
+			got, st, err := replayWith(t, dir, 0, ReplayOptions{Recovery: RecoverPointInTime})
+			require.NoError(t, err)
+			require.Equal(t, recs[:tc.keep], got)
+			require.NotEmpty(t, st.Damage, "the missing segment, then what came after it")
+			require.Equal(t, filepath.Join(dir, SegmentName(tc.remove)), st.Damage[0].Path)
+		})
+	}
+	t.Run("log without a marker", func(t *testing.T) {
+		dir := t.TempDir()
+		recs := sample(20)
+		writeRecs(t, dir, SyncAlways, recs[:10])
+		writeRecs(t, dir, SyncAlways, recs[10:])
+		require.NoError(t, os.Remove(filepath.Join(dir, newestName)))
+		got, _, err := replayAll(t, dir, 0)
+		require.NoError(t, err, "a log written before the marker replays as before")
+		require.Equal(t, recs, got)
+	})
+	t.Run("damaged marker", func(t *testing.T) {
+		dir := t.TempDir()
+		writeRecs(t, dir, SyncAlways, sample(3))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, newestName), []byte("x1"), 0o644))
+		_, _, err := replayAll(t, dir, 0)
+		require.ErrorIs(t, err, ErrCorrupt)
+		require.ErrorContains(t, err, newestName)
+	})
 }
