@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -121,4 +122,13 @@ func TestBatchAtomicToReaders(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, d, got)
 	}
+}
+
+// encodeCommit returns the records of a commit, each its own copy.
+func encodeCommit(docs []Doc, deletes []uint64) [][]byte {
+	var out [][]byte
+	for p := range commitParts(docs, deletes) {
+		out = append(out, slices.Clone(p))
+	}
+	return out
 }

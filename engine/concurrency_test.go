@@ -96,6 +96,10 @@ func TestInsertIfNew(t *testing.T) {
 	wg.Wait()
 	assert.Equal(t, int32(1), wins.Load())
 	require.ErrorIs(t, db.Insert(ctx, Doc{ID: 5, Name: strings.Repeat("x", MaxName+1)}), ErrInput)
+	err = db.Insert(ctx, Doc{ID: 5, Name: "a\x00b"})
+	require.ErrorIs(t, err, ErrInput, "a NUL in a name")
+	require.ErrorContains(t, err, "NUL byte at offset 1")
+	require.ErrorIs(t, db.Load(ctx, []Doc{{ID: 6, Name: strings.Repeat("\x00", 1100)}}), ErrInput)
 }
 
 // TestQueryAppendAllocs: a warm query into a reused buffer allocates

@@ -160,7 +160,7 @@ func (db *DB) heldBy(it *pebble.Iterator, fp uint64, counts func(id uint64) bool
 // flushMemtable commits m to Pebble at once and installs the new state;
 // frozen says m is the oldest frozen memtable, which leaves the list then.
 func (db *DB) flushMemtable(m *memtable.Memtable, walFrom wal.Position, frozen bool) (flushStats, error) {
-	f := &flushJob{db: db, m: m, old: db.st, docsB: db.store.DB.NewBatch(), postB: db.store.DB.NewBatch(), metaB: db.store.DB.NewBatch(),
+	f := &flushJob{db: db, m: m, old: db.st, metaB: db.store.DB.NewBatch(),
 		orphans: map[uint64]bool{}}
 	defer f.close()
 	if err := f.writeDocuments(); err != nil {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"runtime"
@@ -46,16 +47,26 @@ func (f *flushJob) close() {
 	}
 }
 
+// batchEntryOverhead bounds what a Pebble batch adds to an entry's key and
+// value: its kind and two varint lengths.
+const batchEntryOverhead = 1 + 2*binary.MaxVarintLen32
+
 // writeDocuments writes the memtable's documents, in id order, and notes
 // the postings changes they make.
 func (f *flushJob) writeDocuments() error {
 	m := f.m
 	f.docs = f.old.docs
 	ids := make([]uint64, 0, m.Len())
-	for id := range m.Docs() {
+	size := 0
+	for id, d := range m.Docs() {
 		ids = append(ids, id)
+		size += format.DocKeyLen + 8 + len(d.Name) + batchEntryOverhead
 	}
 	radix.Sort(ids)
+	// Sized at once: a batch grown by doubling holds up to twice its
+	// bytes, and leaves the copies it outgrew behind.
+	f.docsB = f.db.store.DB.NewBatchWithSize(size)
+	var key, value []byte
 	f.changes = make([]postingChange, 0, len(ids))
 	// An id above every stored one is new: no look-up, which a caller that
 	// numbers its documents as it goes (NextID) would otherwise pay for
@@ -81,11 +92,13 @@ func (f *flushJob) writeDocuments() error {
 		}
 		if d.Live {
 			f.changes = append(f.changes, postingChange{fp: d.FP, id: id, name: d.Name, add: true})
-			if err := f.docsB.Set(format.DocKey(id), format.DocValue(d.FP, d.Name), nil); err != nil {
+			value = format.AppendDocValue(value[:0], d.FP, d.Name)
+			key = format.AppendDocKey(key[:0], id)
+			if err := f.docsB.Set(key, value, nil); err != nil {
 				return err
 			}
 			f.docs++
-		} else if err := f.docsB.Delete(format.DocKey(id), nil); err != nil {
+		} else if err := f.docsB.Delete(format.AppendDocKey(key[:0], id), nil); err != nil {
 			return err
 		}
 	}
@@ -110,12 +123,20 @@ func (f *flushJob) storedFingerprint(id uint64) (fp uint64, found bool, err erro
 // order, removal before addition, and the sort by fingerprint is stable.
 func (f *flushJob) writePostings() error {
 	sortChangesByFP(f.changes)
+	size := 0
+	for _, c := range f.changes {
+		size += format.PostingKeyLen + len(c.name) + batchEntryOverhead
+	}
+	f.postB = f.db.store.DB.NewBatchWithSize(size)
+	var key, value []byte
 	for _, c := range f.changes {
 		var err error
+		key = format.AppendPostingKey(key[:0], c.fp, c.id)
 		if c.add {
-			err = f.postB.Set(format.PostingKey(c.fp, c.id), []byte(c.name), nil)
+			value = append(value[:0], c.name...)
+			err = f.postB.Set(key, value, nil)
 		} else {
-			err = f.postB.Delete(format.PostingKey(c.fp, c.id), nil)
+			err = f.postB.Delete(key, nil)
 		}
 		if err != nil {
 			return err

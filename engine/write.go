@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"strings"
 	"syscall"
 	"time"
@@ -67,7 +68,7 @@ func (db *DB) write(ctx context.Context, docs []Doc, deletes []uint64) (err erro
 	if err := db.stall(); err != nil {
 		return err
 	}
-	log, lsn, seq, err := db.appendCommit(encodeCommit(docs, deletes))
+	log, lsn, seq, err := db.appendCommit(docs, deletes)
 	if err != nil {
 		return err
 	}
@@ -85,11 +86,12 @@ func (db *DB) write(ctx context.Context, docs []Doc, deletes []uint64) (err erro
 // the last record's LSN and the commit's sequence number. The records of
 // one commit are appended under one hold of commitMu: nothing comes
 // between them, and no flush starts a segment among them.
-func (db *DB) appendCommit(payloads [][]byte) (*wal.Log, wal.LSN, uint64, error) {
-	size := 0
-	for _, p := range payloads {
-		size += len(p)
+func (db *DB) appendCommit(docs []Doc, deletes []uint64) (*wal.Log, wal.LSN, uint64, error) {
+	names := 0
+	for i := range docs {
+		names += len(docs[i].Name)
 	}
+	size := format.CommitBytes(len(docs), names, len(deletes))
 	db.commitMu.Lock()
 	defer db.commitMu.Unlock()
 	db.mu.RLock()
@@ -106,10 +108,13 @@ func (db *DB) appendCommit(payloads [][]byte) (*wal.Log, wal.LSN, uint64, error)
 		return nil, 0, 0, err
 	}
 	var lsn wal.LSN
-	for i, p := range payloads {
-		typ := byte(format.RecOpsPart)
-		if i == len(payloads)-1 {
-			typ = format.RecOps
+	for p, typ := range commitParts(docs, deletes) {
+		if lsn != 0 {
+			// A large commit: its records go out as they are made, not
+			// all at once from the log's buffer.
+			if err = log.WriteOut(); err != nil {
+				return nil, 0, 0, store.DiskErr("appending to the log", err)
+			}
 		}
 		if lsn, err = log.Append(typ, p); err != nil {
 			// The parts appended before are not committed: replay drops
@@ -274,10 +279,11 @@ func (db *DB) InsertIfNew(ctx context.Context, d Doc, k int) (matches []Match, i
 	return nil, true, nil
 }
 
-// encodeCommit returns the log records of a commit that inserts docs, then
-// deletes deletes.
-func encodeCommit(docs []Doc, deletes []uint64) [][]byte {
-	return format.EncodeCommit(len(docs), func(i int) format.Op {
+// commitParts yields the log records of a commit that inserts docs, then
+// deletes deletes, each with its type (format.CommitParts).
+func commitParts(docs []Doc, deletes []uint64) iter.Seq2[[]byte, byte] {
+	return format.CommitParts(len(docs), func(i int) format.Op {
 		return format.Op{ID: docs[i].ID, Fingerprint: docs[i].Fingerprint, Name: docs[i].Name}
 	}, deletes)
 }
+

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -211,26 +212,17 @@ const maxLineErrors = 100
 // that a body over a limit is refused (400, 413) before any work starts:
 // its bytes are counted among those in flight.
 func (s *Server) bodyLines(w http.ResponseWriter, r *http.Request, fn func(n int, line []byte) error) error {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBatchBody))
-	if err != nil {
-		return requestErr(err)
-	}
 	type numbered struct {
 		n    int
 		line []byte
 	}
 	var lines []numbered
-	for n := 1; len(body) > 0; n++ {
-		line, rest, _ := bytes.Cut(body, []byte{'\n'})
-		body = rest
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 || line[0] == '#' {
-			continue
-		}
-		if len(lines) == s.opts.MaxBatch {
-			return bad("more than %d lines in one request (the server's --max-batch): send them in several", s.opts.MaxBatch)
-		}
-		lines = append(lines, numbered{n, line})
+	err := s.streamLines(w, r, func(n int, line []byte) error {
+		lines = append(lines, numbered{n, bytes.Clone(line)})
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	for _, l := range lines {
 		if err := fn(l.n, l.line); err != nil {
@@ -238,6 +230,44 @@ func (s *Server) bodyLines(w http.ResponseWriter, r *http.Request, fn func(n int
 		}
 	}
 	return nil
+}
+
+// streamLines is bodyLines for a handler that does nothing lasting before
+// the body ends (POST /v1/documents commits once, at the end): fn sees
+// each line as it is read, valid until it returns, so that the body is
+// never held whole beside what is made of it. A limit passed fails the
+// request part way.
+func (s *Server) streamLines(w http.ResponseWriter, r *http.Request, fn func(n int, line []byte) error) error {
+	br := bufio.NewReaderSize(http.MaxBytesReader(w, r.Body, s.opts.MaxBatchBody), 64<<10)
+	var long []byte // a line longer than br's buffer
+	count := 0
+	for n := 1; ; n++ {
+		line, err := br.ReadSlice('\n')
+		for errors.Is(err, bufio.ErrBufferFull) {
+			long = append(long, line...)
+			line, err = br.ReadSlice('\n')
+		}
+		if len(long) > 0 {
+			long = append(long, line...)
+			line = long
+		}
+		if err != nil && err != io.EOF {
+			return requestErr(err)
+		}
+		if t := bytes.TrimSpace(line); len(t) > 0 && t[0] != '#' {
+			if count == s.opts.MaxBatch {
+				return bad("more than %d lines in one request (the server's --max-batch): send them in several", s.opts.MaxBatch)
+			}
+			count++
+			if ferr := fn(n, t); ferr != nil {
+				return ferr
+			}
+		}
+		long = long[:0]
+		if err == io.EOF {
+			return nil
+		}
+	}
 }
 
 // documentsAnswer is the answer to POST /v1/documents.
@@ -262,7 +292,7 @@ func (s *Server) postDocuments(w http.ResponseWriter, r *http.Request) error {
 	var fps []*string
 	texts := false
 	var ids *naming.IDs // for documents named without an id, made at the first
-	err := s.bodyLines(w, r, func(n int, line []byte) error {
+	err := s.streamLines(w, r, func(n int, line []byte) error {
 		var req docRequest
 		dec := json.NewDecoder(bytes.NewReader(line))
 		dec.DisallowUnknownFields()

@@ -1,12 +1,15 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	"golang.org/x/sync/semaphore"
 )
@@ -28,16 +31,18 @@ func newInflight(limit int64) *inflight {
 }
 
 // acquire waits until a body of the request's declared length (or of
-// limit when it declares none) may be read, and
-// returns the function that releases it. limit is the endpoint's.
-func (f *inflight) acquire(r *http.Request, limit int64) (func(), error) {
+// limit when it declares none) may be read, at most wait, and returns the
+// function that releases it. limit is the endpoint's.
+func (f *inflight) acquire(r *http.Request, limit int64, wait time.Duration) (func(), error) {
 	n := limit
 	if r.ContentLength >= 0 && r.ContentLength < limit {
 		n = r.ContentLength
 	}
 	n = min(max(n, 1), f.limit)
-	if err := f.sem.Acquire(r.Context(), n); err != nil {
-		return nil, busy{fmt.Errorf("the server is reading %d bytes of request bodies, its limit (--max-inflight-bytes); retry later: %w", f.limit, err)}
+	ctx, cancel := context.WithTimeout(r.Context(), wait)
+	defer cancel()
+	if err := f.sem.Acquire(ctx, n); err != nil {
+		return nil, busy{fmt.Errorf("the server is reading %d bytes of request bodies, its limit (--max-inflight-bytes), and found no room for this one in %v; retry later: %w", f.limit, wait, err)}
 	}
 	return func() { f.sem.Release(n) }, nil
 }
@@ -102,11 +107,19 @@ func (w *jsonErrors) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
-// withInflight runs h with a large body's bytes counted in flight.
+// withInflight runs h with a large body's bytes counted in flight. A
+// request that finds no room within MaxWait is answered 503 with
+// Retry-After, its body read and dropped first (unless the client waits
+// for "100 Continue" before sending it), so that the client, still
+// sending, gets the answer rather than a connection cut under it.
 func (s *Server) withInflight(limit func() int64, h handlerFunc) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		release, err := s.inflight.acquire(r, limit())
+		release, err := s.inflight.acquire(r, limit(), s.opts.MaxWait)
 		if err != nil {
+			if !strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
+				io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, limit()))
+			}
+			w.Header().Set("Connection", "close")
 			return err
 		}
 		defer release()

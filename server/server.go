@@ -61,6 +61,11 @@ type Options struct {
 	// and get 503 if their client gives up first (default 256 MiB, at
 	// least MaxBatchBody). The server's memory grows with it.
 	MaxInflight int64
+	// MaxWait bounds the time a batch waits for room among the bytes in
+	// flight before it is answered 503 with Retry-After (default 30 s).
+	// It should be well under the http.Server's ReadTimeout, which runs
+	// while the request waits.
+	MaxWait time.Duration
 	// MaxHeader bounds a request's header in bytes (default 64 KiB): 431.
 	// An http.Server in front should allow more (MaxHeaderBytes), so that
 	// this JSON answer is the one a client gets.
@@ -83,6 +88,7 @@ const (
 	DefaultMaxBatch     = 100_000
 	DefaultMaxInflight  = 256 << 20
 	DefaultMaxHeader    = 64 << 10
+	DefaultMaxWait      = 30 * time.Second
 )
 
 // Server is the HTTP handler of one open index.
@@ -109,6 +115,9 @@ func New(db *engine.DB, opts Options) *Server {
 		opts.MaxInflight = DefaultMaxInflight
 	}
 	opts.MaxInflight = max(opts.MaxInflight, opts.MaxBatchBody)
+	if opts.MaxWait <= 0 {
+		opts.MaxWait = DefaultMaxWait
+	}
 	if opts.MaxHeader <= 0 {
 		opts.MaxHeader = DefaultMaxHeader
 	}

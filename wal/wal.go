@@ -69,6 +69,9 @@ func ParseSyncMode(s string) (SyncMode, error) {
 // MaxRecord is the largest payload a record may carry.
 const MaxRecord = 64 << 20
 
+// maxSpare bounds the write buffer a Log keeps for its next write.
+const maxSpare = 1 << 20
+
 // DefaultInterval is the fsync interval of SyncInterval.
 const DefaultInterval = 100 * time.Millisecond
 
@@ -397,7 +400,11 @@ func (l *Log) writeLocked(sync bool) {
 			l.syncEnd = l.segEnd
 		}
 	}
-	l.spare = buf
+	if cap(buf) <= maxSpare {
+		l.spare = buf
+	} else {
+		l.spare = nil // a large commit's buffer is not kept for the small ones after it
+	}
 	l.cond.Broadcast()
 }
 
@@ -416,6 +423,31 @@ func (l *Log) syncLoop() {
 			}
 			l.mu.Unlock()
 		}
+	}
+}
+
+// WriteOut writes everything appended so far to the operating system,
+// without an fsync: what a large commit calls between its records, so that
+// the log never holds the whole commit in its buffer. It acknowledges
+// nothing (Wait still waits for the sync mode's promise).
+func (l *Log) WriteOut() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for {
+		if l.err != nil {
+			return l.err
+		}
+		if l.closed {
+			return ErrClosed
+		}
+		if l.writing {
+			l.cond.Wait()
+			continue
+		}
+		if l.written == l.appended {
+			return nil
+		}
+		l.writeLocked(false)
 	}
 }
 

@@ -161,7 +161,7 @@ func serve(ctx context.Context, db *engine.DB, d *dbFlags, ff *fingerprintFlags,
 		return fail(stderr, "serve", exitUsage, err)
 	}
 	h := server.New(db, server.Options{Token: token, MaxBody: sf.maxBody, MaxBatchBody: sf.maxBatchBody,
-		MaxBatch: sf.maxBatch, MaxInflight: sf.maxInflight, MaxHeader: sf.maxHeader, Fingerprinter: f, TextReading: reading, Logger: quietLogger()})
+		MaxBatch: sf.maxBatch, MaxInflight: sf.maxInflight, MaxWait: sf.read / 2, MaxHeader: sf.maxHeader, Fingerprinter: f, TextReading: reading, Logger: quietLogger()})
 	if w := sf.plainTokenWarning(token); w != "" {
 		fmt.Fprintf(stderr, "%s serve: %s\n", programName, w)
 	}

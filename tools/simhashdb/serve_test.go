@@ -45,7 +45,13 @@ type served struct {
 // line that says where it listens.
 func startServe(t *testing.T, args ...string) *served {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	return startServeBinary(t, binary, args...)
+}
+
+// startServeBinary is startServe with the command built as bin.
+func startServeBinary(t testing.TB, bin string, args ...string) *served {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 	pipe, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())

@@ -4,6 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"iter"
+	"slices"
+
 	"github.com/simhashdb/simhashdb/wal"
 )
 
@@ -46,20 +49,47 @@ type Op struct {
 // callers' documents as they are, without a copy.)
 func EncodeCommit(n int, insert func(i int) Op, deletes []uint64) [][]byte {
 	var out [][]byte
-	for lo := 0; lo < n || len(deletes) > 0; {
-		hi, size := lo, 0
-		for hi < n && size < partBytes {
-			size += 1 + 16 + 3 + len(insert(hi).Name)
-			hi++
-		}
-		nx := 0
-		if hi == n {
-			nx = min(len(deletes), (partBytes-size)/9+1)
-		}
-		out = append(out, encodeOps(insert, lo, hi, deletes[:nx], size))
-		lo, deletes = hi, deletes[nx:]
+	for p := range CommitParts(n, insert, deletes) {
+		out = append(out, append([]byte(nil), p...))
 	}
 	return out
+}
+
+// CommitParts yields the payloads EncodeCommit returns one at a time, each
+// valid until the next, with its record type (RecOps for the last,
+// RecOpsPart before it): a large commit is never encoded whole in memory
+// beside the log's copy of it.
+func CommitParts(n int, insert func(i int) Op, deletes []uint64) iter.Seq2[[]byte, byte] {
+	return func(yield func([]byte, byte) bool) {
+		var buf []byte
+		for lo := 0; lo < n || len(deletes) > 0; {
+			hi, size := lo, 0
+			for hi < n && size < partBytes {
+				size += 1 + 16 + 3 + len(insert(hi).Name)
+				hi++
+			}
+			nx := 0
+			if hi == n {
+				nx = min(len(deletes), (partBytes-size)/9+1)
+			}
+			buf = encodeOps(buf[:0], insert, lo, hi, deletes[:nx], size)
+			typ := byte(RecOpsPart)
+			if hi == n && nx == len(deletes) {
+				typ = RecOps
+			}
+			if !yield(buf, typ) {
+				return
+			}
+			lo, deletes = hi, deletes[nx:]
+		}
+	}
+}
+
+// CommitBytes bounds the bytes of the records of a commit of n inserts
+// and d deletes whose names take names bytes, frames included.
+func CommitBytes(n, names, d int) int {
+	size := n*(1+16+3) + names + 9*d
+	return size + (size/partBytes+2)*(10+wal.HeaderLen)
 }
 
 // op kinds in a record.
@@ -68,10 +98,10 @@ const (
 	opDelete = 2
 )
 
-// encodeOps is the payload of a record that inserts insert(lo..hi-1), of
+// encodeOps appends to b the payload of a record that inserts insert(lo..hi-1), of
 // about size bytes, then deletes deletes.
-func encodeOps(insert func(i int) Op, lo, hi int, deletes []uint64, size int) []byte {
-	b := make([]byte, 0, 10+size+9*len(deletes))
+func encodeOps(b []byte, insert func(i int) Op, lo, hi int, deletes []uint64, size int) []byte {
+	b = slices.Grow(b, 10+size+9*len(deletes))
 	b = binary.AppendUvarint(b, uint64(hi-lo+len(deletes)))
 	for i := lo; i < hi; i++ {
 		d := insert(i)

@@ -17,7 +17,7 @@ func decodeAll(typ byte, b []byte) ([]Op, error) {
 func record(docs []Op, dels []uint64) []byte {
 	recs := EncodeCommit(len(docs), func(i int) Op { return docs[i] }, dels)
 	if len(recs) == 0 {
-		return encodeOps(nil, 0, 0, nil, 0)
+		return encodeOps(nil, nil, 0, 0, nil, 0)
 	}
 	if len(recs) != 1 {
 		panic("record: more than one record")
