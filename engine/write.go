@@ -286,4 +286,3 @@ func commitParts(docs []Doc, deletes []uint64) iter.Seq2[[]byte, byte] {
 		return format.Op{ID: docs[i].ID, Fingerprint: docs[i].Fingerprint, Name: docs[i].Name}
 	}, deletes)
 }
-
