@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -118,6 +119,22 @@ func (db *DB) checkSSTable(path string) error {
 	defer r.Close()
 	if err := r.ValidateBlockChecksums(); err != nil {
 		return format.Corrupt("sstable "+path, err)
+	}
+	// Pebble's validation leaves out the value blocks (values kept apart
+	// from their keys) and their index: read them too, each checked.
+	l, err := r.Layout()
+	if err != nil {
+		return format.Corrupt("sstable "+path, err)
+	}
+	for _, bh := range append(slices.Clone(l.ValueBlock), l.ValueIndex) {
+		if bh.Length == 0 {
+			continue
+		}
+		h, err := r.ReadValueBlockExternal(context.Background(), bh)
+		if err != nil {
+			return format.Corrupt(fmt.Sprintf("sstable %s, value block at offset %d", path, bh.Offset), err)
+		}
+		h.Release()
 	}
 	return nil
 }
