@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"testing"
@@ -102,6 +103,8 @@ func TestManifestFlips(t *testing.T) {
 		require.NoError(t, os.WriteFile(m, b, 0o644))
 		db, err := Open(work, Options{})
 		if err != nil {
+			require.ErrorIs(t, err, ErrCorrupt, "a refusal says the index is damaged")
+			assert.NotContains(t, err.Error(), "not a simhashdb index")
 			refused++
 			continue
 		}
@@ -150,6 +153,31 @@ func TestSSTableFlips(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
 	assert.Equal(t, 24, found)
+}
+
+// TestMissingManifestMarker: a store whose marker of the current MANIFEST
+// was removed is a damaged index, not a foreign folder; the marker the
+// message describes opens it again.
+func TestMissingManifestMarker(t *testing.T) {
+	dir := t.TempDir()
+	db := openT(t, dir, testOptions())
+	require.NoError(t, db.Load(ctx, corpus(300, 4)))
+	require.NoError(t, db.Close())
+	markers, err := filepath.Glob(filepath.Join(dir, store.Dir, "marker.manifest.*"))
+	require.NoError(t, err)
+	require.Len(t, markers, 1)
+	require.NoError(t, os.Remove(markers[0]))
+	_, err = Open(dir, Options{})
+	require.ErrorIs(t, err, ErrCorrupt)
+	assert.NotErrorIs(t, err, ErrNotIndex)
+	assert.Contains(t, err.Error(), "marker was removed")
+	name := regexp.MustCompile(`marker\.manifest\.000001\.MANIFEST-\d+`).FindString(err.Error())
+	require.NotEmpty(t, name, err.Error())
+	require.NoError(t, os.WriteFile(filepath.Join(dir, store.Dir, name), nil, 0o644))
+	db = openT(t, dir, Options{})
+	defer db.Close()
+	_, err = db.Check(ctx)
+	require.NoError(t, err)
 }
 
 // TestStraySSTable: an sstable in the store's folder that its MANIFEST

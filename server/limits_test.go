@@ -122,6 +122,19 @@ func TestNULName(t *testing.T) {
 	assert.Equal(t, 404, r.status)
 }
 
+// TestUncleanPath: a path with ".." or "//" is refused with 400 in JSON,
+// never redirected.
+func TestUncleanPath(t *testing.T) {
+	ts, _ := testServer(t, Options{})
+	for _, p := range []string{"/v1/documents/../stats", "/v1//stats", "/v1/./stats", "/v1/documents/1/.."} {
+		r := call(t, ts, "GET", p, "")
+		assert.Equal(t, 400, r.status, p)
+		assert.Contains(t, r.json(t)["error"], "not clean", p)
+	}
+	r := call(t, ts, "GET", "/v1/stats", "")
+	assert.Equal(t, 200, r.status)
+}
+
 func bufioReader(c net.Conn) *bufio.Reader { return bufio.NewReader(c) }
 
 // TestServiceDetails: the bearer scheme in any case; a body over its limit

@@ -34,6 +34,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"path"
 	"strings"
 	"time"
 
@@ -153,6 +154,12 @@ func New(db *engine.DB, opts Options) *Server {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if n := headerBytes(r); n > s.opts.MaxHeader {
 		writeError(w, http.StatusRequestHeaderFieldsTooLarge, fmt.Errorf("request header of about %d bytes, at most %d", n, s.opts.MaxHeader))
+		return
+	}
+	if p := r.URL.Path; p != "" && path.Clean(p) != p && path.Clean(p)+"/" != p {
+		// The router would redirect to the cleaned path: a client that
+		// sent one is refused as a bad id is, not sent elsewhere.
+		writeError(w, http.StatusBadRequest, fmt.Errorf("path %q is not clean (\"..\", \".\" or \"//\" in it): send %q", p, path.Clean(p)))
 		return
 	}
 	if _, pattern := s.mux.Handler(r); pattern == "" {

@@ -170,8 +170,9 @@ func serve(ctx context.Context, db *engine.DB, d *dbFlags, ff *fingerprintFlags,
 		return fail(stderr, "serve", exitFailed, err)
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: sf.readHeader, ReadTimeout: sf.read, WriteTimeout: sf.write,
-		// Above the server's own limit, which answers in JSON.
-		IdleTimeout: sf.idle, MaxHeaderBytes: 2 * sf.maxHeader}
+		// Well above the server's own limit, which answers 431 in JSON (a
+		// header over this one gets Go's plain-text 431).
+		IdleTimeout: sf.idle, MaxHeaderBytes: max(2*sf.maxHeader, 1<<20)}
 	scheme := "http"
 	if sf.tlsCert != "" {
 		scheme = "https"

@@ -138,6 +138,16 @@ func TestServe(t *testing.T) {
 	code, _, err = httpDo("GET", s.url+"/healthz", "", "")
 	require.NoError(t, err)
 	assert.Equal(t, 200, code)
+	// A header of 1 MiB: the server's own JSON answer, not Go's plain text.
+	req, err := http.NewRequest("GET", s.url+"/v1/stats", nil)
+	require.NoError(t, err)
+	req.Header.Set("X-Big", strings.Repeat("h", 1<<20-100))
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	big, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, 431, resp.StatusCode)
+	assert.Equal(t, "application/json", resp.Header.Get("Content-Type"), string(big))
 
 	// The index is the server's now: another command says so.
 	r := runCLI(t, "", "stats", "--db", db)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -28,6 +30,19 @@ func ownStore(fs vfs.FS, pdir string, order *pebble.Comparer) error {
 		names, err := fs.List(pdir)
 		if err != nil {
 			return fmt.Errorf("engine: %w", err)
+		}
+		var manifests []string
+		for _, n := range names {
+			if strings.HasPrefix(n, "MANIFEST-") {
+				manifests = append(manifests, n)
+			}
+		}
+		if len(manifests) > 0 {
+			// Pebble's files without the marker that names the current
+			// MANIFEST: a store damaged, not a foreign folder.
+			slices.Sort(manifests)
+			return fmt.Errorf("%w: %s holds Pebble's files (%s) but no marker.manifest.* file naming the current MANIFEST: the index is damaged (the marker was removed). Restore the folder from a copy; failing that, a marker named marker.manifest.000001.%s (an empty file) names the newest one, which may be the current",
+				format.ErrCorrupt, pdir, strings.Join(manifests, ", "), manifests[len(manifests)-1])
 		}
 		if len(names) > 0 {
 			return fmt.Errorf("%w: %s holds %d files (such as %q) but no Pebble store: not a simhashdb index, left as it is", ErrNotIndex, pdir, len(names), names[0])

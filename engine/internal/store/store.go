@@ -11,8 +11,10 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/record"
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/simhashdb/simhashdb/engine/internal/format"
 )
 
 // Dir is the folder of an index directory that holds the Pebble store.
@@ -90,9 +92,23 @@ func Open(dir string, o Options) (*Store, error) {
 		if errors.Is(err, syscall.EROFS) {
 			return nil, fmt.Errorf("%w: %s is on a read-only file system: open it read-only to query it: %w", ErrReadOnly, dir, err)
 		}
+		if manifestDamaged(err) {
+			return nil, fmt.Errorf("%w: %s: the store's MANIFEST (the list of its files) does not read to its end: the index is damaged; restore it from a copy (%w)", format.ErrCorrupt, pdir, err)
+		}
 		return nil, fmt.Errorf("engine: opening %s: %w", pdir, err)
 	}
 	return s, nil
+}
+
+// manifestDamaged reports whether Pebble's open failed on its MANIFEST's
+// records, which a damaged file gives.
+func manifestDamaged(err error) bool {
+	for _, e := range []error{record.ErrInvalidChunk, record.ErrZeroedChunk, record.ErrUnexpectedEOF, pebble.ErrCorruption} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // Close closes the store and lets go of its cache.
