@@ -62,6 +62,25 @@ func (s Syntax) Pair(line string) (uint64, error) {
 	return s.Fingerprint(line)
 }
 
+// AnyFingerprint reads the fingerprint of any line the commands write for
+// one another: a bare fingerprint (find-all's input), a line of "simhashdb
+// fingerprint", or a record of add's input or export's output ("<id>
+// <fingerprint> [name]"). A blank line or a "#" comment (export's header
+// among them) has none: skip.
+func (s Syntax) AnyFingerprint(line string) (fp uint64, skip bool, err error) {
+	if t := strings.TrimSpace(line); t == "" || t[0] == '#' {
+		return 0, true, nil
+	}
+	fp, err = s.Pair(line)
+	if err == nil {
+		return fp, false, nil
+	}
+	if _, rfp, _, rerr := s.Record(line); rerr == nil {
+		return rfp, false, nil
+	}
+	return 0, false, fmt.Errorf("want a fingerprint, a line of 'simhashdb fingerprint' or <id> <fingerprint> [name]: %w", err)
+}
+
 // Query reads a line of batch's input, "<fingerprint>", "<qid>
 // <fingerprint>" or "<0x fingerprint><TAB><name>" (the name is the qid).
 // qid is the JSON of the given qid (a number when it is an unsigned
@@ -83,7 +102,11 @@ func (s Syntax) Query(line string, n int) (qid json.RawMessage, fp uint64, err e
 		}
 		f = f[1:]
 	default:
-		return nil, 0, fmt.Errorf("want <fingerprint>, <qid> <fingerprint> or <0x fingerprint><TAB><name>, got %s", quote.Short(line, 60))
+		// A record of add's input or export's output: its id is the qid.
+		if id, rfp, _, err := s.Record(line); err == nil {
+			return json.RawMessage(strconv.FormatUint(id, 10)), rfp, nil
+		}
+		return nil, 0, fmt.Errorf("want <fingerprint>, <qid> <fingerprint>, <id> <fingerprint> <name> or <0x fingerprint><TAB><name>, got %s", quote.Short(line, 60))
 	}
 	fp, err = s.Fingerprint(f[0])
 	if err != nil {

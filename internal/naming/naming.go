@@ -162,6 +162,13 @@ func (p *IDs) count(id uint64, name string, what int) (uint64, int, error) {
 	return id, what, nil
 }
 
+// NotStored takes back the count of a document that ID counted as what
+// (Added or Replaced) and that was not stored after all (add --if-new
+// found a near-duplicate): Summary counts what the index holds.
+func (p *IDs) NotStored(what int) {
+	p.counts[what]--
+}
+
 // Summary is the counts as a sentence.
 func (p *IDs) Summary() string {
 	return fmt.Sprintf("%d added, %d replaced, %d unchanged", p.counts[Added], p.counts[Replaced], p.counts[Unchanged])

@@ -72,13 +72,20 @@ func addText(ctx context.Context, db *engine.DB, dbDir string, paths []string, f
 	}
 	p := newProgress(progress, stderr, -1, a.bytes.Load, &a.read, &a.durable, &a.rejected)
 	defer p.stop()
+	stopped := func(err error) int {
+		if ctx.Err() == nil || !errors.Is(err, context.Canceled) {
+			return fail(stderr, "add", exitFailed, err)
+		}
+		p.stop()
+		return fail(stderr, "add", exitFailed, fmt.Errorf("interrupted: %d files read, %d stored or left as they were, for good; to finish, run the same command again: the files stored are found unchanged and skipped", a.read.Load(), a.durable.Load()))
+	}
 	for _, arg := range paths {
 		if err := a.walk(arg, p); err != nil {
-			return fail(stderr, "add", exitFailed, err)
+			return stopped(err)
 		}
 	}
 	if err := a.commit(p); err != nil {
-		return fail(stderr, "add", exitFailed, err)
+		return stopped(err)
 	}
 	p.stop()
 	fmt.Fprintf(stderr, "%s add: %d files: %s", programName, a.read.Load(), a.ids.Summary())
@@ -131,13 +138,9 @@ func (a *textAdder) walk(arg string, p *progressReporter) error {
 		}
 		return false
 	}
-	return readFiles(a.ctx, arg, skipIndex, func(path string, b []byte) error {
+	return readFiles(a.ctx, arg, skipIndex, func(path, name string, b []byte) error {
 		a.read.Add(1)
 		a.bytes.Add(int64(len(b)))
-		name := path
-		if len(name) > engine.MaxName {
-			name = name[:engine.MaxName]
-		}
 		if len(a.docs) == 0 {
 			a.since = time.Now()
 		}
@@ -164,7 +167,7 @@ func (a *textAdder) walk(arg string, p *progressReporter) error {
 			a.durable.Add(1)
 			return nil
 		case a.ifNew >= 0:
-			return a.insertIfNew(d)
+			return a.insertIfNew(d, what)
 		}
 		a.docs = append(a.docs, d)
 		if !a.bulk && (len(a.docs) >= textBatch || time.Since(a.since) >= textBatchAge) {
@@ -175,8 +178,8 @@ func (a *textAdder) walk(arg string, p *progressReporter) error {
 }
 
 // insertIfNew stores d unless a stored document lies within a.ifNew, which
-// it reports instead.
-func (a *textAdder) insertIfNew(d engine.Doc) error {
+// it reports instead; what is how a.ids counted it.
+func (a *textAdder) insertIfNew(d engine.Doc, what int) error {
 	ms, inserted, err := a.db.InsertIfNew(a.ctx, d, a.ifNew)
 	if err != nil {
 		return err
@@ -187,6 +190,7 @@ func (a *textAdder) insertIfNew(d engine.Doc) error {
 		return nil
 	}
 	a.dups++
+	a.ids.NotStored(what)
 	m := ms[0]
 	fmt.Fprintf(a.stderr, "%s add: %s: not added: within %d of document %d %s (distance %d)\n", programName, d.Name, a.ifNew, m.ID, quoteShort(m.Name), m.Distance)
 	return nil

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/simhash"
 )
 
@@ -74,17 +73,13 @@ func (a *remoteTextAdder) bad(path string, err error) {
 	a.code = exitFailed
 }
 
-func (a *remoteTextAdder) file(path string, b []byte) error {
+func (a *remoteTextAdder) file(path, name string, b []byte) error {
 	a.files++
 	if !utf8.Valid(b) {
 		// A JSON string would carry U+FFFD instead, and the server would
 		// fingerprint other bytes than the file's.
 		a.bad(path, errors.New("not UTF-8 text, which a JSON line cannot carry unchanged (compressed, binary or in another encoding): add it with --db on the server's machine"))
 		return nil
-	}
-	name := path
-	if len(name) > engine.MaxName {
-		name = name[:engine.MaxName]
 	}
 	line, err := json.Marshal(struct {
 		Name string `json:"name"`

@@ -135,18 +135,13 @@ func readFingerprints(ctx context.Context, path string, stdin io.Reader, fps *[]
 		if tooLong != nil {
 			return &inputError{name, n, tooLong}
 		}
-		if t := strings.TrimSpace(line); t == "" || strings.HasPrefix(t, "#") {
-			return nil // as add skips them
-		}
-		fp, err := syn.Pair(line)
+		fp, skip, err := syn.AnyFingerprint(line)
 		if err != nil {
-			_, rfp, _, rerr := syn.Record(line)
-			if rerr != nil {
-				return &inputError{name, n, fmt.Errorf("want a fingerprint, a line of 'simhashdb fingerprint' or <id> <fingerprint> [name]: %w", err)}
-			}
-			fp = rfp
+			return &inputError{name, n, err}
 		}
-		*fps = append(*fps, fp)
+		if !skip {
+			*fps = append(*fps, fp)
+		}
 		return nil
 	})
 }

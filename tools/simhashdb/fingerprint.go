@@ -274,7 +274,7 @@ func runFingerprint(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 				return nil
 			}
 			defer file.Close()
-			one(path, file)
+			one(docName(path), file)
 			return nil
 		}, fail)
 		if err != nil {

@@ -333,6 +333,9 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	db, code, err := cf.open(ctx, &d, opts, &ff, fl)
 	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			return fail(stderr, "add", exitFailed, fmt.Errorf("interrupted while opening %s: nothing from the input is stored; run the same command again", d.dir))
+		}
 		if header != nil && errors.Is(err, errConflict) {
 			err = fmt.Errorf("the input was exported from an index with %s, %s holds one with other options: %w", header, d.dir, err)
 		}
@@ -342,6 +345,9 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		code = addText(ctx, db, d.dir, fl.Args(), &ff, *progress, *bulk, *ifNew, stdout, stderr)
 	} else {
 		code = addRecords(ctx, db, lines.Syntax{Hex: *hex}, in, inName, inSize, stderr, *progress, *bulk, *ifNew)
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintf(stderr, "%s add: closing %s: what is stored goes to its tables; other commands find it in use until this one exits\n", programName, d.dir)
 	}
 	if err := db.Flush(context.Background()); err != nil && code == exitOK {
 		code = fail(stderr, "add", exitFailed, err)

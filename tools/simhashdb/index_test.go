@@ -224,7 +224,7 @@ func TestIndexCommands(t *testing.T) {
 		r = runCLI(t, "", "add", "--db", db, "--if-new", "3", "--text", other)
 		require.Equal(t, 0, r.code, r.stderr)
 		assert.Contains(t, r.stderr, "copy.txt: not added: within 3 of document")
-		assert.Contains(t, r.stderr, "1 not added as near-duplicates")
+		assert.Contains(t, r.stderr, "2 files: 1 added, 0 replaced, 0 unchanged, 1 not added as near-duplicates", "the counts say what the index holds")
 		assert.Contains(t, r.stdout, "new.txt")
 		assert.NotContains(t, r.stdout, "copy.txt")
 	})
@@ -323,7 +323,7 @@ func TestFindAllErrors(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"1\n\n2\n", nil, 1, "<stdin>:2: empty line"},
+		{"1\n\nxyz 1\n", nil, 1, "<stdin>:3:"},
 		{"1\n2\nabc\n", nil, 1, "<stdin>:3:"},
 		{"1\n18446744073709551616\n", nil, 1, "<stdin>:2:"},
 		{"1\n", []string{"-b", "3"}, 2, "--blocks 3"},
@@ -341,6 +341,32 @@ func TestFindAllErrors(t *testing.T) {
 	r := runCLI(t, "", "find-all")
 	assert.Equal(t, 0, r.code, "empty input: no pairs")
 	assert.Empty(t, r.stdout)
+}
+
+// TestFormatsChain: every command that reads fingerprints reads what the
+// others write: export's header and records, fingerprint's lines, blank
+// lines and comments.
+func TestFormatsChain(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "idx")
+	r := runCLI(t, "1 0x0000000000000001 one\n2 0x0000000000000003 two\n3 0x00000000000000ff\n", "add", "--db", db)
+	require.Equal(t, 0, r.code, r.stderr)
+	exported := runCLI(t, "", "export", "--db", db)
+	require.Equal(t, 0, exported.code, exported.stderr)
+	require.True(t, strings.HasPrefix(exported.stdout, "# simhashdb-export"))
+	named := "0x0000000000000001\t/a.txt\n\n# a comment\n0x0000000000000003\t/b.txt\n"
+	for _, in := range []string{exported.stdout, named} {
+		for _, cmd := range []string{"find-all", "find-clusters"} {
+			r := runCLI(t, in, cmd, "-d", "1")
+			require.Equal(t, 0, r.code, "%s: %s", cmd, r.stderr)
+			assert.Contains(t, r.stdout, "0x0000000000000001", cmd)
+			assert.Contains(t, r.stdout, "0x0000000000000003", cmd)
+		}
+		r := runCLI(t, in, "batch", "--db", db, "--k", "1")
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Equal(t, 2+strings.Count(in, "0x00000000000000ff"), strings.Count(r.stdout, "\n"), r.stdout)
+		r = runCLI(t, in, "compression")
+		require.Equal(t, 0, r.code, r.stderr)
+	}
 }
 
 // TestAddDurableSurvivesKill runs add on an endless input, kills it with
@@ -428,4 +454,30 @@ func TestIndexFit(t *testing.T) {
 			assert.Contains(t, got, tc.want)
 		}
 	}
+}
+
+// TestPathSpelling: one file is one document however the command line
+// names it: relative, ".", absolute, through a symbolic link.
+func TestPathSpelling(t *testing.T) {
+	root := t.TempDir()
+	docs := filepath.Join(root, "mydocs")
+	require.NoError(t, os.Mkdir(docs, 0o755))
+	for i, text := range []string{"alpha beta gamma delta", "one two three four five", "red green blue yellow", "north south east west", "spring summer autumn winter"} {
+		require.NoError(t, os.WriteFile(filepath.Join(docs, fmt.Sprintf("f%d.txt", i)), []byte(text), 0o644))
+	}
+	require.NoError(t, os.Symlink(docs, filepath.Join(root, "link")))
+	db := filepath.Join(root, "idx")
+	for _, c := range []struct{ dir, arg string }{{root, "mydocs"}, {docs, "."}, {"/", docs}, {root, "link"}, {root, "./mydocs/../mydocs/"}} {
+		cmd := exec.Command(binary, "add", "--db", db, "--text", c.arg)
+		cmd.Dir = c.dir
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+	r := runCLI(t, "", "export", "--db", db)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, 5, strings.Count(r.stdout, "\n")-1, "5 files, 5 documents: %s", r.stdout) // the export header
+	assert.Contains(t, r.stdout, filepath.Join(docs, "f0.txt"), "named by the absolute path")
+	r = runCLI(t, "", "find-all", "--db", db, "-d", "0")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Empty(t, r.stdout, "no file paired with itself")
 }

@@ -271,14 +271,18 @@ func readPairInput(ctx context.Context, path string, stdin io.Reader, syn lines.
 		if tooLong != nil {
 			return &inputError{name, n, tooLong}
 		}
-		if line == "" {
-			return &inputError{name, n, errors.New("empty line: want a fingerprint")}
-		}
-		fp, err := syn.Pair(line)
+		fp, skip, err := syn.AnyFingerprint(line)
 		if err != nil {
 			return &inputError{name, n, err}
 		}
-		if t := strings.TrimSpace(line); syn.Hex || strings.HasPrefix(t, "0x") || strings.HasPrefix(t, "0X") {
+		if skip {
+			return nil
+		}
+		tok := strings.Fields(line)
+		if _, err := syn.Pair(line); err != nil && len(tok) > 1 {
+			tok = tok[1:] // a record: its fingerprint is the second field
+		}
+		if syn.Hex || strings.HasPrefix(tok[0], "0x") || strings.HasPrefix(tok[0], "0X") {
 			*hexSeen = true
 		} else {
 			*decSeen = true

@@ -1,15 +1,21 @@
 package main
 
 import (
-	"bytes"
+	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -40,31 +46,116 @@ func TestSignalWhileReading(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cmd := exec.Command(binary, c.args...)
-			pr, pw, err := os.Pipe() // never written: an idle pipe
+			pr, pw, err := os.Pipe() // written one blank line, then idle
 			require.NoError(t, err)
 			defer pw.Close()
 			cmd.Stdin = pr
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
+			errPipe, err := cmd.StderrPipe()
+			require.NoError(t, err)
 			require.NoError(t, cmd.Start())
 			pr.Close()
-			time.Sleep(300 * time.Millisecond)
+			stderr, _, eof := watchStderr(errPipe, "stopping")
+			// Signal once the command reads its input: its handlers are set
+			// by then (they are before any input is read).
+			if slices.Contains(c.args, "/dev/zero") {
+				waitReading(t, cmd.Process.Pid, 1<<20)
+			} else {
+				// A comment: every command reads and skips it.
+				_, err := pw.Write([]byte("# reading\n"))
+				require.NoError(t, err)
+				waitDrained(t, pw)
+			}
 			require.NoError(t, cmd.Process.Signal(c.sig))
 			if c.twice {
-				time.Sleep(50 * time.Millisecond)
+				// At once: the first cancels the work, the second, taken while
+				// the command winds down, exits with 130 unless it is done first.
 				require.NoError(t, cmd.Process.Signal(c.sig))
 			}
 			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
+			go func() {
+				<-eof
+				done <- cmd.Wait()
+			}()
 			select {
 			case <-done:
-			case <-time.After(10 * time.Second):
+			case <-time.After(2 * time.Minute):
 				cmd.Process.Kill()
-				t.Fatalf("still running 10 s after the signal; stderr: %s", stderr.String())
+				t.Fatalf("still running 2 minutes after the signal; stderr: %s", stderr())
 			}
 			assert.NotEqual(t, 0, cmd.ProcessState.ExitCode(), "an interrupted command does not say it succeeded")
-			assert.True(t, strings.Contains(stderr.String(), "stopping") || strings.Contains(stderr.String(), "canceled"), stderr.String())
+			if c.twice && cmd.ProcessState.ExitCode() == 130 {
+				assert.Contains(t, stderr(), "quit")
+			}
+			assert.True(t, strings.Contains(stderr(), "stopping") || strings.Contains(stderr(), "canceled"), stderr())
 		})
+	}
+}
+
+// watchStderr collects what a command writes to r; seen is closed once a
+// line holds want, eof once r ends (then the command may be waited for).
+func watchStderr(r io.Reader, want string) (text func() string, seen, eof <-chan struct{}) {
+	var mu sync.Mutex
+	var b strings.Builder
+	ch, end := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(end)
+		sc := bufio.NewScanner(r)
+		closed := false
+		for sc.Scan() {
+			mu.Lock()
+			b.WriteString(sc.Text() + "\n")
+			mu.Unlock()
+			if !closed && strings.Contains(sc.Text(), want) {
+				close(ch)
+				closed = true
+			}
+		}
+	}()
+	return func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return b.String()
+	}, ch, end
+}
+
+// waitDrained waits until the reader of the pipe whose writing end is w
+// has read everything written to it.
+func waitDrained(t *testing.T, w *os.File) {
+	t.Helper()
+	waitFor(t, "the command to read its input", func() bool {
+		n, err := unix.IoctlGetInt(int(w.Fd()), unix.TIOCINQ)
+		require.NoError(t, err)
+		return n == 0
+	})
+}
+
+// waitReading waits until process pid has read n bytes.
+func waitReading(t *testing.T, pid int, n int64) {
+	t.Helper()
+	waitFor(t, "the command to read its input", func() bool {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+		require.NoError(t, err)
+		for line := range strings.Lines(string(b)) {
+			if v, ok := strings.CutPrefix(line, "rchar:"); ok {
+				got, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				require.NoError(t, err)
+				return got >= n
+			}
+		}
+		return false
+	})
+}
+
+// waitFor polls cond until it holds; a test that waits for what it needs
+// rather than for a time, failing only when it never comes.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 5 minutes for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -122,22 +213,29 @@ func TestAddInterrupted(t *testing.T) {
 	}
 	require.NoError(t, os.WriteFile(in, []byte(b.String()), 0o644))
 	// The input: the file, then an idle pipe, so the interrupt comes mid-input.
-	cmd := exec.Command("sh", "-c", fmt.Sprintf("cat %s; sleep 30", in))
-	pipe, err := cmd.StdoutPipe()
+	pr, pw, err := os.Pipe()
 	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	defer cmd.Process.Kill()
-	add := exec.Command(binary, "add", "--db", db)
-	add.Stdin = pipe
-	var stderr bytes.Buffer
-	add.Stderr = &stderr
+	defer pw.Close()
+	add := exec.Command(binary, "add", "--db", db, "--progress", "json")
+	add.Stdin = pr
+	errPipe, err := add.StderrPipe()
+	require.NoError(t, err)
 	require.NoError(t, add.Start())
-	time.Sleep(time.Second)
+	pr.Close()
+	stderr, stored, eof := watchStderr(errPipe, `"durable":2000`)
+	_, err = pw.Write([]byte(b.String())) // returns once the pipe holds it all
+	require.NoError(t, err)
+	select { // all 2000 stored, and add waits for more input
+	case <-stored:
+	case <-time.After(5 * time.Minute):
+		t.Fatalf("add did not report 2000 records durable: %s", stderr())
+	}
 	require.NoError(t, add.Process.Signal(syscall.SIGINT))
+	<-eof
 	_ = add.Wait() // exit code 1, read below
-	assert.Equal(t, 1, add.ProcessState.ExitCode(), stderr.String())
-	assert.Contains(t, stderr.String(), "interrupted: 2000 records read, 2000 stored or rejected for good, through line 2000 of <stdin>")
-	assert.Contains(t, stderr.String(), "run the same command again")
+	assert.Equal(t, 1, add.ProcessState.ExitCode(), stderr())
+	assert.Contains(t, stderr(), "interrupted: 2000 records read, 2000 stored or rejected for good, through line 2000 of <stdin>")
+	assert.Contains(t, stderr(), "run the same command again")
 	r := runCLI(t, b.String(), "add", "--db", db)
 	require.Equal(t, 0, r.code, r.stderr)
 	r = runCLI(t, "", "stats", "--db", db, "--json")

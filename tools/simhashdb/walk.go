@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/simhashdb/simhashdb/engine"
 )
 
 // walkHelp says how fingerprint and add --text walk folders.
@@ -59,9 +61,28 @@ func walkFiles(root string, skipDir func(string) bool, file func(path string) er
 	})
 }
 
-// readFiles is walkFiles that reads each file whole for file, and stops
-// when ctx is done; a file it cannot read goes to bad.
-func readFiles(ctx context.Context, root string, skipDir func(string) bool, file func(path string, b []byte) error, bad func(path string, err error)) error {
+// docName is the name a file's document gets: its absolute path, cleaned,
+// with symbolic links resolved (the file's own path, not a link's), so that
+// one file is one document however a command line spells it ("docs",
+// "./docs", "$PWD/docs", a link to it); cut to engine.MaxName bytes.
+func docName(path string) string {
+	name, err := filepath.Abs(path)
+	if err != nil {
+		name = filepath.Clean(path)
+	}
+	if real, err := filepath.EvalSymlinks(name); err == nil {
+		name = real
+	}
+	if len(name) > engine.MaxName {
+		name = name[:engine.MaxName]
+	}
+	return name
+}
+
+// readFiles is walkFiles that reads each file whole for file, with the name
+// its document gets (docName), and stops when ctx is done; a file it
+// cannot read goes to bad.
+func readFiles(ctx context.Context, root string, skipDir func(string) bool, file func(path, name string, b []byte) error, bad func(path string, err error)) error {
 	return walkFiles(root, skipDir, func(path string) error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -71,6 +92,6 @@ func readFiles(ctx context.Context, root string, skipDir func(string) bool, file
 			bad(path, unwrapPathError(err))
 			return nil
 		}
-		return file(path, b)
+		return file(path, docName(path), b)
 	}, bad)
 }
