@@ -253,6 +253,8 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	progress := fl.String("progress", "auto", "progress on stderr: auto (a bar on a terminal), bar, json or none")
 	bulk := fl.Bool("bulk", false, "into an empty index: read all records, then build the tables at once (fastest; durable only at the end)")
 	hex := registerHex(fl)
+	prune := fl.Bool("prune", false, "with --text: also remove the documents named by a path under the folders given whose file is gone (as a sync tool does)")
+	dryRun := fl.Bool("dry-run", false, "with --prune: list what it would remove, and change nothing (no file is added either)")
 	ifNew := fl.Int("if-new", -1, "store a record or file only if no stored document lies within this distance of it (the crawler's decision, one commit each); the others are reported on stderr")
 	fl.Lookup("if-new").DefValue = "off"
 	var ff fingerprintFlags
@@ -267,6 +269,12 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if *ifNew != -1 && (*ifNew < 0 || *ifNew > maxK || *bulk) {
 		return fail(stderr, "add", exitUsage, fmt.Errorf("--if-new %d: want a distance of 0 to %d, without --bulk", *ifNew, maxK))
+	}
+	if (*prune || *dryRun) && !*text {
+		return fail(stderr, "add", exitUsage, errors.New("--prune and --dry-run go with --text"))
+	}
+	if *dryRun && !*prune {
+		return fail(stderr, "add", exitUsage, errors.New("--dry-run lists what --prune would remove: give --prune too"))
 	}
 	if rf.server != "" {
 		only := map[string]bool{"server": true, "token-file": true, "input": true, "hex": true}
@@ -341,9 +349,15 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return fail(stderr, "add", code, err)
 	}
-	if *text {
+	switch {
+	case *text && *dryRun:
+		code = pruneGone(ctx, db, fl.Args(), true, stdout, stderr)
+	case *text:
 		code = addText(ctx, db, d.dir, fl.Args(), &ff, *progress, *bulk, *ifNew, stdout, stderr)
-	} else {
+		if *prune && code != exitUsage && ctx.Err() == nil {
+			code = max(code, pruneGone(ctx, db, fl.Args(), false, stdout, stderr))
+		}
+	default:
 		code = addRecords(ctx, db, lines.Syntax{Hex: *hex}, in, inName, inSize, stderr, *progress, *bulk, *ifNew)
 	}
 	if ctx.Err() != nil {

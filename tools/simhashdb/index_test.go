@@ -144,7 +144,7 @@ func TestIndexCommands(t *testing.T) {
 		assert.Regexp(t, `pebble index +\d+ bytes of index and filter blocks over the tables, \d+ bytes of cache for them\n`, r.stdout, "a small index fits")
 		r = runCLI(t, "", "check", "--db", db)
 		require.Equal(t, 0, r.code, r.stderr)
-		assert.Contains(t, r.stdout, "ok: 4 documents")
+		assert.Contains(t, r.stdout, "ok: the tables hold 4 documents")
 	})
 	t.Run("find-all and clusters over the index", func(t *testing.T) {
 		r := runCLI(t, "", "find-all", "--db", db, "-d", "1")
@@ -480,4 +480,40 @@ func TestPathSpelling(t *testing.T) {
 	r = runCLI(t, "", "find-all", "--db", db, "-d", "0")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Empty(t, r.stdout, "no file paired with itself")
+}
+
+// TestPrune: add --text --prune removes the documents of files gone from
+// the folders given, and no other; --dry-run lists them and changes
+// nothing.
+func TestPrune(t *testing.T) {
+	root := t.TempDir()
+	docs := filepath.Join(root, "docs")
+	require.NoError(t, os.Mkdir(docs, 0o755))
+	for i, text := range []string{"alpha beta gamma delta", "one two three four five", "red green blue yellow"} {
+		require.NoError(t, os.WriteFile(filepath.Join(docs, fmt.Sprintf("f%d.txt", i)), []byte(text), 0o644))
+	}
+	db := filepath.Join(root, "idx")
+	r := runCLI(t, "", "add", "--db", db, "--text", docs)
+	require.Equal(t, 0, r.code, r.stderr)
+	r = runCLI(t, "7 0x1 "+filepath.Join(root, "elsewhere", "gone.txt")+"\n8 0x2 https://a.example/\n", "add", "--db", db)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.NoError(t, os.Remove(filepath.Join(docs, "f1.txt")))
+	count := func() int {
+		r := runCLI(t, "", "stats", "--db", db, "--json")
+		var st struct{ Documents int }
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &st))
+		return st.Documents
+	}
+	r = runCLI(t, "", "add", "--db", db, "--text", docs, "--prune", "--dry-run")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "would remove\t"+strings.Fields(r.stdout)[2]+"\t"+filepath.Join(docs, "f1.txt")+"\n", r.stdout)
+	assert.Equal(t, 5, count(), "a dry run changes nothing")
+	r = runCLI(t, "", "add", "--db", db, "--text", docs, "--prune")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "removed\t")
+	assert.Contains(t, r.stderr, "1 documents under "+docs+" whose files are gone: removed")
+	assert.Equal(t, 4, count(), "the gone file's document only: a path outside the folder and a URL stay")
+	r = runCLI(t, "", "add", "--db", db, "--prune")
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, "--prune and --dry-run go with --text")
 }

@@ -420,7 +420,11 @@ func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	fmt.Fprintf(stdout, "documents          %d (%d writes not yet flushed, counted)\n", st.Documents, st.PendingWrites)
-	fmt.Fprintf(stdout, "fingerprints       %d distinct\n", st.Fingerprints)
+	if st.PendingWrites > 0 {
+		fmt.Fprintf(stdout, "fingerprints       %d distinct in the tables; the %d writes not yet flushed count from the next flush, as do table bytes and blocks\n", st.Fingerprints, st.PendingWrites)
+	} else {
+		fmt.Fprintf(stdout, "fingerprints       %d distinct\n", st.Fingerprints)
+	}
 	fmt.Fprintf(stdout, "tables             %d, answering distances up to %d\n", len(st.Tables), st.K)
 	fmt.Fprintf(stdout, "table bytes        %d (%.2f bits a fingerprint a table; %.2f is the bound for as many uniform random ones, which clustered fingerprints go below)\n", st.TableBytes, st.BitsPerFingerprint, st.EntropyBound)
 	fmt.Fprintf(stdout, "block versions     %s\n", versionCounts(st.BlockVersions))
@@ -495,7 +499,7 @@ func runCheck(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	for _, f := range rep.Unlisted {
 		fmt.Fprintf(stderr, "simhashdb check: warning: %s is not listed by the store's MANIFEST: left by a crash after a compaction (a writable open deletes it), or by damage\n", f)
 	}
-	fmt.Fprintf(stdout, "ok: %d documents, %d postings, %d fingerprints, %d blocks (%s), %d log records verified\n",
+	fmt.Fprintf(stdout, "ok: the tables hold %d documents, %d postings, %d fingerprints, %d blocks (%s); %d log records not yet flushed verified\n",
 		rep.Documents, rep.Postings, rep.Fingerprints, rep.Blocks, versionCounts(rep.BlockVersions), rep.WALRecords)
 	return exitOK
 }

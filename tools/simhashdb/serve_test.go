@@ -176,7 +176,7 @@ func TestServe(t *testing.T) {
 	assert.Contains(t, r.stdout, `{"size":2,"documents":[{"id":7`)
 	r = runCLI(t, "", append([]string{"check"}, remote...)...)
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stdout, "2 log records verified")
+	assert.Contains(t, r.stdout, "2 log records not yet flushed verified")
 	r = runCLI(t, "", "find-all", "--server", s.url)
 	assert.Equal(t, 1, r.code, "no token")
 	assert.Contains(t, r.stderr, "401")
@@ -439,4 +439,24 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// TestStatsSayWhatIsCounted: with writes not yet flushed, stats and check
+// say what their numbers count.
+func TestStatsSayWhatIsCounted(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "idx")
+	s := startServe(t, "--db", db)
+	for i := 1; i <= 3; i++ {
+		code, body, err := httpDo("PUT", fmt.Sprintf("%s/v1/documents/%d", s.url, i), fmt.Sprintf(`{"fingerprint":"0x%x"}`, i*7919), "")
+		require.NoError(t, err)
+		require.Equal(t, 200, code, body)
+	}
+	r := runCLI(t, "", "stats", "--server", s.url)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "documents          3 (3 writes not yet flushed, counted)")
+	assert.Contains(t, r.stdout, "fingerprints       0 distinct in the tables; the 3 writes not yet flushed count from the next flush")
+	r = runCLI(t, "", "check", "--server", s.url)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "ok: the tables hold 0 documents")
+	assert.Contains(t, r.stdout, "3 log records not yet flushed verified")
 }
