@@ -72,3 +72,11 @@ func storeSeq[T any](seq iter.Seq2[T, error]) iter.Seq2[T, error] {
 		}
 	}
 }
+
+// checkDistance refuses a query distance the index cannot answer.
+func (db *DB) checkDistance(k int) error {
+	if k < 0 || k > db.design.K {
+		return fmt.Errorf("%w: k %d: the index answers distances 0 to %d", ErrDistance, k, db.design.K)
+	}
+	return nil
+}

@@ -3,7 +3,6 @@ package engine
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"iter"
 	"maps"
 	"slices"
@@ -184,9 +183,12 @@ func (g *nearGraph) clusters() [][]Doc {
 
 // nearGraph gathers g from a pinned view: writers go on meanwhile.
 func (db *DB) nearGraph(ctx context.Context, k int) (*nearGraph, error) {
+	if err := db.checkDistance(k); err != nil {
+		return nil, err
+	}
 	f, err := join.New(db.design, k)
 	if err != nil {
-		return nil, fmt.Errorf("%w: k = %d, the index answers up to %d", ErrDistance, k, db.design.K)
+		return nil, err
 	}
 	v, err := db.pinView()
 	if err != nil {

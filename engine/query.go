@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -30,8 +29,8 @@ func (db *DB) Query(ctx context.Context, fp uint64, k int) ([]Match, error) {
 // blocks and postings are cached, however many it makes.
 func (db *DB) QueryAppend(ctx context.Context, dst []Match, fp uint64, k int) (_ []Match, err error) {
 	defer func() { err = storeErr(err) }()
-	if k < 0 || k > db.design.K {
-		return dst, fmt.Errorf("%w: k = %d, the index answers up to %d", ErrDistance, k, db.design.K)
+	if err := db.checkDistance(k); err != nil {
+		return dst, err
 	}
 	if err := db.rlockOpen(); err != nil {
 		return dst, err

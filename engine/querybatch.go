@@ -39,8 +39,8 @@ type batchHit struct {
 // pinned view, see view.go).
 func (db *DB) QueryBatch(ctx context.Context, queries []uint64, k int) iter.Seq2[BatchResult, error] {
 	return storeSeq(func(yield func(BatchResult, error) bool) {
-		if k < 0 || k > db.design.K {
-			yield(BatchResult{}, fmt.Errorf("%w: k = %d, the index answers up to %d", ErrDistance, k, db.design.K))
+		if err := db.checkDistance(k); err != nil {
+			yield(BatchResult{}, err)
 			return
 		}
 		if int64(len(queries)) > 1<<31 {

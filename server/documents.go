@@ -276,8 +276,9 @@ type documentsAnswer struct {
 	Rejected int         `json:"rejected"`
 	Errors   []lineError `json:"errors"`
 	// Unchanged counts documents named without an id that are stored as
-	// they are already (not written again).
-	Unchanged int `json:"unchanged,omitempty"`
+	// they are already (not written again); UnchangedLines are their lines.
+	Unchanged      int   `json:"unchanged,omitempty"`
+	UnchangedLines []int `json:"unchanged_lines,omitempty"`
 	// IDs has one entry a document line, in order: its id (a line named
 	// without an id gets the name's), or null if the line was refused.
 	IDs []*uint64 `json:"ids"`
@@ -343,6 +344,7 @@ func (s *Server) postDocuments(w http.ResponseWriter, r *http.Request) error {
 		ans.IDs, fps = append(ans.IDs, &d.ID), append(fps, &fp)
 		if unchanged {
 			ans.Unchanged++
+			ans.UnchangedLines = append(ans.UnchangedLines, n)
 			return nil
 		}
 		docs = append(docs, d)

@@ -22,7 +22,7 @@ func (s *Server) distance(k *int) (int, error) {
 		return s.db.K(), nil
 	}
 	if *k < 0 || *k > s.db.K() {
-		return 0, bad(`"k" %d: the index answers 0 to %d`, *k, s.db.K())
+		return 0, bad(`"k" %d: the index answers distances 0 to %d`, *k, s.db.K())
 	}
 	return *k, nil
 }

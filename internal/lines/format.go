@@ -3,6 +3,7 @@ package lines
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 
 	"github.com/simhashdb/simhashdb/simhash"
 )
@@ -53,4 +54,16 @@ type Answer struct {
 	Query   string          `json:"query"`
 	QID     json.RawMessage `json:"qid,omitempty"`
 	Matches []Match         `json:"matches"`
+}
+
+// NameField is a name as the last field of an output line ("<0x
+// fingerprint><TAB><name>", add --text's "<id><TAB><fp><TAB><name>"): as
+// it is, unless a line cannot carry it so (a line break or tab in it) or
+// it would read as quoted, then as a Go string literal, which Named reads
+// back.
+func NameField(name string) string {
+	if strings.ContainsAny(name, "\n\r\t") || strings.HasPrefix(name, `"`) {
+		return strconv.Quote(name)
+	}
+	return name
 }

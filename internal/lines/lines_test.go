@@ -101,3 +101,40 @@ func TestScan(t *testing.T) {
 	assert.Equal(t, []string{"a", "", "last"}, got)
 	assert.Equal(t, []int{2, 20}, long)
 }
+
+// TestNameField: a name a line cannot carry as it is is written quoted
+// and read back whole.
+func TestNameField(t *testing.T) {
+	for _, name := range []string{"/a/b.txt", "/a/line\nbreak.txt", "/tab\there", `"quoted"`, `plain "inner" quotes`} {
+		line := "0x0000000000000001\t" + NameField(name)
+		assert.NotContains(t, line, "\n", name)
+		fp, got, ok := Syntax{}.Named(line)
+		require.True(t, ok, name)
+		assert.Equal(t, uint64(1), fp)
+		assert.Equal(t, name, got)
+	}
+}
+
+// TestAnyFingerprint: every line the commands write for one another.
+func TestAnyFingerprint(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		fp   uint64
+		skip bool
+		bad  bool
+	}{
+		{"", 0, true, false},
+		{"  # simhashdb-export {}", 0, true, false},
+		{"0x10", 16, false, false},
+		{"16", 16, false, false},
+		{"0x0000000000000010\t/a b.txt", 16, false, false},
+		{"7 0x10 https://a.example/ x", 16, false, false},
+		{"7 16", 16, false, false},
+		{"xyz 1", 0, false, true},
+	} {
+		fp, skip, err := Syntax{}.AnyFingerprint(c.line)
+		assert.Equal(t, c.bad, err != nil, "%q: %v", c.line, err)
+		assert.Equal(t, c.skip, skip, c.line)
+		assert.Equal(t, c.fp, fp, c.line)
+	}
+}

@@ -29,7 +29,8 @@ func (s Syntax) Fingerprint(str string) (uint64, error) {
 }
 
 // Named reads a line of "simhashdb fingerprint": "<0x fingerprint><TAB>
-// <name>". ok is false for a line of another form.
+// <name>", the name as NameField writes it. ok is false for a line of
+// another form.
 func (s Syntax) Named(line string) (fp uint64, name string, ok bool) {
 	left, right, found := strings.Cut(strings.TrimLeft(line, " "), "\t")
 	left = strings.TrimSpace(left)
@@ -40,7 +41,13 @@ func (s Syntax) Named(line string) (fp uint64, name string, ok bool) {
 	if err != nil {
 		return 0, "", false
 	}
-	return fp, strings.Clone(strings.TrimSpace(right)), true
+	name = strings.TrimSpace(right)
+	if strings.HasPrefix(name, `"`) {
+		if u, err := strconv.Unquote(name); err == nil {
+			return fp, u, true // written by NameField
+		}
+	}
+	return fp, strings.Clone(name), true
 }
 
 // Fingerprint reads a fingerprint of find-all's and find-clusters' input

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/internal/lines"
 	"github.com/simhashdb/simhashdb/internal/naming"
 	"github.com/simhashdb/simhashdb/simhash"
 )
@@ -186,7 +187,7 @@ func (a *textAdder) insertIfNew(d engine.Doc, what int) error {
 	}
 	a.durable.Add(1)
 	if inserted {
-		fmt.Fprintf(a.stdout, "%d\t%s\t%s\n", d.ID, simhash.Format(d.Fingerprint), d.Name)
+		fmt.Fprintf(a.stdout, "%d\t%s\t%s\n", d.ID, simhash.Format(d.Fingerprint), lines.NameField(d.Name))
 		return nil
 	}
 	a.dups++
@@ -211,7 +212,7 @@ func (a *textAdder) commit(p *progressReporter) error {
 		return err
 	}
 	for _, d := range a.docs {
-		fmt.Fprintf(a.stdout, "%d\t%s\t%s\n", d.ID, simhash.Format(d.Fingerprint), d.Name)
+		fmt.Fprintf(a.stdout, "%d\t%s\t%s\n", d.ID, simhash.Format(d.Fingerprint), lines.NameField(d.Name))
 	}
 	a.durable.Add(int64(len(a.docs)))
 	a.docs = a.docs[:0]

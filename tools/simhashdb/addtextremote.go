@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/simhashdb/simhashdb/internal/lines"
 	"github.com/simhashdb/simhashdb/simhash"
 )
 
@@ -24,15 +25,16 @@ const (
 // POST /v1/documents, which fingerprints them with the index's options and
 // gives each the id of its path, as a local add --text does.
 type remoteTextAdder struct {
-	ctx    context.Context
-	c      *remote
-	stdout io.Writer
-	stderr io.Writer
-	code   int
-	body   []string // JSON lines of the request being gathered
-	names  []string // their paths
-	bytes  int
-	files  int
+	ctx      context.Context
+	c        *remote
+	stdout   io.Writer
+	stderr   io.Writer
+	code     int
+	body     []string // JSON lines of the request being gathered
+	names    []string // their paths, as the command line spelled them
+	docNames []string // their documents' names (docName)
+	bytes    int
+	files    int
 	// counts from the answers
 	stored, unchanged int
 	binaries, empty   int
@@ -93,7 +95,7 @@ func (a *remoteTextAdder) file(path, name string, b []byte) error {
 			return err
 		}
 	}
-	a.body, a.names = append(a.body, string(line)), append(a.names, path)
+	a.body, a.names, a.docNames = append(a.body, string(line)), append(a.names, path), append(a.docNames, name)
 	a.bytes += len(line) + 1
 	if len(a.body) == remoteTextLines {
 		return a.send()
@@ -106,15 +108,16 @@ func (a *remoteTextAdder) send() error {
 	if len(a.body) == 0 {
 		return nil
 	}
-	defer func() { a.body, a.names, a.bytes = a.body[:0], a.names[:0], 0 }()
+	defer func() { a.body, a.names, a.docNames, a.bytes = a.body[:0], a.names[:0], a.docNames[:0], 0 }()
 	var ans struct {
 		Stored, Unchanged int
 		Errors            []struct {
 			Line  int
 			Error string
 		}
-		IDs          []*uint64
-		Fingerprints []*string
+		IDs            []*uint64
+		Fingerprints   []*string
+		UnchangedLines []int `json:"unchanged_lines"`
 	}
 	err := a.c.call(a.ctx, "POST", "/v1/documents", strings.NewReader(strings.Join(a.body, "\n")+"\n"), &ans)
 	var re *remoteError
@@ -127,6 +130,10 @@ func (a *remoteTextAdder) send() error {
 	}
 	if len(ans.IDs) != len(a.body) || len(ans.Fingerprints) != len(a.body) {
 		return fmt.Errorf("%s: the answer to POST /v1/documents has %d ids and %d fingerprints for %d files: is the server older than this command?", a.c.base, len(ans.IDs), len(ans.Fingerprints), len(a.body))
+	}
+	unchanged := map[int]bool{}
+	for _, n := range ans.UnchangedLines {
+		unchanged[n-1] = true
 	}
 	why := map[int]string{}
 	for _, e := range ans.Errors {
@@ -147,8 +154,9 @@ func (a *remoteTextAdder) send() error {
 			default:
 				a.bad(a.names[i], errors.New(msg))
 			}
+		case unchanged[i]: // as a local add, which prints what it stores
 		default:
-			fmt.Fprintf(a.stdout, "%d\t%s\t%s\n", *id, *ans.Fingerprints[i], a.names[i])
+			fmt.Fprintf(a.stdout, "%d\t%s\t%s\n", *id, *ans.Fingerprints[i], lines.NameField(a.docNames[i]))
 		}
 	}
 	a.stored += ans.Stored

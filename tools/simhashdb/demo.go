@@ -50,6 +50,9 @@ func runDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if code := parseFlags(fl, args); code >= 0 {
 		return code
 	}
+	if err := noArguments(fl); err != nil {
+		return fail(stderr, "demo", exitUsage, err)
+	}
 	if *k < 0 || *k > 8 {
 		fmt.Fprintf(stderr, "%s demo: --k %d: want 0 to 8\n", programName, *k)
 		return exitUsage

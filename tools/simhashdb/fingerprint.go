@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/internal/lines"
 	"github.com/simhashdb/simhashdb/simhash"
 )
 
@@ -260,7 +261,7 @@ func runFingerprint(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 			fmt.Fprintf(stdout, "%s\n", b)
 			return
 		}
-		fmt.Fprintf(stdout, "%s\t%s\n", simhash.Format(fp), path)
+		fmt.Fprintf(stdout, "%s\t%s\n", simhash.Format(fp), lines.NameField(path))
 	}
 	for _, arg := range fl.Args() {
 		if arg == "-" {

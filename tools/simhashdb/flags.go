@@ -29,12 +29,21 @@ func newFlagSet(name, synopsis, example string, stderr io.Writer) *flag.FlagSet 
 // argument; a loop around it does the rest, which a flag library would do
 // at the cost of a dependency and of rewriting every command's flags.
 func parseFlags(fl *flag.FlagSet, args []string) int {
+	// A mistake gets one line naming the command and --help, not the flag
+	// package's bare message and the whole help.
+	out, usage := fl.Output(), fl.Usage
+	fl.SetOutput(io.Discard)
+	fl.Usage = func() {}
+	defer func() { fl.SetOutput(out); fl.Usage = usage }()
 	var pos []string
 	for {
 		if err := fl.Parse(args); err != nil {
 			if err == flag.ErrHelp {
+				fl.SetOutput(out)
+				usage()
 				return exitOK
 			}
+			fmt.Fprintf(out, "%s %s: %v (%s %s --help lists the flags)\n", programName, fl.Name(), err, programName, fl.Name())
 			return exitUsage
 		}
 		rest := fl.Args()
@@ -52,4 +61,12 @@ func parseFlags(fl *flag.FlagSet, args []string) int {
 		return exitUsage
 	}
 	return -1
+}
+
+// noArguments refuses arguments to a command that takes only flags.
+func noArguments(fl *flag.FlagSet) error {
+	if fl.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q: %s takes flags only", fl.Args(), fl.Name())
+	}
+	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -73,7 +74,7 @@ func TestIndexCommands(t *testing.T) {
 		}{
 			{[]string{"query", "--db", db}, 2, "exactly one of"},
 			{[]string{"query", "--db", db, "--fp", "12abc"}, 2, "12abc"},
-			{[]string{"query", "--db", db, "--fp", "1", "--k", "9"}, 2, "answers up to 3"},
+			{[]string{"query", "--db", db, "--fp", "1", "--k", "9"}, 2, "the index answers distances 0 to 3"},
 			{[]string{"query", "--fp", "1"}, 2, "--db DIR is required"},
 			{[]string{"stats"}, 2, "--db DIR is required"},
 			{[]string{"add", "--db", filepath.Join(t.TempDir(), "new"), "--k", "17"}, 2, "--k 17: want a distance of 0 to 16"},
@@ -166,7 +167,7 @@ func TestIndexCommands(t *testing.T) {
 		assert.Equal(t, []jsonDoc{{1, "https://example.com/a b", "0x0123456789abcdef"}, {2, "", "0x0123456789abcdef"}, {3, "", "0x0123456789abcdee"}}, c.Documents)
 		r = runCLI(t, "", "find-all", "--db", db, "-d", "5")
 		assert.Equal(t, 2, r.code)
-		assert.Contains(t, r.stderr, "answers up to 3")
+		assert.Contains(t, r.stderr, "the index answers distances 0 to 3")
 	})
 	t.Run("delete", func(t *testing.T) {
 		r := runCLI(t, "", "delete", "--db", db, "2", "99")
@@ -516,4 +517,24 @@ func TestPrune(t *testing.T) {
 	r = runCLI(t, "", "add", "--db", db, "--prune")
 	assert.Equal(t, 2, r.code)
 	assert.Contains(t, r.stderr, "--prune and --dry-run go with --text")
+}
+
+// TestNewlineInFileName: a file whose name holds a line break is one
+// output line, its name quoted, and fingerprint's line names the same
+// document as add --text.
+func TestNewlineInFileName(t *testing.T) {
+	root := t.TempDir()
+	path := filepath.Join(root, "line\nbreak.txt")
+	require.NoError(t, os.WriteFile(path, []byte("words in a file with an odd name"), 0o644))
+	db := filepath.Join(root, "idx")
+	r := runCLI(t, "", "add", "--db", db, "--text", path)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, 1, strings.Count(r.stdout, "\n"), r.stdout)
+	assert.Contains(t, r.stdout, strconv.Quote(path))
+	fp := runCLI(t, "", "fingerprint", path)
+	require.Equal(t, 0, fp.code, fp.stderr)
+	assert.Equal(t, 1, strings.Count(fp.stdout, "\n"), fp.stdout)
+	r = runCLI(t, fp.stdout, "add", "--db", db)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "0 added, 0 replaced, 1 unchanged", "the same document")
 }

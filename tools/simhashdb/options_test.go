@@ -132,13 +132,18 @@ func TestSmallUsageRules(t *testing.T) {
 		{[]string{"add", "--db", filepath.Join(dir, "n"), "--expect", "-5"}, 2, "--expect -5"},
 		{[]string{"add", "--db", filepath.Join(dir, "n"), "--k", "0"}, 2, "a K of 1 to 16"},
 		{[]string{"add", "--db", filepath.Join(dir, "n"), "--design", "flash"}, 2, "--design \"flash\": want memory or disk"},
+		{[]string{"query", "--db", afile, "--fp", "1", "extra"}, 2, `unexpected arguments ["extra"]: query takes flags only`},
+		{[]string{"stats", "--db", afile, "extra"}, 2, `unexpected arguments ["extra"]: stats takes flags only`},
+		{[]string{"check", "--bogus"}, 2, "simhashdb check: flag provided but not defined: -bogus (simhashdb check --help lists the flags)"},
 	} {
 		r := runCLI(t, "1 0x1\n", c.args...)
 		assert.Equal(t, c.code, r.code, "%v: %s", c.args, r.stderr)
 		assert.Contains(t, r.stderr, c.says, c.args)
 		assert.NotContains(t, r.stderr, "create one with", c.args)
 	}
-	r := runCLI(t, "", "--version")
+	r := runCLI(t, "", "stats", "--bogus")
+	assert.Equal(t, 1, strings.Count(r.stderr, "\n"), "one line, not the whole help: %s", r.stderr)
+	r = runCLI(t, "", "--version")
 	require.Equal(t, 0, r.code)
 	assert.NotContains(t, r.stdout, "(devel)")
 }

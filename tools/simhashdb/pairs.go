@@ -327,7 +327,7 @@ func pairsFromDB(ctx context.Context, cmd string, p *pairFlags, stdout, stderr i
 	}
 	defer db.Close()
 	if p.distance > db.K() {
-		return fail(stderr, cmd, exitUsage, fmt.Errorf("--distance %d: the index answers up to %d", p.distance, db.K()))
+		return fail(stderr, cmd, exitUsage, fmt.Errorf("--distance %d: the index answers distances 0 to %d", p.distance, db.K()))
 	}
 	w, closeOut, err := openOutput(p.output, stdout)
 	if err != nil {

@@ -51,7 +51,10 @@ func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	given := map[string]bool{}
 	fl.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	if n := btoi(given["fp"]) + btoi(given["text"]) + btoi(given["file"]); n != 1 || fl.NArg() > 0 {
+	if err := noArguments(fl); err != nil {
+		return fail(stderr, "query", exitUsage, err)
+	}
+	if n := btoi(given["fp"]) + btoi(given["text"]) + btoi(given["file"]); n != 1 {
 		return fail(stderr, "query", exitUsage, errors.New("give exactly one of --fp, --text or --file"))
 	}
 	var q uint64
@@ -124,7 +127,7 @@ func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		code := exitFailed
 		if errors.Is(err, engine.ErrDistance) {
-			code = exitUsage
+			code, err = exitUsage, fmt.Errorf("--k %d: the index answers distances 0 to %d", d.distance(db), db.K())
 		}
 		return fail(stderr, "query", code, err)
 	}
@@ -235,7 +238,7 @@ func runBatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		defer db.Close()
 		k := d.distance(db)
 		if k > db.K() {
-			return fail(stderr, "batch", exitUsage, fmt.Errorf("--k %d: the index answers up to %d", k, db.K()))
+			return fail(stderr, "batch", exitUsage, fmt.Errorf("--k %d: the index answers distances 0 to %d", k, db.K()))
 		}
 		answer = func(w io.Writer, qs []uint64, qids []json.RawMessage, _ []int) error {
 			enc := json.NewEncoder(w)
@@ -380,7 +383,7 @@ func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if code := parseFlags(fl, args); code >= 0 {
 		return code
 	}
-	if err := checkTarget(&d, &rf, fl); err != nil {
+	if err := errors.Join(noArguments(fl), checkTarget(&d, &rf, fl)); err != nil {
 		return fail(stderr, "stats", exitUsage, err)
 	}
 	var st engine.Stats
@@ -465,7 +468,7 @@ func runCheck(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if code := parseFlags(fl, args); code >= 0 {
 		return code
 	}
-	if err := checkTarget(&d, &rf, fl); err != nil {
+	if err := errors.Join(noArguments(fl), checkTarget(&d, &rf, fl)); err != nil {
 		return fail(stderr, "check", exitUsage, err)
 	}
 	var rep engine.CheckReport

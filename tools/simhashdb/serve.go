@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -61,7 +62,7 @@ func (s *serveFlags) check() (string, error) {
 	if s.tokenFile != "" {
 		b, err := os.ReadFile(s.tokenFile)
 		if err != nil {
-			return "", fmt.Errorf("--token-file: %w", unwrapPathError(err))
+			return "", fmt.Errorf("--token-file %s: %w", s.tokenFile, unwrapPathError(err))
 		}
 		if token = strings.TrimSpace(string(b)); token == "" || strings.ContainsAny(token, " \t\r\n") {
 			return "", fmt.Errorf("--token-file %s: want one token, without spaces", s.tokenFile)
@@ -181,7 +182,7 @@ func serve(ctx context.Context, db *engine.DB, d *dbFlags, ff *fingerprintFlags,
 	if token != "" {
 		auth = "bearer token required"
 	}
-	fmt.Fprintf(stderr, "%s serve: listening on %s://%s (index %s, K = %d, %s)\n", programName, scheme, ln.Addr(), d.dir, db.K(), auth)
+	fmt.Fprintf(stderr, "%s serve: listening on %s://%s (index %s, K = %d, %s)\n", programName, scheme, listenedOn(sf.addr, ln.Addr()), d.dir, db.K(), auth)
 	// Warm the cache meanwhile: the first queries then find their blocks
 	// decoded. Stopped and waited for before the index closes.
 	wctx, stopWarm := context.WithCancel(ctx)
@@ -213,4 +214,16 @@ func serve(ctx context.Context, db *engine.DB, d *dbFlags, ff *fingerprintFlags,
 		return fail(stderr, "serve", exitFailed, fmt.Errorf("shutting down: %w", err))
 	}
 	return exitOK
+}
+
+// listenedOn is the address to print for a listener asked for at asked:
+// the host as the user wrote it (Go reports 0.0.0.0 as [::]) with the
+// port it got (port 0 picks one).
+func listenedOn(asked string, got net.Addr) string {
+	host, _, err := net.SplitHostPort(asked)
+	tcp, ok := got.(*net.TCPAddr)
+	if err != nil || host == "" || !ok {
+		return got.String()
+	}
+	return net.JoinHostPort(host, strconv.Itoa(tcp.Port))
 }

@@ -212,7 +212,7 @@ func TestServeRefuses(t *testing.T) {
 	}{
 		{[]string{"--addr", "0.0.0.0:0"}, "only a loopback address"},
 		{[]string{"--addr", ":7700"}, "only a loopback address"},
-		{[]string{"--token-file", "/nonexistent/token"}, "--token-file"},
+		{[]string{"--token-file", "/nonexistent/token"}, "--token-file /nonexistent/token: no such file"},
 		{[]string{"--tls-cert", "x.pem"}, "go together"},
 		{[]string{"--max-body", "0"}, "want a positive limit"},
 		{[]string{"--max-inflight-bytes", "1000"}, "below --max-batch-body"},
@@ -394,6 +394,7 @@ func TestServeAddText(t *testing.T) {
 	r = runCLI(t, "", "add", "--server", s.url, "--text", filepath.Join(files, "a.txt"), filepath.Join(files, "sub"))
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stderr, "2 files: 0 stored (added or replaced), 2 unchanged")
+	assert.Empty(t, r.stdout, "unchanged files are not printed, as by a local add")
 	write("a.txt", "the quick brown fox jumps over the lazy cat")
 	r = runCLI(t, "", "add", "--server", s.url, "--text", filepath.Join(files, "a.txt"))
 	require.Equal(t, 0, r.code, r.stderr)
@@ -439,6 +440,14 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// TestListenAddress: the address logged is the one asked for, with the
+// port the server got.
+func TestListenAddress(t *testing.T) {
+	assert.Equal(t, "0.0.0.0:7704", listenedOn("0.0.0.0:7704", &net.TCPAddr{IP: net.IPv6zero, Port: 7704}))
+	assert.Equal(t, "127.0.0.1:40001", listenedOn("127.0.0.1:0", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40001}))
+	assert.Equal(t, "[::]:7704", listenedOn(":7704", &net.TCPAddr{IP: net.IPv6zero, Port: 7704}))
 }
 
 // TestStatsSayWhatIsCounted: with writes not yet flushed, stats and check
