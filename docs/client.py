@@ -5,8 +5,10 @@
 
 It stores two pages, asks which stored pages are near-duplicates of a third,
 makes the crawler's atomic decision for a fourth, reads one back, stores many
-in one commit, asks many queries in one batch, deletes one and reads the
-index's statistics. Every endpoint of docs/server.md has a method here.
+in one commit, asks many queries in one batch, lists the near pairs and the
+clusters, exports every document, checks the index, deletes one and reads the
+index's statistics. Every endpoint of docs/server.md but /healthz and
+/metrics (plain text, for probes and Prometheus) has a method here.
 """
 import json
 import sys
@@ -81,6 +83,31 @@ class SimhashDB:
     def stats(self):
         return self._call("GET", "/v1/stats")
 
+    def _lines(self, path):
+        with self._request("GET", path, None) as resp:
+            for line in resp:
+                yield json.loads(line)
+
+    def export(self):
+        """Yields every document, {"id", "name", "fp"}, as the server
+        streams them."""
+        return self._lines("/v1/export")
+
+    def pairs(self, k=3):
+        """Yields every pair of documents within k: {"a", "b", "distance"}."""
+        return self._lines(f"/v1/pairs?k={k}")
+
+    def clusters(self, k=3, method="components"):
+        """Yields the clusters of documents within k of each other:
+        {"size", "documents"}; method "star" puts every member within k of
+        the first."""
+        return self._lines(f"/v1/clusters?k={k}&method={method}")
+
+    def check(self):
+        """Verifies every checksum and cross-reference: {"ok", "report",
+        "problems"}."""
+        return self._call("POST", "/v1/check")
+
 
 def main():
     if len(sys.argv) < 2:
@@ -95,10 +122,17 @@ def main():
     decision = db.insert_if_new(103, page, name="https://c.example/copy")
     print("inserted:", decision["inserted"], "duplicates:", [d["id"] for d in decision["duplicates"]])
     print("stored:", db.get(101))
-    many = db.put_many([{"id": 200 + i, "fingerprint": hex(0x1234 << i), "name": f"doc {i}"} for i in range(5)])
+    many = db.put_many([{"id": 200 + i, "fingerprint": hex(0x1234 << i), "name": f"doc {i}"} for i in range(5)]
+                       + [{"id": 205, "fingerprint": hex(0x1235), "name": "doc 0, one bit off"}])
     print("stored in one commit:", many["stored"], "rejected:", many["rejected"])
     for answer in db.batch([("first", hex(0x1234)), hex(0x1234 << 1)], k=0):
         print("batch:", answer["qid"], [m["id"] for m in answer["matches"]])
+    for pair in db.pairs(k=1):
+        print("pair:", pair["a"]["id"], pair["b"]["id"], "distance", pair["distance"])
+    for cluster in db.clusters(k=3):
+        print("cluster of", cluster["size"])
+    print("exported:", sum(1 for _ in db.export()))
+    print("check ok:", db.check()["ok"])
     print("deleted:", db.delete(102)["deleted"])
     print("documents:", db.stats()["documents"])
 

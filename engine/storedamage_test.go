@@ -314,7 +314,7 @@ func TestMissingLogSegment(t *testing.T) {
 func TestValueBlockFlips(t *testing.T) {
 	dir := t.TempDir()
 	db := openT(t, dir, testOptions())
-	for round := range 30 { // rewrites of the same documents, compacted while the engine's snapshot holds the old ones
+	rewrite := func(round int) {
 		docs := make([]Doc, 2000)
 		for i := range docs {
 			docs[i] = Doc{ID: uint64(i), Fingerprint: uint64(i*7919+round) * 0x9e3779b97f4a7c15, Name: fmt.Sprintf("name-%d-%d", i, round)}
@@ -322,15 +322,32 @@ func TestValueBlockFlips(t *testing.T) {
 		require.NoError(t, db.InsertBatch(ctx, docs))
 		require.NoError(t, db.Flush(ctx))
 	}
-	require.NoError(t, db.Close())
-	ssts, err := filepath.Glob(filepath.Join(dir, store.Dir, "*.sst"))
-	require.NoError(t, err)
-	ro := openT(t, dir, Options{ReadOnly: true})
+	// Rewrites of the same documents, compacted while the engine's
+	// snapshot holds the old ones: Pebble keeps those in value blocks. How
+	// soon a compaction makes one, and whether a later one keeps it until
+	// the index closes, is Pebble's affair: rewrite until a closed index
+	// has one.
+	var ssts []string
 	blocks := map[string][]block.Handle{}
-	for _, path := range ssts {
-		blocks[path] = valueBlocks(t, ro, path)
+	for round, found := 0, 0; found == 0; {
+		for ; !hasValueBlocks(t, db); round++ {
+			require.Less(t, round, 1000, "no value block after 1000 rewrites")
+			rewrite(round)
+		}
+		require.NoError(t, db.Close())
+		var err error
+		ssts, err = filepath.Glob(filepath.Join(dir, store.Dir, "*.sst"))
+		require.NoError(t, err)
+		ro := openT(t, dir, Options{ReadOnly: true})
+		for _, path := range ssts {
+			blocks[path] = valueBlocks(t, ro, path)
+			found += len(blocks[path])
+		}
+		require.NoError(t, ro.Close())
+		if found == 0 {
+			db = openT(t, dir, testOptions())
+		}
 	}
-	require.NoError(t, ro.Close())
 	flipped := 0
 	for _, path := range ssts {
 		blocks := blocks[path]
@@ -352,6 +369,34 @@ func TestValueBlockFlips(t *testing.T) {
 		require.NoError(t, os.WriteFile(path, orig, 0o644))
 	}
 	require.Positive(t, flipped, "the index has value blocks to flip")
+}
+
+// hasValueBlocks reports whether a live sstable of db has value blocks.
+func hasValueBlocks(t *testing.T, db *DB) bool {
+	ssts, err := filepath.Glob(filepath.Join(db.dir, store.Dir, "*.sst"))
+	require.NoError(t, err)
+	for _, path := range ssts {
+		f, err := vfs.Default.Open(path)
+		if err != nil {
+			continue // compacted away meanwhile
+		}
+		rd, err := sstable.NewSimpleReadable(f)
+		if err != nil {
+			f.Close()
+			continue
+		}
+		r, err := sstable.NewReader(ctx, rd, sstable.ReaderOptions{Comparer: db.store.Opts.Comparer, KeySchemas: db.store.Opts.KeySchemas})
+		if err != nil {
+			rd.Close()
+			continue
+		}
+		l, err := r.Layout()
+		r.Close()
+		if err == nil && len(l.ValueBlock) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // valueBlocks lists the value blocks of the sstable at path.

@@ -76,6 +76,7 @@ func runCompression(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 		if err := drawCompression(f.chart, rep); err != nil {
 			return fail(stderr, "compression", exitFailed, err)
 		}
+		fmt.Fprintf(stderr, "%s compression: chart written to %s\n", programName, f.chart)
 	}
 	if f.asJSON {
 		b, _ := json.MarshalIndent(struct {
@@ -186,14 +187,11 @@ func printCompression(w io.Writer, docs int, rep *compression.Report) {
 func drawCompression(path string, rep *compression.Report) error {
 	labels := make([]string, len(rep.Rows))
 	values := make([]float64, len(rep.Rows))
-	lo := rep.Bound
+	hi := rep.Bound
 	for i, r := range rep.Rows {
 		labels[i], values[i] = fmt.Sprintf("%s: %.2f", r.Method, r.BitsPerFP), r.BitsPerFP
-		lo = min(lo, r.BitsPerFP)
+		hi = max(hi, r.BitsPerFP)
 	}
-	// From a little below the smallest, so that a 1% difference shows; the
-	// axis ends at twice that, cutting longer bars (their labels say).
-	lo = max(0, lo-0.1*lo)
 	return chart.HBars(path, chart.Axes{Title: fmt.Sprintf("Bits per fingerprint, %d distinct (dashed: the bound for uniform ones, %.2f)", rep.N, rep.Bound),
-		X: "bits per fingerprint"}, labels, values, rep.Bound, lo, 2*lo)
+		X: "bits per fingerprint"}, labels, values, rep.Bound, 0, hi*1.05) // from zero, so that bars compare by length
 }

@@ -435,7 +435,7 @@ func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if st.PebbleIndexBytes < 0 {
 		fmt.Fprintf(stdout, "pebble index       unknown: Pebble could not read its files' properties (check names the damage)\n")
 	} else {
-		fmt.Fprintf(stdout, "pebble index       %d bytes of index and filter blocks over the tables, %d bytes of cache for them%s\n", st.PebbleIndexBytes, st.PebbleCacheSize, indexFit(st))
+		fmt.Fprintf(stdout, "pebble index       %d bytes of index and filter blocks over the tables; Pebble's share of the cache may grow to %d bytes (a limit, not memory taken)%s\n", st.PebbleIndexBytes, st.PebbleCacheSize, indexFit(st))
 	}
 	switch {
 	case fpOpts != nil:
