@@ -77,13 +77,14 @@ const MaxDecompressed = 1 << 30
 const sniffLen = 8 << 10
 
 // Document returns the fingerprint of a document read from r as reading
-// says. With every format, content with bytes that text does not have
+// says. Compressed content (gzip, bzip2) is decompressed whatever the
+// reading. With every format, content with bytes that text does not have
 // (NUL and other control characters but tab, newline, form feed, carriage
 // return and escape) in its first 8 KiB is ErrBinary, and a document
 // without a word ErrEmpty; text with a UTF-16 byte order mark is decoded.
 func (f *Fingerprinter) Document(r io.Reader, reading Reading) (uint64, error) {
 	br := bufio.NewReaderSize(r, sniffLen)
-	if reading == ReadAuto {
+	{ // compressed content is decompressed whatever the reading: compressed bytes are no text
 		head, _ := br.Peek(4)
 		var z io.Reader
 		var err error

@@ -59,7 +59,7 @@ func TestDocument(t *testing.T) {
 		{"utf-16", utf16LE(words), ReadAuto, words, nil},
 		{"png", png, ReadAuto, "", ErrBinary},
 		{"elf", elf, ReadText, "", ErrBinary},
-		{"gzip, forced text, is binary", gzipped(t, []byte(words)), ReadText, "", ErrBinary},
+		{"gzip, forced text, is decompressed", gzipped(t, []byte(words)), ReadText, words, nil},
 		{"empty", nil, ReadAuto, "", ErrEmpty},
 		{"white space", []byte(" \n\t "), ReadText, "", ErrEmpty},
 		{"punctuation", []byte("-- ... !!"), ReadAuto, "", ErrEmpty},
@@ -113,4 +113,19 @@ func FuzzDocument(f *testing.F) {
 		assert.Equal(t, errA == nil, errC == nil)
 		assert.Equal(t, a, c)
 	})
+}
+
+// TestForcedReadingDecompresses: a reading forced on compressed content
+// reads what is inside (a .gz man page read as man), as ReadAuto does.
+func TestForcedReadingDecompresses(t *testing.T) {
+	f, err := New(Options{Pipeline: PipelineV3})
+	require.NoError(t, err)
+	page := []byte(".TH LS 1\n.SH NAME\nls \\- list directory contents\n.SH DESCRIPTION\nList information about the files.\n")
+	for _, r := range []Reading{ReadText, ReadHTML, ReadMan} {
+		want, err := f.Document(bytes.NewReader(page), r)
+		require.NoError(t, err, r)
+		got, err := f.Document(bytes.NewReader(gzipped(t, page)), r)
+		require.NoError(t, err, "%v on gzip", r)
+		assert.Equal(t, want, got, r)
+	}
 }

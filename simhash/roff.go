@@ -75,6 +75,9 @@ func (t *roffText) readLine(l []byte) {
 	case len(name) == 0: // "." alone, or a comment
 	case string(name) == "de" || string(name) == "de1" || string(name) == "am" || string(name) == "ig":
 		t.skip = []byte("..")
+		if c := bytes.Index(args, []byte(`\"`)); c >= 0 {
+			args = args[:c] // a comment after the request
+		}
 		if end := bytes.Fields(args); string(name) == "ig" && len(end) > 0 {
 			t.skip = append([]byte("."), end[0]...)
 		}

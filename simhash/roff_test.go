@@ -35,6 +35,12 @@ a bullet item
 `, `LS 1 March 2024 GNU coreutils 9.4 User Commands NAME ls - list directory contents
 SYNOPSIS ls [OPTION]... [FILE]... DESCRIPTION List information about the FILEs (the current
 directory by default). -a, --all do not ignore entries starting with . a bullet item dir (1), quoted words`},
+		{"ig with a comment", `.ig \" ignored to the next "..", not to a line ".\\""
+this is not shown
+..
+.TH SSH-COPY-ID 1
+shown text
+`, `SSH-COPY-ID 1 shown text`},
 		{"mdoc", `.Dd $Mdocdate: May 1 2023 $
 .Dt CAT 1
 .Os
