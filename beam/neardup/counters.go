@@ -16,7 +16,7 @@ const (
 	CounterDistinct      = "distinct"            // distinct fingerprints
 	CounterDuplicateSets = "duplicate_groups"    // fingerprints that occur more than once
 	CounterShuffleBytes  = "shuffle_bytes"       // bytes of packed batches handed to a shuffle
-	CounterPairs         = "pairs"               // pairs within k (find-all), matches (batch)
+	CounterPairs         = "pairs"               // pair lines written (find-all: within k, "[v, v]" of duplicates too), matches (batch)
 	CounterStarChanges   = "star_changes"        // edges a star round changed; 0: converged
 	CounterClusters      = "clusters"            // clusters written
 	CounterTableFPs      = "table_fingerprints_" // + table number: fingerprints written (build)

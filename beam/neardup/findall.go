@@ -15,7 +15,7 @@ import (
 func init() {
 	register.DoFn4x1[context.Context, uint64, func(*[]byte) bool, func(uint64, uint64), error](&scanGroupFn{})
 	register.Function3x0(pairLine)
-	register.Function3x0(dupLine)
+	register.Function4x0(dupLine)
 	register.Function3x0(duplicateGroupLine)
 	register.Emitter2[uint64, uint64]()
 }
@@ -86,7 +86,12 @@ func pairLine(a, b uint64, emit func(string)) {
 	emit(string(line[:len(line)-1]))
 }
 
-func dupLine(v uint64, _ int64, emit func(string)) { pairLine(v, v, emit) }
+// dupLine writes "[v, v]" and counts it among the pairs, as the lines
+// written are.
+func dupLine(ctx context.Context, v uint64, _ int64, emit func(string)) {
+	pairsFound.Inc(ctx, 1)
+	pairLine(v, v, emit)
+}
 
 // DuplicateLines formats the exact duplicates (Distinct's dups) as groups:
 // {"fp":"0x...","count":N} a line, each fingerprint that occurs more than

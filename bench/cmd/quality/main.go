@@ -7,16 +7,21 @@
 //	bash bench/quality/fetch-releases.sh && go run ./bench/cmd/quality -releases bench/quality/data/releases -out bench/results/DATE/quality-releases
 //
 // With -features, the release evaluation compares features and weights
-// (quality.FeatureReaders) rather than pipelines.
+// (quality.FeatureReaders) rather than pipelines. With -man DIR, it compares
+// the roff reader with man's own text on the pages under DIR:
+//
+//	go run ./bench/cmd/quality -man /usr/share/man -man-limit 2000
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"log/slog"
 	"os"
 
 	"github.com/simhashdb/simhashdb/bench/quality"
+	"github.com/simhashdb/simhashdb/simhash"
 )
 
 func main() {
@@ -24,7 +29,21 @@ func main() {
 	out := flag.String("out", "bench/results/quality", "folder for report.md, results.json and charts")
 	releases := flag.String("releases", "", "evaluate on the release collections under this folder instead")
 	features := flag.Bool("features", false, "with -releases: compare features and weights, not pipelines")
+	man := flag.String("man", "", "instead: compare the roff reader with man's own text on the manual pages under this folder (e.g. /usr/share/man)")
+	manLimit := flag.Int("man-limit", 0, "with -man: an even sample of this many pages (0: all)")
 	flag.Parse()
+	if *man != "" {
+		f, err := simhash.New(simhash.Options{Pipeline: simhash.LatestPipeline})
+		if err == nil {
+			var r quality.ManResult
+			if r, err = quality.CompareManPages(context.Background(), *man, *manLimit, f); err == nil {
+				fmt.Print(r)
+				return
+			}
+		}
+		fmt.Fprintln(os.Stderr, "quality:", err)
+		os.Exit(1)
+	}
 	run := run
 	if *releases != "" {
 		run = func(dir, out string) error { return runReleases(dir, out, *features) }
