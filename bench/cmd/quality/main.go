@@ -29,6 +29,7 @@ func main() {
 	out := flag.String("out", "bench/results/quality", "folder for report.md, results.json and charts")
 	releases := flag.String("releases", "", "evaluate on the release collections under this folder instead")
 	features := flag.Bool("features", false, "with -releases: compare features and weights, not pipelines")
+	verified := flag.Float64("verified", 0, "with -releases: instead, candidates within 3, 4, 6 and 8 bits verified by a 32-byte sketch at this estimated Jaccard (package sketch)")
 	man := flag.String("man", "", "instead: compare the roff reader with man's own text on the manual pages under this folder (e.g. /usr/share/man)")
 	manLimit := flag.Int("man-limit", 0, "with -man: an even sample of this many pages (0: all)")
 	flag.Parse()
@@ -47,6 +48,9 @@ func main() {
 	run := run
 	if *releases != "" {
 		run = func(dir, out string) error { return runReleases(dir, out, *features) }
+		if *verified > 0 {
+			run = func(dir, _ string) error { return runVerified(dir, *verified) }
+		}
 		*corpus = *releases
 	}
 	if err := run(*corpus, *out); err != nil {
@@ -118,5 +122,26 @@ func runReleases(dir, out string, features bool) error {
 		return err
 	}
 	fmt.Println("report written to", out)
+	return nil
+}
+
+func runVerified(dir string, threshold float64) error {
+	colls, err := quality.LoadReleases(dir)
+	if err != nil {
+		return err
+	}
+	rs, err := quality.VerifiedReaders()
+	if err != nil {
+		return err
+	}
+	var all []quality.VerifiedResult
+	for _, c := range colls {
+		for _, rd := range rs {
+			all = append(all, c.EvaluateVerified(rd, []int{3, 4, 6, 8}, threshold)...)
+		}
+		m := c.EvaluateMinHash(1)
+		fmt.Printf("%s: minhash 128 recall %.3f changed %.3f false %d/%d\n", c.Name, m.RecallNear, m.RecallChanged, m.CrossFalse, m.CrossSampled)
+	}
+	fmt.Print(quality.VerifiedTable(all))
 	return nil
 }

@@ -1,0 +1,123 @@
+package quality
+
+import (
+	"fmt"
+	"math/bits"
+	"strings"
+
+	"github.com/simhashdb/simhashdb/simhash"
+	"github.com/simhashdb/simhashdb/sketch"
+)
+
+// VerifiedResult scores near-duplicates as the tables propose them and a
+// sketch (package sketch, of the page's 5-word shingles) decides: a pair is
+// reported when its fingerprints lie within Within and its estimated
+// Jaccard is at least Threshold.
+type VerifiedResult struct {
+	Collection string  `json:"collection"`
+	Reader     string  `json:"reader"`
+	Within     int     `json:"within"`
+	Threshold  float64 `json:"threshold"`
+	// Recall of the near pairs (Jaccard >= NearJaccard) and of those whose
+	// text changed.
+	RecallNear    float64 `json:"recall_near"`
+	RecallChanged float64 `json:"recall_changed"`
+	// Candidates are the cross pairs within Within (what the sketch
+	// checks); False those it passed below UnrelatedJaccard, FalseRate
+	// over every cross pair.
+	Candidates int     `json:"cross_candidates"`
+	False      int     `json:"cross_false"`
+	FalseRate  float64 `json:"false_rate"`
+	// Unverified is the same reader's false rate within Within without
+	// the sketch.
+	Unverified float64 `json:"unverified_false_rate"`
+}
+
+// EvaluateVerified scores rd's fingerprints as candidates within each of
+// within, verified by sketches at threshold.
+func (r *Release) EvaluateVerified(rd Reader, within []int, threshold float64) []VerifiedResult {
+	fps := func(pages []Page) ([]uint64, []bool, []sketch.Sketch) {
+		fp, ok, sk := make([]uint64, len(pages)), make([]bool, len(pages)), make([]sketch.Sketch, len(pages))
+		parallel(len(pages), func(i int) {
+			fp[i], ok[i] = rd.Fp(pages[i].Raw)
+			sk[i] = sketch.Of(pages[i].Shingles)
+		})
+		return fp, ok, sk
+	}
+	oldFP, oldOK, oldSk := fps(r.Old)
+	newFP, newOK, newSk := fps(r.New)
+	paired := map[[2]int]bool{}
+	for _, p := range r.Pairs {
+		paired[[2]int{p.Old, p.New}] = true
+	}
+	var out []VerifiedResult
+	for _, d := range within {
+		res := VerifiedResult{Collection: r.Name, Reader: rd.Name, Within: d, Threshold: threshold}
+		near, changed, nearHit, changedHit := 0, 0, 0, 0
+		for _, p := range r.Pairs {
+			if p.Jaccard < NearJaccard {
+				continue
+			}
+			near++
+			changed += b2i(p.Changed)
+			hit := oldOK[p.Old] && newOK[p.New] && bits.OnesCount64(oldFP[p.Old]^newFP[p.New]) <= d &&
+				sketch.Similarity(oldSk[p.Old], newSk[p.New]) >= threshold
+			nearHit += b2i(hit)
+			changedHit += b2i(hit && p.Changed)
+		}
+		res.RecallNear, res.RecallChanged = ratio(nearHit, near), ratio(changedHit, changed)
+		type row struct{ cand, unrel, fls int }
+		rows := make([]row, len(r.Old))
+		parallel(len(r.Old), func(i int) {
+			for j := range r.New {
+				if !oldOK[i] || !newOK[j] || paired[[2]int{i, j}] || bits.OnesCount64(oldFP[i]^newFP[j]) > d {
+					continue
+				}
+				rows[i].cand++
+				if r.jaccard(i, j) >= UnrelatedJaccard {
+					continue
+				}
+				rows[i].unrel++
+				if sketch.Similarity(oldSk[i], newSk[j]) >= threshold {
+					rows[i].fls++
+				}
+			}
+		})
+		unrel := 0
+		for _, rw := range rows {
+			res.Candidates += rw.cand
+			res.False += rw.fls
+			unrel += rw.unrel
+		}
+		cross := max(len(r.Old)*len(r.New)-len(r.Pairs), 1)
+		res.FalseRate = float64(res.False) / float64(cross)
+		res.Unverified = float64(unrel) / float64(cross)
+		out = append(out, res)
+	}
+	return out
+}
+
+// VerifiedTable is the results as a Markdown table.
+func VerifiedTable(rs []VerifiedResult) string {
+	var b strings.Builder
+	b.WriteString("| collection | reader | candidates within | recall near | recall changed | cross candidates | false (verified) | false rate | false rate unverified |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range rs {
+		fmt.Fprintf(&b, "| %s | %s | %d | %.3f | %.3f | %d | %d | %.1e | %.1e |\n", r.Collection, r.Reader, r.Within, r.RecallNear, r.RecallChanged, r.Candidates, r.False, r.FalseRate, r.Unverified)
+	}
+	return b.String()
+}
+
+// VerifiedReaders are the candidate fingerprints the verified evaluation
+// tries: the default (v3, 2-word shingles) and single words, the reader of
+// most recall that FeatureReaders found.
+func VerifiedReaders() ([]Reader, error) {
+	var rs []Reader
+	for _, w := range []int{2, 1} {
+		f, err := simhash.New(simhash.Options{Pipeline: simhash.PipelineV3, Shingle: w})
+		if err != nil {
+			return nil, err
+		}
+		rs = append(rs, Reader{fmt.Sprintf("v3 w=%d", w), document(f)})
+	}
+	return rs, nil
+}
