@@ -86,7 +86,9 @@ func TestSignalWhileReading(t *testing.T) {
 			if c.twice && cmd.ProcessState.ExitCode() == 130 {
 				assert.Contains(t, stderr(), "quit")
 			}
-			assert.True(t, strings.Contains(stderr(), "stopping") || strings.Contains(stderr(), "canceled"), stderr())
+			// "stopping" comes from the signal's goroutine, which a command
+			// that stops at once may leave unprinted.
+			assert.Regexp(t, `stopping|interrupted|canceled`, stderr())
 		})
 	}
 }
