@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"io"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // roffText is an io.Reader of the text a reader of a manual page sees, read
@@ -61,8 +63,12 @@ func (t *roffText) Read(p []byte) (int, error) {
 // readLine appends to t.line the visible text of one whole line.
 func (t *roffText) readLine(l []byte) {
 	if t.skip != nil {
-		if bytes.Equal(bytes.TrimSpace(l), t.skip) {
-			t.skip = nil
+		// The end of the block: its control line, spaces allowed after
+		// the dot (".  ." ends a macro as ".." does).
+		if len(l) > 0 && (l[0] == '.' || l[0] == '\'') {
+			if f := bytes.Fields(l[1:]); len(f) > 0 && bytes.Equal(f[0], t.skip[1:]) {
+				t.skip = nil
+			}
 		}
 		return
 	}
@@ -251,8 +257,9 @@ func roffSkipDelimited(s []byte) []byte {
 	return nil
 }
 
-// roffSpecial is the text of a special character: dashes, quotes and
-// bullets as the characters they are; any other as a space.
+// roffSpecial is the text of a special character: dashes, quotes, letters
+// with accents (\('e, \(,c, as translated pages write them) and ligatures
+// as the characters they are; any other as a space.
 func roffSpecial(name []byte) []byte {
 	switch string(name) {
 	case "em", "en", "hy", "mi":
@@ -262,7 +269,29 @@ func roffSpecial(name []byte) []byte {
 	case "co":
 		return []byte("©")
 	}
+	if l, ok := roffLetters[string(name)]; ok {
+		return []byte(l)
+	}
+	if len(name) == 2 && (name[1] >= 'a' && name[1] <= 'z' || name[1] >= 'A' && name[1] <= 'Z') {
+		if mark, ok := roffAccents[name[0]]; ok {
+			return []byte(norm.NFC.String(string(name[1]) + mark))
+		}
+	}
 	return []byte(" ")
+}
+
+// roffAccents are groff's accents of composite characters (\(ACCENT LETTER)
+// as Unicode's combining marks.
+var roffAccents = map[byte]string{
+	'\'': "\u0301", '`': "\u0300", '^': "\u0302", '~': "\u0303", ':': "\u0308",
+	',': "\u0327", 'v': "\u030c", 'o': "\u030a", '"': "\u030b", '.': "\u0307",
+}
+
+// roffLetters are groff's other letters and ligatures.
+var roffLetters = map[string]string{
+	"ss": "ß", "ae": "æ", "AE": "Æ", "oe": "œ", "OE": "Œ", "/o": "ø", "/O": "Ø",
+	"/l": "ł", "/L": "Ł", "-D": "Đ", "Sd": "ð", "TP": "Þ", "Tp": "þ", ".i": "ı",
+	"ff": "ff", "fi": "fi", "fl": "fl", "Fi": "ffi", "Fl": "ffl",
 }
 
 // looksRoff reports whether a document starting with head is the roff

@@ -41,6 +41,18 @@ this is not shown
 .TH SSH-COPY-ID 1
 shown text
 `, `SSH-COPY-ID 1 shown text`},
+		{"macro ended with spaces after the dot", `.TH RTCWAKE 8
+.if \n[.g] \{\
+.  am URL
+.    ad l
+.  .
+.\}
+.SH NAME
+rtcwake \- enter a system sleep state
+`, `RTCWAKE 8 NAME rtcwake - enter a system sleep state`},
+		{"accented letters of a translated page", `.TH DPKG 1
+predefini\(,c\(~ao de v\('arias \(:uber Stra\(ssen \(oangstr\(/om \(zz
+`, `DPKG 1 predefinição de várias über Straßen ångstrøm`},
 		{"mdoc", `.Dd $Mdocdate: May 1 2023 $
 .Dt CAT 1
 .Os

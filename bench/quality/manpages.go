@@ -18,8 +18,8 @@ import (
 )
 
 // ManResult compares the roff reader (simhash.ReadMan, on the page's source)
-// with what man itself shows (man -l, its overstrikes removed, read as
-// text): the Hamming distance of the two fingerprints of each page, which
+// with what man itself shows (man -l without hyphenation or justification,
+// its overstrikes, header and footer removed, read as text): the Hamming distance of the two fingerprints of each page, which
 // is what a reading that differs costs the index.
 type ManResult struct {
 	Pages    int   `json:"pages"`    // compared
@@ -99,7 +99,9 @@ func manDistance(ctx context.Context, path string, f *simhash.Fingerprinter) int
 		}
 		return -1
 	}
-	cmd := exec.CommandContext(ctx, "sh", "-c", `man -l "$1" 2>/dev/null | col -bx`, "sh", path)
+	// Without hyphenation or justification, and without the header and
+	// footer lines man adds (its layout, not the page's text).
+	cmd := exec.CommandContext(ctx, "sh", "-c", `man --nh --nj -l "$1" 2>/dev/null | col -bx | sed '/^[[:space:]]*$/d' | sed '1d;$d'`, "sh", path)
 	cmd.Env = append(os.Environ(), "MANWIDTH=200", "MAN_KEEP_FORMATTING=", "MANPAGER=cat", "PAGER=cat")
 	out, err := cmd.Output()
 	if err != nil || len(bytes.TrimSpace(out)) == 0 {
