@@ -433,22 +433,7 @@ func (l *Log) syncLoop() {
 func (l *Log) WriteOut() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for {
-		if l.err != nil {
-			return l.err
-		}
-		if l.closed {
-			return ErrClosed
-		}
-		if l.writing {
-			l.cond.Wait()
-			continue
-		}
-		if l.written == l.appended {
-			return nil
-		}
-		l.writeLocked(false)
-	}
+	return l.outLocked(false)
 }
 
 // Sync writes and fsyncs everything appended so far.
@@ -458,7 +443,11 @@ func (l *Log) Sync() error {
 	return l.syncLocked()
 }
 
-func (l *Log) syncLocked() error {
+func (l *Log) syncLocked() error { return l.outLocked(true) }
+
+// outLocked writes everything appended so far, and fsyncs it when sync,
+// waiting for a write under way first; the caller holds l.mu.
+func (l *Log) outLocked(sync bool) error {
 	for {
 		if l.err != nil {
 			return l.err
@@ -470,10 +459,14 @@ func (l *Log) syncLocked() error {
 			l.cond.Wait()
 			continue
 		}
-		if l.synced == l.appended {
+		done := l.written
+		if sync {
+			done = l.synced
+		}
+		if done == l.appended {
 			return nil
 		}
-		l.writeLocked(true)
+		l.writeLocked(sync)
 	}
 }
 

@@ -48,6 +48,19 @@ func writeRecs(t *testing.T, dir string, mode SyncMode, recs []rec) {
 	require.NoError(t, l.Close())
 }
 
+// appendRecs writes recs with one write and one sync for all, as a group
+// commit does: no sync note between them.
+func appendRecs(t *testing.T, dir string, recs []rec) {
+	t.Helper()
+	l, err := Open(dir, Options{Sync: SyncAlways})
+	require.NoError(t, err)
+	for _, r := range recs {
+		_, err := l.Append(r.typ, []byte(r.payload))
+		require.NoError(t, err)
+	}
+	require.NoError(t, l.Close())
+}
+
 func sample(n int) []rec {
 	var recs []rec
 	for i := range n {
@@ -572,14 +585,7 @@ func TestPowerCutTear(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			// One write and one sync for all: the cut falls in it.
-			l, err := Open(dir, Options{Sync: SyncAlways})
-			require.NoError(t, err)
-			for _, r := range recs {
-				_, err := l.Append(r.typ, []byte(r.payload))
-				require.NoError(t, err)
-			}
-			require.NoError(t, l.Close())
+			appendRecs(t, dir, recs) // the cut falls in their one write
 			path := filepath.Join(dir, SegmentName(1))
 			data, err := os.ReadFile(path)
 			require.NoError(t, err)
@@ -642,13 +648,7 @@ func TestZerosInSyncedRecord(t *testing.T) {
 	})
 	t.Run("one sync for all", func(t *testing.T) {
 		dir := t.TempDir()
-		l, err := Open(dir, Options{Sync: SyncAlways})
-		require.NoError(t, err)
-		for _, r := range recs {
-			_, err := l.Append(r.typ, []byte(r.payload))
-			require.NoError(t, err)
-		}
-		require.NoError(t, l.Close())
+		appendRecs(t, dir, recs)
 		flip(t, dir)
 		got, st, err := replayWith(t, dir, 0, ReplayOptions{ReadOnly: true})
 		require.NoError(t, err, "no sync note after it: a power cut explains it")
