@@ -68,18 +68,21 @@ func addText(ctx context.Context, db *engine.DB, dbDir string, paths []string, f
 		return fail(stderr, "add", exitUsage, err)
 	}
 	a := &textAdder{ctx: ctx, db: db, f: f, index: index, bulk: bulk, reading: reading, ifNew: ifNew, stdout: stdout, stderr: stderr}
-	if a.ids, err = naming.New(ctx, db, false); err != nil {
-		return fail(stderr, "add", exitFailed, err)
-	}
-	p := newProgress(progress, stderr, -1, a.bytes.Load, &a.read, &a.durable, &a.rejected)
-	defer p.stop()
+	var p *progressReporter
 	stopped := func(err error) int {
 		if ctx.Err() == nil || !errors.Is(err, context.Canceled) {
 			return fail(stderr, "add", exitFailed, err)
 		}
-		p.stop()
+		if p != nil {
+			p.stop()
+		}
 		return fail(stderr, "add", exitFailed, fmt.Errorf("interrupted: %d files read, %d stored or left as they were, for good; to finish, run the same command again: the files stored are found unchanged and skipped", a.read.Load(), a.durable.Load()))
 	}
+	if a.ids, err = naming.New(ctx, db, false); err != nil {
+		return stopped(err)
+	}
+	p = newProgress(progress, stderr, -1, a.bytes.Load, &a.read, &a.durable, &a.rejected)
+	defer p.stop()
 	for _, arg := range paths {
 		if err := a.walk(arg, p); err != nil {
 			return stopped(err)

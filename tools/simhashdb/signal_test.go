@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/simhashdb/simhashdb/engine"
 	"golang.org/x/sys/unix"
 
 	"github.com/stretchr/testify/assert"
@@ -242,4 +245,27 @@ func TestAddInterrupted(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	r = runCLI(t, "", "stats", "--db", db, "--json")
 	assert.Contains(t, r.stdout, `"documents": 2000`)
+}
+
+// TestAddTextInterrupted: add --text stopped by an interrupt says what is
+// stored for good and how to finish, not "context canceled".
+func TestAddTextInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 3 {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.txt", i)), []byte(fmt.Sprintf("words of file number %d here", i)), 0o644))
+	}
+	db, err := engine.Open(filepath.Join(t.TempDir(), "idx"), engine.Options{})
+	require.NoError(t, err)
+	defer db.Close()
+	var ff fingerprintFlags
+	fl := flag.NewFlagSet("add", flag.ContinueOnError)
+	ff.register(fl)
+	require.NoError(t, fl.Parse(nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the interrupt came before the first file
+	var stdout, stderr strings.Builder
+	code := addText(ctx, db, t.TempDir(), []string{dir}, &ff, "none", false, -1, &stdout, &stderr)
+	assert.Equal(t, exitFailed, code)
+	assert.Contains(t, stderr.String(), "interrupted: 0 files read, 0 stored or left as they were, for good; to finish, run the same command again")
+	assert.NotContains(t, stderr.String(), "context canceled")
 }
