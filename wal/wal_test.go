@@ -355,6 +355,10 @@ func FuzzScan(f *testing.F) {
 	cut := AppendRecord(AppendRecord(nil, 1, bytes.Repeat([]byte("p"), 1200)), 2, []byte("after the hole"))
 	clear(cut[sectorSize : 2*sectorSize]) // a power cut's sector of zeros
 	f.Add(cut)
+	// A damaged record with zeros in it and a sync note after it.
+	noted := AppendRecord(nil, 1, append([]byte("one"), make([]byte, 1100)...))
+	noted[HeaderLen] ^= 4
+	f.Add(appendSynced(noted, int64(len(noted))))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var prev int64
 		var total int

@@ -58,11 +58,11 @@ type Answer struct {
 
 // NameField is a name as the last field of an output line ("<0x
 // fingerprint><TAB><name>", add --text's "<id><TAB><fp><TAB><name>"): as
-// it is, unless a line cannot carry it so (a line break or tab in it) or
-// it would read as quoted, then as a Go string literal, which Named reads
-// back.
+// it is, unless a line cannot carry it so (a line break or tab in it, or
+// space at either end, which a reader trims) or it would read as quoted,
+// then as a Go string literal, which Named reads back.
 func NameField(name string) string {
-	if strings.ContainsAny(name, "\n\r\t") || strings.HasPrefix(name, `"`) {
+	if strings.ContainsAny(name, "\n\r\t") || strings.HasPrefix(name, `"`) || strings.TrimSpace(name) != name {
 		return strconv.Quote(name)
 	}
 	return name

@@ -138,3 +138,41 @@ func TestAnyFingerprint(t *testing.T) {
 		assert.Equal(t, c.fp, fp, c.line)
 	}
 }
+
+// FuzzNameField: every name survives a line of "simhashdb fingerprint"
+// (NameField, then Named) whole, and the line never breaks.
+func FuzzNameField(f *testing.F) {
+	for _, s := range []string{"/a/b.txt", "line\nbreak", "\"quoted\"", "tab\there", "", " lead", "\\\"x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		field := NameField(name)
+		if strings.ContainsAny(field, "\n\r") {
+			t.Fatalf("%q written as %q: a line break", name, field)
+		}
+		_, got, ok := Syntax{}.Named("0x0000000000000001\t" + field)
+		if !ok {
+			t.Fatalf("%q: the line does not read", name)
+		}
+		if got != name {
+			t.Fatalf("%q read back as %q", name, got)
+		}
+	})
+}
+
+// FuzzAnyFingerprint: any line gives a fingerprint, a skip or an error,
+// and a line that Pair or Record reads gives theirs.
+func FuzzAnyFingerprint(f *testing.F) {
+	for _, s := range []string{"0x10", "16", "# c", "", "7 0x10 name", "0x0000000000000010\t/a", "xyz 1", "18446744073709551616"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		fp, skip, err := Syntax{}.AnyFingerprint(line)
+		if skip && (err != nil || fp != 0) {
+			t.Fatalf("%q: skipped with %x, %v", line, fp, err)
+		}
+		if p, perr := (Syntax{}).Pair(line); perr == nil && !skip && (err != nil || fp != p) {
+			t.Fatalf("%q: Pair reads %x, AnyFingerprint %x, %v", line, p, fp, err)
+		}
+	})
+}
