@@ -20,9 +20,9 @@ import (
 
 func init() {
 	register.DoFn4x1[context.Context, Doc, func(*Query) bool, func(string, lines.Match), error](&matchFn{})
-	register.Function2x0(keyQuery)
-	register.DoFn2x0[Query, func(Query)](&chunkFn{})
-	register.Function4x1(answerLine)
+	beam.RegisterFunction(keyQuery)
+	beam.RegisterType(reflect.TypeOf((*chunkFn)(nil)).Elem())
+	beam.RegisterFunction(answerLine)
 	register.Emitter2[string, lines.Match]()
 	register.Emitter2[string, Query]()
 	register.Iter1[Query]()

@@ -4,17 +4,17 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"reflect"
 	"strconv"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/simhashdb/simhashdb/codec"
 	"github.com/simhashdb/simhashdb/permutation"
 )
 
 func init() {
-	register.DoFn4x1[context.Context, uint64, func(*[]byte) bool, func(string), error](&writeShardFn{})
+	beam.RegisterType(reflect.TypeOf((*writeShardFn)(nil)).Elem())
 }
 
 // BuildTables writes design d's permuted tables of distinct fingerprints

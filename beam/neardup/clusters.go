@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"reflect"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
@@ -21,18 +22,18 @@ import (
 // rounds.
 
 func init() {
-	register.Function3x0(bothWays)
-	register.Function3x0(towardSmaller)
-	register.DoFn5x0[context.Context, uint64, func(*uint64) bool, func(*uint64) bool, func(uint64, uint64)](&largeStarFn{})
-	register.DoFn5x0[context.Context, uint64, func(*uint64) bool, func(*uint64) bool, func(uint64, uint64)](&smallStarFn{})
-	register.Function3x0(edgeAndCentre)
-	register.Function3x0(edgeKey)
-	register.Function2x1(firstOf)
-	register.Function3x1(keyEdge)
+	beam.RegisterFunction(bothWays)
+	beam.RegisterFunction(towardSmaller)
+	beam.RegisterType(reflect.TypeOf((*largeStarFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*smallStarFn)(nil)).Elem())
+	beam.RegisterFunction(edgeAndCentre)
+	beam.RegisterFunction(edgeKey)
+	beam.RegisterFunction(firstOf)
+	beam.RegisterFunction(keyEdge)
 	register.Emitter2[string, bool]()
-	register.Function2x1(minUint64)
-	register.DoFn5x1[context.Context, uint64, func(*uint64) bool, func(*int64) bool, func(uint64, []byte), error](&memberFn{})
-	register.DoFn4x1[context.Context, uint64, func(*[]byte) bool, func(string), error](&clusterLineFn{})
+	beam.RegisterFunction(minUint64)
+	beam.RegisterType(reflect.TypeOf((*memberFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*clusterLineFn)(nil)).Elem())
 	register.Iter1[uint64]()
 	register.Iter1[int64]()
 }

@@ -3,6 +3,7 @@ package neardup
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -11,7 +12,7 @@ import (
 
 func init() {
 	register.DoFn3x0[context.Context, Doc, func(int, []byte)](&countFn{})
-	register.DoFn5x1[context.Context, int, func(*[]byte) bool, func([]byte), func(uint64, int64), error](&mergeCountsFn{})
+	beam.RegisterType(reflect.TypeOf((*mergeCountsFn)(nil)).Elem())
 	register.Emitter1[[]byte]()
 	register.Emitter2[int, []byte]()
 	register.Emitter2[uint64, int64]()

@@ -16,4 +16,12 @@
 //
 // Every stage counts what it did in Beam counters of namespace Namespace
 // (see Counters).
+//
+// DoFns that run once an element on the jobs' hot paths (reading
+// documents, counting them, scanning a table's group, matching a batch's
+// queries) are registered with the register package's generic wrappers,
+// which call them without reflection; the others, and the functions, by
+// reflection (beam.RegisterType, beam.RegisterFunction): each generic
+// registration costs the compiler seconds and hundreds of MB, and these
+// cost the workers little (docs/beam.md).
 package neardup

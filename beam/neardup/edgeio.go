@@ -3,12 +3,12 @@ package neardup
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/fileio"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/simhashdb/simhashdb/internal/lines"
 )
 
@@ -16,10 +16,10 @@ import (
 // decimals (an edge, or a fingerprint and its count).
 
 func init() {
-	register.Function3x0(numberPairLine)
-	register.Function3x0(countLine)
-	register.DoFn3x1[context.Context, fileio.ReadableFile, func(uint64, uint64), error](&readNumberPairsFn{})
-	register.Function3x1(toCount)
+	beam.RegisterFunction(numberPairLine)
+	beam.RegisterFunction(countLine)
+	beam.RegisterType(reflect.TypeOf((*readNumberPairsFn)(nil)).Elem())
+	beam.RegisterFunction(toCount)
 }
 
 // NumberPairLines formats KV<uint64, uint64> (edges) as "<a> <b>" lines.

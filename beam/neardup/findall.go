@@ -14,9 +14,9 @@ import (
 
 func init() {
 	register.DoFn4x1[context.Context, uint64, func(*[]byte) bool, func(uint64, uint64), error](&scanGroupFn{})
-	register.Function3x0(pairLine)
-	register.Function4x0(dupLine)
-	register.Function3x0(duplicateGroupLine)
+	beam.RegisterFunction(pairLine)
+	beam.RegisterFunction(dupLine)
+	beam.RegisterFunction(duplicateGroupLine)
 	register.Emitter2[uint64, uint64]()
 }
 

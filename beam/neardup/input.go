@@ -60,7 +60,7 @@ const maxJSONLine = 16 << 20
 
 func init() {
 	register.DoFn4x1[context.Context, fileio.ReadableFile, func(Doc), func(string), error](&readDocsFn{})
-	register.DoFn4x1[context.Context, fileio.ReadableFile, func(Query), func(string), error](&readQueriesFn{})
+	beam.RegisterType(reflect.TypeOf((*readQueriesFn)(nil)).Elem())
 	register.Emitter1[Doc]()
 	register.Emitter1[Query]()
 	register.Emitter1[string]()

@@ -3,6 +3,7 @@ package neardup
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -11,7 +12,7 @@ import (
 )
 
 func init() {
-	register.DoFn3x1[context.Context, []byte, func(uint64, []byte), error](&tableKeyFn{})
+	beam.RegisterType(reflect.TypeOf((*tableKeyFn)(nil)).Elem())
 	register.Emitter2[uint64, []byte]()
 }
 

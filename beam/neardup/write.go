@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"reflect"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
@@ -12,9 +13,9 @@ import (
 )
 
 func init() {
-	register.DoFn2x0[string, func(int, string)](&shardLineFn{})
-	register.DoFn4x1[context.Context, int, func(*bool) bool, func(*string) bool, error](&writeLinesFn{})
-	register.DoFn2x0[[]byte, func(int, bool)](&shardNumbersFn{})
+	beam.RegisterType(reflect.TypeOf((*shardLineFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*writeLinesFn)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*shardNumbersFn)(nil)).Elem())
 	register.Emitter2[int, bool]()
 	register.Iter1[bool]()
 	register.Emitter2[int, string]()
