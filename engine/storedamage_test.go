@@ -381,39 +381,40 @@ func hasValueBlocks(t *testing.T, db *DB) bool {
 	ssts, err := filepath.Glob(filepath.Join(db.dir, store.Dir, "*.sst"))
 	require.NoError(t, err)
 	for _, path := range ssts {
-		f, err := vfs.Default.Open(path)
-		if err != nil {
-			continue // compacted away meanwhile
-		}
-		rd, err := sstable.NewSimpleReadable(f)
-		if err != nil {
-			f.Close()
-			continue
-		}
-		r, err := sstable.NewReader(ctx, rd, sstable.ReaderOptions{Comparer: db.store.Opts.Comparer, KeySchemas: db.store.Opts.KeySchemas})
-		if err != nil {
-			rd.Close()
-			continue
-		}
-		l, err := r.Layout()
-		r.Close()
-		if err == nil && len(l.ValueBlock) > 0 {
+		if bs, err := sstValueBlocks(db, path); err == nil && len(bs) > 0 {
 			return true
-		}
+		} // else compacted away meanwhile, or none
 	}
 	return false
 }
 
 // valueBlocks lists the value blocks of the sstable at path.
 func valueBlocks(t *testing.T, db *DB, path string) []block.Handle {
+	bs, err := sstValueBlocks(db, path)
+	require.NoError(t, err)
+	return bs
+}
+
+// sstValueBlocks reads the value blocks' handles of the sstable at path.
+func sstValueBlocks(db *DB, path string) ([]block.Handle, error) {
 	f, err := vfs.Default.Open(path)
-	require.NoError(t, err)
+	if err != nil {
+		return nil, err
+	}
 	rd, err := sstable.NewSimpleReadable(f)
-	require.NoError(t, err)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
 	r, err := sstable.NewReader(ctx, rd, sstable.ReaderOptions{Comparer: db.store.Opts.Comparer, KeySchemas: db.store.Opts.KeySchemas})
-	require.NoError(t, err)
+	if err != nil {
+		rd.Close()
+		return nil, err
+	}
 	defer r.Close()
 	l, err := r.Layout()
-	require.NoError(t, err)
-	return l.ValueBlock
+	if err != nil {
+		return nil, err
+	}
+	return l.ValueBlock, nil
 }
