@@ -127,41 +127,44 @@ func watchStderr(r io.Reader, want string) (text func() string, seen, eof <-chan
 // has read everything written to it.
 func waitDrained(t *testing.T, w *os.File) {
 	t.Helper()
-	waitFor(t, "the command to read its input", func() bool {
+	waitFor(t, "the command to read its input", func() (bool, error) {
 		n, err := unix.IoctlGetInt(int(w.Fd()), unix.TIOCINQ)
-		require.NoError(t, err)
-		return n == 0
+		return n == 0, err
 	})
 }
 
 // waitReading waits until process pid has read n bytes.
 func waitReading(t *testing.T, pid int, n int64) {
 	t.Helper()
-	waitFor(t, "the command to read its input", func() bool {
+	waitFor(t, "the command to read its input", func() (bool, error) {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
-		require.NoError(t, err)
+		if err != nil {
+			return false, err
+		}
 		for line := range strings.Lines(string(b)) {
 			if v, ok := strings.CutPrefix(line, "rchar:"); ok {
 				got, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-				require.NoError(t, err)
-				return got >= n
+				return got >= n, err
 			}
 		}
-		return false
+		return false, nil
 	})
 }
 
-// waitFor polls cond until it holds; a test that waits for what it needs
-// rather than for a time, failing only when it never comes.
-func waitFor(t *testing.T, what string, cond func() bool) {
+// waitFor waits until cond holds: for what the test needs, checked every
+// few milliseconds, failing only when it never comes or cond fails.
+func waitFor(t *testing.T, what string, cond func() (bool, error)) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited 5 minutes for %s", what)
+	var err error
+	require.Eventually(t, func() bool {
+		ok, cerr := cond()
+		if cerr != nil {
+			err = cerr
+			return true
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return ok
+	}, 5*time.Minute, 5*time.Millisecond, "waited 5 minutes for %s", what)
+	require.NoError(t, err, what)
 }
 
 // TestDamagedIndexErrors: on a damaged index every command exits 1 with
