@@ -31,6 +31,9 @@ func bigBatch(n int, base uint64) []Doc {
 // the commits before it stay, and its records never join a commit that a
 // later process writes.
 func TestBatchAtomicAcrossRecords(t *testing.T) {
+	if raceEnabled {
+		t.Skip("one writer and replays of its log: no concurrency for the race detector, and 11 MB of ops to encode")
+	}
 	dir := t.TempDir()
 	db := openT(t, dir, Options{Expected: 1 << 12, MemtableSize: 1 << 30, Sync: SyncAlways})
 	first := bigBatch(10, 1)

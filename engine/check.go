@@ -75,7 +75,7 @@ func (db *DB) Check(ctx context.Context) (_ CheckReport, err error) {
 	}
 	st := db.st
 	db.mu.RUnlock()
-	c := &checker{ctx: ctx, st: st, rep: &rep}
+	c := &checker{db: db, ctx: ctx, st: st, rep: &rep}
 	docs, err := c.documents()
 	if err != nil {
 		return rep, err
@@ -110,6 +110,7 @@ func (db *DB) Check(ctx context.Context) (_ CheckReport, err error) {
 
 // checker gathers Check's problems.
 type checker struct {
+	db       *DB
 	ctx      context.Context
 	st       *state
 	rep      *CheckReport
@@ -143,6 +144,9 @@ func (c *checker) documents() (digest, error) {
 			return nil
 		}
 		fp, err := format.DocFingerprint(id, v)
+		if err == nil {
+			err = c.db.checkStoredName(id, v[8:], true)
+		}
 		if err != nil {
 			c.badErr(err)
 			return nil
@@ -163,6 +167,9 @@ func (c *checker) postings() (posts, fps digest, err error) {
 		if err != nil {
 			c.badErr(err)
 			return nil
+		}
+		if err := c.db.checkStoredName(id, v, false); err != nil {
+			c.badErr(fmt.Errorf("posting of fingerprint %016x: %w", fp, err))
 		}
 		posts.add(id, fp)
 		if first || fp != lastFP {

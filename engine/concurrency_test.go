@@ -78,7 +78,7 @@ func TestInsertIfNew(t *testing.T) {
 	m, ok, err = db.InsertIfNew(ctx, Doc{ID: 2, Fingerprint: 0xff07, Name: "b"}, 3)
 	require.NoError(t, err)
 	assert.False(t, ok)
-	assert.Equal(t, []Match{{Doc{1, 0xff00, "a"}, 3}}, m)
+	assert.Equal(t, []Match{{Doc{ID: 1, Fingerprint: 0xff00, Name: "a"}, 3}}, m)
 	// Many crawlers offer near-duplicates at once: exactly one wins.
 	var wins atomic.Int32
 	var wg sync.WaitGroup

@@ -24,6 +24,12 @@ type Doc struct {
 	Fingerprint uint64
 	// Name is optional (a URL, a path), at most MaxName bytes.
 	Name string
+	// Sketch is the verifier of a text document (package sketch), kept
+	// beside its fingerprint: exactly DB.SketchSize bytes in an index that
+	// keeps sketches, empty in one that does not. Its bytes are held in a
+	// string, so that a Doc stays comparable and a query's answer shares
+	// them with the read that found it.
+	Sketch string
 }
 
 // MaxName is the longest document name, in bytes.
@@ -52,6 +58,7 @@ type DB struct {
 	wal    *wal.Log // nil when read-only
 	design *permutation.Design
 	block  int
+	sketch int // the bytes of each document's sketch, 0 for none
 	cache  *cache.Cache
 
 	mu   sync.RWMutex

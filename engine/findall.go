@@ -244,6 +244,9 @@ func (db *DB) nearGraph(ctx context.Context, k int) (*nearGraph, error) {
 	for fp, ds := range docs {
 		if len(ds) > 1 || len(ds) == 1 && paired[fp] {
 			slices.SortFunc(ds, func(a, b Doc) int { return cmp.Compare(a.ID, b.ID) })
+			for i := range ds {
+				db.outDoc(&ds[i])
+			}
 			g.docs[fp] = ds
 		}
 	}
@@ -315,7 +318,7 @@ func (db *DB) flushedDocs(v *view, want []uint64, mem map[uint64][]Doc) (map[uin
 			keep()
 		}
 		if !v.hidden(id) {
-			group = append(group, Doc{id, fp, string(val)})
+			group = append(group, Doc{ID: id, Fingerprint: fp, Name: string(val)})
 		}
 		return nil
 	})

@@ -92,7 +92,7 @@ func (f *flushJob) writeDocuments() error {
 		}
 		if d.Live {
 			f.changes = append(f.changes, postingChange{fp: d.FP, id: id, name: d.Name, add: true})
-			value = format.AppendDocValue(value[:0], d.FP, d.Name)
+			value = format.AppendDocValue(value[:0], d.FP, f.db.docValueName(d.Name))
 			key = format.AppendDocKey(key[:0], id)
 			if err := f.docsB.Set(key, value, nil); err != nil {
 				return err
@@ -263,7 +263,7 @@ func permuteSorted(tb *permutation.Table, fps []uint64) []uint64 {
 // version: an older index may get pending lists of several runs now.
 func (f *flushJob) writeMeta(st *state) error {
 	for _, kv := range [][2][]byte{
-		{format.MetaFormat, format.VersionValue(format.Version)},
+		{format.MetaFormat, format.VersionValue(format.VersionFor(f.db.sketch > 0))},
 		{format.MetaCounts, format.CountsValue(st.docs, st.fps)},
 		{format.MetaWALFrom, format.WALPosValue(st.walFrom)},
 	} {

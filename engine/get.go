@@ -24,7 +24,9 @@ func (db *DB) Get(ctx context.Context, id uint64) (_ Doc, err error) {
 		if !d.Live {
 			return Doc{}, fmt.Errorf("%w: document %d", ErrNotFound, id)
 		}
-		return Doc{ID: id, Fingerprint: d.FP, Name: d.Name}, nil
+		out := Doc{ID: id, Fingerprint: d.FP, Name: d.Name}
+		db.outDoc(&out)
+		return out, nil
 	}
 	v, c, err := db.st.snap.Get(format.DocKey(id))
 	if errors.Is(err, pebble.ErrNotFound) {
@@ -35,10 +37,15 @@ func (db *DB) Get(ctx context.Context, id uint64) (_ Doc, err error) {
 	}
 	defer c.Close()
 	fp, name, err := format.ParseDocValue(id, v)
+	if err == nil && db.sketch > 0 {
+		name, err = postingName(db.st.snap, id, fp)
+	}
 	if err != nil {
 		return Doc{}, err
 	}
-	return Doc{ID: id, Fingerprint: fp, Name: name}, nil
+	out := Doc{ID: id, Fingerprint: fp, Name: name}
+	db.outDoc(&out)
+	return out, nil
 }
 
 // NextID returns one more than the largest id stored (1 for an empty
@@ -84,7 +91,11 @@ func (db *DB) NextID(ctx context.Context) (_ uint64, err error) {
 // waits for the iteration to end. It is how an index is read back
 // whole (simhashdb export), to rebuild it with another K or design.
 func (db *DB) Docs(ctx context.Context) iter.Seq2[Doc, error] {
-	return storeSeq(func(yield func(Doc, error) bool) {
+	return storeSeq(func(yieldOut func(Doc, error) bool) {
+		yield := func(d Doc, err error) bool {
+			db.outDoc(&d)
+			return yieldOut(d, err)
+		}
 		v, err := db.pinView()
 		if err != nil {
 			yield(Doc{}, err)
@@ -124,7 +135,11 @@ func (db *DB) Docs(ctx context.Context) iter.Seq2[Doc, error] {
 			if err == nil {
 				var d Doc
 				d.ID = id
-				if d.Fingerprint, d.Name, err = format.ParseDocValue(id, val); err == nil {
+				d.Fingerprint, d.Name, err = format.ParseDocValue(id, val)
+				if err == nil && db.sketch > 0 {
+					d.Name, err = postingName(st.snap, id, d.Fingerprint)
+				}
+				if err == nil {
 					if !yield(d, nil) {
 						return
 					}

@@ -47,7 +47,8 @@ func (db *DB) Load(ctx context.Context, docs []Doc) (err error) {
 	if db.opts.ReadOnly {
 		return ErrReadOnly
 	}
-	if err := validDocs(docs); err != nil {
+	stored, err := db.storedDocs(docs)
+	if err != nil {
 		return err
 	}
 	db.flushMu.Lock()
@@ -72,7 +73,7 @@ func (db *DB) Load(ctx context.Context, docs []Doc) (err error) {
 	if !empty {
 		return ErrLoadConflict
 	}
-	return db.loadEmpty(ctx, docs)
+	return db.loadEmpty(ctx, stored)
 }
 
 // loadJob is one bulk load: sstables written to a temporary folder by
@@ -184,7 +185,7 @@ func (j *loadJob) documents(procs int) {
 			// buffer serve every document.
 			var kb, vb []byte
 			for _, d := range part {
-				kb, vb = format.AppendDocKey(kb[:0], d.ID), format.AppendDocValue(vb[:0], d.Fingerprint, d.Name)
+				kb, vb = format.AppendDocKey(kb[:0], d.ID), format.AppendDocValue(vb[:0], d.Fingerprint, j.db.docValueName(d.Name))
 				if err := sw.Set(kb, vb); err != nil {
 					sw.Close()
 					return err

@@ -194,8 +194,12 @@ func (db *DB) loadMeta() error {
 			return err
 		}
 	}
-	if _, err := format.ParseVersion(fv); err != nil {
+	version, err := format.ParseVersion(fv)
+	if err != nil {
 		return fmt.Errorf("%s: %w", db.dir, err)
+	}
+	if err := db.loadSketchSize(version); err != nil {
+		return err
 	}
 	dv, err := db.getMeta(format.MetaDesign)
 	if err != nil {
@@ -227,6 +231,32 @@ func (db *DB) loadMeta() error {
 		return fmt.Errorf("%w: %s was built with %d-byte blocks, opened with %d", ErrOptions, db.dir, bs, db.opts.BlockSize)
 	}
 	db.block = int(bs)
+	return nil
+}
+
+// loadSketchSize reads the size of the documents' sketches: an index of
+// format version 5 has one, an older one none.
+func (db *DB) loadSketchSize(version uint32) error {
+	v, ok, err := db.getMetaIf(format.MetaSketch)
+	if err != nil {
+		return err
+	}
+	var size uint64
+	if ok {
+		if size, err = format.ParseUvarint(v, "sketch size"); err == nil && (size == 0 || size > MaxSketch) {
+			err = fmt.Errorf("%w: stored sketch size %d, want 1..%d", ErrCorrupt, size, MaxSketch)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", db.dir, err)
+		}
+	}
+	if ok != (version >= 5) {
+		return fmt.Errorf("%w: %s: format version %d, sketch size stored: %t", ErrCorrupt, db.dir, version, ok)
+	}
+	if db.opts.SketchSize != 0 && db.opts.SketchSize != int(size) {
+		return fmt.Errorf("%w: %s keeps sketches of %d bytes, opened with SketchSize = %d", ErrOptions, db.dir, size, db.opts.SketchSize)
+	}
+	db.sketch = int(size)
 	return nil
 }
 
@@ -332,13 +362,18 @@ func (db *DB) create() error {
 	b := db.store.DB.NewBatch()
 	defer b.Close()
 	for _, kv := range [][2][]byte{
-		{format.MetaFormat, format.VersionValue(format.Version)},
+		{format.MetaFormat, format.VersionValue(format.VersionFor(db.opts.SketchSize > 0))},
 		{format.MetaDesign, designBytes},
 		{format.MetaBlock, format.UvarintValue(uint64(db.opts.BlockSize))},
 		{format.MetaWALFrom, format.WALPosValue(wal.Position{Segment: 1})},
 		{format.MetaCounts, format.CountsValue(0, 0)},
 	} {
 		if err := b.Set(kv[0], kv[1], nil); err != nil {
+			return err
+		}
+	}
+	if db.opts.SketchSize > 0 {
+		if err := b.Set(format.MetaSketch, format.UvarintValue(uint64(db.opts.SketchSize)), nil); err != nil {
 			return err
 		}
 	}

@@ -92,6 +92,12 @@ type Options struct {
 	// Go heap may grow to about twice the cache between collections unless
 	// GOMEMLIMIT is set.
 	CacheSize int64
+	// SketchSize is the bytes of the sketch each document keeps
+	// (Doc.Sketch), at most MaxSketch; 0, the default, keeps none. Fixed
+	// when the index is created: given for an existing index, it must
+	// match. An index with sketches is written in a format that builds
+	// from before sketches refuse.
+	SketchSize int
 	// Sync chooses durability; the default is SyncAlways.
 	Sync SyncMode
 	// SyncPeriod is how often SyncInterval fsyncs in the background
@@ -147,6 +153,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Expected == 0 {
 		o.Expected = DefaultExpected
+	}
+	if o.SketchSize < 0 || o.SketchSize > MaxSketch {
+		return o, fmt.Errorf("%w: SketchSize = %d, want 0..%d", ErrOptions, o.SketchSize, MaxSketch)
 	}
 	if o.WALRecovery > WALRecoverPointInTime {
 		return o, fmt.Errorf("%w: WALRecovery = %d", ErrOptions, o.WALRecovery)

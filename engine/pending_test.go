@@ -254,7 +254,7 @@ func TestOpensVersion2(t *testing.T) {
 	insert(40)
 	v, c, err := db.store.DB.Get(format.MetaFormat)
 	require.NoError(t, err)
-	require.Equal(t, uint32(format.Version), binary.BigEndian.Uint32(v))
+	require.Equal(t, format.VersionFor(false), binary.BigEndian.Uint32(v))
 	require.NoError(t, c.Close())
 	checkQueries(t, db, model, qs, "version 3")
 	_, err = db.Check(ctx)

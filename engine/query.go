@@ -37,7 +37,10 @@ func (db *DB) QueryAppend(ctx context.Context, dst []Match, fp uint64, k int) (_
 	}
 	defer db.mu.RUnlock()
 	v := db.lockedView()
-	return db.query(&v, dst, fp, k)
+	n := len(dst)
+	dst, err = db.query(&v, dst, fp, k)
+	db.outMatches(dst[n:])
+	return dst, err
 }
 
 type candidate struct {
@@ -176,7 +179,7 @@ func unitDocs(v *view, b *cache.Entry, i int, fp uint64, d int, out []Match) []M
 	pk := &b.Packed
 	for ; i < pk.Len() && pk.At(i) == fp; i++ {
 		if id := pk.ID(i); !v.hidden(id) {
-			out = append(out, Match{Doc{id, fp, b.Name(i)}, d})
+			out = append(out, Match{Doc{ID: id, Fingerprint: fp, Name: b.Name(i)}, d})
 		}
 	}
 	return out
@@ -200,7 +203,7 @@ func (db *DB) seekDocs(v *view, pi *pebble.Iterator, fp uint64, d int, out []Mat
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Match{Doc{id, fp, string(v)}, d})
+		out = append(out, Match{Doc{ID: id, Fingerprint: fp, Name: string(v)}, d})
 	}
 	return out, pi.Error()
 }

@@ -53,6 +53,7 @@ func (db *DB) QueryBatch(ctx context.Context, queries []uint64, k int) iter.Seq2
 			return
 		}
 		for i := range queries {
+			db.outMatches(res[i])
 			if !yield(BatchResult{i, queries[i], res[i]}, nil) {
 				return
 			}

@@ -47,10 +47,13 @@ type Stats struct {
 	// rewrites older blocks as it merges into them, in the newest.
 	BlockVersions map[string]int `json:"block_versions"`
 	// EntropyBound is log2(C(2^64, n))/n for the n distinct fingerprints.
-	EntropyBound  float64 `json:"entropy_bound_bits"`
-	BlockSize     int     `json:"block_size"`
-	PendingWrites int     `json:"pending_writes"`
-	MemtableBytes int64   `json:"memtable_bytes"`
+	EntropyBound float64 `json:"entropy_bound_bits"`
+	// SketchSize is the bytes of the sketch each document keeps, 0 for
+	// none (Options.SketchSize).
+	SketchSize    int   `json:"sketch_bytes,omitempty"`
+	BlockSize     int   `json:"block_size"`
+	PendingWrites int   `json:"pending_writes"`
+	MemtableBytes int64 `json:"memtable_bytes"`
 	// MemtableBudget is the memtable size that triggers a flush now.
 	MemtableBudget int64 `json:"memtable_budget"`
 	WALBytes       int64 `json:"wal_bytes"`
@@ -98,7 +101,7 @@ func (db *DB) Stats(ctx context.Context) (_ Stats, err error) {
 	if err != nil {
 		return Stats{}, err
 	}
-	s := Stats{K: db.design.K, Documents: docs, Fingerprints: st.fps, BlockSize: db.block, MemtableBudget: db.memtableBudget(),
+	s := Stats{K: db.design.K, SketchSize: db.sketch, Documents: docs, Fingerprints: st.fps, BlockSize: db.block, MemtableBudget: db.memtableBudget(),
 		BlockVersions: map[string]int{}}
 	var versions [256]int // by codec version: a map per block would cost a stats call on a large index
 	for t, ti := range st.tables {

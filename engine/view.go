@@ -158,7 +158,7 @@ func (v *view) appendMemMatches(out []Match, c candidate) []Match {
 		for _, id := range m.IDs(c.fp) {
 			if !v.hiddenAbove(id, i) {
 				d, _ := m.Get(id)
-				out = append(out, Match{Doc{id, c.fp, d.Name}, c.d})
+				out = append(out, Match{Doc{ID: id, Fingerprint: c.fp, Name: d.Name}, c.d})
 			}
 		}
 	}
@@ -172,7 +172,7 @@ func (v *view) memDocs() []Doc {
 	for i := range v.layers() {
 		for id, d := range v.layer(i).Docs() {
 			if d.Live && !v.hiddenAbove(id, i) {
-				out = append(out, Doc{id, d.FP, d.Name})
+				out = append(out, Doc{ID: id, Fingerprint: d.FP, Name: d.Name})
 			}
 		}
 	}

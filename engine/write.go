@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -59,7 +60,8 @@ func (db *DB) write(ctx context.Context, docs []Doc, deletes []uint64) (err erro
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := validDocs(docs); err != nil {
+	docs, err = db.storedDocs(docs)
+	if err != nil {
 		return err
 	}
 	if len(docs)+len(deletes) == 0 {
@@ -268,10 +270,24 @@ const (
 // InsertIfNew are atomic with respect to each other (two near-duplicates
 // offered at once: one is inserted, the other is told about it).
 func (db *DB) InsertIfNew(ctx context.Context, d Doc, k int) (matches []Match, inserted bool, err error) {
+	return db.InsertIfNewFunc(ctx, d, k, nil)
+}
+
+// InsertIfNewFunc is InsertIfNew where a stored document within k counts
+// as a near-duplicate only if near, when not nil, says so (a verifier of
+// the documents' text: package textindex); it returns those that count.
+// It is atomic with respect to InsertIfNew and other InsertIfNewFunc calls.
+func (db *DB) InsertIfNewFunc(ctx context.Context, d Doc, k int, near func(Match) bool) (matches []Match, inserted bool, err error) {
 	db.dedupMu.Lock()
 	defer db.dedupMu.Unlock()
-	if matches, err = db.Query(ctx, d.Fingerprint, k); err != nil || len(matches) > 0 {
-		return matches, false, err
+	if matches, err = db.Query(ctx, d.Fingerprint, k); err != nil {
+		return nil, false, err
+	}
+	if near != nil {
+		matches = slices.DeleteFunc(matches, func(m Match) bool { return !near(m) })
+	}
+	if len(matches) > 0 {
+		return matches, false, nil
 	}
 	if err := db.Insert(ctx, d); err != nil {
 		return nil, false, err

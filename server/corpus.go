@@ -4,8 +4,10 @@ import (
 	"errors"
 	"iter"
 	"net/http"
+	"strconv"
 
 	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/textindex"
 )
 
 // The whole-corpus endpoints: a served index answers what an opened one
@@ -61,6 +63,24 @@ type pairJSON struct {
 	A        docJSON `json:"a"`
 	B        docJSON `json:"b"`
 	Distance int     `json:"distance"`
+	// Similarity is the pair's estimated Jaccard similarity, in an index
+	// that keeps sketches.
+	Similarity *float64 `json:"similarity,omitempty"`
+}
+
+// querySimilarity reads ?similarity=: in an index with sketches, the
+// default when absent, and ok true; ok is false for an index without.
+func (s *Server) querySimilarity(r *http.Request) (sim float64, ok bool, err error) {
+	var sp *float64
+	if v := r.URL.Query().Get("similarity"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return 0, false, bad("similarity %s: want a number from 0 to 1", trimmed(v))
+		}
+		sp = &f
+	}
+	sim, err = s.similarity(sp)
+	return sim, err == nil && textindex.Sketched(s.db), err
 }
 
 func (s *Server) pairs(w http.ResponseWriter, r *http.Request) error {
@@ -68,8 +88,17 @@ func (s *Server) pairs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	sim, verified, err := s.querySimilarity(r)
+	if err != nil {
+		return err
+	}
+	if verified {
+		return streamed(s, w, textindex.Pairs(r.Context(), s.db, k, sim), func(p textindex.Pair) any {
+			return pairJSON{docOf(p.A), docOf(p.B), p.Distance, &p.Similarity}
+		})
+	}
 	return streamed(s, w, s.db.FindAll(r.Context(), k), func(p engine.Pair) any {
-		return pairJSON{docOf(p.A), docOf(p.B), p.Distance}
+		return pairJSON{docOf(p.A), docOf(p.B), p.Distance, nil}
 	})
 }
 
@@ -84,15 +113,25 @@ func (s *Server) clusters(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	seq := s.db.Clusters
-	switch m := r.URL.Query().Get("method"); m {
-	case "", "components":
-	case "star":
-		seq = s.db.Stars
-	default:
-		return bad("method %s: want components or star", trimmed(m))
+	sim, verified, err := s.querySimilarity(r)
+	if err != nil {
+		return err
 	}
-	return streamed(s, w, seq(r.Context(), k), func(docs []engine.Doc) any {
+	method := r.URL.Query().Get("method")
+	var seq iter.Seq2[[]engine.Doc, error]
+	switch {
+	case method != "" && method != "components" && method != "star":
+		return bad("method %s: want components or star", trimmed(method))
+	case verified && method == "star":
+		seq = textindex.Stars(r.Context(), s.db, k, sim)
+	case verified:
+		seq = textindex.Clusters(r.Context(), s.db, k, sim)
+	case method == "star":
+		seq = s.db.Stars(r.Context(), k)
+	default:
+		seq = s.db.Clusters(r.Context(), k)
+	}
+	return streamed(s, w, seq, func(docs []engine.Doc) any {
 		c := clusterJSON{Size: len(docs), Documents: make([]docJSON, len(docs))}
 		for i, d := range docs {
 			c.Documents[i] = docOf(d)

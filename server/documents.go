@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/internal/naming"
 	"github.com/simhashdb/simhashdb/simhash"
+	"github.com/simhashdb/simhashdb/textindex"
 )
 
 // docJSON is a document in answers.
@@ -22,20 +24,36 @@ type docJSON struct {
 	ID   uint64 `json:"id"`
 	Name string `json:"name"`
 	FP   string `json:"fp"`
+	// Sketch is the document's sketch in hex, in an index that keeps them.
+	Sketch string `json:"sketch,omitempty"`
 }
 
 // matchJSON is a match in answers.
 type matchJSON struct {
 	docJSON
 	Distance int `json:"distance"`
+	// Similarity is the estimated Jaccard similarity of the texts, in an
+	// answer about text verified by sketches.
+	Similarity *float64 `json:"similarity,omitempty"`
 }
 
-func docOf(d engine.Doc) docJSON { return docJSON{d.ID, d.Name, simhash.Format(d.Fingerprint)} }
+func docOf(d engine.Doc) docJSON {
+	return docJSON{d.ID, d.Name, simhash.Format(d.Fingerprint), hex.EncodeToString([]byte(d.Sketch))}
+}
+
+// verifiedOf is matchesOf for matches verified by their sketches.
+func verifiedOf(ms []textindex.Match) []matchJSON {
+	out := make([]matchJSON, len(ms))
+	for i, m := range ms {
+		out[i] = matchJSON{docOf(m.Doc), m.Distance, &ms[i].Similarity}
+	}
+	return out
+}
 
 func matchesOf(ms []engine.Match) []matchJSON {
 	out := make([]matchJSON, len(ms))
 	for i, m := range ms {
-		out[i] = matchJSON{docOf(m.Doc), m.Distance}
+		out[i] = matchJSON{docJSON: docOf(m.Doc), Distance: m.Distance}
 	}
 	return out
 }
@@ -45,8 +63,12 @@ type docRequest struct {
 	ID          json.RawMessage `json:"id"`
 	Fingerprint json.RawMessage `json:"fingerprint"`
 	Text        *string         `json:"text"`
-	Name        string          `json:"name"`
-	K           *int            `json:"k"`
+	// Sketch goes with "fingerprint" into an index that keeps sketches:
+	// hex, as export gives it.
+	Sketch     *string  `json:"sketch"`
+	Name       string   `json:"name"`
+	K          *int     `json:"k"`
+	Similarity *float64 `json:"similarity"`
 }
 
 // decodeJSON reads one JSON object of at most limit bytes into v, refusing
@@ -101,33 +123,59 @@ func jsonKind(k reflect.Kind) string {
 	return "another type"
 }
 
-// fingerprint returns the request's fingerprint: the one given, or its
-// text's.
-func (s *Server) fingerprint(req *docRequest) (uint64, error) {
+// fingerprint returns the request's fingerprint and sketch: those given,
+// or its text's.
+func (s *Server) fingerprint(req *docRequest) (uint64, string, error) {
 	switch {
 	case req.Fingerprint != nil && req.Text != nil:
-		return 0, bad(`give "fingerprint" or "text", not both`)
+		return 0, "", bad(`give "fingerprint" or "text", not both`)
+	case req.Sketch != nil && req.Fingerprint == nil:
+		return 0, "", bad(`"sketch" goes with "fingerprint"`)
 	case req.Fingerprint != nil:
 		var str string
 		if err := json.Unmarshal(req.Fingerprint, &str); err != nil {
-			return 0, bad(`"fingerprint": want a string ("0x" and hex digits, or decimal): JSON numbers lose precision past 2^53`)
+			return 0, "", bad(`"fingerprint": want a string ("0x" and hex digits, or decimal): JSON numbers lose precision past 2^53`)
 		}
 		fp, err := simhash.Parse(str)
 		if err != nil {
-			return 0, bad(`"fingerprint": %v`, err)
+			return 0, "", bad(`"fingerprint": %v`, err)
 		}
-		return fp, nil
+		var sk []byte
+		if req.Sketch != nil {
+			if s.db.SketchSize() == 0 {
+				return 0, "", bad(`"sketch": this index keeps no sketches`)
+			}
+			if sk, err = hex.DecodeString(*req.Sketch); err != nil || len(sk) != s.db.SketchSize() {
+				return 0, "", bad(`"sketch" %s: want %d hexadecimal digits, the sketch this index keeps`, trimmed(*req.Sketch), 2*s.db.SketchSize())
+			}
+		}
+		return fp, string(sk), nil
 	case req.Text != nil:
-		if s.opts.Fingerprinter == nil {
-			return 0, bad(`"text" is not served: send "fingerprint"`)
+		if s.text == nil {
+			return 0, "", bad(`"text" is not served: send "fingerprint"`)
 		}
-		fp, err := s.opts.Fingerprinter.Document(strings.NewReader(*req.Text), s.opts.TextReading)
+		fp, sk, err := s.text.Read(strings.NewReader(*req.Text))
 		if err != nil {
-			return 0, bad(`"text": %v`, err)
+			return 0, "", bad(`"text": %v`, err)
 		}
-		return fp, nil
+		return fp, sk, nil
 	}
-	return 0, bad(`want "fingerprint" or "text"`)
+	return 0, "", bad(`want "fingerprint" or "text"`)
+}
+
+// similarity returns a request's "similarity", the default if absent; it
+// is refused for an index without sketches.
+func (s *Server) similarity(sp *float64) (float64, error) {
+	if sp == nil {
+		return textindex.DefaultSimilarity, nil
+	}
+	if !textindex.Sketched(s.db) {
+		return 0, bad(`"similarity": this index keeps no sketches of text: it answers by distance ("k")`)
+	}
+	if !(*sp >= 0 && *sp <= 1) {
+		return 0, bad(`"similarity" %v: want 0 to 1`, *sp)
+	}
+	return *sp, nil
 }
 
 // parseID reads a document id: a JSON number, or a string of one.
@@ -159,17 +207,17 @@ func pathID(r *http.Request) (uint64, error) {
 
 // document checks a document of a request.
 func (s *Server) document(id uint64, req *docRequest) (engine.Doc, error) {
-	if req.K != nil {
-		return engine.Doc{}, bad(`"k" does not belong to a document`)
+	if req.K != nil || req.Similarity != nil {
+		return engine.Doc{}, bad(`"k" and "similarity" do not belong to a document`)
 	}
-	fp, err := s.fingerprint(req)
+	fp, sk, err := s.fingerprint(req)
 	if err != nil {
 		return engine.Doc{}, err
 	}
 	if len(req.Name) > engine.MaxName {
 		return engine.Doc{}, bad(`"name" of %d bytes, at most %d`, len(req.Name), engine.MaxName)
 	}
-	return engine.Doc{ID: id, Fingerprint: fp, Name: req.Name}, nil
+	return engine.Doc{ID: id, Fingerprint: fp, Name: req.Name, Sketch: sk}, nil
 }
 
 func (s *Server) putDocument(w http.ResponseWriter, r *http.Request) error {

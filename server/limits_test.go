@@ -93,10 +93,18 @@ func TestInflightBound(t *testing.T) {
 		first <- resp.StatusCode
 	}()
 	line := `{"id":1,"fingerprint":"0x1"}` + "\n"
-	// The write returns once the server has read it: the first holds its
-	// room while it reads on.
 	_, err := pw.Write([]byte(line))
 	require.NoError(t, err)
+	// Wait until the first holds its room (the whole limit is no longer
+	// free); it holds it while it reads on.
+	sem := ts.Config.Handler.(*Server).inflight.sem
+	require.Eventually(t, func() bool {
+		if sem.TryAcquire(1 << 10) {
+			sem.Release(1 << 10)
+			return false
+		}
+		return true
+	}, time.Minute, time.Millisecond, "the first batch never took its room")
 	for _, size := range []int{600, 1000} {
 		r := call(t, ts, "POST", "/v1/documents", strings.Repeat(" ", size-len(line))+line)
 		assert.Equal(t, http.StatusServiceUnavailable, r.status, r.body)

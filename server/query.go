@@ -7,6 +7,7 @@ import (
 
 	"github.com/simhashdb/simhashdb/internal/lines"
 	"github.com/simhashdb/simhashdb/simhash"
+	"github.com/simhashdb/simhashdb/textindex"
 )
 
 // queryAnswer is the answer to a query.
@@ -45,7 +46,7 @@ func (s *Server) getQuery(w http.ResponseWriter, r *http.Request) error {
 		}
 		kp = &k
 	}
-	return s.answerQuery(w, r, fp, kp)
+	return s.answerQuery(w, r, fp, "", kp, nil)
 }
 
 func (s *Server) postQuery(w http.ResponseWriter, r *http.Request) error {
@@ -54,23 +55,36 @@ func (s *Server) postQuery(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if req.ID != nil || req.Name != "" {
-		return bad(`a query has "fingerprint" or "text", and "k"`)
+		return bad(`a query has "fingerprint" or "text", and "k" and "similarity"`)
 	}
-	fp, err := s.fingerprint(&req)
+	fp, sk, err := s.fingerprint(&req)
 	if err != nil {
 		return err
 	}
-	return s.answerQuery(w, r, fp, req.K)
+	return s.answerQuery(w, r, fp, sk, req.K, req.Similarity)
 }
 
-func (s *Server) answerQuery(w http.ResponseWriter, r *http.Request, fp uint64, kp *int) error {
+// answerQuery answers a query of fp within k; with a sketch sk (of text
+// in an index that keeps sketches), verified at the similarity asked.
+func (s *Server) answerQuery(w http.ResponseWriter, r *http.Request, fp uint64, sk string, kp *int, sp *float64) error {
 	k, err := s.distance(kp)
 	if err != nil {
 		return err
 	}
+	sim, err := s.similarity(sp)
+	if err != nil {
+		return err
+	}
+	if sp != nil && sk == "" {
+		return bad(`"similarity" compares texts: send "text"`)
+	}
 	ms, err := s.db.Query(r.Context(), fp, k)
 	if err != nil {
 		return err
+	}
+	if sk != "" {
+		writeJSON(w, http.StatusOK, queryAnswer{Query: simhash.Format(fp), Matches: verifiedOf(textindex.Verify(ms, sk, sim))})
+		return nil
 	}
 	writeJSON(w, http.StatusOK, queryAnswer{Query: simhash.Format(fp), Matches: matchesOf(ms)})
 	return nil
@@ -89,10 +103,22 @@ func (s *Server) insertIfNew(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	req.K = nil
+	sim, err := s.similarity(req.Similarity)
+	if err != nil {
+		return err
+	}
+	req.K, req.Similarity = nil, nil
 	d, err := s.document(id, &req)
 	if err != nil {
 		return err
+	}
+	if d.Sketch != "" {
+		dups, inserted, err := textindex.InsertIfNew(r.Context(), s.db, d, k, sim)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"inserted": inserted, "duplicates": verifiedOf(dups)})
+		return nil
 	}
 	dups, inserted, err := s.db.InsertIfNew(r.Context(), d, k)
 	if err != nil {

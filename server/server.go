@@ -42,6 +42,7 @@ import (
 
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/simhash"
+	"github.com/simhashdb/simhashdb/textindex"
 )
 
 // Options configure a Server. The zero value is usable: no token (so
@@ -72,7 +73,10 @@ type Options struct {
 	// this JSON answer is the one a client gets.
 	MaxHeader int
 	// Fingerprinter fingerprints "text" (the index's options); nil refuses
-	// text.
+	// text. In an index that keeps sketches (package textindex), text is
+	// sketched too, and answers about it are verified: each match carries
+	// its "similarity", and only those from "similarity" (default
+	// textindex.DefaultSimilarity) on are given.
 	Fingerprinter *simhash.Fingerprinter
 	// TextReading is how "text" is read (simhash.Document): by its
 	// content (ReadAuto), as plain text or as HTML. Text that is binary
@@ -95,6 +99,7 @@ const (
 // Server is the HTTP handler of one open index.
 type Server struct {
 	db       *engine.DB
+	text     *textindex.Reader // nil: text is refused
 	opts     Options
 	mux      *http.ServeMux
 	metrics  *metrics
@@ -126,6 +131,9 @@ func New(db *engine.DB, opts Options) *Server {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{db: db, opts: opts, mux: http.NewServeMux(), inflight: newInflight(opts.MaxInflight)}
+	if opts.Fingerprinter != nil {
+		s.text = textindex.NewReader(opts.Fingerprinter, opts.TextReading, textindex.Sketched(db))
+	}
 	batchBody := func() int64 { return s.opts.MaxBatchBody }
 	s.metrics = newMetrics(db)
 	s.route("PUT /v1/documents/{id}", "put", s.putDocument)

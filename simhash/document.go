@@ -83,6 +83,14 @@ const sniffLen = 8 << 10
 // return and escape) in its first 8 KiB is ErrBinary, and a document
 // without a word ErrEmpty; text with a UTF-16 byte order mark is decoded.
 func (f *Fingerprinter) Document(r io.Reader, reading Reading) (uint64, error) {
+	return f.DocumentTokens(r, reading, nil)
+}
+
+// DocumentTokens is Document that also calls token, if not nil, with the
+// hash of each token of the text it reads, in order, stop words included:
+// what a sketch of the same text (package sketch) is made of, in the same
+// read.
+func (f *Fingerprinter) DocumentTokens(r io.Reader, reading Reading, token func(hash uint64)) (uint64, error) {
 	br := bufio.NewReaderSize(r, sniffLen)
 	{ // compressed content is decompressed whatever the reading: compressed bytes are no text
 		head, _ := br.Peek(4)
@@ -113,6 +121,7 @@ func (f *Fingerprinter) Document(r io.Reader, reading Reading) (uint64, error) {
 	}
 	s := f.get()
 	defer f.put(s)
+	s.onToken = token
 	if reading == ReadAuto {
 		reading = f.sniff(head)
 	}

@@ -311,12 +311,14 @@ type sketch struct {
 	numeric  map[uint64]struct{}
 	features int          // features made: 0 means the document had no text
 	emit     func(uint64) // Features: report instead of summing
+	onToken  func(uint64) // DocumentTokens: told every token's hash
 	tokFn    func([]byte)
 	buf      []byte
 }
 
 func (s *sketch) reset() {
 	s.n, s.numMask, s.features = 0, 0, 0
+	s.onToken = nil
 	s.vec.Reset()
 	s.nums.Reset()
 	clear(s.counts)
@@ -391,6 +393,9 @@ func lastSeparator(b []byte) int {
 
 func (s *sketch) token(t []byte) {
 	h := s.f.hash(t)
+	if s.onToken != nil {
+		s.onToken(h)
+	}
 	if s.f.stop != nil {
 		if _, ok := s.f.stop[h]; ok {
 			return

@@ -1,9 +1,13 @@
 // Package sketch is the small verifier a text document keeps beside its
-// fingerprint: a b-bit MinHash of its shingle set. Of 128 minima, each under
-// its own hash of the shingles, the lowest 2 bits are kept: 32 bytes, from
-// which the Jaccard similarity of two documents' shingle sets is estimated
-// (Li and König, b-Bit Minwise Hashing, WWW 2010). The fingerprint's
-// tables propose candidates; the sketch says which are near-duplicates.
+// fingerprint: a b-bit one-permutation MinHash of its shingle set. Each
+// shingle's one hash picks one of 128 bins and competes for that bin's
+// minimum (Li, Owen and Zhang, One Permutation Hashing, NIPS 2012); empty
+// bins borrow another bin's minimum by optimal densification (Shrivastava,
+// ICML 2017); of each minimum the lowest 2 bits are kept (Li and König,
+// b-Bit Minwise Hashing, WWW 2010): 32 bytes, from which the Jaccard
+// similarity of two documents' shingle sets is estimated. One hash a
+// shingle, where 128 independent minima cost 128. The fingerprint's tables
+// propose candidates; the sketch says which are near-duplicates.
 package sketch
 
 import (
@@ -12,7 +16,7 @@ import (
 )
 
 const (
-	// Slots is the number of minima.
+	// Slots is the number of bins, each one minimum.
 	Slots = 128
 	// Bits is the bits kept of each minimum.
 	Bits = 2
@@ -30,6 +34,12 @@ type Builder struct {
 	n   int
 }
 
+// empty marks a bin no shingle fell in: a bin's value is below it.
+const empty = ^uint64(0)
+
+// valueBits are the bits of a shingle's hash below its bin's.
+const valueBits = 64 - 7
+
 // New returns a Builder of an empty set.
 func New() *Builder {
 	b := &Builder{}
@@ -40,7 +50,7 @@ func New() *Builder {
 // Reset empties b.
 func (b *Builder) Reset() {
 	for i := range b.min {
-		b.min[i] = ^uint64(0)
+		b.min[i] = empty
 	}
 	b.n = 0
 }
@@ -49,23 +59,59 @@ func (b *Builder) Reset() {
 // nothing).
 func (b *Builder) Add(h uint64) {
 	b.n++
-	for i := range b.min {
-		if v := slotHash(h, i); v < b.min[i] {
-			b.min[i] = v
-		}
+	x := mix(h ^ 0x5ce7c4b1a5e5eed5)
+	bin, v := x>>valueBits, x&(1<<valueBits-1)
+	if v < b.min[bin] {
+		b.min[bin] = v
 	}
 }
 
 // Len is the number of Adds since the last Reset.
 func (b *Builder) Len() int { return b.n }
 
-// Sketch returns the sketch of the set added.
+// Sketch returns the sketch of the set added. An empty bin takes the
+// minimum of the first non-empty bin on its own fixed pseudo-random probe
+// sequence, so that two sets' empty bins agree as often as their minima do
+// (optimal densification). The empty set's sketch is all zeros.
 func (b *Builder) Sketch() Sketch {
 	var s Sketch
-	for i, m := range b.min {
-		s[i/4] |= byte(m&3) << (2 * (i % 4))
+	if b.n == 0 {
+		return s
+	}
+	for i := range Slots {
+		m := b.min[i]
+		for try := uint64(0); m == empty; try++ {
+			if try == maxProbes {
+				// Not met in practice (with one bin filled, a probe misses
+				// it with probability 127/128): bounded all the same.
+				m = b.min[b.firstFilled()]
+				break
+			}
+			m = b.min[mix(uint64(i)<<32|try)>>valueBits]
+		}
+		s[i/4] |= slotBits(m, i) << (2 * (i % 4))
 	}
 	return s
+}
+
+// slotBits are the 2 bits slot i keeps of its minimum m: of a hash of m
+// and i, so that slots holding one minimum (a small set's, densified)
+// agree by chance independently of each other, as distinct minima do.
+func slotBits(m uint64, i int) byte {
+	return byte(mix(m^uint64(i+1)*0x9e3779b97f4a7c15) & 3)
+}
+
+// maxProbes bounds the probes of an empty bin.
+const maxProbes = 1 << 12
+
+// firstFilled returns the first bin a shingle fell in.
+func (b *Builder) firstFilled() int {
+	for i, m := range b.min {
+		if m != empty {
+			return i
+		}
+	}
+	return 0
 }
 
 // Of returns the sketch of a set of shingle hashes.
@@ -77,30 +123,16 @@ func Of(shingles []uint64) Sketch {
 	return b.Sketch()
 }
 
-// slotHash is slot i's hash of h: a multiply-xorshift mix of h with the
-// slot's own constant, a different hash function a slot.
-func slotHash(h uint64, i int) uint64 {
-	x := h ^ seeds[i]
+// mix is a 64-bit finaliser (MurmurHash3's): every input bit moves every
+// output bit, so a bin and its value are independent of the shingle hash's
+// own quality.
+func mix(x uint64) uint64 {
 	x ^= x >> 33
 	x *= 0xff51afd7ed558ccd
 	x ^= x >> 33
 	x *= 0xc4ceb9fe1a85ec53
 	return x ^ x>>33
 }
-
-// seeds are the slots' constants: splitmix64 from a fixed start, so that
-// every build sketches alike (a stored sketch is compared with new ones).
-var seeds = func() (s [Slots]uint64) {
-	x := uint64(0x5ce7c4b1a5e5eed5)
-	for i := range s {
-		x += 0x9e3779b97f4a7c15
-		z := x
-		z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
-		z = (z ^ z>>27) * 0x94d049bb133111eb
-		s[i] = z ^ z>>31
-	}
-	return s
-}()
 
 // Matches counts the slots whose bits agree.
 func Matches(a, b Sketch) int {

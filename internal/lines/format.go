@@ -41,11 +41,14 @@ type Match struct {
 	Name     string `json:"name"`
 	FP       string `json:"fp"`
 	Distance int    `json:"distance"`
+	// Similarity is the estimated Jaccard similarity of the two texts
+	// (package textindex), in an answer about text verified by sketches.
+	Similarity *float64 `json:"similarity,omitempty"`
 }
 
 // NewMatch returns the Match of a document.
 func NewMatch(id uint64, name string, fp uint64, distance int) Match {
-	return Match{id, name, simhash.Format(fp), distance}
+	return Match{ID: id, Name: name, FP: simhash.Format(fp), Distance: distance}
 }
 
 // Answer is one query's answer, a line of batch's output. Its matches are

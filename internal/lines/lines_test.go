@@ -2,6 +2,7 @@ package lines
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -173,6 +174,57 @@ func FuzzAnyFingerprint(f *testing.F) {
 		}
 		if p, perr := (Syntax{}).Pair(line); perr == nil && !skip && (err != nil || fp != p) {
 			t.Fatalf("%q: Pair reads %x, AnyFingerprint %x, %v", line, p, fp, err)
+		}
+	})
+}
+
+// TestSketchedRecord: a record of an index with sketches carries its
+// sketch in hex after the fingerprint; a record without one, or with one
+// of another size, is an error that says what the line needs.
+func TestSketchedRecord(t *testing.T) {
+	syn := Syntax{Sketch: 2}
+	for _, c := range []struct{ line, sketch, name string }{
+		{"1 0x1 00ff", "\x00\xff", ""},
+		{"1 0x1 00ff a name  with spaces", "\x00\xff", "a name  with spaces"},
+		{"1 0x1 abcd\tname", "\xab\xcd", "name"},
+	} {
+		id, fp, sk, name, err := syn.SketchedRecord(c.line)
+		require.NoError(t, err, c.line)
+		assert.Equal(t, []any{uint64(1), uint64(1), c.sketch, c.name}, []any{id, fp, sk, name}, c.line)
+	}
+	for _, c := range []struct{ line, want string }{
+		{"1 0x1", "want 4 hexadecimal digits"},
+		{"1 0x1 name", "want 4 hexadecimal digits"},
+		{"1 0x1 00ff00 name", "want 4 hexadecimal digits"},
+		{"1", "and a sketch after the fingerprint"},
+	} {
+		_, _, _, _, err := syn.SketchedRecord(c.line)
+		require.Error(t, err, c.line)
+		assert.Contains(t, err.Error(), c.want, c.line)
+	}
+}
+
+// FuzzSketchedRecord: a line reads as a record with a sketch of the size
+// asked, or is an error; what reads is the line export would write back.
+func FuzzSketchedRecord(f *testing.F) {
+	for _, s := range []string{"1 0x1 00ff", "1 0x1 00ff a b", "1 0x1\t00ff\tname", "1 0x1", "x", "1 0x1 zz name"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		id, fp, sk, name, err := Syntax{Sketch: 2}.SketchedRecord(line)
+		if err != nil {
+			return
+		}
+		if len(sk) != 2 {
+			t.Fatalf("%q: a sketch of %d bytes", line, len(sk))
+		}
+		back := fmt.Sprintf("%d 0x%016x %x", id, fp, sk)
+		if name != "" {
+			back += " " + name
+		}
+		id2, fp2, sk2, name2, err := Syntax{Sketch: 2}.SketchedRecord(back)
+		if err != nil || id2 != id || fp2 != fp || sk2 != sk || name2 != name {
+			t.Fatalf("%q read as %d %x %x %q; written back as %q, read as %d %x %x %q, %v", line, id, fp, sk, name, back, id2, fp2, sk2, name2, err)
 		}
 	})
 }

@@ -1,6 +1,7 @@
 package lines
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -18,6 +19,9 @@ import (
 // "<0x fingerprint><TAB><path>", as they are: a fingerprint with a name.
 type Syntax struct {
 	Hex bool
+	// Sketch, when not 0, is the bytes of the sketch each of add's
+	// records carries after its fingerprint (SketchedRecord).
+	Sketch int
 }
 
 // Fingerprint reads a fingerprint as s says.
@@ -145,4 +149,25 @@ func (s Syntax) Record(line string) (id, fp uint64, name string, err error) {
 		name = strings.TrimSpace(rest[len(f[1]):])
 	}
 	return id, fp, strings.Clone(name), nil
+}
+
+// SketchedRecord reads a line of add's input into an index whose documents
+// keep a sketch of s.Sketch bytes: "<id> <fingerprint> <sketch> [name]",
+// the sketch in 2*s.Sketch hexadecimal digits (as export writes it), its
+// bytes returned in a string.
+func (s Syntax) SketchedRecord(line string) (id, fp uint64, sketch, name string, err error) {
+	size := s.Sketch
+	id, fp, rest, err := s.Record(line)
+	if err != nil {
+		return 0, 0, "", "", fmt.Errorf("%w (and a sketch after the fingerprint: this index keeps one with each document)", err)
+	}
+	field := rest
+	if i := strings.IndexAny(rest, " \t"); i >= 0 {
+		field, name = rest[:i], rest[i+1:]
+	}
+	b, herr := hex.DecodeString(field)
+	if herr != nil || len(b) != size {
+		return 0, 0, "", "", fmt.Errorf("sketch %s: want %d hexadecimal digits after the fingerprint: this index keeps a sketch of each document's text (add files with add --text, or the lines export writes)", quote.Short(field, 20), 2*size)
+	}
+	return id, fp, string(b), strings.TrimSpace(name), nil
 }

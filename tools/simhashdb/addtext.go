@@ -15,6 +15,7 @@ import (
 	"github.com/simhashdb/simhashdb/internal/lines"
 	"github.com/simhashdb/simhashdb/internal/naming"
 	"github.com/simhashdb/simhashdb/simhash"
+	"github.com/simhashdb/simhashdb/textindex"
 )
 
 // textBatch is how many files add --text fingerprints before it commits
@@ -26,26 +27,28 @@ const textBatchAge = time.Second
 
 // textAdder stores files as documents with new ids, in batches.
 type textAdder struct {
-	ctx      context.Context
-	db       *engine.DB
-	f        *simhash.Fingerprinter
-	index    string // the index folder, absolute: never read as input
-	bulk     bool   // gather everything, then Load
-	reading  simhash.Reading
-	ids      *naming.IDs
-	ifNew    int // >= 0: store only files with no stored document within it
-	docs     []engine.Doc
-	since    time.Time // when docs got its first document
-	stdout   io.Writer
-	stderr   io.Writer
-	code     int
-	read     atomic.Int64
-	durable  atomic.Int64
-	rejected atomic.Int64
-	bytes    atomic.Int64
-	dups     int
-	binaries int // files skipped as binary
-	empty    int // files skipped for having no words
+	ctx   context.Context
+	db    *engine.DB
+	rd    *textindex.Reader
+	index string // the index folder, absolute: never read as input
+	bulk  bool   // gather everything, then Load
+	ids   *naming.IDs
+	ifNew int // >= 0: store only files with no stored document within it
+	// similarity: with ifNew, in an index with sketches, a document within
+	// ifNew counts only from this estimated similarity on.
+	similarity float64
+	docs       []engine.Doc
+	since      time.Time // when docs got its first document
+	stdout     io.Writer
+	stderr     io.Writer
+	code       int
+	read       atomic.Int64
+	durable    atomic.Int64
+	rejected   atomic.Int64
+	bytes      atomic.Int64
+	dups       int
+	binaries   int // files skipped as binary
+	empty      int // files skipped for having no words
 }
 
 // addText fingerprints files and folders and stores them, each under the
@@ -54,8 +57,8 @@ type textAdder struct {
 // --sync says before its ids are printed), or loaded at once with bulk.
 // With ifNew >= 0 a file is stored only if no stored document lies within
 // ifNew of it (the engine's InsertIfNew), else reported.
-func addText(ctx context.Context, db *engine.DB, dbDir string, paths []string, ff *fingerprintFlags, progress string, bulk bool, ifNew int, stdout, stderr io.Writer) int {
-	f, err := ff.fingerprinter()
+func addText(ctx context.Context, db *engine.DB, dbDir string, paths []string, ff *fingerprintFlags, progress string, bulk bool, ifNew int, similarity float64, stdout, stderr io.Writer) int {
+	rd, err := ff.textReader(db)
 	if err != nil {
 		return fail(stderr, "add", exitUsage, err)
 	}
@@ -63,11 +66,7 @@ func addText(ctx context.Context, db *engine.DB, dbDir string, paths []string, f
 	if err != nil {
 		return fail(stderr, "add", exitFailed, err)
 	}
-	reading, err := ff.reading()
-	if err != nil {
-		return fail(stderr, "add", exitUsage, err)
-	}
-	a := &textAdder{ctx: ctx, db: db, f: f, index: index, bulk: bulk, reading: reading, ifNew: ifNew, stdout: stdout, stderr: stderr}
+	a := &textAdder{ctx: ctx, db: db, rd: rd, index: index, bulk: bulk, ifNew: ifNew, similarity: similarity, stdout: stdout, stderr: stderr}
 	var p *progressReporter
 	stopped := func(err error) int {
 		if ctx.Err() == nil || !errors.Is(err, context.Canceled) {
@@ -148,7 +147,7 @@ func (a *textAdder) walk(arg string, p *progressReporter) error {
 		if len(a.docs) == 0 {
 			a.since = time.Now()
 		}
-		fp, err := a.f.Document(bytes.NewReader(b), a.reading)
+		fp, sk, err := a.rd.Read(bytes.NewReader(b))
 		switch {
 		case errors.Is(err, simhash.ErrBinary):
 			a.binaries++
@@ -165,7 +164,7 @@ func (a *textAdder) walk(arg string, p *progressReporter) error {
 		if err != nil {
 			return err
 		}
-		d := engine.Doc{ID: id, Fingerprint: fp, Name: name}
+		d := engine.Doc{ID: id, Fingerprint: fp, Name: name, Sketch: sk}
 		switch {
 		case what == naming.Unchanged:
 			a.durable.Add(1)
@@ -181,10 +180,26 @@ func (a *textAdder) walk(arg string, p *progressReporter) error {
 	}, a.bad)
 }
 
-// insertIfNew stores d unless a stored document lies within a.ifNew, which
-// it reports instead; what is how a.ids counted it.
+// insertIfNew stores d unless a stored document lies within a.ifNew (and,
+// with sketches, reaches a.similarity), which it reports instead; what is
+// how a.ids counted it.
 func (a *textAdder) insertIfNew(d engine.Doc, what int) error {
-	ms, inserted, err := a.db.InsertIfNew(a.ctx, d, a.ifNew)
+	var ms []engine.Match
+	var inserted bool
+	var err error
+	similar := ""
+	if d.Sketch != "" {
+		var vs []textindex.Match
+		vs, inserted, err = textindex.InsertIfNew(a.ctx, a.db, d, a.ifNew, a.similarity)
+		for _, v := range vs {
+			ms = append(ms, v.Match)
+		}
+		if len(vs) > 0 {
+			similar = fmt.Sprintf(", similarity %.2f", vs[0].Similarity)
+		}
+	} else {
+		ms, inserted, err = a.db.InsertIfNew(a.ctx, d, a.ifNew)
+	}
 	if err != nil {
 		return err
 	}
@@ -196,7 +211,7 @@ func (a *textAdder) insertIfNew(d engine.Doc, what int) error {
 	a.dups++
 	a.ids.NotStored(what)
 	m := ms[0]
-	fmt.Fprintf(a.stderr, "%s add: %s: not added: within %d of document %d %s (distance %d)\n", programName, d.Name, a.ifNew, m.ID, quoteShort(m.Name), m.Distance)
+	fmt.Fprintf(a.stderr, "%s add: %s: not added: within %d of document %d %s (distance %d%s)\n", programName, d.Name, a.ifNew, m.ID, quoteShort(m.Name), m.Distance, similar)
 	return nil
 }
 

@@ -122,12 +122,24 @@ const exportHeaderPrefix = "# simhashdb-export "
 
 // exportHeader is the JSON of that line.
 type exportHeader struct {
-	Fingerprint storedFingerprint `json:"fingerprint"`
+	Fingerprint *storedFingerprint `json:"fingerprint,omitempty"`
+	// Sketch is the bytes of the sketch each record carries (after its
+	// fingerprint, in hex), 0 for none: add builds an index that keeps
+	// them.
+	Sketch int `json:"sketch,omitempty"`
+}
+
+// apply is storedFingerprint.apply of the header's options (nil: none).
+func (h *exportHeader) apply(fl *flag.FlagSet) error {
+	if h == nil {
+		return nil
+	}
+	return h.Fingerprint.apply(fl)
 }
 
 // peekExportHeader reads export's header if r starts with one, leaving it
 // in r (add skips it as a comment, and line numbers stay right).
-func peekExportHeader(r *bufio.Reader, name string) (*storedFingerprint, error) {
+func peekExportHeader(r *bufio.Reader, name string) (*exportHeader, error) {
 	b, err := r.Peek(len(exportHeaderPrefix))
 	if err != nil || string(b) != exportHeaderPrefix {
 		return nil, nil // not a header (or a short input, which the reading reports)
@@ -146,7 +158,10 @@ func peekExportHeader(r *bufio.Reader, name string) (*storedFingerprint, error) 
 	if err := json.Unmarshal(bytes.TrimPrefix(bytes.TrimSpace(b), []byte(exportHeaderPrefix[:len(exportHeaderPrefix)-1])), &h); err != nil {
 		return nil, fmt.Errorf("%s:1: export header: %w", name, err)
 	}
-	return &h.Fingerprint, nil
+	if h.Sketch < 0 || h.Sketch > engine.MaxSketch {
+		return nil, fmt.Errorf("%s:1: export header: sketch of %d bytes, at most %d", name, h.Sketch, engine.MaxSketch)
+	}
+	return &h, nil
 }
 
 // apply makes the header's options the flags' values, as if given; a flag
@@ -168,12 +183,17 @@ func (st *storedFingerprint) apply(fl *flag.FlagSet) error {
 	return nil
 }
 
-// recordLine is doc as a line of add's input.
+// recordLine is doc as a line of add's input: with its sketch in hex
+// after the fingerprint, if it has one (lines.Syntax.Sketch reads it).
 func recordLine(doc engine.Doc) string {
-	if doc.Name == "" {
-		return fmt.Sprintf("%d %s", doc.ID, jsonDocOf(doc).FP)
+	line := fmt.Sprintf("%d %s", doc.ID, jsonDocOf(doc).FP)
+	if doc.Sketch != "" {
+		line += fmt.Sprintf(" %x", doc.Sketch)
 	}
-	return fmt.Sprintf("%d %s %s", doc.ID, jsonDocOf(doc).FP, doc.Name)
+	if doc.Name != "" {
+		line += " " + doc.Name
+	}
+	return line
 }
 
 func runExport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
@@ -246,8 +266,12 @@ func runExport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(stderr, "export", exitFailed, err)
 		}
-		if ok {
-			b, _ := json.Marshal(exportHeader{Fingerprint: fo})
+		if ok || db.SketchSize() > 0 {
+			h := exportHeader{Sketch: db.SketchSize()}
+			if ok {
+				h.Fingerprint = &fo
+			}
+			b, _ := json.Marshal(h)
 			fmt.Fprintf(w, "%s%s\n", exportHeaderPrefix, b)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/internal/lines"
 	"github.com/simhashdb/simhashdb/simhash"
+	"github.com/simhashdb/simhashdb/textindex"
 )
 
 // fingerprintFlags are the fingerprinter's options as flags, shared by every
@@ -90,6 +91,20 @@ func (ff *fingerprintFlags) reading() (simhash.Reading, error) {
 		return 0, fmt.Errorf("--read %q: want auto, text, html or man", ff.read)
 	}
 	return r, nil
+}
+
+// textReader returns the reader of documents of db: its fingerprint
+// options (ff, after withIndex), and sketches if db keeps them.
+func (ff *fingerprintFlags) textReader(db *engine.DB) (*textindex.Reader, error) {
+	f, err := ff.fingerprinter()
+	if err != nil {
+		return nil, err
+	}
+	reading, err := ff.reading()
+	if err != nil {
+		return nil, err
+	}
+	return textindex.NewReader(f, reading, textindex.Sketched(db)), nil
 }
 
 // fingerprintSetting names the setting (engine.DB.SetMeta) in which an

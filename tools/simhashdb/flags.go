@@ -70,3 +70,10 @@ func noArguments(fl *flag.FlagSet) error {
 	}
 	return nil
 }
+
+// flagGiven reports whether the command line set the flag name.
+func flagGiven(fl *flag.FlagSet, name string) bool {
+	given := false
+	fl.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
+}

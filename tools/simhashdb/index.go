@@ -21,6 +21,7 @@ import (
 	"github.com/simhashdb/simhashdb/internal/naming"
 	"github.com/simhashdb/simhashdb/permutation"
 	"github.com/simhashdb/simhashdb/simhash"
+	"github.com/simhashdb/simhashdb/textindex"
 )
 
 // dbFlags are the flags of every command that opens an index.
@@ -207,6 +208,19 @@ type record struct {
 // path, which ids gives its id (nil: such lines are refused). unchanged:
 // the document is stored as it is already.
 func parseRecord(ctx context.Context, syn lines.Syntax, line string, ids *naming.IDs) (d engine.Doc, unchanged bool, err error) {
+	if syn.Sketch > 0 {
+		if _, _, ok := syn.Named(line); ok {
+			return engine.Doc{}, false, errors.New("a line of 'simhashdb fingerprint' carries no sketch, and this index keeps a sketch of each document's text: add the files with add --text")
+		}
+		id, fp, sk, name, err := syn.SketchedRecord(line)
+		if err != nil {
+			return engine.Doc{}, false, err
+		}
+		if len(name) > engine.MaxName {
+			return engine.Doc{}, false, fmt.Errorf("name of %d bytes, at most %d", len(name), engine.MaxName)
+		}
+		return engine.Doc{ID: id, Fingerprint: fp, Name: name, Sketch: sk}, false, nil
+	}
 	if fp, name, ok := syn.Named(line); ok {
 		if ids == nil {
 			return engine.Doc{}, false, errors.New("a line of 'simhashdb fingerprint' has no id, and with --server the ids are the sender's: add it to a local --db, or write <id> <fingerprint> [name]")
@@ -257,6 +271,8 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	dryRun := fl.Bool("dry-run", false, "with --prune: list what it would remove, and change nothing (no file is added either)")
 	ifNew := fl.Int("if-new", -1, "store a record or file only if no stored document lies within this distance of it (the crawler's decision, one commit each); the others are reported on stderr")
 	fl.Lookup("if-new").DefValue = "off"
+	sketches := fl.Bool("sketches", true, "with --text into a new index: keep a 32-byte sketch of each file's text beside its fingerprint, fingerprint single words and build for distance 6 (unless --shingle or --k say otherwise), so that queries, find-all and find-clusters report near-duplicates verified by their text's similarity (--similarity); false builds the fingerprint-only index of before")
+	similarity := similarityFlag(fl)
 	var ff fingerprintFlags
 	ff.register(fl)
 	var rf remoteFlags
@@ -266,6 +282,9 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if err := checkTarget(&d, &rf, fl); err != nil {
 		return fail(stderr, "add", exitUsage, err)
+	}
+	if flagGiven(fl, "similarity") && (!*text || *ifNew < 0) {
+		return fail(stderr, "add", exitUsage, errors.New("--similarity goes with --text and --if-new: the near-duplicates that keep a file out"))
 	}
 	if *ifNew != -1 && (*ifNew < 0 || *ifNew > maxK || *bulk) {
 		return fail(stderr, "add", exitUsage, fmt.Errorf("--if-new %d: want a distance of 0 to %d, without --bulk", *ifNew, maxK))
@@ -324,7 +343,7 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var in *bufio.Reader
 	var inName string
 	var inSize int64
-	var header *storedFingerprint
+	var header *exportHeader
 	if !*text {
 		r, name, size, closeIn, err := openInput(ctx, *input, stdin)
 		if err != nil {
@@ -339,13 +358,18 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return fail(stderr, "add", exitUsage, err)
 		}
 	}
+	if (*text && *sketches) || header != nil && header.Sketch > 0 {
+		if opts, err = textOptions(opts, &d, &cf, &ff, fl, *text); err != nil {
+			return fail(stderr, "add", exitFailed, err)
+		}
+	}
 	db, code, err := cf.open(ctx, &d, opts, &ff, fl)
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 			return fail(stderr, "add", exitFailed, fmt.Errorf("interrupted while opening %s: nothing from the input is stored; run the same command again", d.dir))
 		}
 		if header != nil && errors.Is(err, errConflict) {
-			err = fmt.Errorf("the input was exported from an index with %s, %s holds one with other options: %w", header, d.dir, err)
+			err = fmt.Errorf("the input was exported from an index with %s, %s holds one with other options: %w", header.Fingerprint, d.dir, err)
 		}
 		return fail(stderr, "add", code, err)
 	}
@@ -353,12 +377,12 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case *text && *dryRun:
 		code = pruneGone(ctx, db, fl.Args(), true, stdout, stderr)
 	case *text:
-		code = addText(ctx, db, d.dir, fl.Args(), &ff, *progress, *bulk, *ifNew, stdout, stderr)
+		code = addText(ctx, db, d.dir, fl.Args(), &ff, *progress, *bulk, *ifNew, *similarity, stdout, stderr)
 		if *prune && code != exitUsage && ctx.Err() == nil {
 			code = max(code, pruneGone(ctx, db, fl.Args(), false, stdout, stderr))
 		}
 	default:
-		code = addRecords(ctx, db, lines.Syntax{Hex: *hex}, in, inName, inSize, stderr, *progress, *bulk, *ifNew)
+		code = addRecords(ctx, db, lines.Syntax{Hex: *hex, Sketch: db.SketchSize()}, in, inName, inSize, stderr, *progress, *bulk, *ifNew)
 	}
 	if ctx.Err() != nil {
 		fmt.Fprintf(stderr, "%s add: closing %s: what is stored goes to its tables; other commands find it in use until this one exits\n", programName, d.dir)
@@ -370,6 +394,27 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		code = fail(stderr, "add", exitFailed, err)
 	}
 	return code
+}
+
+// textOptions returns the options of an index that keeps sketches of its
+// documents' text (package textindex): for a new index, built for
+// distance textindex.K unless --k says otherwise, and, when its documents
+// come from files (text), fingerprinting single words unless --shingle
+// says otherwise; an existing index keeps what it has.
+func textOptions(opts engine.Options, d *dbFlags, cf *createFlags, ff *fingerprintFlags, fl *flag.FlagSet, text bool) (engine.Options, error) {
+	existed, err := engine.Exists(d.dir)
+	if err != nil || existed {
+		return opts, err
+	}
+	// Candidates for recall, the sketch for precision.
+	if d.k < 0 {
+		d.k = textindex.K
+	}
+	if text && !flagGiven(fl, "shingle") {
+		ff.shingle = textindex.Shingle
+	}
+	opts, err = cf.options(d)
+	return textindex.Options(opts), err
 }
 
 // addRecords streams records into db: a parser goroutine reads lines while

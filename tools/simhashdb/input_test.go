@@ -320,7 +320,7 @@ func TestStarClusters(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	var c jsonCluster
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &c))
-	assert.Equal(t, []jsonDoc{{10, "", "0x0000000000000007"}, {11, "", "0x000000000000000f"}, {13, "", "0x0000000000000007"}}, c.Documents,
+	assert.Equal(t, []jsonDoc{{ID: 10, FP: "0x0000000000000007"}, {ID: 11, FP: "0x000000000000000f"}, {ID: 13, FP: "0x0000000000000007"}}, c.Documents,
 		"the first document leads; 12 is 2 bits from it")
 }
 
@@ -341,7 +341,7 @@ func TestSmallerThings(t *testing.T) {
 	assert.Equal(t, page, fp.Path)
 
 	db := filepath.Join(dir, "idx")
-	r = runCLI(t, "", "add", "--db", db, "--html", "--text", page)
+	r = runCLI(t, "", "add", "--db", db, "--sketches=false", "--html", "--text", page)
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, fp.FP, "add --text --html fingerprints the visible text")
 	r = runCLI(t, "", "query", "--db", db, "--k", "0", "--html", "--file", page, "--json")

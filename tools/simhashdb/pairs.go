@@ -5,11 +5,13 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"iter"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -21,6 +23,7 @@ import (
 	"github.com/simhashdb/simhashdb/internal/lines"
 	"github.com/simhashdb/simhashdb/permutation"
 	"github.com/simhashdb/simhashdb/simhash"
+	"github.com/simhashdb/simhashdb/textindex"
 )
 
 // pairFlags are find-all's and find-clusters' flags: simhash-cpp's, long
@@ -33,6 +36,9 @@ type pairFlags struct {
 	method           string // find-clusters: components or star
 	print            string // auto, decimal or hex
 	hex              *bool
+	similarity       *float64
+	distanceGiven    bool
+	similarityGiven  bool
 }
 
 // inputList is a repeatable --input: paths and glob patterns, in order.
@@ -137,8 +143,14 @@ func runPairs(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 	if cmd == "find-clusters" {
 		fl.StringVar(&p.method, "method", "components", "components (all that is linked) or star (members within --distance of a leader); see below")
 	}
+	p.similarity = similarityFlag(fl)
 	if code := parseFlags(fl, args); code >= 0 {
 		return code
+	}
+	p.distanceGiven = flagGiven(fl, "distance") || flagGiven(fl, "d")
+	p.similarityGiven = flagGiven(fl, "similarity")
+	if p.similarityGiven && p.db == "" {
+		return fail(stderr, cmd, exitUsage, errors.New("--similarity compares the texts of an index's documents: it goes with --db"))
 	}
 	if p.method != "" && p.method != "components" && p.method != "star" {
 		return fail(stderr, cmd, exitUsage, fmt.Errorf("--method %s: want components or star", quoteShort(p.method)))
@@ -326,6 +338,13 @@ func pairsFromDB(ctx context.Context, cmd string, p *pairFlags, stdout, stderr i
 		return fail(stderr, cmd, exitFailed, err)
 	}
 	defer db.Close()
+	if err := checkSimilarity(p.similarityGiven, *p.similarity, db); err != nil {
+		return fail(stderr, cmd, exitUsage, err)
+	}
+	verified := textindex.Sketched(db)
+	if verified && !p.distanceGiven {
+		p.distance = db.K() // candidates for recall, the sketch for precision
+	}
 	if p.distance > db.K() {
 		return fail(stderr, cmd, exitUsage, fmt.Errorf("--distance %d: the index answers distances 0 to %d", p.distance, db.K()))
 	}
@@ -334,20 +353,38 @@ func pairsFromDB(ctx context.Context, cmd string, p *pairFlags, stdout, stderr i
 		return fail(stderr, cmd, exitFailed, err)
 	}
 	enc := json.NewEncoder(w)
-	if cmd == "find-all" {
+	switch {
+	case cmd == "find-all" && verified:
+		for pr, e := range textindex.Pairs(ctx, db, p.distance, *p.similarity) {
+			if err = e; err != nil {
+				break
+			}
+			if err = enc.Encode(jsonPair{jsonDocOf(pr.A), jsonDocOf(pr.B), pr.Distance, &pr.Similarity}); err != nil {
+				break
+			}
+		}
+	case cmd == "find-all":
 		for pr, e := range db.FindAll(ctx, p.distance) {
 			if err = e; err != nil {
 				break
 			}
-			if err = enc.Encode(jsonPair{jsonDocOf(pr.A), jsonDocOf(pr.B), pr.Distance}); err != nil {
+			if err = enc.Encode(jsonPair{jsonDocOf(pr.A), jsonDocOf(pr.B), pr.Distance, nil}); err != nil {
 				break
 			}
 		}
-	} else {
+	default:
 		var c jsonCluster
 		clusters := db.Clusters
 		if p.method == "star" {
 			clusters = db.Stars
+		}
+		if verified {
+			clusters = func(ctx context.Context, k int) iter.Seq2[[]engine.Doc, error] {
+				if p.method == "star" {
+					return textindex.Stars(ctx, db, k, *p.similarity)
+				}
+				return textindex.Clusters(ctx, db, k, *p.similarity)
+			}
 		}
 		for docs, e := range clusters(ctx, p.distance) {
 			if err = e; err != nil {
@@ -397,9 +434,13 @@ type jsonDoc struct {
 	ID   uint64 `json:"id"`
 	Name string `json:"name"`
 	FP   string `json:"fp"`
+	// Sketch is the document's sketch in hex, in an index that keeps them.
+	Sketch string `json:"sketch,omitempty"`
 }
 
-func jsonDocOf(d engine.Doc) jsonDoc { return jsonDoc{d.ID, d.Name, simhash.Format(d.Fingerprint)} }
+func jsonDocOf(d engine.Doc) jsonDoc {
+	return jsonDoc{d.ID, d.Name, simhash.Format(d.Fingerprint), hex.EncodeToString([]byte(d.Sketch))}
+}
 
 // doc is jsonDocOf's inverse.
 func (j jsonDoc) doc() (engine.Doc, error) {
@@ -407,7 +448,11 @@ func (j jsonDoc) doc() (engine.Doc, error) {
 	if err != nil {
 		return engine.Doc{}, fmt.Errorf("document %d: %w", j.ID, err)
 	}
-	return engine.Doc{ID: j.ID, Fingerprint: fp, Name: j.Name}, nil
+	sk, err := hex.DecodeString(j.Sketch)
+	if err != nil {
+		return engine.Doc{}, fmt.Errorf("document %d: sketch %s: want hexadecimal digits", j.ID, quoteShort(j.Sketch))
+	}
+	return engine.Doc{ID: j.ID, Fingerprint: fp, Name: j.Name, Sketch: string(sk)}, nil
 }
 
 // jsonPair is a line of find-all --db.
@@ -415,6 +460,9 @@ type jsonPair struct {
 	A        jsonDoc `json:"a"`
 	B        jsonDoc `json:"b"`
 	Distance int     `json:"distance"`
+	// Similarity is the pair's estimated Jaccard similarity, on an index
+	// with sketches.
+	Similarity *float64 `json:"similarity,omitempty"`
 }
 
 // jsonCluster is a line of find-clusters --db.

@@ -18,6 +18,7 @@ import (
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/internal/lines"
 	"github.com/simhashdb/simhashdb/simhash"
+	"github.com/simhashdb/simhashdb/textindex"
 )
 
 func answerOf(q uint64, qid json.RawMessage, ms []engine.Match) lines.Answer {
@@ -26,6 +27,34 @@ func answerOf(q uint64, qid json.RawMessage, ms []engine.Match) lines.Answer {
 		a.Matches[i] = lines.NewMatch(m.ID, m.Name, m.Fingerprint, m.Distance)
 	}
 	return a
+}
+
+// verifiedAnswerOf is answerOf for matches verified by their sketches.
+func verifiedAnswerOf(q uint64, qid json.RawMessage, ms []textindex.Match) lines.Answer {
+	a := lines.Answer{Query: simhash.Format(q), QID: qid, Matches: make([]lines.Match, len(ms))}
+	for i, m := range ms {
+		a.Matches[i] = lines.NewMatch(m.ID, m.Name, m.Fingerprint, m.Distance)
+		a.Matches[i].Similarity = &ms[i].Similarity
+	}
+	return a
+}
+
+// similarityFlag is --similarity of the commands that answer about text.
+func similarityFlag(fl *flag.FlagSet) *float64 {
+	s := fl.Float64("similarity", textindex.DefaultSimilarity, "on an index with sketches (add --text makes one), report only documents whose text's estimated Jaccard similarity (of 5-word shingles) is at least this, 0 to 1; the fingerprints propose every document within --k, the sketch decides")
+	return s
+}
+
+// checkSimilarity refuses a --similarity out of range, or one given for an
+// index without sketches.
+func checkSimilarity(given bool, s float64, db *engine.DB) error {
+	if !(s >= 0 && s <= 1) {
+		return fmt.Errorf("--similarity %v: want 0 to 1", s)
+	}
+	if given && !textindex.Sketched(db) {
+		return errors.New("--similarity: this index keeps no sketches of text (made by add --text before sketches, with --sketches=false, or of fingerprints): it answers by distance (--k)")
+	}
+	return nil
 }
 
 func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -38,7 +67,8 @@ func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	hex := registerHex(fl)
 	textArg := fl.String("text", "", "fingerprint this text and query it")
 	fileArg := fl.String("file", "", "fingerprint this file (- for standard input) and query it")
-	asJSON := fl.Bool("json", false, `print {"query":"<hex>","matches":[{"id":..,"name":..,"fp":"<hex>","distance":d},...]}`)
+	asJSON := fl.Bool("json", false, `print {"query":"<hex>","matches":[{"id":..,"name":..,"fp":"<hex>","distance":d,"similarity":s},...]} (similarity: with --text or --file on an index with sketches)`)
+	similarity := similarityFlag(fl)
 	var ff fingerprintFlags
 	ff.register(fl)
 	var rf remoteFlags
@@ -101,12 +131,22 @@ func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err := ff.withIndex(context.Background(), db, fl, false); err != nil {
 		return fail(stderr, "query", usageOr(err), err)
 	}
+	if err := checkSimilarity(given["similarity"], *similarity, db); err != nil {
+		return fail(stderr, "query", exitUsage, err)
+	}
+	if given["fp"] && given["similarity"] {
+		return fail(stderr, "query", exitUsage, errors.New("--similarity compares texts: give --text or --file, not --fp"))
+	}
+	var sk string
 	if !given["fp"] {
-		f, err := ff.fingerprinter()
+		rd, err := ff.textReader(db)
 		if err != nil {
 			return fail(stderr, "query", exitUsage, err)
 		}
-		sum := func(r io.Reader) (uint64, error) { return ff.sum(f, r) }
+		sum := func(r io.Reader) (fp uint64, err error) {
+			fp, sk, err = rd.Read(r)
+			return fp, err
+		}
 		if given["text"] {
 			if q, err = sum(strings.NewReader(*textArg)); err != nil {
 				return fail(stderr, "query", exitFailed, fmt.Errorf("--text: %w", err))
@@ -131,7 +171,11 @@ func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return fail(stderr, "query", code, err)
 	}
-	printAnswer(stdout, answerOf(q, nil, ms), d.distance(db), *asJSON)
+	if sk != "" {
+		printAnswer(stdout, verifiedAnswerOf(q, nil, textindex.Verify(ms, sk, *similarity)), d.distance(db), true, *asJSON)
+		return exitOK
+	}
+	printAnswer(stdout, answerOf(q, nil, ms), d.distance(db), false, *asJSON)
 	return exitOK
 }
 
@@ -156,22 +200,34 @@ func queryRemote(d *dbFlags, rf *remoteFlags, req map[string]any, asJSON bool, s
 	if err := c.call(ctx, "POST", "/v1/query", bytes.NewReader(body), &a); err != nil {
 		return fail(stderr, "query", exitFailed, err)
 	}
-	printAnswer(stdout, a, k, asJSON)
+	printAnswer(stdout, a, k, false, asJSON)
 	return exitOK
 }
 
-// printAnswer prints a query's answer: a table, or its JSON.
-func printAnswer(w io.Writer, a lines.Answer, k int, asJSON bool) {
+// printAnswer prints a query's answer: a table, or its JSON; verified says
+// its matches carry their similarity.
+func printAnswer(w io.Writer, a lines.Answer, k int, verified, asJSON bool) {
 	if asJSON {
 		b, _ := json.Marshal(a)
 		fmt.Fprintf(w, "%s\n", b)
 		return
 	}
-	fmt.Fprintf(w, "query %s: %d within distance %d\n", a.Query, len(a.Matches), k)
+	if verified {
+		fmt.Fprintf(w, "query %s: %d near-duplicates (candidates within distance %d, verified by their text's similarity)\n", a.Query, len(a.Matches), k)
+	} else {
+		fmt.Fprintf(w, "query %s: %d within distance %d\n", a.Query, len(a.Matches), k)
+	}
 	if len(a.Matches) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "DISTANCE\tID\tFINGERPRINT\tNAME")
+		if verified {
+			fmt.Fprintln(tw, "SIMILARITY\tDISTANCE\tID\tFINGERPRINT\tNAME")
+		} else {
+			fmt.Fprintln(tw, "DISTANCE\tID\tFINGERPRINT\tNAME")
+		}
 		for _, m := range a.Matches {
+			if verified {
+				fmt.Fprintf(tw, "%.2f\t", *m.Similarity)
+			}
 			fmt.Fprintf(tw, "%d\t%d\t%s\t%s\n", m.Distance, m.ID, m.FP, m.Name)
 		}
 		tw.Flush()
@@ -431,7 +487,14 @@ func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "tables             %d, answering distances up to %d\n", len(st.Tables), st.K)
 	fmt.Fprintf(stdout, "table bytes        %d (%.2f bits a fingerprint a table; %.2f is the bound for as many uniform random ones, which clustered fingerprints go below)\n", st.TableBytes, st.BitsPerFingerprint, st.EntropyBound)
 	fmt.Fprintf(stdout, "block versions     %s\n", versionCounts(st.BlockVersions))
-	fmt.Fprintf(stdout, "bytes on disk      %d\n", st.BytesOnDisk)
+	if st.SketchSize > 0 {
+		fmt.Fprintf(stdout, "sketches           %d bytes a document: near-duplicates of text are verified by it (query --text/--file, find-all, find-clusters: --similarity)\n", st.SketchSize)
+	}
+	fmt.Fprintf(stdout, "bytes on disk      %d", st.BytesOnDisk)
+	if st.Documents > 0 {
+		fmt.Fprintf(stdout, " (%.0f a document)", float64(st.BytesOnDisk)/float64(st.Documents))
+	}
+	fmt.Fprintln(stdout)
 	if st.PebbleIndexBytes < 0 {
 		fmt.Fprintf(stdout, "pebble index       unknown: Pebble could not read its files' properties (check names the damage)\n")
 	} else {

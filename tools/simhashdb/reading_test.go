@@ -61,7 +61,9 @@ func gzipBytes(t *testing.T, s string) []byte {
 func TestReadByContent(t *testing.T) {
 	files := readingFolder(t)
 	db := filepath.Join(t.TempDir(), "idx")
-	r := runCLI(t, "", "add", "--db", db, "--text", files)
+	// Fingerprints as 'simhashdb fingerprint' makes them: an index
+	// without sketches (a text index fingerprints single words).
+	r := runCLI(t, "", "add", "--db", db, "--sketches=false", "--text", files)
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stderr, "8 files: 4 added, 0 replaced, 0 unchanged; 1 binary files skipped; 3 files without words skipped")
 	assert.Contains(t, r.stderr, "empty.txt: no words: not stored")
@@ -91,7 +93,7 @@ func TestReadByContent(t *testing.T) {
 	// An index made with pipeline v2 keeps reading as v2 did: a manual
 	// page's source as text, an SVG's path data as words.
 	old := filepath.Join(t.TempDir(), "v2")
-	r = runCLI(t, "", "add", "--db", old, "--pipeline", "v2", "--text", filepath.Join(files, "plain.txt"))
+	r = runCLI(t, "", "add", "--db", old, "--sketches=false", "--pipeline", "v2", "--text", filepath.Join(files, "plain.txt"))
 	require.Equal(t, 0, r.code, r.stderr)
 	r = runCLI(t, "", "add", "--db", old, "--text", filepath.Join(files, "fox.1.gz"), filepath.Join(files, "drawing.svg"))
 	require.Equal(t, 0, r.code, r.stderr)
@@ -101,7 +103,7 @@ func TestReadByContent(t *testing.T) {
 	assert.Contains(t, r.stdout, simhash.Format(pv2.String(readingSVG)))
 	// --skip-nav is kept with the index too.
 	nav := filepath.Join(t.TempDir(), "nav")
-	r = runCLI(t, "", "add", "--db", nav, "--skip-nav", "--text", filepath.Join(files, "page.txt"))
+	r = runCLI(t, "", "add", "--db", nav, "--sketches=false", "--skip-nav", "--text", filepath.Join(files, "page.txt"))
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, simhash.Format(v2.String(readingWords)))
 	r = runCLI(t, "", "query", "--db", nav, "--file", filepath.Join(files, "page.txt"), "--k", "0")

@@ -115,6 +115,7 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	ff.register(fl)
 	var sf serveFlags
 	sf.register(fl)
+	sketches := fl.Bool("sketches", false, "create the index as add --text does: a sketch of each document's text kept beside its fingerprint, single words fingerprinted, built for distance 6 (unless --shingle or --k say otherwise); documents then come as text (or with their sketch), and answers about text carry their similarity")
 	if code := parseFlags(fl, args); code >= 0 {
 		return code
 	}
@@ -131,6 +132,11 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	opts, err := cf.options(&d)
 	if err != nil {
 		return fail(stderr, "serve", exitUsage, err)
+	}
+	if *sketches {
+		if opts, err = textOptions(opts, &d, &cf, &ff, fl, true); err != nil {
+			return fail(stderr, "serve", exitFailed, err)
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()

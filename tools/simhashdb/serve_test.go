@@ -391,7 +391,7 @@ func TestServeAddText(t *testing.T) {
 	assert.Equal(t, 1, r.code, r.stderr)
 	assert.Contains(t, r.stderr, "latin1.txt: not UTF-8 text")
 	assert.Contains(t, r.stderr, "3 files: 2 stored (added or replaced), 0 unchanged")
-	local := runCLI(t, "", "add", "--db", filepath.Join(dir, "local"), "--text", filepath.Join(files, "a.txt"), filepath.Join(files, "sub"))
+	local := runCLI(t, "", "add", "--db", filepath.Join(dir, "local"), "--sketches=false", "--text", filepath.Join(files, "a.txt"), filepath.Join(files, "sub"))
 	require.Equal(t, 0, local.code, local.stderr)
 	assert.Equal(t, local.stdout, r.stdout, "the same ids and fingerprints as a local add")
 
@@ -407,6 +407,19 @@ func TestServeAddText(t *testing.T) {
 	g := runCLI(t, "", "get", "--server", s.url, id)
 	require.Equal(t, 0, g.code, g.stderr)
 	assert.Contains(t, g.stdout, strings.Split(r.stdout, "\t")[1], "replaced under the same id")
+	assert.Equal(t, 0, s.stop(t, syscall.SIGTERM), s.log())
+
+	// serve --sketches makes the index add --text makes: the same
+	// fingerprints, and sketches.
+	s = startServe(t, "--db", filepath.Join(dir, "served-text"), "--sketches")
+	r = runCLI(t, "", "add", "--server", s.url, "--text", filepath.Join(files, "a.txt"), filepath.Join(files, "sub"))
+	require.Equal(t, 0, r.code, r.stderr)
+	local = runCLI(t, "", "add", "--db", filepath.Join(dir, "local-text"), "--text", filepath.Join(files, "a.txt"), filepath.Join(files, "sub"))
+	require.Equal(t, 0, local.code, local.stderr)
+	assert.Equal(t, local.stdout, r.stdout, "the same ids and fingerprints as a local add --text")
+	g = runCLI(t, "", "get", "--server", s.url, "--json", id)
+	require.Equal(t, 0, g.code, g.stderr)
+	assert.Contains(t, g.stdout, `"sketch":"`)
 	assert.Equal(t, 0, s.stop(t, syscall.SIGTERM), s.log())
 }
 

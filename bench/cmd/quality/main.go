@@ -30,6 +30,7 @@ func main() {
 	releases := flag.String("releases", "", "evaluate on the release collections under this folder instead")
 	features := flag.Bool("features", false, "with -releases: compare features and weights, not pipelines")
 	verified := flag.Float64("verified", 0, "with -releases: instead, candidates within 3, 4, 6 and 8 bits verified by a 32-byte sketch at this estimated Jaccard (package sketch)")
+	index := flag.Bool("index", false, "with -releases: instead, build a text index (package textindex) and a pipeline v3 index of each collection's two releases and score what find-all reports, beside MinHash 128")
 	man := flag.String("man", "", "instead: compare the roff reader with man's own text on the manual pages under this folder (e.g. /usr/share/man)")
 	manLimit := flag.Int("man-limit", 0, "with -man: an even sample of this many pages (0: all)")
 	flag.Parse()
@@ -50,6 +51,9 @@ func main() {
 		run = func(dir, out string) error { return runReleases(dir, out, *features) }
 		if *verified > 0 {
 			run = func(dir, _ string) error { return runVerified(dir, *verified) }
+		}
+		if *index {
+			run = func(dir, _ string) error { return runIndex(dir) }
 		}
 		*corpus = *releases
 	}
@@ -143,5 +147,32 @@ func runVerified(dir string, threshold float64) error {
 		fmt.Printf("%s: minhash 128 recall %.3f changed %.3f false %d/%d\n", c.Name, m.RecallNear, m.RecallChanged, m.CrossFalse, m.CrossSampled)
 	}
 	fmt.Print(quality.VerifiedTable(all))
+	return nil
+}
+
+// runIndex scores real indexes of each collection (quality.EvaluateIndex).
+func runIndex(dir string) error {
+	colls, err := quality.LoadReleases(dir)
+	if err != nil {
+		return err
+	}
+	var all []quality.IndexResult
+	for _, c := range colls {
+		for _, kind := range quality.IndexKinds {
+			tmp, err := os.MkdirTemp("", "quality-index")
+			if err != nil {
+				return err
+			}
+			r, err := c.EvaluateIndex(context.Background(), tmp, kind)
+			os.RemoveAll(tmp)
+			if err != nil {
+				return fmt.Errorf("%s, %s: %w", c.Name, kind, err)
+			}
+			all = append(all, r)
+		}
+		m := c.EvaluateMinHash(1)
+		fmt.Printf("%s: minhash 128 recall %.3f changed %.3f false %d/%d\n", c.Name, m.RecallNear, m.RecallChanged, m.CrossFalse, m.CrossSampled)
+	}
+	fmt.Print(quality.IndexTable(all))
 	return nil
 }

@@ -174,7 +174,7 @@ func TestFormatsRejectCorruption(t *testing.T) {
 		{"counts with bytes after", errOf3(ParseCounts(append(CountsValue(1, 1), 0))), "counters"},
 		{"more fingerprints than documents", errOf3(ParseCounts(CountsValue(1, 2))), "counters"},
 		{"document value of 7 bytes", errOf2(DocFingerprint(9, make([]byte, 7))), "document 9"},
-		{"document name too long", errOf3(ParseDocValue(9, make([]byte, 8+MaxName+1))), "document 9"},
+		{"document name too long", errOf3(ParseDocValue(9, make([]byte, 8+MaxStored+1))), "document 9"},
 		{"directory entry with three numbers", errOf2(ParseDirValue([]byte{1, 2, 3})), "block directory entry"},
 		{"uvarint cut short", errOf2(ParseUvarint([]byte{0x80}, "block size")), "block size"},
 	} {

@@ -26,6 +26,7 @@ var (
 	MetaCounts  = []byte{SpaceMeta, 'n'} // CountsValue
 	MetaCodes   = []byte{SpaceMeta, 'c'} // the prefix of MetaCodeKey
 	MetaUser    = []byte{SpaceMeta, 'u'} // the prefix of MetaUserKey
+	MetaSketch  = []byte{SpaceMeta, 's'} // UvarintValue: the bytes of each document's sketch (version 5)
 )
 
 // MetaUserKey names an application's setting (DB.SetMeta): 0x01 'u' name.
@@ -44,6 +45,8 @@ func MetaName(k []byte) string {
 		return "WAL position"
 	case string(MetaCounts):
 		return "counters"
+	case string(MetaSketch):
+		return "sketch size"
 	}
 	return fmt.Sprintf("metadata key %x", k)
 }

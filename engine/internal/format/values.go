@@ -23,11 +23,43 @@ import (
 // blocks in codec version 3, which an older build cannot read, and names
 // each block's codec version in its directory entry (DirEntry). An older
 // index becomes version 4 at its next flush, so that an older build
-// refuses it rather than misread it.
-const Version = 4
+// refuses it rather than misread it. Version 5 is that of an index that
+// keeps a sketch with each document (MetaSketch): wherever a name is
+// stored (document values, postings, log records) its sketch is stored
+// just before it (StoredName). Only such an index is version 5, so that
+// an older build refuses it; every other index stays version 4.
+const Version = 5
+
+// VersionFor is the version an index is written in: Version with
+// sketches, 4 without.
+func VersionFor(sketched bool) uint32 {
+	if sketched {
+		return Version
+	}
+	return 4
+}
 
 // MaxName is the longest document name, in bytes.
 const MaxName = 4096
+
+// MaxSketch is the longest sketch a document keeps, in bytes.
+const MaxSketch = 64
+
+// MaxStored is the longest name as stored: a sketch and a name.
+const MaxStored = MaxSketch + MaxName
+
+// StoredName is the name of a document of an index with sketches of
+// len(sketch) bytes as stored: the sketch, then the name.
+func StoredName(sketch, name string) string { return sketch + name }
+
+// SplitStored is StoredName's inverse for sketches of size bytes; id
+// names the document in errors.
+func SplitStored(id uint64, stored string, size int) (sketch, name string, err error) {
+	if len(stored) < size {
+		return "", "", fmt.Errorf("%w: document %d: stored name of %d bytes holds no %d-byte sketch", ErrCorrupt, id, len(stored), size)
+	}
+	return stored[:size], stored[size:], nil
+}
 
 // VersionValue is MetaFormat's value: the version, 4 bytes big-endian.
 func VersionValue(v uint32) []byte { return binary.BigEndian.AppendUint32(nil, v) }
@@ -108,7 +140,7 @@ func AppendDocValue(dst []byte, fp uint64, name string) []byte {
 
 // ParseDocValue is DocValue's inverse; id names the document in errors.
 func ParseDocValue(id uint64, v []byte) (fp uint64, name string, err error) {
-	if len(v) < 8 || len(v) > 8+MaxName {
+	if len(v) < 8 || len(v) > 8+MaxStored {
 		return 0, "", fmt.Errorf("%w: document %d: value of %d bytes", ErrCorrupt, id, len(v))
 	}
 	return binary.BigEndian.Uint64(v), string(v[8:]), nil
@@ -116,7 +148,7 @@ func ParseDocValue(id uint64, v []byte) (fp uint64, name string, err error) {
 
 // DocFingerprint is ParseDocValue without the name.
 func DocFingerprint(id uint64, v []byte) (uint64, error) {
-	if len(v) < 8 || len(v) > 8+MaxName {
+	if len(v) < 8 || len(v) > 8+MaxStored {
 		return 0, fmt.Errorf("%w: document %d: value of %d bytes", ErrCorrupt, id, len(v))
 	}
 	return binary.BigEndian.Uint64(v), nil

@@ -158,7 +158,7 @@ func scanOps(b []byte, fn func(Op)) error {
 			}
 			fp := binary.BigEndian.Uint64(b)
 			l, k := binary.Uvarint(b[8:])
-			if k <= 0 || l > MaxName || uint64(len(b)-8-k) < l {
+			if k <= 0 || l > MaxStored || uint64(len(b)-8-k) < l {
 				return fmt.Errorf("op %d: bad name", i)
 			}
 			if fn != nil {

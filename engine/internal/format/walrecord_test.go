@@ -69,7 +69,7 @@ func TestWALRecord(t *testing.T) {
 		{"cut in the last op", RecOps, rec[:len(rec)-3], "truncated"},
 		{"bytes after the last op", RecOps, append(record(docs[:1], nil), 0), "1 bytes after"},
 		{"unknown op kind", RecOps, []byte{1, 9, 0, 0, 0, 0, 0, 0, 0, 1}, "unknown kind 9"},
-		{"name longer than MaxName", RecOps, record([]Op{{ID: 1, Name: strings.Repeat("n", MaxName+1)}}, nil), "bad name"},
+		{"stored name longer than MaxStored", RecOps, record([]Op{{ID: 1, Name: strings.Repeat("n", MaxStored+1)}}, nil), "bad name"},
 	} {
 		var calls int
 		err := DecodeRecord(tc.typ, tc.rec, func(Op) { calls++ })

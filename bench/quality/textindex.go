@@ -1,0 +1,158 @@
+package quality
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/simhash"
+	"github.com/simhashdb/simhashdb/textindex"
+)
+
+// IndexResult scores the near-duplicates a real index reports over both
+// releases of a collection, as a user meets them (add --text, then
+// find-all --db): every page of both releases stored, then every pair the
+// index answers, its cross-release pairs judged against the ground truth.
+type IndexResult struct {
+	Collection string `json:"collection"`
+	Index      string `json:"index"`
+	// Recall of the near pairs (Jaccard >= NearJaccard) and of those whose
+	// text changed.
+	RecallNear    float64 `json:"recall_near"`
+	RecallChanged float64 `json:"recall_changed"`
+	// False counts the cross-release pairs reported below
+	// UnrelatedJaccard; FalseRate is over every cross pair.
+	False     int     `json:"cross_false"`
+	FalseRate float64 `json:"false_rate"`
+	// BytesPerDoc is the index's bytes on disk a document after a flush.
+	BytesPerDoc float64 `json:"bytes_per_doc"`
+	// FindAllCPU is the process CPU time of the all-pairs run.
+	FindAllCPU time.Duration `json:"find_all_cpu_ns"`
+	Pairs      int           `json:"pairs"`
+}
+
+// IndexKinds are the indexes EvaluateIndex builds: a text index (package
+// textindex: single-word fingerprints within K, verified by sketches) and
+// the fingerprint-only index of pipeline v3 at k = 3.
+var IndexKinds = []string{"text index", "v3 k=3"}
+
+// EvaluateIndex builds an index of kind (one of IndexKinds) in dir from
+// both releases' files and scores what it reports.
+func (r *Release) EvaluateIndex(ctx context.Context, dir, kind string) (IndexResult, error) {
+	res := IndexResult{Collection: r.Name, Index: kind}
+	n := len(r.Old) + len(r.New)
+	var opts engine.Options
+	var so simhash.Options
+	sketched := kind == IndexKinds[0]
+	if sketched {
+		opts, so = textindex.Options(engine.Options{Expected: int64(n)}), simhash.Options{Pipeline: simhash.PipelineV3, Shingle: textindex.Shingle}
+	} else {
+		opts, so = engine.Options{K: 3, Expected: int64(n)}, simhash.Options{Pipeline: simhash.PipelineV3}
+	}
+	opts.Sync = engine.SyncNone
+	f, err := simhash.New(so)
+	if err != nil {
+		return res, err
+	}
+	rd := textindex.NewReader(f, simhash.ReadAuto, sketched)
+	db, err := engine.Open(dir, opts)
+	if err != nil {
+		return res, err
+	}
+	defer db.Close()
+	// Old page i is document i+1, new page j document len(Old)+j+1.
+	var docs []engine.Doc
+	add := func(pages []Page, base int, release string) {
+		for i, p := range pages {
+			fp, sk, err := rd.Read(bytes.NewReader(p.Raw))
+			if err != nil {
+				continue // binary or no words: add --text skips it too
+			}
+			docs = append(docs, engine.Doc{ID: uint64(base + i + 1), Fingerprint: fp, Sketch: sk, Name: "/data/" + r.Name + "/" + release + "/" + p.Path})
+		}
+	}
+	add(r.Old, 0, "old")
+	add(r.New, len(r.Old), "new")
+	if err := db.InsertBatch(ctx, docs); err != nil {
+		return res, err
+	}
+	if err := db.Flush(ctx); err != nil {
+		return res, err
+	}
+	st, err := db.Stats(ctx)
+	if err != nil {
+		return res, err
+	}
+	res.BytesPerDoc = float64(st.BytesOnDisk) / float64(max(st.Documents, 1))
+
+	reported := map[[2]int]bool{}
+	note := func(a, b uint64) {
+		i, j := int(min(a, b))-1, int(max(a, b))-1-len(r.Old)
+		if i < len(r.Old) && j >= 0 {
+			reported[[2]int{i, j}] = true
+		}
+		res.Pairs++
+	}
+	before := cpuTime()
+	if sketched {
+		for p, err := range textindex.Pairs(ctx, db, db.K(), textindex.DefaultSimilarity) {
+			if err != nil {
+				return res, err
+			}
+			note(p.A.ID, p.B.ID)
+		}
+	} else {
+		for p, err := range db.FindAll(ctx, 3) {
+			if err != nil {
+				return res, err
+			}
+			note(p.A.ID, p.B.ID)
+		}
+	}
+	res.FindAllCPU = cpuTime() - before
+
+	near, changed, nearHit, changedHit := 0, 0, 0, 0
+	paired := map[[2]int]bool{}
+	for _, p := range r.Pairs {
+		paired[[2]int{p.Old, p.New}] = true
+		if p.Jaccard < NearJaccard {
+			continue
+		}
+		hit := reported[[2]int{p.Old, p.New}]
+		near++
+		changed += b2i(p.Changed)
+		nearHit += b2i(hit)
+		changedHit += b2i(hit && p.Changed)
+	}
+	res.RecallNear, res.RecallChanged = ratio(nearHit, near), ratio(changedHit, changed)
+	for ij := range reported {
+		if !paired[ij] && r.jaccard(ij[0], ij[1]) < UnrelatedJaccard {
+			res.False++
+		}
+	}
+	res.FalseRate = float64(res.False) / float64(max(len(r.Old)*len(r.New)-len(r.Pairs), 1))
+	return res, nil
+}
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// IndexTable is the results as a Markdown table.
+func IndexTable(rs []IndexResult) string {
+	var b strings.Builder
+	b.WriteString("| collection | index | recall near | recall changed | false cross pairs | false rate | bytes a document | find-all CPU | pairs |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range rs {
+		fmt.Fprintf(&b, "| %s | %s | %.3f | %.3f | %d | %.1e | %.0f | %v | %d |\n", r.Collection, r.Index, r.RecallNear, r.RecallChanged, r.False, r.FalseRate, r.BytesPerDoc, r.FindAllCPU.Round(time.Millisecond), r.Pairs)
+	}
+	return b.String()
+}

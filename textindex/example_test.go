@@ -1,0 +1,61 @@
+package textindex_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+	"strings"
+
+	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/simhash"
+	"github.com/simhashdb/simhashdb/textindex"
+)
+
+// A text index: documents added with their sketches, then asked which
+// stored ones are near-duplicates of a new text.
+func Example() {
+	dir, err := os.MkdirTemp("", "textindex")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	db, err := engine.Open(dir, textindex.Options(engine.Options{}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	f, err := simhash.New(simhash.Options{Shingle: textindex.Shingle})
+	if err != nil {
+		log.Fatal(err)
+	}
+	rd := textindex.NewReader(f, simhash.ReadText, true)
+	ctx := context.Background()
+	page := "the quick brown fox jumps over the lazy dog while the cat sleeps on the warm mat by the door of the old house near the river"
+	for i, text := range []string{
+		page,
+		"a completely different text about databases, indexes, tables and the blocks they keep on disk for fast queries",
+	} {
+		fp, sk, err := rd.Read(strings.NewReader(text))
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := db.Insert(ctx, engine.Doc{ID: uint64(i + 1), Fingerprint: fp, Name: fmt.Sprint("page ", i+1), Sketch: sk}); err != nil {
+			log.Fatal(err)
+		}
+	}
+	// The same page with its last word changed.
+	fp, sk, err := rd.Read(strings.NewReader(strings.Replace(page, "river", "sea", 1)))
+	if err != nil {
+		log.Fatal(err)
+	}
+	ms, err := db.Query(ctx, fp, db.K())
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, m := range textindex.Verify(ms, sk, textindex.DefaultSimilarity) {
+		fmt.Println(m.Name)
+	}
+	// Output:
+	// page 1
+}

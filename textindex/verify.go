@@ -1,0 +1,187 @@
+package textindex
+
+import (
+	"cmp"
+	"context"
+	"iter"
+	"maps"
+	"slices"
+
+	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/engine/join"
+	"github.com/simhashdb/simhashdb/sketch"
+)
+
+const (
+	// DefaultSimilarity is the estimated Jaccard similarity (of the
+	// documents' 5-word shingles) from which two documents are
+	// near-duplicates. The quality bench calls a pair near from 0.9 and
+	// unrelated below 0.5; the sketch's estimate errs by about 0.03 at 0.9
+	// and 0.06 at 0.5 (one standard deviation), so 0.7 lies more than six
+	// deviations below the first and three above the second.
+	DefaultSimilarity = 0.7
+	// K is the distance a new text index is built to answer, and within
+	// which its queries propose candidates: fingerprints of single words
+	// within six bits held every near pair of the quality bench's
+	// collections.
+	K = 6
+	// Shingle is the fingerprint's shingle of a new text index: single
+	// words, the fingerprint of most recall.
+	Shingle = 1
+)
+
+// Options returns o as a new text index needs it: sketches kept with each
+// document, and K unless o sets one.
+func Options(o engine.Options) engine.Options {
+	o.SketchSize = sketch.Size
+	if o.K == 0 {
+		o.K = K
+	}
+	return o
+}
+
+// Sketched reports whether db keeps this package's sketches.
+func Sketched(db *engine.DB) bool { return db.SketchSize() == sketch.Size }
+
+// Similarity estimates the Jaccard similarity of the shingle sets of two
+// documents from their sketches; ok is false unless both hold one.
+func Similarity(a, b string) (s float64, ok bool) {
+	if len(a) != sketch.Size || len(b) != sketch.Size {
+		return 0, false
+	}
+	var x, y sketch.Sketch
+	copy(x[:], a)
+	copy(y[:], b)
+	return sketch.Similarity(x, y), true
+}
+
+// Match is a document found near a query, with its estimated similarity.
+type Match struct {
+	engine.Match
+	Similarity float64
+}
+
+// Verify returns the matches whose estimated similarity to a document of
+// sketch sk is at least threshold, most similar first (then nearest, then by
+// id). Without a sketch on either side, a match is kept with similarity
+// 0 when threshold is 0, else left out.
+func Verify(ms []engine.Match, sk string, threshold float64) []Match {
+	var out []Match
+	for _, m := range ms {
+		s, _ := Similarity(sk, m.Sketch)
+		if s >= threshold {
+			out = append(out, Match{m, s})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Match) int {
+		return cmp.Or(cmp.Compare(b.Similarity, a.Similarity), cmp.Compare(a.Distance, b.Distance), cmp.Compare(a.ID, b.ID))
+	})
+	return out
+}
+
+// InsertIfNew is the crawler's decision about text: it stores d (its
+// sketch set) unless a stored document within distance k has an estimated
+// similarity of at least threshold, and returns those, verified, instead
+// (engine.DB.InsertIfNewFunc: atomic with other such calls).
+func InsertIfNew(ctx context.Context, db *engine.DB, d engine.Doc, k int, threshold float64) ([]Match, bool, error) {
+	ms, inserted, err := db.InsertIfNewFunc(ctx, d, k, func(m engine.Match) bool {
+		s, _ := Similarity(d.Sketch, m.Sketch)
+		return s >= threshold
+	})
+	if err != nil || inserted {
+		return nil, inserted, err
+	}
+	return Verify(ms, d.Sketch, threshold), false, nil
+}
+
+// Pair is a pair of near-duplicates, with its estimated similarity.
+type Pair struct {
+	engine.Pair
+	Similarity float64
+}
+
+// Pairs returns every pair of db's documents within distance k whose
+// estimated similarity is at least threshold: engine.DB.FindAll's pairs,
+// verified, in its order.
+func Pairs(ctx context.Context, db *engine.DB, k int, threshold float64) iter.Seq2[Pair, error] {
+	return func(yield func(Pair, error) bool) {
+		for p, err := range db.FindAll(ctx, k) {
+			if err != nil {
+				yield(Pair{}, err)
+				return
+			}
+			s, _ := Similarity(p.A.Sketch, p.B.Sketch)
+			if s >= threshold && !yield(Pair{p, s}, nil) {
+				return
+			}
+		}
+	}
+}
+
+// Clusters returns the connected components of the graph of Pairs(ctx,
+// db, k, threshold), each as its documents by id, the clusters by their
+// smallest id; documents in no pair are left out. A cluster is connected,
+// not close: a chain of near-duplicates can link two members far apart.
+// Memory grows with the documents in pairs.
+func Clusters(ctx context.Context, db *engine.DB, k int, threshold float64) iter.Seq2[[]engine.Doc, error] {
+	return func(yield func([]engine.Doc, error) bool) {
+		g, err := verifiedGraph(ctx, db, k, threshold)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		for _, c := range join.Components(g.pairs) {
+			if !yield(g.docsOf(c), nil) {
+				return
+			}
+		}
+	}
+}
+
+// Stars is engine.DB.Stars over the graph of Pairs(ctx, db, k,
+// threshold): the documents taken by id, each not yet in a star leads one
+// and takes every verified near-duplicate not yet taken. Each star is its
+// leader, then the other members by id; a leader left alone is left out.
+func Stars(ctx context.Context, db *engine.DB, k int, threshold float64) iter.Seq2[[]engine.Doc, error] {
+	return func(yield func([]engine.Doc, error) bool) {
+		g, err := verifiedGraph(ctx, db, k, threshold)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		order := slices.Sorted(maps.Keys(g.docs))
+		for _, s := range join.Stars(g.pairs, order) {
+			if len(s) > 1 && !yield(g.docsOf(s), nil) {
+				return
+			}
+		}
+	}
+}
+
+// graph is the verified pairs as edges between document ids, and the
+// documents in them.
+type graph struct {
+	pairs []join.Pair
+	docs  map[uint64]engine.Doc
+}
+
+func verifiedGraph(ctx context.Context, db *engine.DB, k int, threshold float64) (*graph, error) {
+	g := &graph{docs: map[uint64]engine.Doc{}}
+	for p, err := range Pairs(ctx, db, k, threshold) {
+		if err != nil {
+			return nil, err
+		}
+		g.docs[p.A.ID], g.docs[p.B.ID] = p.A, p.B
+		g.pairs = append(g.pairs, join.Pair{A: p.A.ID, B: p.B.ID, Distance: p.Distance})
+	}
+	return g, nil
+}
+
+// docsOf returns the documents of ids, in that order.
+func (g *graph) docsOf(ids []uint64) []engine.Doc {
+	out := make([]engine.Doc, len(ids))
+	for i, id := range ids {
+		out[i] = g.docs[id]
+	}
+	return out
+}

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// textFolder writes, with a fixed seed, a page, a copy with one word in
+// 200 changed (a near-duplicate), one with every fifth word changed (not
+// one), and an unrelated page.
+func textFolder(t *testing.T) string {
+	r := rand.New(rand.NewPCG(8, 9))
+	word := func() string { return fmt.Sprintf("w%d", r.IntN(2000)) }
+	page := make([]string, 1000)
+	for i := range page {
+		page[i] = word()
+	}
+	edit := func(every int) string {
+		ed := append([]string(nil), page...)
+		for i := every / 2; i < len(ed); i += every {
+			ed[i] = word()
+		}
+		return strings.Join(ed, " ")
+	}
+	other := make([]string, 1000)
+	for i := range other {
+		other[i] = word()
+	}
+	dir := filepath.Join(t.TempDir(), "pages")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	for name, text := range map[string]string{"a.txt": strings.Join(page, " "), "near.txt": edit(200), "far.txt": edit(5), "other.txt": strings.Join(other, " ")} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644))
+	}
+	return dir
+}
+
+// TestVerifiedText: add --text makes an index with sketches; query,
+// find-all and find-clusters report near-duplicates verified by their
+// text's similarity, --similarity moves the line; export | add keeps the
+// sketches; records without one are refused with what to do instead.
+func TestVerifiedText(t *testing.T) {
+	pages := textFolder(t)
+	db := filepath.Join(t.TempDir(), "idx")
+	r := runCLI(t, "", "add", "--db", db, "--text", pages)
+	require.Equal(t, 0, r.code, r.stderr)
+	r = runCLI(t, "", "stats", "--db", db)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "sketches           32 bytes a document")
+	assert.Contains(t, r.stdout, "answering distances up to 6")
+	assert.Contains(t, r.stdout, "--shingle 1")
+
+	name := func(f string) string { return filepath.Join(pages, f) }
+	r = runCLI(t, "", "query", "--db", db, "--file", name("a.txt"), "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	var ans struct {
+		Matches []struct {
+			Name       string
+			Similarity *float64
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &ans))
+	var got []string
+	for _, m := range ans.Matches {
+		require.NotNil(t, m.Similarity, r.stdout)
+		got = append(got, filepath.Base(m.Name))
+	}
+	assert.Equal(t, []string{"a.txt", "near.txt"}, got, "itself, then its near-duplicate; not the far copy")
+	r = runCLI(t, "", "query", "--db", db, "--file", name("a.txt"))
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "2 near-duplicates (candidates within distance 6, verified by their text's similarity)")
+	assert.Contains(t, r.stdout, "SIMILARITY")
+
+	r = runCLI(t, "", "find-all", "--db", db)
+	require.Equal(t, 0, r.code, r.stderr)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	require.Len(t, lines, 1, r.stdout)
+	var p jsonPair
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &p))
+	assert.ElementsMatch(t, []string{"a.txt", "near.txt"}, []string{filepath.Base(p.A.Name), filepath.Base(p.B.Name)})
+	require.NotNil(t, p.Similarity)
+	assert.Greater(t, *p.Similarity, 0.8)
+	assert.Len(t, p.A.Sketch, 64, "documents carry their sketch in hex")
+	// --similarity 0: every candidate within the distance, with its
+	// estimate; the far copy's is low.
+	r = runCLI(t, "", "find-all", "--db", db, "--similarity", "0")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.GreaterOrEqual(t, strings.Count(r.stdout, "\n"), 1)
+	r = runCLI(t, "", "find-clusters", "--db", db)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, 1, strings.Count(r.stdout, "\n"), r.stdout)
+	assert.Contains(t, r.stdout, `"size":2`)
+	r = runCLI(t, "", "find-clusters", "--db", db, "--method", "star")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, `"size":2`)
+
+	// The near copy is kept out by --if-new; the far one is not.
+	db2 := filepath.Join(t.TempDir(), "idx2")
+	r = runCLI(t, "", "add", "--db", db2, "--text", name("a.txt"))
+	require.Equal(t, 0, r.code, r.stderr)
+	r = runCLI(t, "", "add", "--db", db2, "--if-new", "6", "--text", name("near.txt"), name("far.txt"))
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "near.txt: not added: within 6 of document")
+	assert.Contains(t, r.stderr, ", similarity ")
+	assert.Contains(t, r.stdout, "far.txt")
+
+	// export | add: the same index, sketches and all.
+	exp := runCLI(t, "", "export", "--db", db)
+	require.Equal(t, 0, exp.code, exp.stderr)
+	assert.Contains(t, exp.stdout, `"sketch":32`)
+	copyDB := filepath.Join(t.TempDir(), "copy")
+	r = runCLI(t, exp.stdout, "add", "--db", copyDB)
+	require.Equal(t, 0, r.code, r.stderr)
+	again := runCLI(t, "", "export", "--db", copyDB)
+	assert.Equal(t, exp.stdout, again.stdout)
+	fa := runCLI(t, "", "find-all", "--db", copyDB)
+	assert.Equal(t, strings.TrimSpace(lines[0]), strings.TrimSpace(fa.stdout))
+
+	// Records without a sketch, and 'simhashdb fingerprint' lines: refused.
+	r = runCLI(t, "99 0x1 name\n", "add", "--db", db)
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, "<stdin>:1: sketch")
+	assert.Contains(t, r.stderr, "add files with add --text")
+	r = runCLI(t, "0x0000000000000001\t/a/b\n", "add", "--db", db)
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, "carries no sketch")
+
+	// --similarity: 0 to 1, with text, on an index with sketches.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"query", "--db", db, "--fp", "0x1", "--similarity", "0.5"}, "give --text or --file, not --fp"},
+		{[]string{"query", "--db", db, "--file", name("a.txt"), "--similarity", "2"}, "--similarity 2: want 0 to 1"},
+		{[]string{"find-all", "--similarity", "0.5"}, "it goes with --db"},
+		{[]string{"add", "--db", db, "--similarity", "0.5", "--text", pages}, "goes with --text and --if-new"},
+	} {
+		r := runCLI(t, "", c.args...)
+		assert.Equal(t, 2, r.code, "%v: %s", c.args, r.stderr)
+		assert.Contains(t, r.stderr, c.want, c.args)
+	}
+	plain := filepath.Join(t.TempDir(), "plain")
+	r = runCLI(t, "", "add", "--db", plain, "--sketches=false", "--text", pages)
+	require.Equal(t, 0, r.code, r.stderr)
+	r = runCLI(t, "", "find-all", "--db", plain, "--similarity", "0.5")
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, "this index keeps no sketches")
+	r = runCLI(t, "", "find-all", "--db", plain)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.NotContains(t, r.stdout, "similarity", "an index without sketches answers by distance")
+}
