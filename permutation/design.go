@@ -286,8 +286,13 @@ func ForIndex(k, n int) (*Design, error) {
 // (PagesPerQuery), the one of fewer tables on a tie. A read costs what
 // tens of thousands of candidates do, so ForDisk spends candidates to save
 // tables: at k = 3 it keeps 4 tables where ForIndex keeps 10, up to
-// about 2^27 fingerprints.
+// about 2^27 fingerprints. It searches distances up to MaxDiskK: beyond,
+// the optimiser's search at every prefix takes minutes, and ForDisk
+// returns an error rather than keep its caller waiting.
 func ForDisk(k, n int) (*Design, error) {
+	if k > MaxDiskK {
+		return nil, fmt.Errorf("permutation: a disk design is searched for distances up to %d, not %d", MaxDiskK, k)
+	}
 	logN := math.Log2(float64(max(n, 2)))
 	best, err := Blocks(k, k+1)
 	if err != nil {
@@ -310,3 +315,6 @@ func ForDisk(k, n int) (*Design, error) {
 const candidateBits = 3
 
 const maxIndexTables = 64
+
+// MaxDiskK is the largest distance ForDisk searches a design for.
+const MaxDiskK = 4

@@ -287,6 +287,10 @@ func TestForDisk(t *testing.T) {
 		logN := math.Log2(float64(tc.n))
 		assert.LessOrEqual(t, d.PagesPerQuery(logN), m.PagesPerQuery(logN), "k=%d n=%d", tc.k, tc.n)
 	}
+	// Beyond MaxDiskK: an error at once, not minutes of search.
+	_, err := ForDisk(MaxDiskK+2, 1<<20)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "up to 4, not 6")
 }
 
 // TestPagesPerQuery: a page a table while the ranges are short, more as

@@ -10,7 +10,7 @@ const Words = 5
 // NewText.
 type Text struct {
 	b    *Builder
-	ring [Words]uint64
+	ring [8]uint64 // the last tokens, at n mod 8 (a power of two: a mask)
 	n    int
 }
 
@@ -25,7 +25,7 @@ func (t *Text) Reset() {
 
 // Token adds the next token's hash.
 func (t *Text) Token(h uint64) {
-	t.ring[t.n%Words] = h
+	t.ring[t.n&7] = h
 	t.n++
 	if t.n >= Words {
 		t.b.Add(t.shingle(Words))
@@ -45,11 +45,12 @@ func (t *Text) Sketch() Sketch {
 	return t.b.Sketch()
 }
 
-// shingle hashes the last m tokens, oldest first (order matters).
+// shingle hashes the last m tokens, oldest first (order matters): a
+// polynomial over the tokens' hashes, which Builder.Add's own mix spreads.
 func (t *Text) shingle(m int) uint64 {
 	x := uint64(m)
 	for j := t.n - m; j < t.n; j++ {
-		x = mix(x*0x9e3779b97f4a7c15 + t.ring[j%Words])
+		x = x*0x9e3779b97f4a7c15 + t.ring[j&7]
 	}
 	return x
 }

@@ -359,8 +359,9 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	if (*text && *sketches) || header != nil && header.Sketch > 0 {
-		if opts, err = textOptions(opts, &d, &cf, &ff, fl, *text); err != nil {
-			return fail(stderr, "add", exitFailed, err)
+		var code int
+		if opts, code, err = textOptions(opts, &d, &cf, &ff, fl, *text); err != nil {
+			return fail(stderr, "add", code, err)
 		}
 	}
 	db, code, err := cf.open(ctx, &d, opts, &ff, fl)
@@ -400,11 +401,12 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // documents' text (package textindex): for a new index, built for
 // distance textindex.K unless --k says otherwise, and, when its documents
 // come from files (text), fingerprinting single words unless --shingle
-// says otherwise; an existing index keeps what it has.
-func textOptions(opts engine.Options, d *dbFlags, cf *createFlags, ff *fingerprintFlags, fl *flag.FlagSet, text bool) (engine.Options, error) {
+// says otherwise; an existing index keeps what it has. On failure it
+// returns the exit code to stop with.
+func textOptions(opts engine.Options, d *dbFlags, cf *createFlags, ff *fingerprintFlags, fl *flag.FlagSet, text bool) (engine.Options, int, error) {
 	existed, err := engine.Exists(d.dir)
 	if err != nil || existed {
-		return opts, err
+		return opts, exitFailed, err
 	}
 	// Candidates for recall, the sketch for precision.
 	if d.k < 0 {
@@ -413,8 +415,10 @@ func textOptions(opts engine.Options, d *dbFlags, cf *createFlags, ff *fingerpri
 	if text && !flagGiven(fl, "shingle") {
 		ff.shingle = textindex.Shingle
 	}
-	opts, err = cf.options(d)
-	return textindex.Options(opts), err
+	if opts, err = cf.options(d); err != nil {
+		return opts, exitUsage, err
+	}
+	return textindex.Options(opts), exitOK, nil
 }
 
 // addRecords streams records into db: a parser goroutine reads lines while

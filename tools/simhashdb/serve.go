@@ -134,8 +134,9 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return fail(stderr, "serve", exitUsage, err)
 	}
 	if *sketches {
-		if opts, err = textOptions(opts, &d, &cf, &ff, fl, true); err != nil {
-			return fail(stderr, "serve", exitFailed, err)
+		var code int
+		if opts, code, err = textOptions(opts, &d, &cf, &ff, fl, true); err != nil {
+			return fail(stderr, "serve", code, err)
 		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)

@@ -29,7 +29,7 @@ func main() {
 	out := flag.String("out", "bench/results/quality", "folder for report.md, results.json and charts")
 	releases := flag.String("releases", "", "evaluate on the release collections under this folder instead")
 	features := flag.Bool("features", false, "with -releases: compare features and weights, not pipelines")
-	verified := flag.Float64("verified", 0, "with -releases: instead, candidates within 3, 4, 6 and 8 bits verified by a 32-byte sketch at this estimated Jaccard (package sketch)")
+	verified := flag.Float64("verified", 0, "with -releases: instead, candidates within 3, 4, 5, 6 and 8 bits verified by a 32-byte sketch at this estimated Jaccard (package sketch)")
 	index := flag.Bool("index", false, "with -releases: instead, build a text index (package textindex) and a pipeline v3 index of each collection's two releases and score what find-all reports, beside MinHash 128")
 	man := flag.String("man", "", "instead: compare the roff reader with man's own text on the manual pages under this folder (e.g. /usr/share/man)")
 	manLimit := flag.Int("man-limit", 0, "with -man: an even sample of this many pages (0: all)")
@@ -141,7 +141,7 @@ func runVerified(dir string, threshold float64) error {
 	var all []quality.VerifiedResult
 	for _, c := range colls {
 		for _, rd := range rs {
-			all = append(all, c.EvaluateVerified(rd, []int{3, 4, 6, 8}, threshold)...)
+			all = append(all, c.EvaluateVerified(rd, []int{3, 4, 5, 6, 8}, threshold)...)
 		}
 		m := c.EvaluateMinHash(1)
 		fmt.Printf("%s: minhash 128 recall %.3f changed %.3f false %d/%d\n", c.Name, m.RecallNear, m.RecallChanged, m.CrossFalse, m.CrossSampled)

@@ -1,0 +1,219 @@
+package textindex
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/internal/fingerprints"
+	"github.com/simhashdb/simhashdb/simhash"
+	"github.com/simhashdb/simhashdb/sketch"
+)
+
+// benchDocs is the size of the benchmarks' indexes:
+// SIMHASHDB_BENCH_DOCS, or 2^17.
+func benchDocs() int {
+	if n, err := strconv.Atoi(os.Getenv("SIMHASHDB_BENCH_DOCS")); err == nil && n > 0 {
+		return n
+	}
+	return 1 << 17
+}
+
+// benchIndex is an index of the benchmarks, built once a run.
+type benchIndex struct {
+	db      *engine.DB
+	docs    []engine.Doc
+	k       int
+	queries []engine.Doc
+}
+
+var (
+	benchMu      sync.Mutex
+	benchIndexes = map[string]*benchIndex{}
+)
+
+// indexFor returns the index of kind "k3" (today's: fingerprints only,
+// built for k = 3) or "text" (sketches, built for textindex.K), of the
+// same fingerprints (planted neighbours at every distance 0..6) and
+// names, bulk loaded.
+func indexFor(b *testing.B, kind string) *benchIndex { return indexWith(b, kind, 0) }
+
+// indexWith is indexFor with a cache of cacheSize bytes (0: the default).
+func indexWith(b *testing.B, kind string, cacheSize int64) *benchIndex {
+	benchMu.Lock()
+	defer benchMu.Unlock()
+	key := fmt.Sprint(kind, cacheSize)
+	if ix := benchIndexes[key]; ix != nil {
+		return ix
+	}
+	n := benchDocs()
+	fps := fingerprints.Planted(n, K, 0.05, 1)
+	r := rand.New(rand.NewPCG(2, 3))
+	docs := make([]engine.Doc, n)
+	sketches := kind == "text"
+	for i, fp := range fps {
+		docs[i] = engine.Doc{ID: uint64(i + 1), Fingerprint: fp, Name: fmt.Sprintf("/data/site/section-%d/page-%d.html", i%97, i)}
+		if sketches {
+			var s sketch.Sketch
+			for j := range s {
+				s[j] = byte(r.Uint32())
+			}
+			docs[i].Sketch = string(s[:])
+		}
+	}
+	opts := engine.Options{K: 3, Expected: int64(n), Sync: engine.SyncNone, CacheSize: cacheSize}
+	if sketches {
+		opts = Options(engine.Options{Expected: int64(n), Sync: engine.SyncNone, CacheSize: cacheSize})
+	}
+	dir, err := os.MkdirTemp("", "textindex-bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	db, err := engine.Open(dir, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := db.Load(ctx, docs); err != nil {
+		b.Fatal(err)
+	}
+	qfps := fingerprints.Queries(fps, 4096, 5)
+	ix := &benchIndex{db: db, docs: docs, k: db.K(), queries: make([]engine.Doc, len(qfps))}
+	for i, q := range qfps {
+		ix.queries[i] = engine.Doc{Fingerprint: q, Sketch: docs[i%n].Sketch}
+	}
+	benchIndexes[key] = ix
+	return ix
+}
+
+// BenchmarkQuery is one warm query: today's k = 3 query of an index of
+// fingerprints, and a text index's query within K verified by the
+// sketches. Both over the same fingerprints; the query mix is
+// fingerprints.Queries'.
+func BenchmarkQuery(b *testing.B) {
+	for _, kind := range []string{"k3", "text"} {
+		b.Run(kind, func(b *testing.B) {
+			ix := indexFor(b, kind)
+			var dst []engine.Match
+			for _, q := range ix.queries { // warm
+				dst, _ = ix.db.QueryAppend(ctx, dst[:0], q.Fingerprint, ix.k)
+			}
+			i := 0
+			for b.Loop() {
+				q := ix.queries[i%len(ix.queries)]
+				i++
+				var err error
+				if dst, err = ix.db.QueryAppend(ctx, dst[:0], q.Fingerprint, ix.k); err != nil {
+					b.Fatal(err)
+				}
+				if kind == "text" {
+					Verify(dst, q.Sketch, DefaultSimilarity)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkColdQuery is a query whose blocks are not cached (a cache of 1
+// MiB, the least, before indexes of hundreds of MiB): block-reads/op is the
+// cache misses a query makes, each a block read from Pebble.
+func BenchmarkColdQuery(b *testing.B) {
+	for _, kind := range []string{"k3", "text"} {
+		b.Run(kind, func(b *testing.B) {
+			ix := indexWith(b, kind, 1<<20)
+			before, err := ix.db.Stats(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var dst []engine.Match
+			i := 0
+			for b.Loop() {
+				q := ix.queries[i%len(ix.queries)]
+				i++
+				if dst, err = ix.db.QueryAppend(ctx, dst[:0], q.Fingerprint, ix.k); err != nil {
+					b.Fatal(err)
+				}
+				if kind == "text" {
+					Verify(dst, q.Sketch, DefaultSimilarity)
+				}
+			}
+			after, err := ix.db.Stats(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(after.CacheMisses-before.CacheMisses)/float64(b.N), "block-reads/op")
+		})
+	}
+}
+
+// BenchmarkFindAll is every pair of the index: today's FindAll at k = 3,
+// and Pairs within K verified. cpu-ms/op is the process's CPU time.
+func BenchmarkFindAll(b *testing.B) {
+	for _, kind := range []string{"k3", "text"} {
+		b.Run(kind, func(b *testing.B) {
+			ix := indexFor(b, kind)
+			var cpu time.Duration
+			for b.Loop() {
+				before := cpuTime()
+				n := 0
+				if kind == "text" {
+					for _, err := range Pairs(ctx, ix.db, ix.k, DefaultSimilarity) {
+						if err != nil {
+							b.Fatal(err)
+						}
+						n++
+					}
+				} else {
+					for _, err := range ix.db.FindAll(ctx, ix.k) {
+						if err != nil {
+							b.Fatal(err)
+						}
+						n++
+					}
+				}
+				cpu += cpuTime() - before
+			}
+			b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/op")
+		})
+	}
+}
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkRead is a document's reading: the fingerprint alone (an index
+// without sketches) and the fingerprint with its sketch, in MB/s of text.
+func BenchmarkRead(b *testing.B) {
+	r := rand.New(rand.NewPCG(4, 5))
+	var text []byte
+	for len(text) < 64<<10 {
+		text = fmt.Appendf(text, "word%d ", r.IntN(5000))
+	}
+	f, err := simhash.New(simhash.Options{Pipeline: simhash.LatestPipeline, Shingle: Shingle})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, sketched := range []bool{false, true} {
+		b.Run(map[bool]string{false: "fingerprint", true: "fingerprint+sketch"}[sketched], func(b *testing.B) {
+			rd := NewReader(f, simhash.ReadText, sketched)
+			b.SetBytes(int64(len(text)))
+			for b.Loop() {
+				if _, _, err := rd.Read(bytes.NewReader(text)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
