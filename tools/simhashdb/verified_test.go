@@ -156,3 +156,36 @@ func TestVerifiedText(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.NotContains(t, r.stdout, "similarity", "an index without sketches answers by distance")
 }
+
+// TestIndexBeforeSketches: a text index the build before sketches wrote
+// (testdata/v4-text: add --text of pages/a.txt and pages/other.txt) opens
+// and answers by distance as it did: queries and pairs without
+// similarity, --similarity refused, files added with its stored options.
+func TestIndexBeforeSketches(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "idx")
+	require.NoError(t, os.CopyFS(db, os.DirFS(filepath.Join("testdata", "v4-text", "idx"))))
+	pages, err := filepath.Abs(filepath.Join("testdata", "v4-text", "pages"))
+	require.NoError(t, err)
+	r := runCLI(t, "", "stats", "--db", db)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "documents          2")
+	assert.NotContains(t, r.stdout, "sketches")
+	assert.Contains(t, r.stdout, "--shingle 2", "the options it was made with")
+	r = runCLI(t, "", "query", "--db", db, "--file", filepath.Join(pages, "near.txt"))
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "1 within distance 3")
+	assert.Contains(t, r.stdout, "a.txt")
+	assert.NotContains(t, r.stdout, "SIMILARITY")
+	r = runCLI(t, "", "query", "--db", db, "--file", filepath.Join(pages, "near.txt"), "--similarity", "0.5")
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, "keeps no sketches")
+	r = runCLI(t, "", "add", "--db", db, "--text", filepath.Join(pages, "near.txt"))
+	require.Equal(t, 0, r.code, r.stderr)
+	r = runCLI(t, "", "find-all", "--db", db)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, 1, strings.Count(r.stdout, "\n"), r.stdout)
+	assert.Contains(t, r.stdout, "near.txt")
+	assert.NotContains(t, r.stdout, "similarity")
+	r = runCLI(t, "", "check", "--db", db)
+	require.Equal(t, 0, r.code, r.stderr)
+}
