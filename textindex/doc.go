@@ -7,10 +7,12 @@
 // the sketch keeps those whose estimated Jaccard similarity reaches a
 // threshold (DefaultSimilarity).
 //
-// A text index is an engine index created with Options (sketches kept
-// with each document) and fed by a Reader, which fingerprints and
-// sketches a document in one read. Query answers, pairs and clusters are
-// engine answers verified by Verify, Pairs and Clusters. An index without
+// Open gives an Index: an engine index created with Options (sketches
+// kept with each document) and the Schema it reads text by, kept with it.
+// Its Add, Similar, InsertIfNew, Pairs and Clusters take and answer text.
+// Underneath, a Reader fingerprints and sketches a document in one read,
+// and Verify, Pairs, Clusters, Stars and InsertIfNew verify the engine's
+// answers, for callers that drive the engine themselves. An index without
 // sketches (made before them, or of fingerprints only) answers by
 // distance alone.
 package textindex

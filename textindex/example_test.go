@@ -12,9 +12,9 @@ import (
 	"github.com/simhashdb/simhashdb/textindex"
 )
 
-// A text index: documents added with their sketches, then asked which
-// stored ones are near-duplicates of a new text.
-func Example() {
+// Verify over the engine directly: documents read by a Reader and stored
+// with their sketches, a query's matches verified.
+func ExampleVerify() {
 	dir, err := os.MkdirTemp("", "textindex")
 	if err != nil {
 		log.Fatal(err)
@@ -58,4 +58,36 @@ func Example() {
 	}
 	// Output:
 	// page 1
+}
+
+// A text index: documents added as text, then asked which stored ones are
+// near-duplicates of a new one, each with its estimated similarity.
+func Example() {
+	dir, err := os.MkdirTemp("", "textindex")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	ix, err := textindex.Open(ctx, dir, engine.Options{}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ix.Close()
+	page := "the quick brown fox jumps over the lazy dog while the cat sleeps on the warm mat by the door of the old house near the river"
+	if err := ix.AddString(ctx, 1, "page 1", page); err != nil {
+		log.Fatal(err)
+	}
+	if err := ix.AddString(ctx, 2, "page 2", "a completely different text about databases, indexes, tables and the blocks they keep on disk"); err != nil {
+		log.Fatal(err)
+	}
+	ms, err := ix.Similar(ctx, strings.NewReader(strings.Replace(page, "river", "sea", 1)), textindex.DefaultSimilarity)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, m := range ms {
+		fmt.Printf("%s, similarity %.2f\n", m.Name, m.Similarity)
+	}
+	// Output:
+	// page 1, similarity 0.94
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/textindex"
 )
 
 func runGet(args []string, _ io.Reader, stdout, stderr io.Writer) int {
@@ -122,19 +123,31 @@ const exportHeaderPrefix = "# simhashdb-export "
 
 // exportHeader is the JSON of that line.
 type exportHeader struct {
-	Fingerprint *storedFingerprint `json:"fingerprint,omitempty"`
+	Fingerprint *textindex.Schema `json:"fingerprint,omitempty"`
 	// Sketch is the bytes of the sketch each record carries (after its
 	// fingerprint, in hex), 0 for none: add builds an index that keeps
 	// them.
 	Sketch int `json:"sketch,omitempty"`
 }
 
-// apply is storedFingerprint.apply of the header's options (nil: none).
+// apply makes the header's options the flags' values, as if given; a flag
+// given with another value contradicts the input. A nil header, or one
+// without options, changes nothing.
 func (h *exportHeader) apply(fl *flag.FlagSet) error {
-	if h == nil {
+	if h == nil || h.Fingerprint == nil {
 		return nil
 	}
-	return h.Fingerprint.apply(fl)
+	given := map[string]string{}
+	fl.Visit(func(f *flag.Flag) { given[f.Name] = f.Value.String() })
+	for name, v := range schemaFlags(*h.Fingerprint) {
+		if g, ok := given[name]; ok && g != v {
+			return fmt.Errorf("%w: --%s %s: the input was exported from an index with --%s %s", errConflict, name, g, name, v)
+		}
+		if err := fl.Set(name, v); err != nil {
+			return fmt.Errorf("export header: --%s %s: %w", name, v, err)
+		}
+	}
+	return nil
 }
 
 // peekExportHeader reads export's header if r starts with one, leaving it
@@ -162,25 +175,6 @@ func peekExportHeader(r *bufio.Reader, name string) (*exportHeader, error) {
 		return nil, fmt.Errorf("%s:1: export header: sketch of %d bytes, at most %d", name, h.Sketch, engine.MaxSketch)
 	}
 	return &h, nil
-}
-
-// apply makes the header's options the flags' values, as if given; a flag
-// given with another value contradicts the input.
-func (st *storedFingerprint) apply(fl *flag.FlagSet) error {
-	if st == nil {
-		return nil
-	}
-	given := map[string]string{}
-	fl.Visit(func(f *flag.Flag) { given[f.Name] = f.Value.String() })
-	for name, v := range st.flags() {
-		if g, ok := given[name]; ok && g != v {
-			return fmt.Errorf("%w: --%s %s: the input was exported from an index with --%s %s", errConflict, name, g, name, v)
-		}
-		if err := fl.Set(name, v); err != nil {
-			return fmt.Errorf("export header: --%s %s: %w", name, v, err)
-		}
-	}
-	return nil
 }
 
 // recordLine is doc as a line of add's input: with its sketch in hex
@@ -262,7 +256,7 @@ func runExport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if !*asJSON {
 		// The index's text options, which add reads back (a comment to
 		// other readers): the copy then fingerprints text as this does.
-		fo, ok, err := indexFingerprint(ctx, db)
+		fo, ok, err := textindex.LoadSchema(ctx, db)
 		if err != nil {
 			return fail(stderr, "export", exitFailed, err)
 		}

@@ -47,41 +47,23 @@ func (ff *fingerprintFlags) register(fl *flag.FlagSet) {
 }
 
 func (ff *fingerprintFlags) fingerprinter() (*simhash.Fingerprinter, error) {
-	o := simhash.Options{Shingle: ff.shingle, SkipNavigation: ff.skipNav}
-	switch ff.weighting {
-	case "tf":
-	case "logtf":
-		o.Weighting = simhash.LogTF
-	case "binary":
-		o.Weighting = simhash.Binary
-	default:
-		return nil, fmt.Errorf("--weighting %q: want tf, logtf or binary", ff.weighting)
-	}
-	switch ff.hash {
-	case "xxhash":
-	case "fnv1":
-		o.Hash = simhash.FNV1
-	default:
-		return nil, fmt.Errorf("--hash %q: want xxhash or fnv1", ff.hash)
-	}
-	if ff.stopwords {
-		o.StopWords = simhash.EnglishStopWords()
-	}
-	if ff.shingle == 0 {
-		return nil, fmt.Errorf("--shingle 0: want 1 to %d", simhash.MaxShingle)
-	}
-	p, err := simhash.ParsePipeline(ff.pipeline)
+	st, err := ff.schema()
 	if err != nil {
-		return nil, fmt.Errorf("--pipeline %q: want v1, v2 or v3", ff.pipeline)
-	}
-	o.Pipeline = p
-	if _, err := ff.reading(); err != nil {
 		return nil, err
 	}
-	return simhash.New(o)
+	f, err := st.Fingerprinter()
+	return f, flagError(err)
 }
 
-// reading is how ff reads files: --read, or html with --html.
+// flagError names the flag of a *textindex.SchemaError: the schema's
+// fields are the flags of the same names.
+func flagError(err error) error {
+	if se, ok := errors.AsType[*textindex.SchemaError](err); ok {
+		return fmt.Errorf("--%s %q: want %s", se.Field, se.Value, se.Want)
+	}
+	return err
+}
+
 func (ff *fingerprintFlags) reading() (simhash.Reading, error) {
 	if ff.html {
 		return simhash.ReadHTML, nil
@@ -93,72 +75,38 @@ func (ff *fingerprintFlags) reading() (simhash.Reading, error) {
 	return r, nil
 }
 
-// textReader returns the reader of documents of db: its fingerprint
-// options (ff, after withIndex), and sketches if db keeps them.
+// textReader returns the reader of documents of db: its schema (ff, after
+// withIndex), and sketches if db keeps them.
 func (ff *fingerprintFlags) textReader(db *engine.DB) (*textindex.Reader, error) {
-	f, err := ff.fingerprinter()
+	st, err := ff.schema()
 	if err != nil {
 		return nil, err
 	}
-	reading, err := ff.reading()
+	rd, err := st.Reader(db)
+	return rd, flagError(err)
+}
+
+// schema returns ff as a new index keeps it.
+func (ff *fingerprintFlags) schema() (textindex.Schema, error) {
+	r, err := ff.reading()
 	if err != nil {
-		return nil, err
+		return textindex.Schema{}, err
 	}
-	return textindex.NewReader(f, reading, textindex.Sketched(db)), nil
+	return textindex.Schema{Shingle: ff.shingle, Weighting: ff.weighting, StopWords: ff.stopwords, Hash: ff.hash,
+		Read: r.String(), Pipeline: ff.pipeline, SkipNav: ff.skipNav}, nil
 }
 
-// fingerprintSetting names the setting (engine.DB.SetMeta) in which an
-// index keeps the fingerprint options it was created with.
-const fingerprintSetting = "simhashdb.fingerprint"
-
-// storedFingerprint is that setting's JSON, and that of export's header.
-type storedFingerprint struct {
-	Shingle   int    `json:"shingle"`
-	Weighting string `json:"weighting"`
-	StopWords bool   `json:"stopwords"`
-	Hash      string `json:"hash"`
-	// HTML is absent in indexes created before it was stored: those take
-	// --html as given. Indexes that store Read do not store it.
-	HTML *bool `json:"html,omitempty"`
-	// Read and Pipeline are absent in indexes created before they were
-	// stored, which read text (or HTML, as HTML says) with pipeline v1.
-	Read     string `json:"read,omitempty"`
-	Pipeline string `json:"pipeline,omitempty"`
-	SkipNav  bool   `json:"skip_nav,omitempty"`
-}
-
-// stored returns ff as a new index stores it.
-func (ff *fingerprintFlags) stored() storedFingerprint {
-	r, _ := ff.reading()
-	return storedFingerprint{ff.shingle, ff.weighting, ff.stopwords, ff.hash, nil, r.String(), ff.pipeline, ff.skipNav}
-}
-
-// settle gives Read and Pipeline the values an index that does not store
-// them has.
-func (st *storedFingerprint) settle() {
-	if st.Read == "" {
-		st.Read = "text"
-		if st.HTML != nil && *st.HTML {
-			st.Read = "html"
-		}
-	}
-	if st.Pipeline == "" {
-		st.Pipeline = "v1"
-	}
-}
-
-// flags returns st as the values of fingerprintFlags' flags.
-func (st storedFingerprint) flags() map[string]string {
-	st.settle()
-	m := map[string]string{"shingle": strconv.Itoa(st.Shingle), "weighting": st.Weighting,
+// schemaFlags returns st as the values of fingerprintFlags' flags.
+func schemaFlags(st textindex.Schema) map[string]string {
+	st.Settle()
+	return map[string]string{"shingle": strconv.Itoa(st.Shingle), "weighting": st.Weighting,
 		"stopwords": strconv.FormatBool(st.StopWords), "hash": st.Hash, "read": st.Read,
 		"pipeline": st.Pipeline, "html": strconv.FormatBool(st.Read == "html"), "skip-nav": strconv.FormatBool(st.SkipNav)}
-	return m
 }
 
-// String is st as flags, in a stable order.
-func (st storedFingerprint) String() string {
-	m := st.flags()
+// schemaString is st as flags, in a stable order.
+func schemaString(st textindex.Schema) string {
+	m := schemaFlags(st)
 	var out []string
 	for _, n := range fingerprintFlagNames {
 		if v, ok := m[n]; ok && n != "html" { // --read says it
@@ -168,30 +116,13 @@ func (st storedFingerprint) String() string {
 	return strings.Join(out, " ")
 }
 
-// indexFingerprint returns the fingerprint options db stores (ok false for
-// an index created before they were stored).
-func indexFingerprint(ctx context.Context, db *engine.DB) (storedFingerprint, bool, error) {
-	v, err := db.Meta(ctx, fingerprintSetting)
-	if errors.Is(err, engine.ErrNotFound) {
-		return storedFingerprint{}, false, nil
-	}
-	if err != nil {
-		return storedFingerprint{}, false, err
-	}
-	var st storedFingerprint
-	if err := json.Unmarshal(v, &st); err != nil {
-		return st, false, fmt.Errorf("the index's fingerprint options %q: %w", v, err)
-	}
-	return st, true, nil
-}
-
 // withIndex makes ff the fingerprint options of db: those it was created
 // with, which a new index (created) stores now. A flag given on the command
 // line that differs from them is an error, so that text is never queried
 // or added with other options than the index's. An index created before
 // the options were stored takes the flags as given.
 func (ff *fingerprintFlags) withIndex(ctx context.Context, db *engine.DB, fl *flag.FlagSet, created bool) error {
-	st, ok, err := indexFingerprint(ctx, db)
+	st, ok, err := textindex.LoadSchema(ctx, db)
 	if err != nil {
 		return err
 	}
@@ -209,13 +140,13 @@ func (ff *fingerprintFlags) withIndex(ctx context.Context, db *engine.DB, fl *fl
 			}
 			return nil
 		}
-		b, err := json.Marshal(ff.stored())
+		st, err := ff.schema()
 		if err != nil {
 			return err
 		}
-		return db.SetMeta(ctx, fingerprintSetting, b)
+		return st.Store(ctx, db)
 	}
-	stored := st.flags()
+	stored := schemaFlags(st)
 	var conflicts []string
 	fl.Visit(func(f *flag.Flag) {
 		if want, ok := stored[f.Name]; ok && f.Value.String() != want {
@@ -225,7 +156,7 @@ func (ff *fingerprintFlags) withIndex(ctx context.Context, db *engine.DB, fl *fl
 	if len(conflicts) > 0 {
 		return fmt.Errorf("%w: %s: the index fingerprints text as it was created to; leave these flags out", errConflict, strings.Join(conflicts, ", "))
 	}
-	st.settle()
+	st.Settle()
 	ff.shingle, ff.weighting, ff.stopwords, ff.hash = st.Shingle, st.Weighting, st.StopWords, st.Hash
 	ff.read, ff.pipeline, ff.html, ff.skipNav = st.Read, st.Pipeline, false, st.SkipNav
 	return nil

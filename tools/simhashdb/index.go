@@ -369,8 +369,8 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 			return fail(stderr, "add", exitFailed, fmt.Errorf("interrupted while opening %s: nothing from the input is stored; run the same command again", d.dir))
 		}
-		if header != nil && errors.Is(err, errConflict) {
-			err = fmt.Errorf("the input was exported from an index with %s, %s holds one with other options: %w", header.Fingerprint, d.dir, err)
+		if header != nil && header.Fingerprint != nil && errors.Is(err, errConflict) {
+			err = fmt.Errorf("the input was exported from an index with %s, %s holds one with other options: %w", schemaString(*header.Fingerprint), d.dir, err)
 		}
 		return fail(stderr, "add", code, err)
 	}

@@ -444,7 +444,7 @@ func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	var st engine.Stats
 	var db *engine.DB
-	var fpOpts *storedFingerprint
+	var fpOpts *textindex.Schema
 	if rf.server != "" {
 		c, err := rf.client()
 		if err != nil {
@@ -462,7 +462,7 @@ func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		if st, err = db.Stats(context.Background()); err != nil {
 			return fail(stderr, "stats", exitFailed, err)
 		}
-		fo, ok, err := indexFingerprint(context.Background(), db)
+		fo, ok, err := textindex.LoadSchema(context.Background(), db)
 		if err != nil {
 			return fail(stderr, "stats", exitFailed, err)
 		}
@@ -473,7 +473,7 @@ func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if *asJSON {
 		b, _ := json.MarshalIndent(struct {
 			engine.Stats
-			Fingerprint *storedFingerprint `json:"fingerprint,omitempty"`
+			Fingerprint *textindex.Schema `json:"fingerprint,omitempty"`
 		}{st, fpOpts}, "", "  ")
 		fmt.Fprintf(stdout, "%s\n", b)
 		return exitOK
@@ -502,7 +502,7 @@ func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	switch {
 	case fpOpts != nil:
-		fmt.Fprintf(stdout, "text options       %s (kept with the index: add --text, query --text/--file and serve use them)\n", fpOpts)
+		fmt.Fprintf(stdout, "text options       %s (kept with the index: add --text, query --text/--file and serve use them)\n", schemaString(*fpOpts))
 	case db != nil:
 		fmt.Fprintf(stdout, "text options       none stored (an index made before they were kept: text is fingerprinted with the flags given)\n")
 	}

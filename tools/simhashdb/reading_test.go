@@ -12,6 +12,7 @@ import (
 
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/simhash"
+	"github.com/simhashdb/simhashdb/textindex"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -150,7 +151,7 @@ func TestOldIndexKeepsPipeline(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, e.Insert(context.Background(), engine.Doc{ID: 1, Fingerprint: 1}))
 			if setting != "" {
-				require.NoError(t, e.SetMeta(context.Background(), fingerprintSetting, []byte(setting)))
+				require.NoError(t, e.SetMeta(context.Background(), textindex.SchemaSetting, []byte(setting)))
 			}
 			require.NoError(t, e.Close())
 			r := runCLI(t, "", "query", "--db", db, "--file", page, "--json")
