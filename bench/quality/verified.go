@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"strings"
 
+	"github.com/simhashdb/simhashdb/permutation"
 	"github.com/simhashdb/simhashdb/simhash"
 	"github.com/simhashdb/simhashdb/sketch"
 )
@@ -120,4 +121,50 @@ func VerifiedReaders() ([]Reader, error) {
 		rs = append(rs, Reader{fmt.Sprintf("v3 w=%d", w), document(f)})
 	}
 	return rs, nil
+}
+
+// EvaluateProbed scores candidates as the tables of design d find them
+// when asked for a distance beyond the one d covers: a pair is a candidate
+// when its fingerprints lie within within and share the prefix of at least
+// one of d's tables (what a probe of each table reads), verified by
+// sketches at threshold. Within d.K every pair within is found; beyond, a
+// pair whose differing bits fall in every table's prefix is missed.
+func (r *Release) EvaluateProbed(rd Reader, d *permutation.Design, within int, threshold float64) VerifiedResult {
+	fp := func(pages []Page) ([]uint64, []bool, []sketch.Sketch) {
+		f, ok, sk := make([]uint64, len(pages)), make([]bool, len(pages)), make([]sketch.Sketch, len(pages))
+		parallel(len(pages), func(i int) {
+			f[i], ok[i] = rd.Fp(pages[i].Raw)
+			sk[i] = sketch.Of(pages[i].Shingles)
+		})
+		return f, ok, sk
+	}
+	oldFP, oldOK, oldSk := fp(r.Old)
+	newFP, newOK, newSk := fp(r.New)
+	probed := func(a, b uint64) bool {
+		if bits.OnesCount64(a^b) > within {
+			return false
+		}
+		for i := range d.Tables {
+			t := &d.Tables[i]
+			if (t.Permute(a)^t.Permute(b))>>(64-t.Prefix) == 0 {
+				return true
+			}
+		}
+		return false
+	}
+	res := VerifiedResult{Collection: r.Name, Reader: fmt.Sprintf("%s, %d tables of k = %d", rd.Name, len(d.Tables), d.K), Within: within, Threshold: threshold}
+	near, changed, nearHit, changedHit := 0, 0, 0, 0
+	for _, p := range r.Pairs {
+		if p.Jaccard < NearJaccard {
+			continue
+		}
+		near++
+		changed += b2i(p.Changed)
+		hit := oldOK[p.Old] && newOK[p.New] && probed(oldFP[p.Old], newFP[p.New]) &&
+			sketch.Similarity(oldSk[p.Old], newSk[p.New]) >= threshold
+		nearHit += b2i(hit)
+		changedHit += b2i(hit && p.Changed)
+	}
+	res.RecallNear, res.RecallChanged = ratio(nearHit, near), ratio(changedHit, changed)
+	return res
 }

@@ -245,12 +245,15 @@ func runBatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			"<qid> <fingerprint>, or the lines of 'simhashdb fingerprint' (the path is the qid).\n"+
 			"Output: one JSON line a query, in input order:\n"+
 			`  {"query":"<hex>","qid":...,"matches":[{"id":..,"name":..,"fp":"<hex>","distance":d},...]}`+"\n"+
-			"qid is the given one (a number, or a string when it is not one), else the line number.", stderr)
+			"qid is the given one (a number, or a string when it is not one), else the line number.\n"+
+			"On an index with sketches, the lines of its export (<id> <fingerprint> <sketch> [name])\n"+
+			"are answered as about text: matches verified, each with its \"similarity\" (--similarity).", stderr)
 	var d dbFlags
 	d.register(fl, "the largest distance of a match (default: the index's K)")
 	input := fl.String("input", "-", "query fingerprints, one per line (- is standard input)")
 	output := fl.String("output", "-", "where the JSON lines go (- is standard output)")
 	hex := registerHex(fl)
+	similarity := similarityFlag(fl)
 	var rf remoteFlags
 	rf.register(fl)
 	if code := parseFlags(fl, args); code >= 0 {
@@ -259,13 +262,17 @@ func runBatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if fl.NArg() > 0 {
 		return fail(stderr, "batch", exitUsage, fmt.Errorf("unexpected arguments %q", fl.Args()))
 	}
+	if flagGiven(fl, "similarity") && rf.server != "" {
+		return fail(stderr, "batch", exitUsage, errors.New("--similarity goes with --db: the server's batch answers by distance"))
+	}
+	syn := lines.Syntax{Hex: *hex}
 	if err := checkTarget(&d, &rf, fl); err != nil {
 		return fail(stderr, "batch", exitUsage, err)
 	}
 	ctx, stop := signalContext()
 	defer stop()
 	// answer answers a chunk of queries, writing their JSON lines to w.
-	var answer func(w io.Writer, qs []uint64, qids []json.RawMessage, at []int) error
+	var answer func(w io.Writer, qs []uint64, qids []json.RawMessage, sks []string, at []int) error
 	var report func(error)
 	chunk := batchChunk
 	if rf.server != "" {
@@ -274,7 +281,7 @@ func runBatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return fail(stderr, "batch", exitUsage, err)
 		}
 		chunk = 50_000
-		answer = func(w io.Writer, qs []uint64, qids []json.RawMessage, at []int) error {
+		answer = func(w io.Writer, qs []uint64, qids []json.RawMessage, _ []string, at []int) error {
 			lines := make([]string, len(qs))
 			for i := range qs {
 				qid := string(qids[i])
@@ -296,13 +303,21 @@ func runBatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if k > db.K() {
 			return fail(stderr, "batch", exitUsage, fmt.Errorf("--k %d: the index answers distances 0 to %d", k, db.K()))
 		}
-		answer = func(w io.Writer, qs []uint64, qids []json.RawMessage, _ []int) error {
+		if err := checkSimilarity(flagGiven(fl, "similarity"), *similarity, db); err != nil {
+			return fail(stderr, "batch", exitUsage, err)
+		}
+		syn.Sketch = db.SketchSize()
+		answer = func(w io.Writer, qs []uint64, qids []json.RawMessage, sks []string, _ []int) error {
 			enc := json.NewEncoder(w)
 			for res, err := range db.QueryBatch(ctx, qs, k) {
 				if err != nil {
 					return err
 				}
-				if err := enc.Encode(answerOf(res.Query, qids[res.Index], res.Matches)); err != nil {
+				a := answerOf(res.Query, qids[res.Index], res.Matches)
+				if sk := sks[res.Index]; sk != "" {
+					a = verifiedAnswerOf(res.Query, qids[res.Index], textindex.Verify(res.Matches, sk, *similarity))
+				}
+				if err := enc.Encode(a); err != nil {
 					return err
 				}
 			}
@@ -326,10 +341,11 @@ func runBatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	bad := func(n int, err error) { report(&inputError{name, n, err}) }
 	var qs []uint64
 	var qids []json.RawMessage
+	var sks []string // a query's sketch: a record of an index with sketches
 	var at []int
 	run := func() error {
-		err := answer(w, qs, qids, at)
-		qs, qids, at = qs[:0], qids[:0], at[:0]
+		err := answer(w, qs, qids, sks, at)
+		qs, qids, sks, at = qs[:0], qids[:0], sks[:0], at[:0]
 		return err
 	}
 	err = scanLines(r, name, func(n int, line string, tooLong error) error {
@@ -340,12 +356,18 @@ func runBatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if t := strings.TrimSpace(line); t == "" || t[0] == '#' {
 			return nil
 		}
-		qid, fp, err := lines.Syntax{Hex: *hex}.Query(line, n)
+		var sk string
+		qid, fp, err := syn.Query(line, n)
+		if syn.Sketch > 0 {
+			if id, rfp, rsk, _, rerr := syn.SketchedRecord(line); rerr == nil {
+				qid, fp, sk, err = json.RawMessage(strconv.FormatUint(id, 10)), rfp, rsk, nil
+			}
+		}
 		if err != nil {
 			bad(n, err)
 			return nil
 		}
-		qs, qids, at = append(qs, fp), append(qids, qid), append(at, n)
+		qs, qids, sks, at = append(qs, fp), append(qids, qid), append(sks, sk), append(at, n)
 		if len(qs) == chunk {
 			return run()
 		}

@@ -123,6 +123,25 @@ func TestVerifiedText(t *testing.T) {
 	fa := runCLI(t, "", "find-all", "--db", copyDB)
 	assert.Equal(t, strings.TrimSpace(lines[0]), strings.TrimSpace(fa.stdout))
 
+	// batch of the export: each document's near-duplicates, verified;
+	// a bare fingerprint by distance.
+	r = runCLI(t, exp.stdout+"0x0000000000000001\n", "batch", "--db", db)
+	require.Equal(t, 0, r.code, r.stderr)
+	answers := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	require.Len(t, answers, 5, r.stdout)
+	verified := 0
+	for _, a := range answers[:4] {
+		var ans struct{ Matches []map[string]any }
+		require.NoError(t, json.Unmarshal([]byte(a), &ans))
+		for _, m := range ans.Matches {
+			assert.Contains(t, m, "similarity", a)
+			assert.GreaterOrEqual(t, m["similarity"], 0.7, a)
+			verified++
+		}
+	}
+	assert.Equal(t, 6, verified, "itself each of the four, a.txt and near.txt each other's")
+	assert.NotContains(t, answers[4], "similarity")
+
 	// Records without a sketch, and 'simhashdb fingerprint' lines: refused.
 	r = runCLI(t, "99 0x1 name\n", "add", "--db", db)
 	assert.Equal(t, 1, r.code)

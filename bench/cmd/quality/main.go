@@ -21,6 +21,7 @@ import (
 	"os"
 
 	"github.com/simhashdb/simhashdb/bench/quality"
+	"github.com/simhashdb/simhashdb/permutation"
 	"github.com/simhashdb/simhashdb/simhash"
 )
 
@@ -138,10 +139,23 @@ func runVerified(dir string, threshold float64) error {
 	if err != nil {
 		return err
 	}
+	var designs []*permutation.Design
+	for _, n := range []int{1 << 20, 1 << 24} {
+		d, err := permutation.ForIndex(3, n)
+		if err != nil {
+			return err
+		}
+		designs = append(designs, d)
+	}
 	var all []quality.VerifiedResult
 	for _, c := range colls {
 		for _, rd := range rs {
 			all = append(all, c.EvaluateVerified(rd, []int{3, 4, 5, 6, 8}, threshold)...)
+			for _, d := range designs {
+				for _, w := range []int{6, 8} {
+					all = append(all, c.EvaluateProbed(rd, d, w, threshold))
+				}
+			}
 		}
 		m := c.EvaluateMinHash(1)
 		fmt.Printf("%s: minhash 128 recall %.3f changed %.3f false %d/%d\n", c.Name, m.RecallNear, m.RecallChanged, m.CrossFalse, m.CrossSampled)
