@@ -104,6 +104,10 @@ func BenchmarkQuery(b *testing.B) {
 			for _, q := range ix.queries { // warm
 				dst, _ = ix.db.QueryAppend(ctx, dst[:0], q.Fingerprint, ix.k)
 			}
+			before, err := ix.db.Stats(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
 			i := 0
 			for b.Loop() {
 				q := ix.queries[i%len(ix.queries)]
@@ -116,6 +120,11 @@ func BenchmarkQuery(b *testing.B) {
 					Verify(dst, q.Sketch, DefaultSimilarity)
 				}
 			}
+			after, err := ix.db.Stats(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(after.CacheMisses-before.CacheMisses)/float64(b.N), "block-reads/op")
 		})
 	}
 }
