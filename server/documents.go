@@ -371,7 +371,7 @@ func (s *Server) postDocuments(w http.ResponseWriter, r *http.Request) error {
 				}
 			}
 			var what int
-			d.ID, what, err = ids.ID(r.Context(), d.Name, d.Fingerprint)
+			d.ID, what, err = ids.ID(r.Context(), d.Name, d.Fingerprint, d.Sketch)
 			unchanged = what == naming.Unchanged
 		default:
 			var id uint64

@@ -105,9 +105,11 @@ func isEmpty(ctx context.Context, db *engine.DB) (bool, error) {
 	return !ok, err
 }
 
-// ID returns the id of the document named name with fingerprint fp, and
-// whether storing it adds, replaces or leaves a document as it is.
-func (p *IDs) ID(ctx context.Context, name string, fp uint64) (uint64, int, error) {
+// ID returns the id of the document named name with fingerprint fp and
+// sketch (empty in an index without sketches), and whether storing it
+// adds, replaces or leaves a document as it is: a text whose fingerprint
+// stays while its sketch changes is replaced.
+func (p *IDs) ID(ctx context.Context, name string, fp uint64, sketch string) (uint64, int, error) {
 	if p.byName != nil {
 		id, ok := p.byName[name]
 		if !ok {
@@ -116,7 +118,7 @@ func (p *IDs) ID(ctx context.Context, name string, fp uint64) (uint64, int, erro
 			p.byName[name] = id
 			return p.count(id, name, Added)
 		}
-		return p.compare(ctx, id, name, fp)
+		return p.compare(ctx, id, name, fp, sketch)
 	}
 	// A collision takes the next free id; the names tell.
 	for id := pathid.Hash(name); ; id++ {
@@ -134,13 +136,13 @@ func (p *IDs) ID(ctx context.Context, name string, fp uint64) (uint64, int, erro
 			return 0, 0, err
 		}
 		if d.Name == name {
-			return p.compare(ctx, id, name, fp)
+			return p.compare(ctx, id, name, fp, sketch)
 		}
 	}
 }
 
-// compare says whether the stored document id changes with fp.
-func (p *IDs) compare(ctx context.Context, id uint64, name string, fp uint64) (uint64, int, error) {
+// compare says whether the stored document id changes with fp and sketch.
+func (p *IDs) compare(ctx context.Context, id uint64, name string, fp uint64, sketch string) (uint64, int, error) {
 	if n, ok := p.taken[id]; ok && n == name {
 		return id, Unchanged, nil
 	}
@@ -150,7 +152,7 @@ func (p *IDs) compare(ctx context.Context, id uint64, name string, fp uint64) (u
 		return p.count(id, name, Added)
 	case err != nil:
 		return 0, 0, err
-	case d.Fingerprint == fp && d.Name == name:
+	case d.Fingerprint == fp && d.Sketch == sketch && d.Name == name:
 		return p.count(id, name, Unchanged)
 	}
 	return p.count(id, name, Replaced)

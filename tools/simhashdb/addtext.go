@@ -160,7 +160,7 @@ func (a *textAdder) walk(arg string, p *progressReporter) error {
 			a.bad(path, err)
 			return nil
 		}
-		id, what, err := a.ids.ID(a.ctx, name, fp)
+		id, what, err := a.ids.ID(a.ctx, name, fp, sk)
 		if err != nil {
 			return err
 		}

@@ -228,7 +228,7 @@ func parseRecord(ctx context.Context, syn lines.Syntax, line string, ids *naming
 		if len(name) > engine.MaxName {
 			return engine.Doc{}, false, fmt.Errorf("name of %d bytes, at most %d", len(name), engine.MaxName)
 		}
-		id, what, err := ids.ID(ctx, name, fp)
+		id, what, err := ids.ID(ctx, name, fp, "")
 		if err != nil {
 			return engine.Doc{}, false, err
 		}
