@@ -12,8 +12,8 @@ import (
 	"strings"
 
 	"github.com/simhashdb/simhashdb/engine"
-
 	"github.com/simhashdb/simhashdb/simhash"
+	"github.com/simhashdb/simhashdb/textindex"
 )
 
 // sample is the bundled corpus of the demo: license texts with natural
@@ -25,10 +25,9 @@ var sample embed.FS
 type sampleDoc struct {
 	name string
 	text string
-	fp   uint64
 }
 
-func loadSample(f *simhash.Fingerprinter) ([]sampleDoc, error) {
+func loadSample() ([]sampleDoc, error) {
 	files, err := fs.Glob(sample, "sample/*.txt")
 	if err != nil {
 		return nil, err
@@ -39,66 +38,59 @@ func loadSample(f *simhash.Fingerprinter) ([]sampleDoc, error) {
 		if err != nil {
 			return nil, err
 		}
-		docs = append(docs, sampleDoc{name: strings.TrimSuffix(path.Base(p), ".txt"), text: string(b), fp: f.Bytes(b)})
+		docs = append(docs, sampleDoc{name: strings.TrimSuffix(path.Base(p), ".txt"), text: string(b)})
 	}
 	return docs, nil
 }
 
 func runDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fl := newFlagSet("demo", "[flags]", "  simhashdb demo          # near-duplicate license texts in the bundled sample", stderr)
-	k := fl.Int("k", 3, "Hamming distance within which documents are near-duplicates")
+	similarity := fl.Float64("similarity", textindex.DefaultSimilarity, "the estimated Jaccard similarity (of 5-word shingles) from which two texts are near-duplicates, 0 to 1")
 	if code := parseFlags(fl, args); code >= 0 {
 		return code
 	}
 	if err := noArguments(fl); err != nil {
 		return fail(stderr, "demo", exitUsage, err)
 	}
-	if *k < 0 || *k > 8 {
-		fmt.Fprintf(stderr, "%s demo: --k %d: want 0 to 8\n", programName, *k)
-		return exitUsage
+	if !(*similarity >= 0 && *similarity <= 1) {
+		return fail(stderr, "demo", exitUsage, fmt.Errorf("--similarity %v: want 0 to 1", *similarity))
 	}
-	f, err := simhash.New(simhash.Options{Pipeline: simhash.LatestPipeline}) // as new indexes fingerprint text
+	docs, err := loadSample()
 	if err != nil {
 		return fail(stderr, "demo", exitFailed, err)
-	}
-	docs, err := loadSample(f)
-	if err != nil {
-		fmt.Fprintf(stderr, "%s demo: %v\n", programName, err)
-		return exitFailed
 	}
 	dir, err := os.MkdirTemp("", "simhashdb-demo")
 	if err != nil {
 		return fail(stderr, "demo", exitFailed, err)
 	}
 	defer os.RemoveAll(dir)
-	db, err := engine.Open(dir, engine.Options{K: max(*k, 1), Expected: int64(len(docs)), Sync: engine.SyncNone, Logger: quietLogger()})
-	if err != nil {
-		return fail(stderr, "demo", exitFailed, err)
-	}
-	defer db.Close()
+	// A text index, as add --text makes one.
 	ctx := context.Background()
-	byID := map[uint64]sampleDoc{}
-	batch := make([]engine.Doc, len(docs))
-	for i, d := range docs {
-		batch[i] = engine.Doc{ID: uint64(i + 1), Fingerprint: d.fp, Name: d.name}
-		byID[uint64(i+1)] = d
-	}
-	if err := db.InsertBatch(ctx, batch); err != nil {
-		return fail(stderr, "demo", exitFailed, err)
-	}
-	if err := db.Flush(ctx); err != nil {
-		return fail(stderr, "demo", exitFailed, err)
-	}
-	st, err := db.Stats(ctx)
+	ix, err := textindex.Open(ctx, dir, engine.Options{Expected: int64(len(docs)), Sync: engine.SyncNone, Logger: quietLogger()}, nil)
 	if err != nil {
 		return fail(stderr, "demo", exitFailed, err)
 	}
-	fmt.Fprintf(stdout, "Indexed %d license texts bundled with simhashdb by their 64-bit SimHash fingerprints\n", len(docs))
-	fmt.Fprintf(stdout, "(a temporary index: %d permuted tables of %d bytes in all, %.1f bits a fingerprint each).\n", len(st.Tables), st.TableBytes, st.BitsPerFingerprint)
-	fmt.Fprintf(stdout, "Two texts are near-duplicates when their fingerprints differ in at most %d of 64 bits.\n\n", *k)
+	defer ix.Close()
+	for i, d := range docs {
+		if err := ix.AddString(ctx, uint64(i+1), d.name, d.text); err != nil {
+			return fail(stderr, "demo", exitFailed, fmt.Errorf("%s: %w", d.name, err))
+		}
+	}
+	if err := ix.DB.Flush(ctx); err != nil {
+		return fail(stderr, "demo", exitFailed, err)
+	}
+	st, err := ix.DB.Stats(ctx)
+	if err != nil {
+		return fail(stderr, "demo", exitFailed, err)
+	}
+	k := ix.DB.K()
+	fmt.Fprintf(stdout, "Indexed %d license texts bundled with simhashdb: each a 64-bit SimHash fingerprint in\n", len(docs))
+	fmt.Fprintf(stdout, "%d permuted tables (a temporary index, %d bytes of tables) and a %d-byte sketch of its text.\n", len(st.Tables), st.TableBytes, st.SketchSize)
+	fmt.Fprintf(stdout, "Texts whose fingerprints differ in at most %d of 64 bits are candidates; the sketches keep those\n", k)
+	fmt.Fprintf(stdout, "whose estimated similarity (Jaccard of their 5-word shingles) is at least %.2f.\n\n", *similarity)
 
 	var clusters [][]engine.Doc
-	for c, err := range db.Clusters(ctx, *k) {
+	for c, err := range ix.Clusters(ctx, *similarity) {
 		if err != nil {
 			return fail(stderr, "demo", exitFailed, err)
 		}
@@ -119,14 +111,15 @@ func runDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintln(stdout)
 		for _, d := range g[1:] {
-			fmt.Fprintf(stdout, "       %s %s  vs  %s %s: %s apart\n", simhash.Format(g[0].Fingerprint), g[0].Name,
-				simhash.Format(d.Fingerprint), d.Name, plural(simhash.Distance(g[0].Fingerprint, d.Fingerprint), "bit"))
+			sim, _ := textindex.Similarity(g[0].Sketch, d.Sketch)
+			fmt.Fprintf(stdout, "       %s vs %s: similarity %.2f, %s apart\n", g[0].Name, d.Name, sim,
+				plural(simhash.Distance(g[0].Fingerprint, d.Fingerprint), "bit"))
 		}
 	}
 	fmt.Fprintf(stdout, "  (%d texts have no near-duplicate in the sample)\n", len(docs)-grouped)
-	fmt.Fprintf(stdout, "A group is connected: every member is within %d bits of another member, so two members\ncan be farther apart than that.\n\n", *k)
+	fmt.Fprintf(stdout, "A group is connected: every member is a near-duplicate of another member, so two members\ncan be less alike than that.\n\n")
 
-	fmt.Fprintln(stdout, "Queries: an edited copy of a text, and which texts lie within distance", *k)
+	fmt.Fprintln(stdout, "Queries: an edited copy of a text, and which texts are its near-duplicates")
 	byName := map[string]sampleDoc{}
 	for _, d := range docs {
 		byName[d.name] = d
@@ -138,24 +131,16 @@ func runDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		{"a sentence nobody wrote into a license", "The quick brown fox jumps over the lazy dog while the crawler fetches another page."},
 	}
 	for _, q := range queries {
-		fp := f.String(q.text)
-		fmt.Fprintf(stdout, "  %s (%s):\n", q.what, simhash.Format(fp))
-		hits, err := db.Query(ctx, fp, *k)
+		ms, err := ix.Similar(ctx, strings.NewReader(q.text), *similarity)
 		if err != nil {
 			return fail(stderr, "demo", exitFailed, err)
 		}
-		if len(hits) == 0 {
-			// The nearest text, to show how far "not a duplicate" is.
-			nearest, nd := "", 65
-			for _, d := range docs {
-				if x := simhash.Distance(fp, d.fp); x < nd {
-					nearest, nd = d.name, x
-				}
-			}
-			fmt.Fprintf(stdout, "      no near-duplicate (nearest: %s, %s away)\n", nearest, plural(nd, "bit"))
+		fmt.Fprintf(stdout, "  %s:\n", q.what)
+		if len(ms) == 0 {
+			fmt.Fprintln(stdout, "      no near-duplicate")
 		}
-		for _, h := range hits {
-			fmt.Fprintf(stdout, "      %-16s distance %d\n", h.Name, h.Distance)
+		for _, m := range ms {
+			fmt.Fprintf(stdout, "      %-16s similarity %.2f, distance %d\n", m.Name, m.Similarity, m.Distance)
 		}
 	}
 	return exitOK

@@ -145,7 +145,10 @@ func TestDemoCommand(t *testing.T) {
 	assert.Contains(t, r.stdout, "Indexed 35 license texts")
 	assert.Contains(t, r.stdout, "CC-BY-4.0, CC-BY-NC-4.0, CC-BY-NC-ND-4.0, CC-BY-NC-SA-4.0, CC-BY-ND-4.0, CC-BY-SA-4.0")
 	assert.Contains(t, r.stdout, "LPPL-1.3a, LPPL-1.3c")
-	assert.Regexp(t, `Apache-2.0 with a new copyright line \(0x[0-9a-f]{16}\):\n\s+Apache-2.0\s+distance \d`, r.stdout)
-	r = runCLI(t, "", "demo", "--k", "99")
+	assert.Regexp(t, `Apache-2.0 with a new copyright line:\n\s+Apache-2.0\s+similarity 1.00, distance \d`, r.stdout)
+	assert.Regexp(t, `MIT with its copyright line filled in:\n\s+MIT\s+similarity 0\.\d\d`, r.stdout, "verified: found where the fingerprint alone, 4 bits away, missed it")
+	assert.Regexp(t, `a sentence nobody wrote into a license:\n\s+no near-duplicate`, r.stdout)
+	r = runCLI(t, "", "demo", "--similarity", "2")
 	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, "--similarity 2: want 0 to 1")
 }
