@@ -168,8 +168,10 @@ var errConflict = errors.New("conflicting flags")
 func runFingerprint(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fl := newFlagSet("fingerprint", "[flags] PATH...",
 		"  simhashdb fingerprint README.md docs/      # one line per file: 0x<16 hex digits><TAB><path>\n"+
-			"  curl -s https://example.com | simhashdb fingerprint --html -\n\n"+walkHelp, stderr)
+			"  curl -s https://example.com | simhashdb fingerprint --html -\n"+
+			"  simhashdb fingerprint --db idx page.html  # as the index fingerprints text (a text index: single words)\n\n"+walkHelp, stderr)
 	asJSON := fl.Bool("json", false, `one JSON object a file: {"path":..,"fp":"0x.."}`)
+	dbDir := fl.String("db", "", "fingerprint as this index does, with the options it keeps (the other fingerprint flags must agree)")
 	var ff fingerprintFlags
 	ff.register(fl)
 	if code := parseFlags(fl, args); code >= 0 {
@@ -179,6 +181,20 @@ func runFingerprint(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "%s fingerprint: no PATH given (use - for standard input)\n", programName)
 		fl.Usage()
 		return exitUsage
+	}
+	if *dbDir != "" {
+		d := dbFlags{dir: *dbDir}
+		db, err := d.open(engine.Options{ReadOnly: true}, false)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s fingerprint: %v\n", programName, err)
+			return exitFailed
+		}
+		err = ff.withIndex(context.Background(), db, fl, false)
+		db.Close()
+		if err != nil {
+			fmt.Fprintf(stderr, "%s fingerprint: %v\n", programName, err)
+			return usageOr(err)
+		}
 	}
 	f, err := ff.fingerprinter()
 	if err != nil {

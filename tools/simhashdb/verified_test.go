@@ -58,6 +58,11 @@ func TestVerifiedText(t *testing.T) {
 	assert.Contains(t, r.stdout, "--shingle 1")
 
 	name := func(f string) string { return filepath.Join(pages, f) }
+	// fingerprint --db prints what the index stores.
+	fp := runCLI(t, "", "fingerprint", "--db", db, name("a.txt"))
+	require.Equal(t, 0, fp.code, fp.stderr)
+	q := runCLI(t, "", "query", "--db", db, "--file", name("a.txt"), "--json")
+	assert.Contains(t, q.stdout, `"query":"`+strings.Fields(fp.stdout)[0]+`"`)
 	r = runCLI(t, "", "query", "--db", db, "--file", name("a.txt"), "--json")
 	require.Equal(t, 0, r.code, r.stderr)
 	var ans struct {
