@@ -43,7 +43,10 @@ const (
 	FormatJSONLines = "jsonl"
 	// FormatFiles: each file is a document, read by its content
 	// (decompressed, HTML as its visible text) with Read's pipeline, as
-	// simhashdb add --text reads it; its name is its path and its id the
+	// simhashdb add --text reads it into an index without sketches
+	// (--sketches=false: 2-word shingles; a text index fingerprints single
+	// words and keeps sketches, which these jobs do not carry yet); its
+	// name is its path and its id the
 	// one add --text gives the path (pathid.Hash: 53 bits of its xxhash64;
 	// add --text moves past a collision, which no other document here
 	// can). A binary file, or one without words, is reported as bad and

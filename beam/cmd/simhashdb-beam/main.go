@@ -48,7 +48,7 @@ Commands:
 
 Input (--format): fingerprints, one a line (decimal or 0x hex) or <id> <fingerprint> [name];
 jsonl, {"id":N,"text":"..."} a line; or files, a document a file (read by content and
-fingerprinted as simhashdb add --text does, --pipeline v2 unless told v1). A malformed line is counted, written to --bad as FILE:LINE: problem,
+fingerprinted as simhashdb add --text --sketches=false does, --pipeline v2 unless told v1). A malformed line is counted, written to --bad as FILE:LINE: problem,
 and skipped; the job goes on and exits 1. Output order is not simhashdb's: sort to compare.
 A JSON report of the counters goes to standard error.
 
