@@ -224,6 +224,18 @@ func runExport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(stderr, "export", exitUsage, err)
 		}
+		if !*asJSON {
+			// Records of an index with sketches carry one: the header
+			// says so, or add would read a sketch as part of a name.
+			var st engine.Stats
+			if err := c.call(ctx, "GET", "/v1/stats", nil, &st); err != nil {
+				return fail(stderr, "export", exitFailed, err)
+			}
+			if st.SketchSize > 0 {
+				b, _ := json.Marshal(exportHeader{Sketch: st.SketchSize})
+				fmt.Fprintf(w, "%s%s\n", exportHeaderPrefix, b)
+			}
+		}
 		err = c.lines(ctx, "GET", "/v1/export", func(line []byte) error {
 			if *asJSON {
 				_, err := w.Write(append(line, '\n'))

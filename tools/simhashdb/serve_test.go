@@ -420,6 +420,14 @@ func TestServeAddText(t *testing.T) {
 	g = runCLI(t, "", "get", "--server", s.url, "--json", id)
 	require.Equal(t, 0, g.code, g.stderr)
 	assert.Contains(t, g.stdout, `"sketch":"`)
+	// export --server | add: the header says the records carry sketches.
+	exp := runCLI(t, "", "export", "--server", s.url)
+	require.Equal(t, 0, exp.code, exp.stderr)
+	assert.Contains(t, exp.stdout, `"sketch":32`)
+	r = runCLI(t, exp.stdout, "add", "--db", filepath.Join(dir, "copy"))
+	require.Equal(t, 0, r.code, r.stderr)
+	c := runCLI(t, "", "get", "--db", filepath.Join(dir, "copy"), "--json", id)
+	assert.Equal(t, g.stdout, c.stdout, "the same document, sketch and name")
 	assert.Equal(t, 0, s.stop(t, syscall.SIGTERM), s.log())
 }
 
