@@ -225,14 +225,18 @@ func runExport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			return fail(stderr, "export", exitUsage, err)
 		}
 		if !*asJSON {
-			// Records of an index with sketches carry one: the header
-			// says so, or add would read a sketch as part of a name.
-			var st engine.Stats
+			// The header export --db writes: the index's text options,
+			// and whether its records carry sketches (without it, add
+			// would read a sketch as part of a name).
+			var st struct {
+				engine.Stats
+				Fingerprint *textindex.Schema `json:"fingerprint"`
+			}
 			if err := c.call(ctx, "GET", "/v1/stats", nil, &st); err != nil {
 				return fail(stderr, "export", exitFailed, err)
 			}
-			if st.SketchSize > 0 {
-				b, _ := json.Marshal(exportHeader{Sketch: st.SketchSize})
+			if st.SketchSize > 0 || st.Fingerprint != nil {
+				b, _ := json.Marshal(exportHeader{Fingerprint: st.Fingerprint, Sketch: st.SketchSize})
 				fmt.Fprintf(w, "%s%s\n", exportHeaderPrefix, b)
 			}
 		}

@@ -167,7 +167,9 @@ func TestServe(t *testing.T) {
 	assert.Contains(t, r.stderr, "99: not stored")
 	r = runCLI(t, "", append([]string{"export"}, remote...)...)
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Equal(t, "7 0x0123456789abcdef seven\n8 0x0123456789abcdee eight\n", r.stdout)
+	// As export --db writes it: the header with the index's text options.
+	assert.Equal(t, "7 0x0123456789abcdef seven\n8 0x0123456789abcdee eight\n", r.stdout[strings.IndexByte(r.stdout, '\n')+1:])
+	assert.True(t, strings.HasPrefix(r.stdout, `# simhashdb-export {"fingerprint":{"shingle":2,`), r.stdout)
 	r = runCLI(t, "", append([]string{"find-all", "-d", "1"}, remote...)...)
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Equal(t, `{"a":{"id":7,"name":"seven","fp":"0x0123456789abcdef"},"b":{"id":8,"name":"eight","fp":"0x0123456789abcdee"},"distance":1}`+"\n", r.stdout)
@@ -424,10 +426,13 @@ func TestServeAddText(t *testing.T) {
 	exp := runCLI(t, "", "export", "--server", s.url)
 	require.Equal(t, 0, exp.code, exp.stderr)
 	assert.Contains(t, exp.stdout, `"sketch":32`)
+	assert.Contains(t, exp.stdout, `"shingle":1`, "the index's text options, as export --db writes them")
 	r = runCLI(t, exp.stdout, "add", "--db", filepath.Join(dir, "copy"))
 	require.Equal(t, 0, r.code, r.stderr)
 	c := runCLI(t, "", "get", "--db", filepath.Join(dir, "copy"), "--json", id)
 	assert.Equal(t, g.stdout, c.stdout, "the same document, sketch and name")
+	c = runCLI(t, "", "stats", "--db", filepath.Join(dir, "copy"))
+	assert.Contains(t, c.stdout, "--shingle 1", "the copy reads text as the served index")
 	assert.Equal(t, 0, s.stop(t, syscall.SIGTERM), s.log())
 }
 
