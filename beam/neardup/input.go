@@ -132,9 +132,22 @@ func (f *readDocsFn) ProcessElement(ctx context.Context, file fileio.ReadableFil
 	} else if f.Format != FormatFingerprints {
 		return fmt.Errorf("neardup: unknown input format %q", f.Format)
 	}
+	var syn lines.Syntax
 	return lines.Scan(r, name, limit, func(n int, line string, tooLong error) error {
 		linesRead.Inc(ctx, 1)
-		doc, err := f.parse(n, line, tooLong)
+		if n == 1 && tooLong == nil && f.Format == FormatFingerprints {
+			// simhashdb export's header: it says whether the records
+			// carry sketches, which these jobs leave out.
+			if h, ok, err := lines.ParseExportHeader(line); ok {
+				if err != nil {
+					badLines.Inc(ctx, 1)
+					bad(fmt.Sprintf("%s:%d: %v", name, n, err))
+				}
+				syn.Sketch = h.Sketch
+				return nil
+			}
+		}
+		doc, err := f.parse(syn, n, line, tooLong)
 		if err != nil {
 			badLines.Inc(ctx, 1)
 			bad(fmt.Sprintf("%s:%d: %v", name, n, err))
@@ -146,7 +159,9 @@ func (f *readDocsFn) ProcessElement(ctx context.Context, file fileio.ReadableFil
 	})
 }
 
-func (f *readDocsFn) parse(n int, line string, tooLong error) (Doc, error) {
+// parse reads a line; syn says whether records carry a sketch (an export
+// of an index that keeps them), which is read and left out.
+func (f *readDocsFn) parse(syn lines.Syntax, n int, line string, tooLong error) (Doc, error) {
 	if tooLong != nil {
 		return Doc{}, tooLong
 	}
@@ -180,6 +195,10 @@ func (f *readDocsFn) parse(n int, line string, tooLong error) (Doc, error) {
 	if t := strings.TrimSpace(line); !strings.ContainsAny(t, " \t") {
 		fp, err := lines.Fingerprint(t)
 		return Doc{ID: uint64(n), FP: fp}, err
+	}
+	if syn.Sketch > 0 {
+		id, fp, _, name, err := syn.SketchedRecord(line)
+		return Doc{ID: id, FP: fp, Name: name}, err
 	}
 	id, fp, name, err := lines.Record(line)
 	if err != nil {

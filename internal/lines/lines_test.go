@@ -228,3 +228,24 @@ func FuzzSketchedRecord(f *testing.F) {
 		}
 	})
 }
+
+// FuzzExportHeader: export's header reads back as written, and any line
+// is a header, not one, or an error.
+func FuzzExportHeader(f *testing.F) {
+	for _, s := range []string{`# simhashdb-export {"fingerprint":{"shingle":1},"sketch":32}`, "# simhashdb-export {}", "# other comment", `# simhashdb-export {"sketch":99}`, "# simhashdb-export {"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		h, ok, err := ParseExportHeader(line)
+		if !ok || err != nil {
+			return
+		}
+		if h.Sketch < 0 || h.Sketch > MaxSketch {
+			t.Fatalf("%q: sketch %d accepted", line, h.Sketch)
+		}
+		back, ok, err := ParseExportHeader(h.Line())
+		if !ok || err != nil || back.Sketch != h.Sketch {
+			t.Fatalf("%q read as %+v, written as %q, read back as %+v, %v", line, h, h.Line(), back, err)
+		}
+	})
+}

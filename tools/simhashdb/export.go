@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/internal/lines"
 	"github.com/simhashdb/simhashdb/textindex"
 )
 
@@ -117,17 +118,24 @@ func writeRecord(w io.Writer, doc engine.Doc, stderr io.Writer) error {
 	return err
 }
 
-// exportHeaderPrefix starts the first line of export's output: a comment
-// to any reader of records, the index's text options to add.
-const exportHeaderPrefix = "# simhashdb-export "
-
-// exportHeader is the JSON of that line.
+// exportHeader is export's first line (lines.ExportHeader: the line's one
+// home) with the index's text options read.
 type exportHeader struct {
 	Fingerprint *textindex.Schema `json:"fingerprint,omitempty"`
 	// Sketch is the bytes of the sketch each record carries (after its
 	// fingerprint, in hex), 0 for none: add builds an index that keeps
 	// them.
 	Sketch int `json:"sketch,omitempty"`
+}
+
+// exportHeaderLine is export's first line for an index of schema (nil:
+// none kept) whose records carry sketches of sketch bytes.
+func exportHeaderLine(schema *textindex.Schema, sketch int) string {
+	h := lines.ExportHeader{Sketch: sketch}
+	if schema != nil {
+		h.Fingerprint, _ = json.Marshal(schema)
+	}
+	return h.Line()
 }
 
 // apply makes the header's options the flags' values, as if given; a flag
@@ -153,11 +161,11 @@ func (h *exportHeader) apply(fl *flag.FlagSet) error {
 // peekExportHeader reads export's header if r starts with one, leaving it
 // in r (add skips it as a comment, and line numbers stay right).
 func peekExportHeader(r *bufio.Reader, name string) (*exportHeader, error) {
-	b, err := r.Peek(len(exportHeaderPrefix))
-	if err != nil || string(b) != exportHeaderPrefix {
+	b, err := r.Peek(len(lines.ExportHeaderPrefix))
+	if err != nil || string(b) != lines.ExportHeaderPrefix {
 		return nil, nil // not a header (or a short input, which the reading reports)
 	}
-	for n := len(exportHeaderPrefix); n <= r.Size(); n = min(2*n, r.Size()) {
+	for n := len(lines.ExportHeaderPrefix); n <= r.Size(); n = min(2*n, r.Size()) {
 		b, err = r.Peek(n)
 		if i := bytes.IndexByte(b, '\n'); i >= 0 {
 			b = b[:i]
@@ -167,12 +175,16 @@ func peekExportHeader(r *bufio.Reader, name string) (*exportHeader, error) {
 			break
 		}
 	}
-	var h exportHeader
-	if err := json.Unmarshal(bytes.TrimPrefix(bytes.TrimSpace(b), []byte(exportHeaderPrefix[:len(exportHeaderPrefix)-1])), &h); err != nil {
-		return nil, fmt.Errorf("%s:1: export header: %w", name, err)
+	lh, _, err := lines.ParseExportHeader(string(b))
+	if err != nil {
+		return nil, fmt.Errorf("%s:1: %w", name, err)
 	}
-	if h.Sketch < 0 || h.Sketch > engine.MaxSketch {
-		return nil, fmt.Errorf("%s:1: export header: sketch of %d bytes, at most %d", name, h.Sketch, engine.MaxSketch)
+	h := exportHeader{Sketch: lh.Sketch}
+	if lh.Fingerprint != nil {
+		h.Fingerprint = new(textindex.Schema)
+		if err := json.Unmarshal(lh.Fingerprint, h.Fingerprint); err != nil {
+			return nil, fmt.Errorf("%s:1: export header: fingerprint: %w", name, err)
+		}
 	}
 	return &h, nil
 }
@@ -236,8 +248,7 @@ func runExport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 				return fail(stderr, "export", exitFailed, err)
 			}
 			if st.SketchSize > 0 || st.Fingerprint != nil {
-				b, _ := json.Marshal(exportHeader{Fingerprint: st.Fingerprint, Sketch: st.SketchSize})
-				fmt.Fprintf(w, "%s%s\n", exportHeaderPrefix, b)
+				fmt.Fprintln(w, exportHeaderLine(st.Fingerprint, st.SketchSize))
 			}
 		}
 		err = c.lines(ctx, "GET", "/v1/export", func(line []byte) error {
@@ -276,13 +287,12 @@ func runExport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(stderr, "export", exitFailed, err)
 		}
+		var schema *textindex.Schema
+		if ok {
+			schema = &fo
+		}
 		if ok || db.SketchSize() > 0 {
-			h := exportHeader{Sketch: db.SketchSize()}
-			if ok {
-				h.Fingerprint = &fo
-			}
-			b, _ := json.Marshal(h)
-			fmt.Fprintf(w, "%s%s\n", exportHeaderPrefix, b)
+			fmt.Fprintln(w, exportHeaderLine(schema, db.SketchSize()))
 		}
 	}
 	for doc, e := range db.Docs(ctx) {

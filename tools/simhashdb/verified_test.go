@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/internal/lines"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -212,4 +214,10 @@ func TestIndexBeforeSketches(t *testing.T) {
 	assert.NotContains(t, r.stdout, "similarity")
 	r = runCLI(t, "", "check", "--db", db)
 	require.Equal(t, 0, r.code, r.stderr)
+}
+
+// TestMaxSketchAgrees: the export header's bound on a sketch is the
+// engine's.
+func TestMaxSketchAgrees(t *testing.T) {
+	assert.Equal(t, engine.MaxSketch, lines.MaxSketch)
 }
