@@ -40,81 +40,107 @@ type IndexResult struct {
 // the fingerprint-only index of pipeline v3 at k = 3.
 var IndexKinds = []string{"text index", "v3 k=3"}
 
-// EvaluateIndex builds an index of kind (one of IndexKinds) in dir from
-// both releases' files and scores what it reports.
-func (r *Release) EvaluateIndex(ctx context.Context, dir, kind string) (IndexResult, error) {
-	res := IndexResult{Collection: r.Name, Index: kind}
-	n := len(r.Old) + len(r.New)
+// indexed is what an index of kind (one of IndexKinds) reports of
+// documents raw (document i is id i+1): every pair, by ids, with its bytes
+// a document on disk and the CPU of the all-pairs run.
+type indexed struct {
+	pairs       map[[2]int]bool // document indexes, smaller first
+	n           int
+	bytesPerDoc float64
+	cpu         time.Duration
+}
+
+func indexPairs(ctx context.Context, dir, kind string, raw [][]byte, names []string) (indexed, error) {
+	var out indexed
 	var opts engine.Options
 	var so simhash.Options
 	sketched := kind == IndexKinds[0]
 	if sketched {
-		opts, so = textindex.Options(engine.Options{Expected: int64(n)}), simhash.Options{Pipeline: simhash.PipelineV3, Shingle: textindex.Shingle}
+		opts, so = textindex.Options(engine.Options{Expected: int64(len(raw))}), simhash.Options{Pipeline: simhash.PipelineV3, Shingle: textindex.Shingle}
 	} else {
-		opts, so = engine.Options{K: 3, Expected: int64(n)}, simhash.Options{Pipeline: simhash.PipelineV3}
+		opts, so = engine.Options{K: 3, Expected: int64(len(raw))}, simhash.Options{Pipeline: simhash.PipelineV3}
 	}
 	opts.Sync = engine.SyncNone
 	f, err := simhash.New(so)
 	if err != nil {
-		return res, err
+		return out, err
 	}
 	rd := textindex.NewReader(f, simhash.ReadAuto, sketched)
 	db, err := engine.Open(dir, opts)
 	if err != nil {
-		return res, err
+		return out, err
 	}
 	defer db.Close()
-	// Old page i is document i+1, new page j document len(Old)+j+1.
 	var docs []engine.Doc
-	add := func(pages []Page, base int, release string) {
-		for i, p := range pages {
-			fp, sk, err := rd.Read(bytes.NewReader(p.Raw))
-			if err != nil {
-				continue // binary or no words: add --text skips it too
-			}
-			docs = append(docs, engine.Doc{ID: uint64(base + i + 1), Fingerprint: fp, Sketch: sk, Name: "/data/" + r.Name + "/" + release + "/" + p.Path})
+	for i, b := range raw {
+		fp, sk, err := rd.Read(bytes.NewReader(b))
+		if err != nil {
+			continue // binary or no words: add --text skips it too
 		}
+		docs = append(docs, engine.Doc{ID: uint64(i + 1), Fingerprint: fp, Sketch: sk, Name: names[i]})
 	}
-	add(r.Old, 0, "old")
-	add(r.New, len(r.Old), "new")
 	if err := db.InsertBatch(ctx, docs); err != nil {
-		return res, err
+		return out, err
 	}
 	if err := db.Flush(ctx); err != nil {
-		return res, err
+		return out, err
 	}
 	st, err := db.Stats(ctx)
 	if err != nil {
-		return res, err
+		return out, err
 	}
-	res.BytesPerDoc = float64(st.BytesOnDisk) / float64(max(st.Documents, 1))
-
-	reported := map[[2]int]bool{}
+	out.bytesPerDoc = float64(st.BytesOnDisk) / float64(max(st.Documents, 1))
+	out.pairs = map[[2]int]bool{}
 	note := func(a, b uint64) {
-		i, j := int(min(a, b))-1, int(max(a, b))-1-len(r.Old)
-		if i < len(r.Old) && j >= 0 {
-			reported[[2]int{i, j}] = true
-		}
-		res.Pairs++
+		out.pairs[[2]int{int(min(a, b)) - 1, int(max(a, b)) - 1}] = true
+		out.n++
 	}
 	before := cpuTime()
 	if sketched {
 		for p, err := range textindex.Pairs(ctx, db, db.K(), textindex.DefaultSimilarity) {
 			if err != nil {
-				return res, err
+				return out, err
 			}
 			note(p.A.ID, p.B.ID)
 		}
 	} else {
 		for p, err := range db.FindAll(ctx, 3) {
 			if err != nil {
-				return res, err
+				return out, err
 			}
 			note(p.A.ID, p.B.ID)
 		}
 	}
-	res.FindAllCPU = cpuTime() - before
+	out.cpu = cpuTime() - before
+	return out, nil
+}
 
+// EvaluateIndex builds an index of kind (one of IndexKinds) in dir from
+// both releases' files and scores what it reports.
+func (r *Release) EvaluateIndex(ctx context.Context, dir, kind string) (IndexResult, error) {
+	res := IndexResult{Collection: r.Name, Index: kind}
+	var raw [][]byte
+	var names []string
+	for _, rel := range []struct {
+		name  string
+		pages []Page
+	}{{"old", r.Old}, {"new", r.New}} {
+		for _, p := range rel.pages {
+			raw, names = append(raw, p.Raw), append(names, "/data/"+r.Name+"/"+rel.name+"/"+p.Path)
+		}
+	}
+	ix, err := indexPairs(ctx, dir, kind, raw, names)
+	if err != nil {
+		return res, err
+	}
+	res.BytesPerDoc, res.FindAllCPU, res.Pairs = ix.bytesPerDoc, ix.cpu, ix.n
+	// Old page i is document i, new page j document len(Old)+j.
+	reported := map[[2]int]bool{}
+	for p := range ix.pairs {
+		if i, j := p[0], p[1]-len(r.Old); i < len(r.Old) && j >= 0 {
+			reported[[2]int{i, j}] = true
+		}
+	}
 	near, changed, nearHit, changedHit := 0, 0, 0, 0
 	paired := map[[2]int]bool{}
 	for _, p := range r.Pairs {
@@ -135,6 +161,39 @@ func (r *Release) EvaluateIndex(ctx context.Context, dir, kind string) (IndexRes
 		}
 	}
 	res.FalseRate = float64(res.False) / float64(max(len(r.Old)*len(r.New)-len(r.Pairs), 1))
+	return res, nil
+}
+
+// EvaluateIndex builds an index of kind (one of IndexKinds) in dir from
+// the set's documents, originals and edits, and scores what it reports on
+// the set's pairs: RecallNear over the near ones (RecallChanged the same:
+// every edit changes the text), False over the unrelated ones.
+func (s *Set) EvaluateIndex(ctx context.Context, dir, kind string) (IndexResult, error) {
+	res := IndexResult{Collection: "licenses and their edits", Index: kind}
+	raw, names := make([][]byte, len(s.Docs)), make([]string, len(s.Docs))
+	for i, d := range s.Docs {
+		raw[i], names[i] = []byte(d.Text), d.Name
+	}
+	ix, err := indexPairs(ctx, dir, kind, raw, names)
+	if err != nil {
+		return res, err
+	}
+	res.BytesPerDoc, res.FindAllCPU, res.Pairs = ix.bytesPerDoc, ix.cpu, ix.n
+	near, nearHit, unrelated := 0, 0, 0
+	for _, p := range s.Pairs {
+		hit := ix.pairs[[2]int{min(p.A, p.B), max(p.A, p.B)}]
+		switch {
+		case p.Jaccard >= NearJaccard:
+			near++
+			nearHit += b2i(hit)
+		case p.Jaccard < UnrelatedJaccard:
+			unrelated++
+			res.False += b2i(hit)
+		}
+	}
+	res.RecallNear = ratio(nearHit, near)
+	res.RecallChanged = res.RecallNear
+	res.FalseRate = float64(res.False) / float64(max(unrelated, 1))
 	return res, nil
 }
 

@@ -31,7 +31,7 @@ func main() {
 	releases := flag.String("releases", "", "evaluate on the release collections under this folder instead")
 	features := flag.Bool("features", false, "with -releases: compare features and weights, not pipelines")
 	verified := flag.Float64("verified", 0, "with -releases: instead, candidates within 3, 4, 5, 6 and 8 bits verified by a 32-byte sketch at this estimated Jaccard (package sketch)")
-	index := flag.Bool("index", false, "with -releases: instead, build a text index (package textindex) and a pipeline v3 index of each collection's two releases and score what find-all reports, beside MinHash 128")
+	index := flag.Bool("index", false, "instead, build a text index (package textindex) and a pipeline v3 index of the license set (with -releases: of each collection's two releases) and score what find-all reports")
 	man := flag.String("man", "", "instead: compare the roff reader with man's own text on the manual pages under this folder (e.g. /usr/share/man)")
 	manLimit := flag.Int("man-limit", 0, "with -man: an even sample of this many pages (0: all)")
 	flag.Parse()
@@ -48,6 +48,9 @@ func main() {
 		os.Exit(1)
 	}
 	run := run
+	if *index {
+		run = func(dir, _ string) error { return runSetIndex(dir) }
+	}
 	if *releases != "" {
 		run = func(dir, out string) error { return runReleases(dir, out, *features) }
 		if *verified > 0 {
@@ -186,6 +189,33 @@ func runIndex(dir string) error {
 		}
 		m := c.EvaluateMinHash(1)
 		fmt.Printf("%s: minhash 128 recall %.3f changed %.3f false %d/%d\n", c.Name, m.RecallNear, m.RecallChanged, m.CrossFalse, m.CrossSampled)
+	}
+	fmt.Print(quality.IndexTable(all))
+	return nil
+}
+
+// runSetIndex scores real indexes of the license set (quality.Set.EvaluateIndex).
+func runSetIndex(corpus string) error {
+	docs, err := quality.LoadCorpus(corpus)
+	if err != nil {
+		return err
+	}
+	set, err := quality.Prepare(docs, 50, 1)
+	if err != nil {
+		return err
+	}
+	var all []quality.IndexResult
+	for _, kind := range quality.IndexKinds {
+		tmp, err := os.MkdirTemp("", "quality-index")
+		if err != nil {
+			return err
+		}
+		r, err := set.EvaluateIndex(context.Background(), tmp, kind)
+		os.RemoveAll(tmp)
+		if err != nil {
+			return fmt.Errorf("%s: %w", kind, err)
+		}
+		all = append(all, r)
 	}
 	fmt.Print(quality.IndexTable(all))
 	return nil
