@@ -45,15 +45,23 @@ func docOf(d engine.Doc) docJSON {
 func verifiedOf(ms []textindex.Match) []matchJSON {
 	out := make([]matchJSON, len(ms))
 	for i, m := range ms {
-		out[i] = matchJSON{docOf(m.Doc), m.Distance, &ms[i].Similarity}
+		out[i] = matchJSON{matchDocOf(m.Doc), m.Distance, &ms[i].Similarity}
 	}
 	return out
+}
+
+// matchDocOf is a match's document: without its sketch, as the command
+// line's answers give it (the similarity says what the sketch is for).
+func matchDocOf(d engine.Doc) docJSON {
+	j := docOf(d)
+	j.Sketch = ""
+	return j
 }
 
 func matchesOf(ms []engine.Match) []matchJSON {
 	out := make([]matchJSON, len(ms))
 	for i, m := range ms {
-		out[i] = matchJSON{docJSON: docOf(m.Doc), Distance: m.Distance}
+		out[i] = matchJSON{docJSON: matchDocOf(m.Doc), Distance: m.Distance}
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/internal/lines"
 	"github.com/simhashdb/simhashdb/simhash"
 	"github.com/simhashdb/simhashdb/textindex"
@@ -153,9 +154,20 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	sim, verified, err := s.querySimilarity(r)
+	if err != nil {
+		return err
+	}
+	// In an index with sketches, the lines of its export carry one: their
+	// answers are verified, as the command line's batch does.
+	syn := lines.Syntax{}
+	if verified {
+		syn.Sketch = s.db.SketchSize()
+	}
 	type item struct {
 		fp   uint64
 		qid  json.RawMessage
+		sk   string
 		line int
 		err  string
 	}
@@ -169,12 +181,12 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request) error {
 			w.WriteHeader(http.StatusOK)
 			started = true
 		}
-		res := make([]queryAnswer, 0, len(qs))
+		res := make([][]engine.Match, 0, len(qs))
 		for a, err := range s.db.QueryBatch(r.Context(), qs, k) {
 			if err != nil {
 				return err
 			}
-			res = append(res, queryAnswer{Query: simhash.Format(a.Query), Matches: matchesOf(a.Matches)})
+			res = append(res, a.Matches)
 		}
 		j := 0
 		for _, it := range items {
@@ -182,8 +194,11 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request) error {
 			if it.err != "" {
 				err = enc.Encode(lineError{it.line, it.err})
 			} else {
-				res[j].QID = it.qid
-				err = enc.Encode(res[j])
+				a := queryAnswer{Query: simhash.Format(it.fp), QID: it.qid, Matches: matchesOf(res[j])}
+				if it.sk != "" {
+					a.Matches = verifiedOf(textindex.Verify(res[j], it.sk, sim))
+				}
+				err = enc.Encode(a)
 				j++
 			}
 			if err != nil {
@@ -198,7 +213,12 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request) error {
 	}
 	err = s.bodyLines(w, r, func(n int, line []byte) error {
 		it := item{line: n}
-		qid, fp, err := lines.Query(string(line), n)
+		qid, fp, err := syn.Query(string(line), n)
+		if syn.Sketch > 0 {
+			if id, rfp, sk, _, rerr := syn.SketchedRecord(string(line)); rerr == nil {
+				qid, fp, it.sk, err = json.RawMessage(strconv.FormatUint(id, 10)), rfp, sk, nil
+			}
+		}
 		if err != nil {
 			it.err = err.Error()
 		} else {

@@ -101,6 +101,17 @@ func TestVerifiedAnswers(t *testing.T) {
 	r = call(t, ts, "GET", "/v1/clusters?method=star", "")
 	require.Equal(t, http.StatusOK, r.status, r.body)
 
+	// batch: an export line of the index is answered about its text; a
+	// bare fingerprint by distance.
+	doc := call(t, ts, "GET", "/v1/documents/1", "").json(t)
+	r = call(t, ts, "POST", "/v1/batch", fmt.Sprintf("1 %s %s doc1\n0x1\n", doc["fp"], doc["sketch"]))
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	answers := strings.Split(strings.TrimSpace(r.body), "\n")
+	require.Len(t, answers, 2, r.body)
+	assert.Contains(t, answers[0], `"similarity":1`)
+	assert.Contains(t, answers[0], `"qid":1`)
+	assert.NotContains(t, answers[1], "similarity")
+
 	// Refused: a fingerprint without its sketch, a bad sketch, a
 	// similarity out of range or about a fingerprint.
 	for _, c := range []struct{ method, path, body, want string }{

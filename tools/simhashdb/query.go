@@ -262,9 +262,6 @@ func runBatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if fl.NArg() > 0 {
 		return fail(stderr, "batch", exitUsage, fmt.Errorf("unexpected arguments %q", fl.Args()))
 	}
-	if flagGiven(fl, "similarity") && rf.server != "" {
-		return fail(stderr, "batch", exitUsage, errors.New("--similarity goes with --db: the server's batch answers by distance"))
-	}
 	syn := lines.Syntax{Hex: *hex}
 	if err := checkTarget(&d, &rf, fl); err != nil {
 		return fail(stderr, "batch", exitUsage, err)
@@ -281,7 +278,21 @@ func runBatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return fail(stderr, "batch", exitUsage, err)
 		}
 		chunk = 50_000
-		answer = func(w io.Writer, qs []uint64, qids []json.RawMessage, _ []string, at []int) error {
+		// A served index with sketches: records of its export carry one,
+		// which goes to the server with the line.
+		var st engine.Stats
+		if err := c.call(ctx, "GET", "/v1/stats", nil, &st); err != nil {
+			return fail(stderr, "batch", exitFailed, err)
+		}
+		if flagGiven(fl, "similarity") && st.SketchSize == 0 {
+			return fail(stderr, "batch", exitUsage, errors.New("--similarity: the served index keeps no sketches of text: it answers by distance (--k)"))
+		}
+		syn.Sketch = st.SketchSize
+		sim := ""
+		if flagGiven(fl, "similarity") {
+			sim = strconv.FormatFloat(*similarity, 'g', -1, 64)
+		}
+		answer = func(w io.Writer, qs []uint64, qids []json.RawMessage, sks []string, at []int) error {
 			lines := make([]string, len(qs))
 			for i := range qs {
 				qid := string(qids[i])
@@ -290,8 +301,11 @@ func runBatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 					qid = str // sent as it was read: the server quotes it again
 				}
 				lines[i] = qid + " " + simhash.Format(qs[i])
+				if sks[i] != "" {
+					lines[i] += fmt.Sprintf(" %x", sks[i])
+				}
 			}
-			return c.batch(ctx, d.k, lines, at, "", w, report)
+			return c.batch(ctx, d.k, sim, lines, at, "", w, report)
 		}
 	} else {
 		db, err := d.open(engine.Options{ReadOnly: true}, false)

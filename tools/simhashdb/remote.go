@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strconv"
 	"bufio"
 	"bytes"
 	"context"
@@ -166,10 +167,19 @@ func (r *remote) postLines(ctx context.Context, path string, lines []string, eac
 // through the server, writing its JSON lines to w; a line the server
 // refuses is reported with its line of the input (at[i] for request line
 // i+1 of the chunk).
-func (r *remote) batch(ctx context.Context, k int, lines []string, at []int, name string, w io.Writer, bad func(error)) error {
-	path := "/v1/batch"
+// similarity, when not empty, is sent as ?similarity= (an index with
+// sketches verifies the lines that carry one).
+func (r *remote) batch(ctx context.Context, k int, similarity string, lines []string, at []int, name string, w io.Writer, bad func(error)) error {
+	q := url.Values{}
 	if k >= 0 {
-		path += fmt.Sprintf("?k=%d", k)
+		q.Set("k", strconv.Itoa(k))
+	}
+	if similarity != "" {
+		q.Set("similarity", similarity)
+	}
+	path := "/v1/batch"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
 	}
 	base := 0
 	return r.postLines(ctx, path, lines, func(body io.Reader) error {

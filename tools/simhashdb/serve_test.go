@@ -433,6 +433,13 @@ func TestServeAddText(t *testing.T) {
 	assert.Equal(t, g.stdout, c.stdout, "the same document, sketch and name")
 	c = runCLI(t, "", "stats", "--db", filepath.Join(dir, "copy"))
 	assert.Contains(t, c.stdout, "--shingle 1", "the copy reads text as the served index")
+	// batch of the export, served and local: the same verified answers.
+	rb := runCLI(t, exp.stdout, "batch", "--server", s.url, "--similarity", "0.5")
+	require.Equal(t, 0, rb.code, rb.stderr)
+	lb := runCLI(t, exp.stdout, "batch", "--db", filepath.Join(dir, "copy"), "--similarity", "0.5")
+	require.Equal(t, 0, lb.code, lb.stderr)
+	assert.Equal(t, lb.stdout, rb.stdout)
+	assert.Contains(t, rb.stdout, `"similarity":1`)
 	assert.Equal(t, 0, s.stop(t, syscall.SIGTERM), s.log())
 }
 
