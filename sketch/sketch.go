@@ -15,6 +15,12 @@ import (
 	"math/bits"
 )
 
+// Kind names this definition of a sketch (one permutation, 128 bins, 2
+// bits each, the hashes here, Text's 5-token shingles): a stored sketch
+// compares only with one of the same Kind, so an index keeps it with its
+// sketches and a build that makes another refuses them.
+const Kind = "oph128b2w5"
+
 const (
 	// Slots is the number of bins, each one minimum.
 	Slots = 128

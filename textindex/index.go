@@ -58,6 +58,12 @@ func open(ctx context.Context, db *engine.DB, existed bool, given *Schema) (*Ind
 	if err != nil {
 		return nil, err
 	}
+	if given != nil && !Sketched(db) {
+		// An index without sketches keeps no sketch kind.
+		g := *given
+		g.Sketch = ""
+		given = &g
+	}
 	var s Schema
 	switch {
 	case ok && given != nil && *given != stored:
@@ -70,6 +76,9 @@ func open(ctx context.Context, db *engine.DB, existed bool, given *Schema) (*Ind
 		return nil, ErrNoSchema
 	default:
 		s = NewSchema()
+		if !Sketched(db) {
+			s.Sketch = ""
+		}
 	}
 	if !ok && !existed {
 		if err := s.Store(ctx, db); err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/sketch"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -81,4 +82,20 @@ func TestIndex(t *testing.T) {
 	require.Len(t, ms, 1)
 	assert.Zero(t, ms[0].Similarity, "no sketch: by distance")
 	assert.Empty(t, ms[0].Sketch)
+}
+
+// TestSketchKind: an index whose sketches are of another kind than this
+// build makes is refused, not compared with new sketches.
+func TestSketchKind(t *testing.T) {
+	dir := t.TempDir()
+	ix, err := Open(ctx, dir, engine.Options{Expected: 1 << 10}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, sketch.Kind, ix.Schema().Sketch)
+	other := ix.Schema()
+	other.Sketch = "an older kind"
+	require.NoError(t, other.Store(ctx, ix.DB))
+	require.NoError(t, ix.Close())
+	_, err = Open(ctx, dir, engine.Options{}, nil)
+	require.ErrorIs(t, err, ErrSketchKind)
+	assert.Contains(t, err.Error(), "an older kind, this build's "+sketch.Kind)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/simhash"
+	"github.com/simhashdb/simhashdb/sketch"
 )
 
 // SchemaSetting names the setting (engine.DB.SetMeta) in which an index
@@ -32,12 +33,27 @@ type Schema struct {
 	Read     string `json:"read,omitempty"` // auto, text, html or man
 	Pipeline string `json:"pipeline,omitempty"`
 	SkipNav  bool   `json:"skip_nav,omitempty"`
+	// Sketch is the sketch.Kind of an index's sketches, absent in an
+	// index without them.
+	Sketch string `json:"sketch,omitempty"`
 }
 
 // NewSchema is the schema of a new text index: single words (Shingle),
 // the latest pipeline, TF weights, xxHash, files read by their content.
 func NewSchema() Schema {
-	return Schema{Shingle: Shingle, Weighting: "tf", Hash: "xxhash", Read: simhash.ReadAuto.String(), Pipeline: simhash.LatestPipeline.String()}
+	return Schema{Shingle: Shingle, Weighting: "tf", Hash: "xxhash", Read: simhash.ReadAuto.String(), Pipeline: simhash.LatestPipeline.String(), Sketch: sketch.Kind}
+}
+
+// ErrSketchKind is the error for sketches of another sketch.Kind than
+// this build makes: compared with new ones, they would estimate nothing.
+var ErrSketchKind = errors.New("textindex: the index's sketches are of another kind than this build makes")
+
+// Check refuses db's sketches if s names another kind of them.
+func (s Schema) Check(db *engine.DB) error {
+	if Sketched(db) && s.Sketch != "" && s.Sketch != sketch.Kind {
+		return fmt.Errorf("%w: %s, this build's %s", ErrSketchKind, s.Sketch, sketch.Kind)
+	}
+	return nil
 }
 
 // Settle gives Read and Pipeline the values an index that does not store
@@ -114,6 +130,9 @@ func (s Schema) Reading() (simhash.Reading, error) {
 // Reader returns the Reader of db's documents as s reads them: with
 // sketches if db keeps them.
 func (s Schema) Reader(db *engine.DB) (*Reader, error) {
+	if err := s.Check(db); err != nil {
+		return nil, err
+	}
 	f, err := s.Fingerprinter()
 	if err != nil {
 		return nil, err

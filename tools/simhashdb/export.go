@@ -15,6 +15,7 @@ import (
 
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/internal/lines"
+	"github.com/simhashdb/simhashdb/sketch"
 	"github.com/simhashdb/simhashdb/textindex"
 )
 
@@ -184,6 +185,9 @@ func peekExportHeader(r *bufio.Reader, name string) (*exportHeader, error) {
 		h.Fingerprint = new(textindex.Schema)
 		if err := json.Unmarshal(lh.Fingerprint, h.Fingerprint); err != nil {
 			return nil, fmt.Errorf("%s:1: export header: fingerprint: %w", name, err)
+		}
+		if k := h.Fingerprint.Sketch; k != "" && k != sketch.Kind {
+			return nil, fmt.Errorf("%s:1: export header: %w: %s, this build's %s", name, textindex.ErrSketchKind, k, sketch.Kind)
 		}
 	}
 	return &h, nil

@@ -15,6 +15,7 @@ import (
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/internal/lines"
 	"github.com/simhashdb/simhashdb/simhash"
+	"github.com/simhashdb/simhashdb/sketch"
 	"github.com/simhashdb/simhashdb/textindex"
 )
 
@@ -144,7 +145,13 @@ func (ff *fingerprintFlags) withIndex(ctx context.Context, db *engine.DB, fl *fl
 		if err != nil {
 			return err
 		}
+		if textindex.Sketched(db) {
+			st.Sketch = sketch.Kind
+		}
 		return st.Store(ctx, db)
+	}
+	if err := st.Check(db); err != nil {
+		return err
 	}
 	stored := schemaFlags(st)
 	var conflicts []string

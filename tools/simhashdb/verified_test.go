@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/internal/lines"
+	"github.com/simhashdb/simhashdb/textindex"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -157,6 +159,22 @@ func TestVerifiedText(t *testing.T) {
 	r = runCLI(t, "0x0000000000000001\t/a/b\n", "add", "--db", db)
 	assert.Equal(t, 1, r.code)
 	assert.Contains(t, r.stderr, "carries no sketch")
+
+	// An index whose sketches are of another kind is refused, not
+	// compared with this build's.
+	odd := filepath.Join(t.TempDir(), "odd")
+	require.NoError(t, os.CopyFS(odd, os.DirFS(db)))
+	ctx := context.Background()
+	e, err := engine.Open(odd, engine.Options{})
+	require.NoError(t, err)
+	st, _, err := textindex.LoadSchema(ctx, e)
+	require.NoError(t, err)
+	st.Sketch = "another"
+	require.NoError(t, st.Store(ctx, e))
+	require.NoError(t, e.Close())
+	r = runCLI(t, "", "query", "--db", odd, "--file", name("a.txt"))
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, "sketches are of another kind than this build makes: another")
 
 	// --similarity: 0 to 1, with text, on an index with sketches.
 	for _, c := range []struct {
