@@ -95,7 +95,8 @@ func indexWith(b *testing.B, kind string, cacheSize int64) *benchIndex {
 // BenchmarkQuery is one warm query: today's k = 3 query of an index of
 // fingerprints, and a text index's query within K verified by the
 // sketches. Both over the same fingerprints; the query mix is
-// fingerprints.Queries'.
+// fingerprints.Queries'. block-reads/op is the cache misses a query makes
+// (0 when warm).
 func BenchmarkQuery(b *testing.B) {
 	for _, kind := range []string{"k3", "text"} {
 		b.Run(kind, func(b *testing.B) {
@@ -104,27 +105,7 @@ func BenchmarkQuery(b *testing.B) {
 			for _, q := range ix.queries { // warm
 				dst, _ = ix.db.QueryAppend(ctx, dst[:0], q.Fingerprint, ix.k)
 			}
-			before, err := ix.db.Stats(ctx)
-			if err != nil {
-				b.Fatal(err)
-			}
-			i := 0
-			for b.Loop() {
-				q := ix.queries[i%len(ix.queries)]
-				i++
-				var err error
-				if dst, err = ix.db.QueryAppend(ctx, dst[:0], q.Fingerprint, ix.k); err != nil {
-					b.Fatal(err)
-				}
-				if kind == "text" {
-					Verify(dst, q.Sketch, DefaultSimilarity)
-				}
-			}
-			after, err := ix.db.Stats(ctx)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ReportMetric(float64(after.CacheMisses-before.CacheMisses)/float64(b.N), "block-reads/op")
+			runQueries(b, ix, kind)
 		})
 	}
 }
@@ -135,30 +116,35 @@ func BenchmarkQuery(b *testing.B) {
 func BenchmarkColdQuery(b *testing.B) {
 	for _, kind := range []string{"k3", "text"} {
 		b.Run(kind, func(b *testing.B) {
-			ix := indexWith(b, kind, 1<<20)
-			before, err := ix.db.Stats(ctx)
-			if err != nil {
-				b.Fatal(err)
-			}
-			var dst []engine.Match
-			i := 0
-			for b.Loop() {
-				q := ix.queries[i%len(ix.queries)]
-				i++
-				if dst, err = ix.db.QueryAppend(ctx, dst[:0], q.Fingerprint, ix.k); err != nil {
-					b.Fatal(err)
-				}
-				if kind == "text" {
-					Verify(dst, q.Sketch, DefaultSimilarity)
-				}
-			}
-			after, err := ix.db.Stats(ctx)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ReportMetric(float64(after.CacheMisses-before.CacheMisses)/float64(b.N), "block-reads/op")
+			runQueries(b, indexWith(b, kind, 1<<20), kind)
 		})
 	}
+}
+
+// runQueries times ix's queries, verified in a text index, and reports
+// the cache misses a query makes.
+func runQueries(b *testing.B, ix *benchIndex, kind string) {
+	before, err := ix.db.Stats(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var dst []engine.Match
+	i := 0
+	for b.Loop() {
+		q := ix.queries[i%len(ix.queries)]
+		i++
+		if dst, err = ix.db.QueryAppend(ctx, dst[:0], q.Fingerprint, ix.k); err != nil {
+			b.Fatal(err)
+		}
+		if kind == "text" {
+			Verify(dst, q.Sketch, DefaultSimilarity)
+		}
+	}
+	after, err := ix.db.Stats(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(after.CacheMisses-before.CacheMisses)/float64(b.N), "block-reads/op")
 }
 
 // BenchmarkFindAll is every pair of the index: today's FindAll at k = 3,

@@ -37,16 +37,8 @@ type VerifiedResult struct {
 // EvaluateVerified scores rd's fingerprints as candidates within each of
 // within, verified by sketches at threshold.
 func (r *Release) EvaluateVerified(rd Reader, within []int, threshold float64) []VerifiedResult {
-	fps := func(pages []Page) ([]uint64, []bool, []sketch.Sketch) {
-		fp, ok, sk := make([]uint64, len(pages)), make([]bool, len(pages)), make([]sketch.Sketch, len(pages))
-		parallel(len(pages), func(i int) {
-			fp[i], ok[i] = rd.Fp(pages[i].Raw)
-			sk[i] = sketch.Of(pages[i].Shingles)
-		})
-		return fp, ok, sk
-	}
-	oldFP, oldOK, oldSk := fps(r.Old)
-	newFP, newOK, newSk := fps(r.New)
+	oldFP, oldOK, oldSk := sketched(rd, r.Old)
+	newFP, newOK, newSk := sketched(rd, r.New)
 	paired := map[[2]int]bool{}
 	for _, p := range r.Pairs {
 		paired[[2]int{p.Old, p.New}] = true
@@ -130,16 +122,8 @@ func VerifiedReaders() ([]Reader, error) {
 // sketches at threshold. Within d.K every pair within is found; beyond, a
 // pair whose differing bits fall in every table's prefix is missed.
 func (r *Release) EvaluateProbed(rd Reader, d *permutation.Design, within int, threshold float64) VerifiedResult {
-	fp := func(pages []Page) ([]uint64, []bool, []sketch.Sketch) {
-		f, ok, sk := make([]uint64, len(pages)), make([]bool, len(pages)), make([]sketch.Sketch, len(pages))
-		parallel(len(pages), func(i int) {
-			f[i], ok[i] = rd.Fp(pages[i].Raw)
-			sk[i] = sketch.Of(pages[i].Shingles)
-		})
-		return f, ok, sk
-	}
-	oldFP, oldOK, oldSk := fp(r.Old)
-	newFP, newOK, newSk := fp(r.New)
+	oldFP, oldOK, oldSk := sketched(rd, r.Old)
+	newFP, newOK, newSk := sketched(rd, r.New)
 	probed := func(a, b uint64) bool {
 		if bits.OnesCount64(a^b) > within {
 			return false
@@ -167,4 +151,15 @@ func (r *Release) EvaluateProbed(rd Reader, d *permutation.Design, within int, t
 	}
 	res.RecallNear, res.RecallChanged = ratio(nearHit, near), ratio(changedHit, changed)
 	return res
+}
+
+// sketched returns each page's fingerprint by rd (ok false where rd
+// reads none) and the sketch of its ground-truth shingles.
+func sketched(rd Reader, pages []Page) ([]uint64, []bool, []sketch.Sketch) {
+	fp, ok, sk := make([]uint64, len(pages)), make([]bool, len(pages)), make([]sketch.Sketch, len(pages))
+	parallel(len(pages), func(i int) {
+		fp[i], ok[i] = rd.Fp(pages[i].Raw)
+		sk[i] = sketch.Of(pages[i].Shingles)
+	})
+	return fp, ok, sk
 }
