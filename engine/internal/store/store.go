@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -95,6 +96,9 @@ func Open(dir string, o Options) (*Store, error) {
 		if manifestDamaged(err) {
 			return nil, fmt.Errorf("%w: %s: the store's MANIFEST (the list of its files) does not read to its end: the index is damaged; restore it from a copy (%w)", format.ErrCorrupt, pdir, err)
 		}
+		if filesMissing(o.FS, pdir, err) {
+			return nil, fmt.Errorf("%w: %s: files the store's MANIFEST lists are not there (removed, or the MANIFEST altered): the index is damaged; restore it from a copy (%w)", format.ErrCorrupt, pdir, err)
+		}
 		return nil, fmt.Errorf("engine: opening %s: %w", pdir, err)
 	}
 	return s, nil
@@ -109,6 +113,16 @@ func manifestDamaged(err error) bool {
 		}
 	}
 	return false
+}
+
+// filesMissing reports whether Pebble's open of an existing store failed
+// for a file its MANIFEST names and the folder lacks.
+func filesMissing(fs vfs.FS, pdir string, err error) bool {
+	if !errors.Is(err, os.ErrNotExist) {
+		return false
+	}
+	desc, perr := pebble.Peek(pdir, fs)
+	return perr == nil && desc.Exists
 }
 
 // Close closes the store and lets go of its cache.
