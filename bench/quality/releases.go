@@ -78,6 +78,23 @@ func LoadRelease(name, oldDir, newDir string) (*Release, error) {
 	return r, nil
 }
 
+// recall returns the share of r's near pairs (Jaccard >= NearJaccard),
+// and of those whose text changed, that found reports found.
+func (r *Release) recall(found func(p ReleasePair) bool) (near, changed float64) {
+	n, c, nHit, cHit := 0, 0, 0, 0
+	for _, p := range r.Pairs {
+		if p.Jaccard < NearJaccard {
+			continue
+		}
+		hit := found(p)
+		n++
+		c += b2i(p.Changed)
+		nHit += b2i(hit)
+		cHit += b2i(hit && p.Changed)
+	}
+	return ratio(nHit, n), ratio(cHit, c)
+}
+
 // jaccard is the Jaccard similarity of old page i and new page j; 0 when
 // either has no visible words (an image: it has nothing in common with
 // anything).
@@ -456,22 +473,13 @@ func (r *Release) EvaluateMinHash(seed uint64) MinHashResult {
 	}
 	old, nw := sigs(r.Old), sigs(r.New)
 	res := MinHashResult{Collection: r.Name, BytesPerDocment: MinHashPerms * 8}
-	near, changed, nearHit, changedHit := 0, 0, 0, 0
+	res.RecallNear, res.RecallChanged = r.recall(func(p ReleasePair) bool {
+		return estimate(old[p.Old], nw[p.New]) >= MinHashThreshold
+	})
 	paired := map[[2]int]bool{}
 	for _, p := range r.Pairs {
 		paired[[2]int{p.Old, p.New}] = true
-		if p.Jaccard < NearJaccard {
-			continue
-		}
-		hit := estimate(old[p.Old], nw[p.New]) >= MinHashThreshold
-		near++
-		nearHit += b2i(hit)
-		if p.Changed {
-			changed++
-			changedHit += b2i(hit)
-		}
 	}
-	res.RecallNear, res.RecallChanged = ratio(nearHit, near), ratio(changedHit, changed)
 	rng := rand.New(rand.NewPCG(seed, seed))
 	total := len(r.Old) * len(r.New)
 	for n := 0; n < min(total, minHashCross); n++ {

@@ -141,20 +141,11 @@ func (r *Release) EvaluateIndex(ctx context.Context, dir, kind string) (IndexRes
 			reported[[2]int{i, j}] = true
 		}
 	}
-	near, changed, nearHit, changedHit := 0, 0, 0, 0
+	res.RecallNear, res.RecallChanged = r.recall(func(p ReleasePair) bool { return reported[[2]int{p.Old, p.New}] })
 	paired := map[[2]int]bool{}
 	for _, p := range r.Pairs {
 		paired[[2]int{p.Old, p.New}] = true
-		if p.Jaccard < NearJaccard {
-			continue
-		}
-		hit := reported[[2]int{p.Old, p.New}]
-		near++
-		changed += b2i(p.Changed)
-		nearHit += b2i(hit)
-		changedHit += b2i(hit && p.Changed)
 	}
-	res.RecallNear, res.RecallChanged = ratio(nearHit, near), ratio(changedHit, changed)
 	for ij := range reported {
 		if !paired[ij] && r.jaccard(ij[0], ij[1]) < UnrelatedJaccard {
 			res.False++

@@ -46,19 +46,10 @@ func (r *Release) EvaluateVerified(rd Reader, within []int, threshold float64) [
 	var out []VerifiedResult
 	for _, d := range within {
 		res := VerifiedResult{Collection: r.Name, Reader: rd.Name, Within: d, Threshold: threshold}
-		near, changed, nearHit, changedHit := 0, 0, 0, 0
-		for _, p := range r.Pairs {
-			if p.Jaccard < NearJaccard {
-				continue
-			}
-			near++
-			changed += b2i(p.Changed)
-			hit := oldOK[p.Old] && newOK[p.New] && bits.OnesCount64(oldFP[p.Old]^newFP[p.New]) <= d &&
+		res.RecallNear, res.RecallChanged = r.recall(func(p ReleasePair) bool {
+			return oldOK[p.Old] && newOK[p.New] && bits.OnesCount64(oldFP[p.Old]^newFP[p.New]) <= d &&
 				sketch.Similarity(oldSk[p.Old], newSk[p.New]) >= threshold
-			nearHit += b2i(hit)
-			changedHit += b2i(hit && p.Changed)
-		}
-		res.RecallNear, res.RecallChanged = ratio(nearHit, near), ratio(changedHit, changed)
+		})
 		type row struct{ cand, unrel, fls int }
 		rows := make([]row, len(r.Old))
 		parallel(len(r.Old), func(i int) {
@@ -137,19 +128,10 @@ func (r *Release) EvaluateProbed(rd Reader, d *permutation.Design, within int, t
 		return false
 	}
 	res := VerifiedResult{Collection: r.Name, Reader: fmt.Sprintf("%s, %d tables of k = %d", rd.Name, len(d.Tables), d.K), Within: within, Threshold: threshold}
-	near, changed, nearHit, changedHit := 0, 0, 0, 0
-	for _, p := range r.Pairs {
-		if p.Jaccard < NearJaccard {
-			continue
-		}
-		near++
-		changed += b2i(p.Changed)
-		hit := oldOK[p.Old] && newOK[p.New] && probed(oldFP[p.Old], newFP[p.New]) &&
+	res.RecallNear, res.RecallChanged = r.recall(func(p ReleasePair) bool {
+		return oldOK[p.Old] && newOK[p.New] && probed(oldFP[p.Old], newFP[p.New]) &&
 			sketch.Similarity(oldSk[p.Old], newSk[p.New]) >= threshold
-		nearHit += b2i(hit)
-		changedHit += b2i(hit && p.Changed)
-	}
-	res.RecallNear, res.RecallChanged = ratio(nearHit, near), ratio(changedHit, changed)
+	})
 	return res
 }
 
