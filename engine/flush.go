@@ -166,9 +166,7 @@ func (db *DB) flushMemtable(m *memtable.Memtable, walFrom wal.Position, frozen b
 	if err := f.writeDocuments(); err != nil {
 		return f.stats, err
 	}
-	if err := f.writePostings(); err != nil {
-		return f.stats, err
-	}
+	f.writePostings()
 	adds, dels, err := f.tableChanges()
 	if err != nil {
 		return f.stats, err

@@ -17,13 +17,43 @@ import (
 // documents, fill pending lists, split blocks, and replace the last
 // fingerprint of a table with a larger one, so that its block is rewritten
 // under a larger key.
+// orderCheck counts the keys written to it and those out of order.
+type orderCheck struct {
+	t              *testing.T
+	flush          int
+	prev           []byte
+	keys, disorder int
+}
+
+func (c *orderCheck) key(k []byte) error {
+	c.keys++
+	if c.prev != nil && store.KeyOrder.Compare(c.prev, k) >= 0 {
+		c.disorder++
+		c.t.Logf("flush %d: %x before %x", c.flush, c.prev, k)
+	}
+	c.prev = append(c.prev[:0], k...)
+	return nil
+}
+
+func (c *orderCheck) Set(k, _ []byte) error   { return c.key(k) }
+func (c *orderCheck) Delete(k []byte) error   { return c.key(k) }
+func (c *orderCheck) Merge(k, _ []byte) error { return c.key(k) }
+
 func TestFlushBatchInOrder(t *testing.T) {
 	var batches, keys, disorder int
 	o := testOptions()
-	o.knobs.flushBatches = func(parts []*pebble.Batch) {
+	o.knobs.flushWrites = func(parts []store.Writes, raw []*pebble.Batch) {
 		batches++
-		var prev []byte
-		for _, b := range parts {
+		w := &orderCheck{t: t, flush: batches}
+		for _, p := range parts {
+			require.NoError(t, p.Each(w))
+		}
+		keys += w.keys
+		disorder += w.disorder
+		// The batches themselves, as they are: one out of order would be
+		// sorted in memory before it is written.
+		for _, b := range raw {
+			w := &orderCheck{t: t, flush: batches}
 			r := b.Reader()
 			for {
 				_, k, _, ok, err := r.Next()
@@ -31,13 +61,9 @@ func TestFlushBatchInOrder(t *testing.T) {
 				if !ok {
 					break
 				}
-				keys++
-				if prev != nil && store.KeyOrder.Compare(prev, k) > 0 {
-					disorder++
-					t.Logf("flush %d: %x before %x", batches, prev, k)
-				}
-				prev = append(prev[:0], k...)
+				w.key(k)
 			}
+			disorder += w.disorder
 		}
 	}
 	r := rand.New(rand.NewPCG(7, 7))

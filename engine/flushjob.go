@@ -10,6 +10,7 @@ import (
 
 	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/simhashdb/simhashdb/engine/internal/memtable"
+	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/simhashdb/simhashdb/engine/internal/table"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -17,15 +18,17 @@ import (
 	"github.com/simhashdb/simhashdb/permutation"
 )
 
-// flushJob is one flush of a memtable: its writes, one batch per keyspace
+// flushJob is one flush of a memtable: its writes, one run per keyspace
 // (the tables' per table too), each in key order, which commit writes
-// into one sstable. None is indexed: nothing reads them back.
+// into one sstable. The documents and postings are read from the memtable
+// as the sstable is written, never copied into a batch: a flush holds
+// little more than the memtable it writes.
 type flushJob struct {
 	db      *DB
 	m       *memtable.Memtable
 	old     *state // only flushes replace it, and flushMu is held
-	docsB   *pebble.Batch
-	postB   *pebble.Batch
+	docsW   store.Writes
+	postW   store.Writes
 	metaB   *pebble.Batch
 	tables  []table.Batches
 	docs    int64           // documents after the flush
@@ -37,10 +40,8 @@ type flushJob struct {
 }
 
 func (f *flushJob) close() {
-	for _, b := range []*pebble.Batch{f.docsB, f.postB, f.metaB} {
-		if b != nil {
-			b.Close()
-		}
+	if f.metaB != nil {
+		f.metaB.Close()
 	}
 	for _, tb := range f.tables {
 		tb.Close()
@@ -63,10 +64,6 @@ func (f *flushJob) writeDocuments() error {
 		size += format.DocKeyLen + 8 + len(d.Name) + batchEntryOverhead
 	}
 	radix.Sort(ids)
-	// Sized at once: a batch grown by doubling holds up to twice its
-	// bytes, and leaves the copies it outgrew behind.
-	f.docsB = f.db.store.DB.NewBatchWithSize(size)
-	var key, value []byte
 	f.changes = make([]postingChange, 0, len(ids))
 	// An id above every stored one is new: no look-up, which a caller that
 	// numbers its documents as it goes (NextID) would otherwise pay for
@@ -92,16 +89,23 @@ func (f *flushJob) writeDocuments() error {
 		}
 		if d.Live {
 			f.changes = append(f.changes, postingChange{fp: d.FP, id: id, name: d.Name, add: true})
-			value = format.AppendDocValue(value[:0], d.FP, f.db.docValueName(d.Name))
-			key = format.AppendDocKey(key[:0], id)
-			if err := f.docsB.Set(key, value, nil); err != nil {
-				return err
-			}
 			f.docs++
-		} else if err := f.docsB.Delete(format.AppendDocKey(key[:0], id), nil); err != nil {
-			return err
 		}
 	}
+	f.docsW = store.Writes{Size: uint64(size), Each: func(w store.Writer) error {
+		var key, value []byte
+		for _, id := range ids {
+			d, _ := m.Get(id)
+			key = format.AppendDocKey(key[:0], id)
+			if d.Live {
+				value = format.AppendDocValue(value[:0], d.FP, f.db.docValueName(d.Name))
+			}
+			if err := setOrDelete(w, key, value, d.Live); err != nil {
+				return err
+			}
+		}
+		return nil
+	}}
 	return nil
 }
 
@@ -120,29 +124,37 @@ func (f *flushJob) storedFingerprint(id uint64) (fp uint64, found bool, err erro
 }
 
 // writePostings writes the postings changes in key order: they are in id
-// order, removal before addition, and the sort by fingerprint is stable.
-func (f *flushJob) writePostings() error {
+// order, removal before addition, and the sort by fingerprint is stable,
+// so a posting removed and added again is written once, as added.
+func (f *flushJob) writePostings() {
 	sortChangesByFP(f.changes)
 	size := 0
 	for _, c := range f.changes {
 		size += format.PostingKeyLen + len(c.name) + batchEntryOverhead
 	}
-	f.postB = f.db.store.DB.NewBatchWithSize(size)
-	var key, value []byte
-	for _, c := range f.changes {
-		var err error
-		key = format.AppendPostingKey(key[:0], c.fp, c.id)
-		if c.add {
+	ch := f.changes
+	f.postW = store.Writes{Size: uint64(size), Each: func(w store.Writer) error {
+		var key, value []byte
+		for i, c := range ch {
+			if i+1 < len(ch) && ch[i+1].fp == c.fp && ch[i+1].id == c.id {
+				continue
+			}
+			key = format.AppendPostingKey(key[:0], c.fp, c.id)
 			value = append(value[:0], c.name...)
-			err = f.postB.Set(key, value, nil)
-		} else {
-			err = f.postB.Delete(key, nil)
+			if err := setOrDelete(w, key, value, c.add); err != nil {
+				return err
+			}
 		}
-		if err != nil {
-			return err
-		}
+		return nil
+	}}
+}
+
+// setOrDelete writes key's value to w if set, or deletes key.
+func setOrDelete(w store.Writer, key, value []byte, set bool) error {
+	if set {
+		return w.Set(key, value)
 	}
-	return nil
+	return w.Delete(key)
 }
 
 // tableChanges returns the fingerprints the tables gain (adds: no stored
@@ -274,11 +286,12 @@ func (f *flushJob) writeMeta(st *state) error {
 	return nil
 }
 
-// commit writes the batches in keyspace order (meta, documents, postings,
+// commit writes the runs in keyspace order (meta, documents, postings,
 // then blocks, directory entries and pending lists, each in table order),
 // durably and at once.
 func (f *flushJob) commit() error {
-	parts := []*pebble.Batch{f.metaB, f.docsB, f.postB}
+	st := f.db.store
+	batches := []*pebble.Batch{f.metaB}
 	// In key order: the keyspaces, then the tables in each.
 	for _, space := range []func(table.Batches) *pebble.Batch{
 		func(b table.Batches) *pebble.Batch { return b.Blocks },
@@ -286,13 +299,17 @@ func (f *flushJob) commit() error {
 		func(b table.Batches) *pebble.Batch { return b.Pend },
 	} {
 		for _, tb := range f.tables {
-			parts = append(parts, space(tb))
+			batches = append(batches, space(tb))
 		}
 	}
-	if hook := f.db.opts.knobs.flushBatches; hook != nil {
-		hook(parts)
+	parts := []store.Writes{st.BatchWrites(batches[0]), f.docsW, f.postW}
+	for _, b := range batches[1:] {
+		parts = append(parts, st.BatchWrites(b))
 	}
-	if err := f.db.store.Commit(context.Background(), parts...); err != nil {
+	if hook := f.db.opts.knobs.flushWrites; hook != nil {
+		hook(parts, batches)
+	}
+	if err := st.Commit(context.Background(), parts...); err != nil {
 		return fmt.Errorf("engine: committing a flush: %w", err)
 	}
 	return nil

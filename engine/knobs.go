@@ -1,13 +1,17 @@
 package engine
 
-import "github.com/cockroachdb/pebble/v2"
+import (
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/simhashdb/simhashdb/engine/internal/store"
+)
 
 // testingKnobs are what only tests set, in the Options of the index they
 // open: no test changes a package variable, so tests may run in parallel.
 // The zero value is the engine's behaviour.
 type testingKnobs struct {
-	// flushBatches sees each flush's batches before they are committed.
-	flushBatches func([]*pebble.Batch)
+	// flushWrites sees each flush's runs of writes before they are
+	// committed, and the batches among them.
+	flushWrites func([]store.Writes, []*pebble.Batch)
 	// replayStep runs after each flush of a replay; an error stops Open
 	// there, as a crash would.
 	replayStep func() error

@@ -40,7 +40,7 @@ func (db *DB) SetMeta(ctx context.Context, name string, value []byte) (err error
 	if err := b.Set(format.MetaUserKey(name), value, nil); err != nil {
 		return err
 	}
-	return db.store.Commit(ctx, b)
+	return db.store.Commit(ctx, db.store.BatchWrites(b))
 }
 
 // Meta returns the value SetMeta stored under name, or ErrNotFound.

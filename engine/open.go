@@ -378,7 +378,7 @@ func (db *DB) create() error {
 		}
 	}
 	db.log.Info("simhashdb: created index", "dir", db.dir, "k", d.K, "tables", len(d.Tables), "min_prefix", d.MinPrefix())
-	return db.store.Commit(context.Background(), b)
+	return db.store.Commit(context.Background(), db.store.BatchWrites(b))
 }
 
 // scan calls fn for every key with the prefix p in the live database.

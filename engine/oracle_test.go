@@ -328,5 +328,5 @@ func setRaw(t *testing.T, db *DB, key, value []byte) {
 	b := db.store.DB.NewBatch()
 	defer b.Close()
 	require.NoError(t, b.Set(key, value, nil))
-	require.NoError(t, db.store.Commit(ctx, b))
+	require.NoError(t, db.store.Commit(ctx, db.store.BatchWrites(b)))
 }

@@ -126,7 +126,7 @@ func TestSketchRules(t *testing.T) {
 		db = openT(t, c.dir, Options{})
 		b := db.store.DB.NewBatch()
 		require.NoError(t, c.apply(b))
-		require.NoError(t, db.store.Commit(ctx, b))
+		require.NoError(t, db.store.Commit(ctx, db.store.BatchWrites(b)))
 		require.NoError(t, db.Close())
 		_, err = Open(c.dir, Options{})
 		require.ErrorIs(t, err, ErrCorrupt)

@@ -83,7 +83,7 @@ type carried struct {
 // and the changed units that were cached, with the changes applied: a
 // flush touches most units, and a query should not pay for reading them
 // again. A directory far from its size for docs (two bits or more) starts
-// again empty.
+// again empty. ch is left as it is: the flush writes it after.
 func (d *unitDir) next(docs int64, ch []postingChange) (*unitDir, []*cache.Slot, []carried) {
 	var dropped []*cache.Slot
 	if b := unitBits(docs); b > 64-int(d.shift)+1 || b < 64-int(d.shift)-1 {
@@ -100,7 +100,13 @@ func (d *unitDir) next(docs int64, ch []postingChange) (*unitDir, []*cache.Slot,
 	}
 	// Only units that have a slot change (a directory made new has one for
 	// every unit; after a resize, only those that queries needed).
-	ch = slices.DeleteFunc(ch, func(c postingChange) bool { return n.slots[n.unit(c.fp)].Load() == nil })
+	var cached []postingChange
+	for _, c := range ch {
+		if n.slots[n.unit(c.fp)].Load() != nil {
+			cached = append(cached, c)
+		}
+	}
+	ch = cached
 	// Removals before additions of the same posting: a document written
 	// again with the same fingerprint keeps its posting, with its new name.
 	slices.SortFunc(ch, func(a, b postingChange) int {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -31,14 +32,67 @@ const TmpPrefix = "tmp-"
 // failed MANIFEST write is fatal to Pebble) and to compact.
 const headroom = 4 << 20
 
-// Commit makes the writes of batches durable in Pebble, atomically: it
-// writes them as one sstable and ingests it. Each batch's keys must be in
-// Pebble's order (a key may repeat: its last write wins) and every key of
-// a batch must sort before the next batch's.
-func (s *Store) Commit(ctx context.Context, batches ...*pebble.Batch) error {
+// Writer takes a Commit's writes, in key order.
+type Writer interface {
+	Set(key, value []byte) error
+	Delete(key []byte) error
+	Merge(key, value []byte) error
+}
+
+// Writes is a run of writes in key order that Commit streams into its
+// sstable as it makes it: a flush's documents and postings go from the
+// memtable to the file without a second copy in memory. Each may be called
+// more than once and must write the same each time.
+type Writes struct {
+	Size uint64 // about the bytes written: the room Commit checks for
+	Each func(Writer) error
+}
+
+// BatchWrites is the writes of b, in key order, a key's last write only
+// (a merge must be a key's only write: it would need the one before). A
+// batch already in order, as a flush makes them, is streamed as it is.
+func (s *Store) BatchWrites(b *pebble.Batch) Writes {
+	return Writes{Size: uint64(b.Len()), Each: func(w Writer) error {
+		inOrder, err := s.batchInOrder(b)
+		if err != nil {
+			return err
+		}
+		if inOrder {
+			return eachBatchOp(b, func(op batchOp) error { return writeOp(w, op) })
+		}
+		ops, err := s.batchOps(b, nil)
+		if err != nil {
+			return err
+		}
+		for _, op := range ops {
+			if err := writeOp(w, op); err != nil {
+				return err
+			}
+		}
+		return nil
+	}}
+}
+
+// writeOp gives op to w.
+func writeOp(w Writer, op batchOp) error {
+	switch op.kind {
+	case pebble.InternalKeyKindSet:
+		return w.Set(op.key, op.value)
+	case pebble.InternalKeyKindDelete:
+		return w.Delete(op.key)
+	case pebble.InternalKeyKindMerge:
+		return w.Merge(op.key, op.value)
+	}
+	return fmt.Errorf("engine: a flush's batch holds a write of kind %v", op.kind)
+}
+
+// Commit makes parts durable in Pebble, atomically: it writes them as one
+// sstable and ingests it. Every key of a part must sort before the next
+// part's.
+func (s *Store) Commit(ctx context.Context, parts ...Writes) error {
 	size := uint64(0)
-	for _, b := range batches {
-		size += uint64(b.Len())
+	for _, p := range parts {
+		size += p.Size
 	}
 	if size == 0 {
 		return nil
@@ -52,7 +106,7 @@ func (s *Store) Commit(ctx context.Context, batches ...*pebble.Batch) error {
 	}
 	defer s.fs.RemoveAll(dir)
 	path := filepath.Join(dir, "commit.sst") // the folder is this Commit's own
-	n, err := s.writeSST(path, batches)
+	n, err := s.writeSST(path, parts)
 	if err != nil {
 		return DiskErr("writing "+path, err)
 	}
@@ -84,42 +138,74 @@ func (s *Store) CheckRoom(size uint64) error {
 	return nil
 }
 
-// writeSST writes the batches' writes into a new sstable at path and
-// returns how many keys it holds.
-func (s *Store) writeSST(path string, batches []*pebble.Batch) (int, error) {
+// writeSST writes parts into a new sstable at path and returns how many
+// keys it holds.
+func (s *Store) writeSST(path string, parts []Writes) (int, error) {
 	f, err := s.fs.Create(path, vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return 0, err
 	}
-	w := sstable.NewWriter(objstorageprovider.NewFileWritable(f), s.WriterOptions(0))
-	n := 0
-	var ops []batchOp
-	for _, b := range batches {
-		if ops, err = s.batchOps(b, ops[:0]); err != nil {
-			break
-		}
-		for _, op := range ops {
-			switch op.kind {
-			case pebble.InternalKeyKindSet:
-				err = w.Set(op.key, op.value)
-			case pebble.InternalKeyKindDelete:
-				err = w.Delete(op.key)
-			default:
-				err = w.Merge(op.key, op.value)
-			}
-			if err != nil {
-				break
-			}
-			n++
-		}
-		if err != nil {
+	w := &countingWriter{w: sstable.NewWriter(objstorageprovider.NewFileWritable(f), s.WriterOptions(0))}
+	for _, p := range parts {
+		if err = p.Each(w); err != nil {
 			break
 		}
 	}
-	if cerr := w.Close(); err == nil {
+	if cerr := w.w.Close(); err == nil {
 		err = cerr
 	}
-	return n, err
+	return w.n, err
+}
+
+// countingWriter counts the keys written to an sstable.
+type countingWriter struct {
+	w *sstable.Writer
+	n int
+}
+
+func (c *countingWriter) Set(k, v []byte) error   { c.n++; return c.w.Set(k, v) }
+func (c *countingWriter) Delete(k []byte) error   { c.n++; return c.w.Delete(k) }
+func (c *countingWriter) Merge(k, v []byte) error { c.n++; return c.w.Merge(k, v) }
+
+// batchInOrder reports whether b's keys are in strictly increasing order,
+// each written once.
+func (s *Store) batchInOrder(b *pebble.Batch) (bool, error) {
+	cmp := s.Opts.Comparer.Compare
+	var prev []byte
+	inOrder := true
+	err := eachBatchOp(b, func(op batchOp) error {
+		if prev != nil && cmp(prev, op.key) >= 0 {
+			inOrder = false
+			return errStop
+		}
+		prev = op.key
+		return nil
+	})
+	if err == errStop {
+		err = nil
+	}
+	return inOrder, err
+}
+
+// errStop ends an eachBatchOp early.
+var errStop = errors.New("stop")
+
+// eachBatchOp calls fn with each write of b, in the batch's order, until
+// fn fails.
+func eachBatchOp(b *pebble.Batch, fn func(batchOp) error) error {
+	r := b.Reader()
+	for {
+		kind, k, v, ok, err := r.Next()
+		if err != nil {
+			return format.Corrupt("a flush's batch", err)
+		}
+		if !ok {
+			return nil
+		}
+		if err := fn(batchOp{key: k, value: v, kind: kind}); err != nil {
+			return err
+		}
+	}
 }
 
 // batchOp is one write of a batch.
@@ -132,21 +218,16 @@ type batchOp struct {
 // key only (a merge must be a key's only write: it would need the one
 // before).
 func (s *Store) batchOps(b *pebble.Batch, ops []batchOp) ([]batchOp, error) {
-	r := b.Reader()
-	for {
-		kind, k, v, ok, err := r.Next()
-		if err != nil {
-			return ops, format.Corrupt("a flush's batch", err)
-		}
-		if !ok {
-			break
-		}
-		switch kind {
+	err := eachBatchOp(b, func(op batchOp) error {
+		switch op.kind {
 		case pebble.InternalKeyKindSet, pebble.InternalKeyKindDelete, pebble.InternalKeyKindMerge:
-			ops = append(ops, batchOp{key: k, value: v, kind: kind})
-		default:
-			return ops, fmt.Errorf("engine: a flush's batch holds a write of kind %v", kind)
+			ops = append(ops, op)
+			return nil
 		}
+		return fmt.Errorf("engine: a flush's batch holds a write of kind %v", op.kind)
+	})
+	if err != nil {
+		return ops, err
 	}
 	cmp := s.Opts.Comparer.Compare
 	byKey := func(a, b batchOp) int { return cmp(a.key, b.key) }
