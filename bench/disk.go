@@ -50,11 +50,18 @@ type DiskResults struct {
 // DiskLimit is what the disk does with random 4 KiB reads of the index's
 // files, the page cache bypassed.
 type DiskLimit struct {
-	One      Latency `json:"one"`   // one read at a time
-	Round    Latency `json:"round"` // T reads issued together, until the last is back
-	RoundOf  int     `json:"round_of"`
+	One     Latency `json:"one"` // one read at a time
+	RoundOf int     `json:"round_of"`
+	// Round is T reads issued together by T goroutines, each with its
+	// own pread, until the last is back: a Go program's way of reading.
+	Round    Latency `json:"round"`
 	IOPSOne  float64 `json:"iops_one"`      // one read in flight
 	IOPSMany float64 `json:"iops_in_round"` // RoundOf reads in flight
+	// Async is T reads submitted to the kernel in one call and reaped
+	// together (Linux AIO, as fio's libaio engine does): the disk's own
+	// round, the limit queries are measured against.
+	Async     Latency `json:"async_round"`
+	IOPSAsync float64 `json:"iops_async_round"`
 }
 
 // Latency is a distribution's percentiles, in microseconds.
@@ -70,8 +77,12 @@ type DiskRun struct {
 	Queries     int     `json:"queries"`
 	Latency     Latency `json:"latency"`
 	QPS         float64 `json:"queries_per_s"`
-	// ReadsPerQuery and BytesPerQuery are the child's read system calls
-	// and the bytes it fetched from the disk (/proc/self/io), a query.
+	// Reads is how the index read its files: "ring" (io_uring) or
+	// "pread" (engine.Options.BlockingReads, or no io_uring here).
+	Reads string `json:"reads"`
+	// ReadsPerQuery is the index's reads of stored blocks (Stats.FileReads)
+	// and BytesPerQuery the bytes the child fetched from the disk
+	// (/proc/self/io), a query.
 	ReadsPerQuery float64 `json:"reads_per_query"`
 	BytesPerQuery float64 `json:"disk_bytes_per_query"`
 }
@@ -82,6 +93,8 @@ type diskJob struct {
 	Queries     string `json:"queries"` // a file of 8-byte little-endian fingerprints
 	CacheMiB    int    `json:"cache_mib"`
 	Concurrency int    `json:"concurrency"`
+	// BlockingReads opens the index with engine.Options.BlockingReads.
+	BlockingReads bool `json:"blocking_reads"`
 }
 
 // diskConfig sizes the disk section: its corpus, the child's memory limit
@@ -150,30 +163,34 @@ func runDiskDesign(cfg Config, paperTables int) (*DiskResults, error) {
 	if res.Disk, err = measureDisk(files, tables, cfg.Quick); err != nil {
 		return nil, fmt.Errorf("measuring the disk: %w", err)
 	}
-	cfg.Log.Info("disk: random 4 KiB reads", "one p50 us", res.Disk.One.P50, "round p50 us", res.Disk.Round.P50, "iops", res.Disk.IOPSMany)
-	for _, conc := range []int{1, 16} {
-		run, how, err := queryFromChild(diskJob{Index: index, Queries: qpath, CacheMiB: res.CacheMiB, Concurrency: conc}, files, memMiB)
-		if err != nil {
-			return nil, fmt.Errorf("queries at concurrency %d: %w", conc, err)
+	cfg.Log.Info("disk: random 4 KiB reads", "one p50 us", res.Disk.One.P50, "goroutine round p50 us", res.Disk.Round.P50, "async round p50 us", res.Disk.Async.P50, "async iops", res.Disk.IOPSAsync)
+	// Both ways of reading, in the same run: the ring against pread.
+	for _, blocking := range []bool{false, true} {
+		for _, conc := range []int{1, 16} {
+			run, how, err := queryFromChild(diskJob{Index: index, Queries: qpath, CacheMiB: res.CacheMiB, Concurrency: conc, BlockingReads: blocking}, files, memMiB)
+			if err != nil {
+				return nil, fmt.Errorf("queries at concurrency %d: %w", conc, err)
+			}
+			res.PageCache = how
+			cfg.Log.Info("disk: queries", "reads", run.Reads, "concurrency", conc, "p50 us", run.Latency.P50, "p99 us", run.Latency.P99, "qps", run.QPS, "reads/query", run.ReadsPerQuery)
+			res.Runs = append(res.Runs, run)
 		}
-		res.PageCache = how
-		cfg.Log.Info("disk: queries", "concurrency", conc, "p50 us", run.Latency.P50, "p99 us", run.Latency.P99, "qps", run.QPS, "reads/query", run.ReadsPerQuery)
-		res.Runs = append(res.Runs, run)
 	}
 	return res, res.chart(cfg.Out)
 }
 
 // chart draws the queries' latency percentiles beside the disk's: one read,
-// and a round of T together.
+// and a round of T together, as the kernel and as goroutines issue it.
 func (d *DiskResults) chart(out string) error {
 	xs := []float64{1, 2, 3} // p50, p99, p999
 	pts := func(l Latency) []float64 { return []float64{l.P50, l.P99, l.P999} }
 	series := []chart.Series{
 		{Name: "the disk: one 4 KiB read", X: xs, Y: pts(d.Disk.One), Dashed: true},
-		{Name: fmt.Sprintf("the disk: %d reads together", d.Disk.RoundOf), X: xs, Y: pts(d.Disk.Round), Dashed: true},
+		{Name: fmt.Sprintf("the disk: %d reads submitted together", d.Disk.RoundOf), X: xs, Y: pts(d.Disk.Async), Dashed: true},
+		{Name: fmt.Sprintf("%d goroutines, a read each", d.Disk.RoundOf), X: xs, Y: pts(d.Disk.Round), Dashed: true},
 	}
 	for _, r := range d.Runs {
-		series = append(series, chart.Series{Name: fmt.Sprintf("a query, %d at a time", r.Concurrency), X: xs, Y: pts(r.Latency)})
+		series = append(series, chart.Series{Name: fmt.Sprintf("a query, %d at a time, %s", r.Concurrency, r.Reads), X: xs, Y: pts(r.Latency)})
 	}
 	name := fmt.Sprintf("disk-latency-%d-%s.png", d.N, d.Design)
 	if err := chart.Lines(filepath.Join(out, name), chart.Axes{Title: fmt.Sprintf("Cold queries on the disk, %d fingerprints, %d tables, %d MiB cache", d.N, d.Tables, d.CacheMiB),
@@ -294,7 +311,26 @@ func measureDisk(files []string, t int, quick bool) (DiskLimit, error) {
 	}
 	lim.IOPSMany = float64(rounds*t) / time.Since(start).Seconds()
 	lim.Round = percentiles(round)
-	return lim, errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return lim, err
+	}
+	a, err := newAIOReader(r)
+	if err != nil {
+		return lim, err
+	}
+	defer a.Close()
+	round = round[:0]
+	start = time.Now()
+	for range rounds {
+		t0 := time.Now()
+		if err := a.round(seeds, t); err != nil {
+			return lim, err
+		}
+		round = append(round, float64(time.Since(t0).Microseconds()))
+	}
+	lim.IOPSAsync = float64(rounds*t) / time.Since(start).Seconds()
+	lim.Async = percentiles(round)
+	return lim, nil
 }
 
 // percentiles summarises latencies in microseconds (sorted here).
@@ -381,20 +417,32 @@ func queryDisk(job diskJob) (DiskRun, error) {
 	if err != nil {
 		return DiskRun{}, err
 	}
-	db, err := engine.Open(job.Index, engine.Options{ReadOnly: true, CacheSize: int64(job.CacheMiB) << 20, Logger: quiet()})
+	db, err := engine.Open(job.Index, engine.Options{ReadOnly: true, CacheSize: int64(job.CacheMiB) << 20, Logger: quiet(), BlockingReads: job.BlockingReads})
 	if err != nil {
 		return DiskRun{}, err
 	}
 	defer db.Close()
+	st0, err := db.Stats(context.Background())
+	if err != nil {
+		return DiskRun{}, err
+	}
 	io0 := procIO()
 	lat, elapsed, err := latenciesOn(db, qs, 3, job.Concurrency)
 	if err != nil {
 		return DiskRun{}, err
 	}
 	io1 := procIO()
+	st1, err := db.Stats(context.Background())
+	if err != nil {
+		return DiskRun{}, err
+	}
 	nq := float64(len(qs))
-	return DiskRun{Concurrency: job.Concurrency, Queries: len(qs), Latency: percentiles(lat), QPS: nq / elapsed.Seconds(),
-		ReadsPerQuery: float64(io1["syscr"]-io0["syscr"]) / nq, BytesPerQuery: float64(io1["read_bytes"]-io0["read_bytes"]) / nq}, nil
+	reads := "pread"
+	if st1.ReadRing {
+		reads = "ring"
+	}
+	return DiskRun{Concurrency: job.Concurrency, Queries: len(qs), Latency: percentiles(lat), QPS: nq / elapsed.Seconds(), Reads: reads,
+		ReadsPerQuery: float64(st1.FileReads-st0.FileReads) / nq, BytesPerQuery: float64(io1["read_bytes"]-io0["read_bytes"]) / nq}, nil
 }
 
 // procIO reads this process's I/O counters (Linux's /proc/self/io; empty
@@ -416,16 +464,19 @@ func procIO() map[string]int64 {
 func (d *DiskResults) report(md *strings.Builder) {
 	fmt.Fprintf(md, "## Queries on the disk (%d fingerprints, %d tables: %s design)\n\n", d.N, d.Tables, d.Design)
 	fmt.Fprintf(md, "An index of %d uniform fingerprints (%.1f GB on disk) queried at k = 3 (half near a stored fingerprint, half random) by a child process with a %d MiB engine cache; page cache: %s. ", d.N, float64(d.IndexBytes)/1e9, d.CacheMiB, d.PageCache)
-	fmt.Fprintf(md, "The disk's limit, measured in the same run on the index's sstables with O_DIRECT: one random 4 KiB read p50 %.0f us, p99 %.0f us (%.0f reads/s); %d issued together, all back p50 %.0f us, p99 %.0f us (%.0f reads/s).\n\n",
-		d.Disk.One.P50, d.Disk.One.P99, d.Disk.IOPSOne, d.Disk.RoundOf, d.Disk.Round.P50, d.Disk.Round.P99, d.Disk.IOPSMany)
-	md.WriteString("| concurrent queries | p50 | p99 | p999 | queries/s | reads a query | disk bytes a query | p50 / one round | p99 / one round's p99 | queries/s / (disk reads/s / reads a query) |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(md, "The disk's limit, measured in the same run on the index's sstables with O_DIRECT: one random 4 KiB read p50 %.0f us, p99 %.0f us (%.0f reads/s); "+
+		"%d submitted to the kernel together (Linux AIO, one io_submit, reaped together), all back p50 %.0f us, p99 %.0f us (%.0f reads/s): **the round** below; "+
+		"%d issued together by as many goroutines, each a pread, p50 %.0f us, p99 %.0f us (%.0f reads/s).\n\n",
+		d.Disk.One.P50, d.Disk.One.P99, d.Disk.IOPSOne, d.Disk.RoundOf, d.Disk.Async.P50, d.Disk.Async.P99, d.Disk.IOPSAsync,
+		d.Disk.RoundOf, d.Disk.Round.P50, d.Disk.Round.P99, d.Disk.IOPSMany)
+	md.WriteString("| reads | concurrent queries | p50 | p99 | p999 | queries/s | reads a query | disk bytes a query | p50 / the round | p99 / the round's p99 | p50 / goroutine round | queries/s / (round reads/s / reads a query) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range d.Runs {
 		limit := 0.0
 		if r.ReadsPerQuery > 0 {
-			limit = r.QPS / (d.Disk.IOPSMany / r.ReadsPerQuery)
+			limit = r.QPS / (d.Disk.IOPSAsync / r.ReadsPerQuery)
 		}
-		fmt.Fprintf(md, "| %d | %.0f us | %.0f us | %.0f us | %.0f | %.1f | %.0f | %.1fx | %.1fx | %.2f |\n", r.Concurrency, r.Latency.P50, r.Latency.P99, r.Latency.P999, r.QPS,
-			r.ReadsPerQuery, r.BytesPerQuery, r.Latency.P50/max(d.Disk.Round.P50, 1), r.Latency.P99/max(d.Disk.Round.P99, 1), limit)
+		fmt.Fprintf(md, "| %s | %d | %.0f us | %.0f us | %.0f us | %.0f | %.1f | %.0f | %.1fx | %.1fx | %.1fx | %.2f |\n", r.Reads, r.Concurrency, r.Latency.P50, r.Latency.P99, r.Latency.P999, r.QPS,
+			r.ReadsPerQuery, r.BytesPerQuery, r.Latency.P50/max(d.Disk.Async.P50, 1), r.Latency.P99/max(d.Disk.Async.P99, 1), r.Latency.P50/max(d.Disk.Round.P50, 1), limit)
 	}
 	md.WriteString("\n")
 	for _, ch := range d.Charts {

@@ -14,5 +14,11 @@ type directReader struct{}
 func newDirectReader([]string, int) (*directReader, error) { return nil, errNotLinux }
 func (*directReader) readRandom(*rand.Rand, int) error     { return errNotLinux }
 func (*directReader) Close()                               {}
-func dropPages(string) error                               { return errNotLinux }
-func limitMemory(int, int64) (func(), error)               { return func() {}, errNotLinux }
+
+type aioReader struct{}
+
+func newAIOReader(*directReader) (*aioReader, error) { return nil, errNotLinux }
+func (*aioReader) round([]*rand.Rand, int) error     { return errNotLinux }
+func (*aioReader) Close()                            {}
+func dropPages(string) error                         { return errNotLinux }
+func limitMemory(int, int64) (func(), error)         { return func() {}, errNotLinux }

@@ -54,10 +54,18 @@ func TestDiskQuickRun(t *testing.T) {
 	assert.Positive(t, d.Disk.One.P50)
 	assert.LessOrEqual(t, d.Disk.One.P50, d.Disk.One.P99)
 	assert.Positive(t, d.Disk.IOPSMany)
-	require.Len(t, d.Runs, 2)
-	for i, conc := range []int{1, 16} {
-		r := d.Runs[i]
-		assert.Equal(t, conc, r.Concurrency)
+	assert.Positive(t, d.Disk.Async.P50)
+	assert.LessOrEqual(t, d.Disk.Async.P50, d.Disk.Async.P99)
+	assert.Positive(t, d.Disk.IOPSAsync)
+	require.Len(t, d.Runs, 4)
+	for i, r := range d.Runs {
+		assert.Equal(t, []int{1, 16}[i%2], r.Concurrency)
+		if i >= 2 {
+			assert.Equal(t, "pread", r.Reads, "the second pair reads with pread")
+		} else {
+			assert.Contains(t, []string{"ring", "pread"}, r.Reads)
+		}
+		assert.Positive(t, r.ReadsPerQuery, "the cache is smaller than the index")
 		assert.Equal(t, nq, r.Queries, "every query asked once")
 		assert.Positive(t, r.QPS)
 		assert.LessOrEqual(t, r.Latency.P50, r.Latency.P99)

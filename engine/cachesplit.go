@@ -49,10 +49,19 @@ func (db *DB) maxShare() int64 {
 // engineBudget is what the engine's cache holds when Pebble's has share.
 func (db *DB) engineBudget(share int64) int64 { return max(db.opts.CacheSize-share, 1<<20) }
 
-// tableIndexBytes is the size of the index and filter blocks of the
-// Pebble files that hold table blocks and pending lists.
+// tableIndexBytes is the size of the blocks a cold query reads besides
+// its data blocks: the index and filter blocks of the Pebble files that
+// hold table blocks and pending lists, and the index blocks of those that
+// hold postings (a query's look-up of its matches' postings seeks without
+// the filters). Without the postings' index blocks, a query with a match
+// waits for two reads in a row after its table blocks.
 func (db *DB) tableIndexBytes() (int64, error) {
-	return db.store.IndexBytes(spanOf(format.SpaceTables), spanOf(format.SpacePending))
+	tables, err := db.store.IndexBytes(spanOf(format.SpaceTables), spanOf(format.SpacePending))
+	if err != nil {
+		return 0, err
+	}
+	postings, err := db.store.IndexOnlyBytes(spanOf(format.SpacePostings))
+	return tables + postings, err
 }
 
 // spanOf is the key span of a keyspace.

@@ -11,6 +11,7 @@ import (
 	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/simhashdb/simhashdb/engine/internal/memtable"
 	"github.com/simhashdb/simhashdb/engine/internal/store"
+	"github.com/simhashdb/simhashdb/engine/internal/uring"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -53,9 +54,12 @@ type DB struct {
 	opts Options
 	log  *slog.Logger
 	// store is the Pebble store: metadata, documents, postings and tables.
-	store  *store.Store
-	fs     vfs.FS   // the files of Pebble, of the log and of the engine's flushes
-	wal    *wal.Log // nil when read-only
+	store *store.Store
+	fs    vfs.FS   // the files of Pebble, of the log and of the engine's flushes
+	wal   *wal.Log // nil when read-only
+	// ring is what Pebble reads sstables through (nil: pread, as
+	// Options.BlockingReads explains).
+	ring   *uring.Ring
 	design *permutation.Design
 	block  int
 	sketch int // the bytes of each document's sketch, 0 for none
@@ -133,5 +137,8 @@ func (db *DB) close() error {
 		errs = append(errs, db.st.unref())
 	}
 	errs = append(errs, db.store.Close())
+	if db.ring != nil {
+		errs = append(errs, db.ring.Close())
+	}
 	return errors.Join(errs...)
 }

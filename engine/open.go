@@ -15,6 +15,7 @@ import (
 	"github.com/simhashdb/simhashdb/engine/internal/memtable"
 	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/simhashdb/simhashdb/engine/internal/table"
+	"github.com/simhashdb/simhashdb/engine/internal/uring"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -62,6 +63,10 @@ func newIndexDir(fs vfs.FS, dir string) error {
 	return nil
 }
 
+// readRingEntries is the most reads in flight through the ring: the
+// probes' reads together across queries (maxMissReads) and Pebble's own.
+const readRingEntries = 256
+
 // Open opens the index in dir. Unless opts.ReadOnly, it creates one in a
 // dir that does not exist or is empty; a dir that holds other files is
 // refused with ErrNotIndex.
@@ -96,14 +101,25 @@ func Open(dir string, opts Options) (*DB, error) {
 	// The engine's block cache and Pebble's share Options.CacheSize
 	// (cachesplit.go).
 	db.cache = cache.New(db.engineBudget(db.baseShare()))
+	if opts.fs == nil && !opts.BlockingReads {
+		if db.ring, err = uring.New(readRingEntries); err != nil {
+			db.log.Debug("reading sstables with pread", "why", err)
+		}
+	}
 	db.store, err = store.Open(dir, store.Options{FS: db.fs, ReadOnly: opts.ReadOnly, Logger: opts.Logger,
-		CacheSize: db.baseShare(), CacheMax: db.maxShare(), NewOrder: cmp.Or(opts.knobs.newStoreOrder, store.KeyOrder)})
+		CacheSize: db.baseShare(), CacheMax: db.maxShare(), NewOrder: cmp.Or(opts.knobs.newStoreOrder, store.KeyOrder), Ring: db.ring})
 	if err != nil {
+		if db.ring != nil {
+			db.ring.Close()
+		}
 		return nil, err
 	}
 	if err := db.load(); err != nil {
 		err = storeErr(err)
 		db.store.Close()
+		if db.ring != nil {
+			db.ring.Close()
+		}
 		return nil, err
 	}
 	db.splitCache()

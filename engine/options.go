@@ -106,6 +106,13 @@ type Options struct {
 	// ReadOnly opens an existing index without writing to it; it works
 	// on read-only media too.
 	ReadOnly bool
+	// BlockingReads reads the stored files with pread from the goroutine
+	// that needs them. By default, on Linux where the kernel allows
+	// io_uring, they are read through a ring instead, so that the reads a
+	// cold query issues together reach the disk together: a goroutine
+	// blocked in pread holds one of the runtime's Ps, and with few cores
+	// the others wait for them (docs/performance.md, "The disk's round").
+	BlockingReads bool
 	// WALRecovery says what opening does with a damaged record in the
 	// write-ahead log (a torn tail, an unfinished write, is skipped in
 	// every mode): by default (WALRecoverTail) it discards a damaged last

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/simhashdb/simhashdb/engine/internal/uring"
 	"github.com/simhashdb/simhashdb/internal/fingerprints"
 	"github.com/simhashdb/simhashdb/permutation"
 	"github.com/stretchr/testify/assert"
@@ -329,4 +330,37 @@ func setRaw(t *testing.T, db *DB, key, value []byte) {
 	defer b.Close()
 	require.NoError(t, b.Set(key, value, nil))
 	require.NoError(t, db.store.Commit(ctx, db.store.BatchWrites(b)))
+}
+
+// TestReadRing checks that an index read through the io_uring ring (where
+// the kernel allows one) answers as the oracle does, cold and after
+// writes, and as the same index read with pread.
+func TestReadRing(t *testing.T) {
+	dir := t.TempDir()
+	docs := corpus(20000, 11)
+	model := oracleOf(docs)
+	r := rand.New(rand.NewPCG(11, 11))
+	qs := queries(model, 3, 300, r)
+	o := testOptions()
+	o.CacheSize = 1 << 20 // most blocks read from the files
+	db := openT(t, dir, o)
+	require.NoError(t, db.Load(ctx, docs))
+	require.NoError(t, db.Close())
+	ring, err := uring.New(4)
+	if err == nil {
+		require.NoError(t, ring.Close())
+	}
+	for _, blocking := range []bool{false, true} {
+		o.BlockingReads = blocking
+		db := openT(t, dir, o)
+		if ring != nil && !blocking {
+			require.NotNil(t, db.ring, "the kernel allows io_uring: reads go through a ring")
+		} else {
+			require.Nil(t, db.ring)
+		}
+		checkQueries(t, db, model, qs, fmt.Sprintf("cold, blocking reads %v", blocking))
+		_, err := db.Check(ctx)
+		require.NoError(t, err)
+		require.NoError(t, db.Close())
+	}
 }

@@ -76,8 +76,9 @@ type Stats struct {
 	PebbleCacheBytes int64 `json:"pebble_cache_bytes"`
 	PebbleCacheSize  int64 `json:"pebble_cache_size"`
 	// PebbleIndexBytes is the size of the index and filter blocks of the
-	// Pebble files that hold table blocks and pending lists, which a read
-	// of a block not cached goes through. When it exceeds PebbleCacheSize,
+	// Pebble files that hold table blocks and pending lists, and of the
+	// index blocks of those that hold postings, which a read of a block
+	// not cached goes through. When it exceeds PebbleCacheSize,
 	// a cold query reads some of them from the disk besides its table
 	// blocks. Pebble's share grows to hold them, up to three quarters of
 	// CacheSize (PebbleCacheSize says how far). -1 where Pebble could not
@@ -86,6 +87,11 @@ type Stats struct {
 	// CacheForIndex is the CacheSize whose Pebble share holds those
 	// blocks.
 	CacheForIndex int64 `json:"cache_size_for_pebble_index"`
+	// FileReads counts the reads of stored blocks since Open: those no
+	// cache held, for queries, flushes and Pebble's compactions.
+	// ReadRing says they go through an io_uring ring (Options.BlockingReads).
+	FileReads int64 `json:"file_reads"`
+	ReadRing  bool  `json:"read_ring"`
 }
 
 // Stats returns the index's statistics.
@@ -140,6 +146,7 @@ func (db *DB) Stats(ctx context.Context) (_ Stats, err error) {
 	s.CacheSize = db.opts.CacheSize
 	s.CacheBytes, s.CacheHits, s.CacheMisses = db.cache.Stats()
 	s.PebbleCacheHit, s.PebbleCacheBytes = pm.BlockCache.Hits, pm.BlockCache.Size
+	s.FileReads, s.ReadRing = db.store.Reads(), db.ring != nil
 	s.PebbleCacheSize = db.store.CacheShare()
 	if s.PebbleIndexBytes, err = db.tableIndexBytes(); err != nil {
 		s.PebbleIndexBytes = -1

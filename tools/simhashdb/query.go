@@ -536,6 +536,11 @@ func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	} else {
 		fmt.Fprintf(stdout, "pebble index       %d bytes of index and filter blocks over the tables; Pebble's share of the cache may grow to %d bytes (a limit, not memory taken)%s\n", st.PebbleIndexBytes, st.PebbleCacheSize, indexFit(st))
 	}
+	if st.ReadRing {
+		fmt.Fprintf(stdout, "reads              through an io_uring ring: a cold query's block reads reach the disk together\n")
+	} else {
+		fmt.Fprintf(stdout, "reads              with pread (no io_uring here, or the index was opened with it off)\n")
+	}
 	switch {
 	case fpOpts != nil:
 		fmt.Fprintf(stdout, "text options       %s (kept with the index: add --text, query --text/--file and serve use them)\n", schemaString(*fpOpts))

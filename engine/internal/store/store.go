@@ -16,6 +16,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
+	"github.com/simhashdb/simhashdb/engine/internal/uring"
 )
 
 // Dir is the folder of an index directory that holds the Pebble store.
@@ -49,6 +50,7 @@ type Store struct {
 	log *slog.Logger
 	// damaged is the first damage Pebble reported (Damaged).
 	damaged atomic.Pointer[error]
+	reads   atomic.Int64 // of sstables at offsets: Reads
 	// logFree and logSinceStat are LogRoom's view of the disk; its caller
 	// serialises the calls.
 	logFree, logSinceStat int64
@@ -64,6 +66,9 @@ type Options struct {
 	// NewOrder is the key order of a store Open creates: KeyOrder, unless
 	// a test makes a store as earlier builds did.
 	NewOrder *pebble.Comparer
+	// Ring, when set, is what Pebble reads its sstables through; the
+	// caller closes it after the store.
+	Ring *uring.Ring
 }
 
 // Open opens (or creates) the Pebble store of the index in dir. It first
@@ -85,6 +90,7 @@ func Open(dir string, o Options) (*Store, error) {
 	s.Cache = pebble.NewCache(s.CacheMax)
 	s.SetCacheShare(o.CacheSize)
 	s.Opts = s.pebbleOptions(order, o.ReadOnly)
+	s.Opts.FS = readFS{FS: s.fs, ring: o.Ring, reads: &s.reads}
 	if s.DB, err = pebble.Open(pdir, s.Opts); err != nil {
 		s.Cache.Unref()
 		if lockHeld(err) {
@@ -124,6 +130,11 @@ func filesMissing(fs vfs.FS, pdir string, err error) bool {
 	desc, perr := pebble.Peek(pdir, fs)
 	return perr == nil && desc.Exists
 }
+
+// Reads is how many reads of its sstables Pebble has made since the store
+// opened: every block a query or a flush does not find in a cache, and
+// the reads of compactions.
+func (s *Store) Reads() int64 { return s.reads.Load() }
 
 // Close closes the store and lets go of its cache.
 func (s *Store) Close() error {
@@ -189,7 +200,13 @@ func (s *Store) pebbleOptions(order *pebble.Comparer, readOnly bool) *pebble.Opt
 // takes them from Pebble's block cache when it holds them, from the disk
 // when it does not. A file that also holds keys outside the spans counts
 // whole.
-func (s *Store) IndexBytes(spans ...[2][]byte) (int64, error) {
+func (s *Store) IndexBytes(spans ...[2][]byte) (int64, error) { return s.indexBytes(true, spans) }
+
+// IndexOnlyBytes is IndexBytes without the filter blocks: what a seek
+// that does not ask the filters (a posting look-up) reads.
+func (s *Store) IndexOnlyBytes(spans ...[2][]byte) (int64, error) { return s.indexBytes(false, spans) }
+
+func (s *Store) indexBytes(filters bool, spans [][2][]byte) (int64, error) {
 	var n int64
 	seen := map[uint64]bool{} // a file in two spans; virtual files share their backing's blocks
 	for _, sp := range spans {
@@ -201,7 +218,10 @@ func (s *Store) IndexBytes(spans ...[2][]byte) (int64, error) {
 			for _, t := range tables {
 				if p := t.Properties; p != nil && !seen[uint64(t.BackingSSTNum)] {
 					seen[uint64(t.BackingSSTNum)] = true
-					n += int64(p.IndexSize + p.FilterSize)
+					n += int64(p.IndexSize)
+					if filters {
+						n += int64(p.FilterSize)
+					}
 				}
 			}
 		}

@@ -1,0 +1,355 @@
+package uring
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrUnsupported is wrapped by New's error where the kernel refuses
+// io_uring.
+var ErrUnsupported = errors.ErrUnsupported
+
+// The kernel's interface (linux/io_uring.h).
+const (
+	opRead         = 22 // IORING_OP_READ
+	offSQRing      = 0
+	offCQRing      = 0x8000000
+	offSQEs        = 0x10000000
+	featSingleMmap = 1 << 0
+	registerEvtfd  = 4 // IORING_REGISTER_EVENTFD
+)
+
+type sqringOffsets struct {
+	head, tail, ringMask, ringEntries, flags, dropped, array, resv1 uint32
+	userAddr                                                        uint64
+}
+
+type cqringOffsets struct {
+	head, tail, ringMask, ringEntries, overflow, cqes, flags, resv1 uint32
+	userAddr                                                        uint64
+}
+
+type params struct {
+	sqEntries, cqEntries, flags, sqThreadCPU, sqThreadIdle, features, wqFd uint32
+	resv                                                                   [3]uint32
+	sqOff                                                                  sqringOffsets
+	cqOff                                                                  cqringOffsets
+}
+
+type sqe struct {
+	opcode      uint8
+	flags       uint8
+	ioprio      uint16
+	fd          int32
+	off         uint64
+	addr        uint64
+	len         uint32
+	rwFlags     uint32
+	userData    uint64
+	bufIndex    uint16
+	personality uint16
+	spliceFdIn  int32
+	addr3       uint64
+	pad2        uint64
+}
+
+type cqe struct {
+	userData uint64
+	res      int32
+	flags    uint32
+}
+
+// request is one read in flight: the goroutine that asked waits on done.
+type request struct {
+	p    []byte // kept here while the kernel writes into it
+	res  int32
+	err  error // not submitted
+	done chan struct{}
+}
+
+// Ring is an io_uring instance for reads. Its methods are safe for
+// concurrent use.
+type Ring struct {
+	fd             int
+	sqRing, cqRing []byte
+	sqes           []sqe
+	sqHead, sqTail *uint32
+	sqMask         uint32
+	sqArray        []uint32
+	cqHead, cqTail *uint32
+	cqMask         uint32
+	cqes           []cqe
+	evt            *os.File      // the eventfd that the kernel signals completions on
+	room           chan struct{} // a place for each read in flight
+	closing        chan struct{} // closed by Close
+	reaped         chan struct{} // closed when the reaper has stopped
+	mu             sync.Mutex    // the submission queue, the completion queue, slots
+	slots          []*request
+	free           []uint32
+	closed         bool
+	// unsubmitted reads wait in the submission queue for the one that
+	// leads them (submitting) to enter them together.
+	unsubmitted int
+	submitting  bool
+	noNowait    atomic.Bool // the kernel refuses RWF_NOWAIT reads
+}
+
+// New makes a ring for up to entries reads in flight (a power of two).
+func New(entries int) (*Ring, error) {
+	var p params
+	fd, _, errno := unix.Syscall(unix.SYS_IO_URING_SETUP, uintptr(entries), uintptr(unsafe.Pointer(&p)), 0)
+	if errno != 0 {
+		return nil, fmt.Errorf("%w: io_uring_setup: %w", ErrUnsupported, errno)
+	}
+	r := &Ring{fd: int(fd)}
+	if err := r.mapRings(&p); err != nil {
+		r.unmap()
+		unix.Close(r.fd)
+		return nil, err
+	}
+	efd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		r.unmap()
+		unix.Close(r.fd)
+		return nil, fmt.Errorf("%w: eventfd: %w", ErrUnsupported, err)
+	}
+	if _, _, errno := unix.Syscall6(unix.SYS_IO_URING_REGISTER, uintptr(r.fd), registerEvtfd, uintptr(unsafe.Pointer(&efd)), 1, 0, 0); errno != 0 {
+		unix.Close(efd)
+		r.unmap()
+		unix.Close(r.fd)
+		return nil, fmt.Errorf("%w: registering an eventfd: %w", ErrUnsupported, errno)
+	}
+	// Non-blocking, so the runtime's poller waits on it: the reaper parks
+	// without holding a thread.
+	r.evt = os.NewFile(uintptr(efd), "io_uring eventfd")
+	n := int(p.sqEntries)
+	r.room = make(chan struct{}, n)
+	r.slots = make([]*request, n)
+	for i := n - 1; i >= 0; i-- {
+		r.free = append(r.free, uint32(i))
+	}
+	r.reaped, r.closing = make(chan struct{}), make(chan struct{})
+	go r.reap()
+	return r, nil
+}
+
+func (r *Ring) mapRings(p *params) error {
+	sqSize := int(p.sqOff.array + p.sqEntries*4)
+	cqSize := int(p.cqOff.cqes + p.cqEntries*uint32(unsafe.Sizeof(cqe{})))
+	if p.features&featSingleMmap != 0 {
+		sqSize = max(sqSize, cqSize)
+	}
+	var err error
+	if r.sqRing, err = unix.Mmap(r.fd, offSQRing, sqSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE); err != nil {
+		return fmt.Errorf("%w: mapping the submission ring: %w", ErrUnsupported, err)
+	}
+	r.cqRing = r.sqRing
+	if p.features&featSingleMmap == 0 {
+		if r.cqRing, err = unix.Mmap(r.fd, offCQRing, cqSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE); err != nil {
+			r.cqRing = nil
+			return fmt.Errorf("%w: mapping the completion ring: %w", ErrUnsupported, err)
+		}
+	}
+	sqesBytes, err := unix.Mmap(r.fd, offSQEs, int(p.sqEntries)*int(unsafe.Sizeof(sqe{})), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE)
+	if err != nil {
+		return fmt.Errorf("%w: mapping the submission entries: %w", ErrUnsupported, err)
+	}
+	r.sqes = unsafe.Slice((*sqe)(unsafe.Pointer(&sqesBytes[0])), p.sqEntries)
+	u32 := func(b []byte, off uint32) *uint32 { return (*uint32)(unsafe.Pointer(&b[off])) }
+	r.sqHead, r.sqTail = u32(r.sqRing, p.sqOff.head), u32(r.sqRing, p.sqOff.tail)
+	r.sqMask = *u32(r.sqRing, p.sqOff.ringMask)
+	r.sqArray = unsafe.Slice(u32(r.sqRing, p.sqOff.array), p.sqEntries)
+	r.cqHead, r.cqTail = u32(r.cqRing, p.cqOff.head), u32(r.cqRing, p.cqOff.tail)
+	r.cqMask = *u32(r.cqRing, p.cqOff.ringMask)
+	r.cqes = unsafe.Slice((*cqe)(unsafe.Pointer(&r.cqRing[p.cqOff.cqes])), p.cqEntries)
+	return nil
+}
+
+func (r *Ring) unmap() {
+	if r.sqes != nil {
+		unix.Munmap(unsafe.Slice((*byte)(unsafe.Pointer(&r.sqes[0])), len(r.sqes)*int(unsafe.Sizeof(sqe{}))))
+		r.sqes = nil
+	}
+	if len(r.cqRing) > 0 && &r.cqRing[0] != &r.sqRing[0] {
+		unix.Munmap(r.cqRing)
+	}
+	if r.sqRing != nil {
+		unix.Munmap(r.sqRing)
+	}
+	r.sqRing, r.cqRing = nil, nil
+}
+
+// ErrClosed is returned by ReadAt after Close.
+var ErrClosed = errors.New("uring: ring closed")
+
+// ReadAt reads len(p) bytes of the file fd at off, as io.ReaderAt does:
+// fewer only with an error (io.EOF at the file's end).
+func (r *Ring) ReadAt(fd uintptr, p []byte, off int64) (int, error) {
+	select {
+	case <-r.closing:
+		return 0, ErrClosed
+	default:
+	}
+	n := 0
+	// What the page cache holds is read at once, without the ring:
+	// RWF_NOWAIT returns EAGAIN rather than wait for the disk.
+	if !r.noNowait.Load() {
+		k, err := unix.Preadv2(int(fd), [][]byte{p}, off, unix.RWF_NOWAIT)
+		switch {
+		case err == nil && k == 0 && len(p) > 0:
+			return 0, io.EOF
+		case err == nil:
+			n = k
+		case errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOSYS) || errors.Is(err, syscall.EINVAL):
+			r.noNowait.Store(true)
+		case !errors.Is(err, syscall.EAGAIN):
+			return 0, &os.PathError{Op: "read", Path: fmt.Sprintf("fd %d", fd), Err: err}
+		}
+	}
+	for n < len(p) {
+		res, err := r.read(fd, p[n:], off+int64(n))
+		if err != nil {
+			return n, err
+		}
+		switch {
+		case res > 0:
+			n += int(res)
+		case res == 0:
+			return n, io.EOF
+		case syscall.Errno(-res) == syscall.EINTR || syscall.Errno(-res) == syscall.EAGAIN:
+		default:
+			return n, &os.PathError{Op: "read", Path: fmt.Sprintf("fd %d", fd), Err: syscall.Errno(-res)}
+		}
+	}
+	return n, nil
+}
+
+// read submits one read and waits for its result.
+func (r *Ring) read(fd uintptr, p []byte, off int64) (int32, error) {
+	select {
+	case r.room <- struct{}{}:
+	case <-r.closing:
+		return 0, ErrClosed
+	}
+	defer func() { <-r.room }()
+	req := &request{p: p, done: make(chan struct{})}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return 0, ErrClosed
+	}
+	slot := r.free[len(r.free)-1]
+	r.free = r.free[:len(r.free)-1]
+	r.slots[slot] = req
+	tail := *r.sqTail
+	i := tail & r.sqMask
+	r.sqes[i] = sqe{opcode: opRead, fd: int32(fd), off: uint64(off), addr: uint64(uintptr(unsafe.Pointer(unsafe.SliceData(p)))),
+		len: uint32(len(p)), userData: uint64(slot)}
+	r.sqArray[i] = i
+	atomic.StoreUint32(r.sqTail, tail+1)
+	r.unsubmitted++
+	lead := !r.submitting
+	r.submitting = true
+	r.mu.Unlock()
+	if lead {
+		// Let the goroutines ready to run issue their reads first: a
+		// query's reads of several tables then reach the disk in one
+		// submission, which the block layer hands the device at once.
+		runtime.Gosched()
+		r.mu.Lock()
+		err := r.submit()
+		r.mu.Unlock()
+		if err != nil {
+			return 0, err
+		}
+	}
+	<-req.done
+	return req.res, req.err
+}
+
+// submit enters the unsubmitted reads; mu is held. A failure fails them.
+func (r *Ring) submit() error {
+	n := r.unsubmitted
+	r.unsubmitted, r.submitting = 0, false
+	for n > 0 {
+		done, _, errno := unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(n), 0, 0, 0, 0)
+		r.drain()
+		switch {
+		case errno == 0:
+			n -= int(done)
+		case errno == syscall.EINTR || errno == syscall.EAGAIN || errno == syscall.EBUSY:
+		default:
+			// The kernel took none of the rest: fail them.
+			head := atomic.LoadUint32(r.sqHead)
+			tail := atomic.LoadUint32(r.sqTail)
+			for ; head != tail; head++ {
+				slot := r.sqes[r.sqArray[head&r.sqMask]].userData
+				req := r.slots[slot]
+				r.slots[slot] = nil
+				r.free = append(r.free, uint32(slot))
+				req.err = fmt.Errorf("io_uring_enter: %w", errno)
+				close(req.done)
+			}
+			atomic.StoreUint32(r.sqTail, atomic.LoadUint32(r.sqHead))
+			return fmt.Errorf("io_uring_enter: %w", errno)
+		}
+	}
+	return nil
+}
+
+// drain completes the reads the kernel has finished; mu is held.
+func (r *Ring) drain() {
+	head := atomic.LoadUint32(r.cqHead)
+	tail := atomic.LoadUint32(r.cqTail)
+	for ; head != tail; head++ {
+		c := r.cqes[head&r.cqMask]
+		req := r.slots[c.userData]
+		r.slots[c.userData] = nil
+		r.free = append(r.free, uint32(c.userData))
+		req.res = c.res
+		close(req.done)
+	}
+	atomic.StoreUint32(r.cqHead, head)
+}
+
+// reap completes reads as the kernel signals them, until Close.
+func (r *Ring) reap() {
+	defer close(r.reaped)
+	var buf [8]byte
+	for {
+		if _, err := r.evt.Read(buf[:]); err != nil && !errors.Is(err, syscall.EAGAIN) {
+			return // closed
+		}
+		r.mu.Lock()
+		if !r.closed {
+			r.drain()
+		}
+		r.mu.Unlock()
+	}
+}
+
+// Close waits for the reads in flight and releases the ring. ReadAt fails
+// after it.
+func (r *Ring) Close() error {
+	close(r.closing)
+	// Every read in flight holds a place in room: take them all.
+	for range cap(r.room) {
+		r.room <- struct{}{}
+	}
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	err := r.evt.Close()
+	<-r.reaped
+	r.unmap()
+	return errors.Join(err, unix.Close(r.fd))
+}

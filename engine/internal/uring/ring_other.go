@@ -1,0 +1,20 @@
+//go:build !linux
+
+package uring
+
+import "errors"
+
+// Ring is not available on this system.
+type Ring struct{}
+
+// ErrUnsupported is what New returns where io_uring cannot be used.
+var ErrUnsupported = errors.ErrUnsupported
+
+// New fails: io_uring is Linux's.
+func New(int) (*Ring, error) { return nil, ErrUnsupported }
+
+// ReadAt is never called: New fails.
+func (*Ring) ReadAt(uintptr, []byte, int64) (int, error) { return 0, ErrUnsupported }
+
+// Close does nothing.
+func (*Ring) Close() error { return nil }
