@@ -139,7 +139,31 @@ func New(entries int) (*Ring, error) {
 	}
 	r.reaped, r.closing = make(chan struct{}), make(chan struct{})
 	go r.reap()
+	if err := r.probe(); err != nil {
+		r.Close()
+		return nil, err
+	}
 	return r, nil
+}
+
+// probe reads a byte from a pipe through the ring: a kernel whose
+// io_uring does not know reads (before Linux 5.6) refuses it.
+func (r *Ring) probe() error {
+	var fds [2]int
+	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
+		return fmt.Errorf("%w: a pipe to try the ring: %w", ErrUnsupported, err)
+	}
+	defer unix.Close(fds[0])
+	defer unix.Close(fds[1])
+	if _, err := unix.Write(fds[1], []byte{42}); err != nil {
+		return fmt.Errorf("%w: a pipe to try the ring: %w", ErrUnsupported, err)
+	}
+	var b [1]byte
+	res, err := r.read(uintptr(fds[0]), b[:], -1) // -1: a pipe's current position
+	if err != nil || res != 1 || b[0] != 42 {
+		return fmt.Errorf("%w: a read through the ring gave %d, %v", ErrUnsupported, res, err)
+	}
+	return nil
 }
 
 func (r *Ring) mapRings(p *params) error {
@@ -226,6 +250,21 @@ func (r *Ring) ReadAt(fd uintptr, p []byte, off int64) (int, error) {
 		case res == 0:
 			return n, io.EOF
 		case syscall.Errno(-res) == syscall.EINTR || syscall.Errno(-res) == syscall.EAGAIN:
+		case syscall.Errno(-res) == syscall.EINVAL || syscall.Errno(-res) == syscall.EOPNOTSUPP:
+			// A file the ring cannot read: pread, as without it.
+			for n < len(p) {
+				k, err := unix.Pread(int(fd), p[n:], off+int64(n))
+				if err == syscall.EINTR {
+					continue
+				}
+				if err != nil {
+					return n, &os.PathError{Op: "read", Path: fmt.Sprintf("fd %d", fd), Err: err}
+				}
+				if k == 0 {
+					return n, io.EOF
+				}
+				n += k
+			}
 		default:
 			return n, &os.PathError{Op: "read", Path: fmt.Sprintf("fd %d", fd), Err: syscall.Errno(-res)}
 		}
