@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/simhashdb/simhashdb/api"
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/textindex"
 )
@@ -55,17 +56,7 @@ func streamed[T any](s *Server, w http.ResponseWriter, seq iter.Seq2[T, error], 
 }
 
 func (s *Server) export(w http.ResponseWriter, r *http.Request) error {
-	return streamed(s, w, s.db.Docs(r.Context()), func(d engine.Doc) any { return docOf(d) })
-}
-
-// pairJSON is a line of GET /v1/pairs.
-type pairJSON struct {
-	A        docJSON `json:"a"`
-	B        docJSON `json:"b"`
-	Distance int     `json:"distance"`
-	// Similarity is the pair's estimated Jaccard similarity, in an index
-	// that keeps sketches.
-	Similarity *float64 `json:"similarity,omitempty"`
+	return streamed(s, w, s.db.Docs(r.Context()), func(d engine.Doc) any { return api.DocOf(d) })
 }
 
 // querySimilarity reads ?similarity=: in an index with sketches, the
@@ -94,18 +85,12 @@ func (s *Server) pairs(w http.ResponseWriter, r *http.Request) error {
 	}
 	if verified {
 		return streamed(s, w, textindex.Pairs(r.Context(), s.db, k, sim), func(p textindex.Pair) any {
-			return pairJSON{docOf(p.A), docOf(p.B), p.Distance, &p.Similarity}
+			return api.Pair{A: api.DocOf(p.A), B: api.DocOf(p.B), Distance: p.Distance, Similarity: &p.Similarity}
 		})
 	}
 	return streamed(s, w, s.db.FindAll(r.Context(), k), func(p engine.Pair) any {
-		return pairJSON{docOf(p.A), docOf(p.B), p.Distance, nil}
+		return api.Pair{A: api.DocOf(p.A), B: api.DocOf(p.B), Distance: p.Distance}
 	})
-}
-
-// clusterJSON is a line of GET /v1/clusters.
-type clusterJSON struct {
-	Size      int       `json:"size"`
-	Documents []docJSON `json:"documents"`
 }
 
 func (s *Server) clusters(w http.ResponseWriter, r *http.Request) error {
@@ -131,13 +116,7 @@ func (s *Server) clusters(w http.ResponseWriter, r *http.Request) error {
 	default:
 		seq = s.db.Clusters(r.Context(), k)
 	}
-	return streamed(s, w, seq, func(docs []engine.Doc) any {
-		c := clusterJSON{Size: len(docs), Documents: make([]docJSON, len(docs))}
-		for i, d := range docs {
-			c.Documents[i] = docOf(d)
-		}
-		return c
-	})
+	return streamed(s, w, seq, func(docs []engine.Doc) any { return api.ClusterOf(docs) })
 }
 
 // checkJSON is the answer to POST /v1/check.

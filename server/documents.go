@@ -13,55 +13,26 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/simhashdb/simhashdb/api"
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/internal/naming"
 	"github.com/simhashdb/simhashdb/simhash"
 	"github.com/simhashdb/simhashdb/textindex"
 )
 
-// docJSON is a document in answers.
-type docJSON struct {
-	ID   uint64 `json:"id"`
-	Name string `json:"name"`
-	FP   string `json:"fp"`
-	// Sketch is the document's sketch in hex, in an index that keeps them.
-	Sketch string `json:"sketch,omitempty"`
-}
-
-// matchJSON is a match in answers.
-type matchJSON struct {
-	docJSON
-	Distance int `json:"distance"`
-	// Similarity is the estimated Jaccard similarity of the texts, in an
-	// answer about text verified by sketches.
-	Similarity *float64 `json:"similarity,omitempty"`
-}
-
-func docOf(d engine.Doc) docJSON {
-	return docJSON{d.ID, d.Name, simhash.Format(d.Fingerprint), hex.EncodeToString([]byte(d.Sketch))}
-}
-
 // verifiedOf is matchesOf for matches verified by their sketches.
-func verifiedOf(ms []textindex.Match) []matchJSON {
-	out := make([]matchJSON, len(ms))
+func verifiedOf(ms []textindex.Match) []api.Match {
+	out := make([]api.Match, len(ms))
 	for i, m := range ms {
-		out[i] = matchJSON{matchDocOf(m.Doc), m.Distance, &ms[i].Similarity}
+		out[i] = api.MatchOf(engine.Match{Doc: m.Doc, Distance: m.Distance}, &ms[i].Similarity)
 	}
 	return out
 }
 
-// matchDocOf is a match's document: without its sketch, as the command
-// line's answers give it (the similarity says what the sketch is for).
-func matchDocOf(d engine.Doc) docJSON {
-	j := docOf(d)
-	j.Sketch = ""
-	return j
-}
-
-func matchesOf(ms []engine.Match) []matchJSON {
-	out := make([]matchJSON, len(ms))
+func matchesOf(ms []engine.Match) []api.Match {
+	out := make([]api.Match, len(ms))
 	for i, m := range ms {
-		out[i] = matchJSON{docJSON: matchDocOf(m.Doc), Distance: m.Distance}
+		out[i] = api.MatchOf(m, nil)
 	}
 	return out
 }
@@ -249,7 +220,7 @@ func (s *Server) putDocument(w http.ResponseWriter, r *http.Request) error {
 	if err := s.db.Insert(r.Context(), d); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, docOf(d))
+	writeJSON(w, http.StatusOK, api.DocOf(d))
 	return nil
 }
 
@@ -429,7 +400,7 @@ func (s *Server) getDocument(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, docOf(d))
+	writeJSON(w, http.StatusOK, api.DocOf(d))
 	return nil
 }
 

@@ -5,18 +5,12 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/simhashdb/simhashdb/api"
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/internal/lines"
 	"github.com/simhashdb/simhashdb/simhash"
 	"github.com/simhashdb/simhashdb/textindex"
 )
-
-// queryAnswer is the answer to a query.
-type queryAnswer struct {
-	Query   string          `json:"query"`
-	QID     json.RawMessage `json:"qid,omitempty"`
-	Matches []matchJSON     `json:"matches"`
-}
 
 // distance returns k, or the index's K if not given.
 func (s *Server) distance(k *int) (int, error) {
@@ -84,10 +78,10 @@ func (s *Server) answerQuery(w http.ResponseWriter, r *http.Request, fp uint64, 
 		return err
 	}
 	if sk != "" {
-		writeJSON(w, http.StatusOK, queryAnswer{Query: simhash.Format(fp), Matches: verifiedOf(textindex.Verify(ms, sk, sim))})
+		writeJSON(w, http.StatusOK, api.QueryAnswer{Query: simhash.Format(fp), Matches: verifiedOf(textindex.Verify(ms, sk, sim))})
 		return nil
 	}
-	writeJSON(w, http.StatusOK, queryAnswer{Query: simhash.Format(fp), Matches: matchesOf(ms)})
+	writeJSON(w, http.StatusOK, api.QueryAnswer{Query: simhash.Format(fp), Matches: matchesOf(ms)})
 	return nil
 }
 
@@ -194,7 +188,7 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request) error {
 			if it.err != "" {
 				err = enc.Encode(lineError{it.line, it.err})
 			} else {
-				a := queryAnswer{Query: simhash.Format(it.fp), QID: it.qid, Matches: matchesOf(res[j])}
+				a := api.QueryAnswer{Query: simhash.Format(it.fp), QID: it.qid, Matches: matchesOf(res[j])}
 				if it.sk != "" {
 					a.Matches = verifiedOf(textindex.Verify(res[j], it.sk, sim))
 				}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/simhashdb/simhashdb/api"
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/permutation"
 	"github.com/simhashdb/simhashdb/simhash"
@@ -234,7 +235,7 @@ func TestConcurrentClients(t *testing.T) {
 				if !assert.NoError(t, err) {
 					return
 				}
-				var a queryAnswer
+				var a api.QueryAnswer
 				assert.NoError(t, json.NewDecoder(resp.Body).Decode(&a))
 				resp.Body.Close()
 				assert.Len(t, a.Matches, 1, "a write is visible once acknowledged")

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/simhashdb/simhashdb/api"
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/internal/lines"
 	"github.com/simhashdb/simhashdb/sketch"
@@ -56,7 +57,7 @@ func runGet(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			continue
 		}
 		if *asJSON {
-			enc.Encode(jsonDocOf(doc))
+			enc.Encode(api.DocOf(doc))
 		} else {
 			fmt.Fprintln(stdout, recordLine(doc))
 		}
@@ -78,7 +79,7 @@ func docGetter(d *dbFlags, rf *remoteFlags) (func(context.Context, uint64) (engi
 		return nil, nil, err
 	}
 	return func(ctx context.Context, id uint64) (engine.Doc, error) {
-		var j jsonDoc
+		var j api.Doc
 		err := c.call(ctx, "GET", fmt.Sprintf("/v1/documents/%d", id), nil, &j)
 		var re *remoteError
 		if errors.As(err, &re) && re.status == http.StatusNotFound {
@@ -87,7 +88,7 @@ func docGetter(d *dbFlags, rf *remoteFlags) (func(context.Context, uint64) (engi
 		if err != nil {
 			return engine.Doc{}, err
 		}
-		return j.doc()
+		return j.Engine()
 	}, func() {}, nil
 }
 
@@ -196,7 +197,7 @@ func peekExportHeader(r *bufio.Reader, name string) (*exportHeader, error) {
 // recordLine is doc as a line of add's input: with its sketch in hex
 // after the fingerprint, if it has one (lines.Syntax.Sketch reads it).
 func recordLine(doc engine.Doc) string {
-	line := fmt.Sprintf("%d %s", doc.ID, jsonDocOf(doc).FP)
+	line := fmt.Sprintf("%d %s", doc.ID, api.DocOf(doc).FP)
 	if doc.Sketch != "" {
 		line += fmt.Sprintf(" %x", doc.Sketch)
 	}
@@ -260,11 +261,11 @@ func runExport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 				_, err := w.Write(append(line, '\n'))
 				return err
 			}
-			var j jsonDoc
+			var j api.Doc
 			if err := json.Unmarshal(line, &j); err != nil {
 				return err
 			}
-			doc, err := j.doc()
+			doc, err := j.Engine()
 			if err != nil {
 				return err
 			}
@@ -304,7 +305,7 @@ func runExport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			break
 		}
 		if *asJSON {
-			err = enc.Encode(jsonDocOf(doc))
+			err = enc.Encode(api.DocOf(doc))
 		} else {
 			err = writeRecord(w, doc, stderr)
 		}

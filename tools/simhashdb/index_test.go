@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/simhashdb/simhashdb/api"
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/internal/fingerprints"
 	"github.com/simhashdb/simhashdb/internal/lines"
@@ -152,7 +153,7 @@ func TestIndexCommands(t *testing.T) {
 		require.Equal(t, 0, r.code, r.stderr)
 		var got []string
 		for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
-			var p jsonPair
+			var p api.Pair
 			require.NoError(t, json.Unmarshal([]byte(l), &p), l)
 			got = append(got, fmt.Sprintf("%d-%d@%d %q", p.A.ID, p.B.ID, p.Distance, p.A.Name))
 		}
@@ -161,10 +162,10 @@ func TestIndexCommands(t *testing.T) {
 		assert.Contains(t, r.stdout, `"fp":"0x0123456789abcdee"`)
 		r = runCLI(t, "", "find-clusters", "--db", db)
 		require.Equal(t, 0, r.code, r.stderr)
-		var c jsonCluster
+		var c api.Cluster
 		require.NoError(t, json.Unmarshal([]byte(r.stdout), &c))
 		assert.Equal(t, 3, c.Size)
-		assert.Equal(t, []jsonDoc{{ID: 1, Name: "https://example.com/a b", FP: "0x0123456789abcdef"}, {ID: 2, FP: "0x0123456789abcdef"}, {ID: 3, FP: "0x0123456789abcdee"}}, c.Documents)
+		assert.Equal(t, []api.Doc{{ID: 1, Name: "https://example.com/a b", FP: "0x0123456789abcdef"}, {ID: 2, FP: "0x0123456789abcdef"}, {ID: 3, FP: "0x0123456789abcdee"}}, c.Documents)
 		r = runCLI(t, "", "find-all", "--db", db, "-d", "5")
 		assert.Equal(t, 2, r.code)
 		assert.Contains(t, r.stderr, "the index answers distances 0 to 3")

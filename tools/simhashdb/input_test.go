@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/simhashdb/simhashdb/api"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -318,9 +319,9 @@ func TestStarClusters(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	r = runCLI(t, "", "find-clusters", "--db", db, "-d", "1", "--method", "star")
 	require.Equal(t, 0, r.code, r.stderr)
-	var c jsonCluster
+	var c api.Cluster
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &c))
-	assert.Equal(t, []jsonDoc{{ID: 10, FP: "0x0000000000000007"}, {ID: 11, FP: "0x000000000000000f"}, {ID: 13, FP: "0x0000000000000007"}}, c.Documents,
+	assert.Equal(t, []api.Doc{{ID: 10, FP: "0x0000000000000007"}, {ID: 11, FP: "0x000000000000000f"}, {ID: 13, FP: "0x0000000000000007"}}, c.Documents,
 		"the first document leads; 12 is 2 bits from it")
 }
 

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -18,11 +17,11 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/simhashdb/simhashdb/api"
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/engine/join"
 	"github.com/simhashdb/simhashdb/internal/lines"
 	"github.com/simhashdb/simhashdb/permutation"
-	"github.com/simhashdb/simhashdb/simhash"
 	"github.com/simhashdb/simhashdb/textindex"
 )
 
@@ -359,7 +358,7 @@ func pairsFromDB(ctx context.Context, cmd string, p *pairFlags, stdout, stderr i
 			if err = e; err != nil {
 				break
 			}
-			if err = enc.Encode(jsonPair{jsonDocOf(pr.A), jsonDocOf(pr.B), pr.Distance, &pr.Similarity}); err != nil {
+			if err = enc.Encode(api.Pair{A: api.DocOf(pr.A), B: api.DocOf(pr.B), Distance: pr.Distance, Similarity: &pr.Similarity}); err != nil {
 				break
 			}
 		}
@@ -368,12 +367,12 @@ func pairsFromDB(ctx context.Context, cmd string, p *pairFlags, stdout, stderr i
 			if err = e; err != nil {
 				break
 			}
-			if err = enc.Encode(jsonPair{jsonDocOf(pr.A), jsonDocOf(pr.B), pr.Distance, nil}); err != nil {
+			if err = enc.Encode(api.Pair{A: api.DocOf(pr.A), B: api.DocOf(pr.B), Distance: pr.Distance}); err != nil {
 				break
 			}
 		}
 	default:
-		var c jsonCluster
+		var c api.Cluster
 		clusters := db.Clusters
 		if p.method == "star" {
 			clusters = db.Stars
@@ -392,7 +391,7 @@ func pairsFromDB(ctx context.Context, cmd string, p *pairFlags, stdout, stderr i
 			}
 			c.Size, c.Documents = len(docs), c.Documents[:0]
 			for _, d := range docs {
-				c.Documents = append(c.Documents, jsonDocOf(d))
+				c.Documents = append(c.Documents, api.DocOf(d))
 			}
 			if err = enc.Encode(c); err != nil {
 				break
@@ -427,46 +426,4 @@ func countLines(path string) (int, error) {
 			return n, err
 		}
 	}
-}
-
-// jsonDoc is a document in our JSON.
-type jsonDoc struct {
-	ID   uint64 `json:"id"`
-	Name string `json:"name"`
-	FP   string `json:"fp"`
-	// Sketch is the document's sketch in hex, in an index that keeps them.
-	Sketch string `json:"sketch,omitempty"`
-}
-
-func jsonDocOf(d engine.Doc) jsonDoc {
-	return jsonDoc{d.ID, d.Name, simhash.Format(d.Fingerprint), hex.EncodeToString([]byte(d.Sketch))}
-}
-
-// doc is jsonDocOf's inverse.
-func (j jsonDoc) doc() (engine.Doc, error) {
-	fp, err := simhash.Parse(j.FP)
-	if err != nil {
-		return engine.Doc{}, fmt.Errorf("document %d: %w", j.ID, err)
-	}
-	sk, err := hex.DecodeString(j.Sketch)
-	if err != nil {
-		return engine.Doc{}, fmt.Errorf("document %d: sketch %s: want hexadecimal digits", j.ID, quoteShort(j.Sketch))
-	}
-	return engine.Doc{ID: j.ID, Fingerprint: fp, Name: j.Name, Sketch: string(sk)}, nil
-}
-
-// jsonPair is a line of find-all --db.
-type jsonPair struct {
-	A        jsonDoc `json:"a"`
-	B        jsonDoc `json:"b"`
-	Distance int     `json:"distance"`
-	// Similarity is the pair's estimated Jaccard similarity, on an index
-	// with sketches.
-	Similarity *float64 `json:"similarity,omitempty"`
-}
-
-// jsonCluster is a line of find-clusters --db.
-type jsonCluster struct {
-	Size      int       `json:"size"`
-	Documents []jsonDoc `json:"documents"`
 }

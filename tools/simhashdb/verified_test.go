@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/simhashdb/simhashdb/api"
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/internal/lines"
 	"github.com/simhashdb/simhashdb/textindex"
@@ -91,7 +92,7 @@ func TestVerifiedText(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
 	require.Len(t, lines, 1, r.stdout)
-	var p jsonPair
+	var p api.Pair
 	require.NoError(t, json.Unmarshal([]byte(lines[0]), &p))
 	assert.ElementsMatch(t, []string{"a.txt", "near.txt"}, []string{filepath.Base(p.A.Name), filepath.Base(p.B.Name)})
 	require.NotNil(t, p.Similarity)

@@ -1,0 +1,68 @@
+package api
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/simhashdb/simhashdb/engine"
+	"github.com/stretchr/testify/require"
+)
+
+func TestDocRoundTrip(t *testing.T) {
+	for _, d := range []engine.Doc{
+		{ID: 0, Fingerprint: 0},
+		{ID: ^uint64(0), Fingerprint: ^uint64(0), Name: "https://example.com/a b"},
+		{ID: 7, Fingerprint: 0x0123456789abcdef, Name: "x", Sketch: "\x00\x01\xfe\xff"},
+	} {
+		b, err := json.Marshal(DocOf(d))
+		require.NoError(t, err)
+		var j Doc
+		require.NoError(t, json.Unmarshal(b, &j))
+		got, err := j.Engine()
+		require.NoError(t, err)
+		require.Equal(t, d, got, "%s", b)
+	}
+}
+
+func TestDocErrors(t *testing.T) {
+	for _, tc := range []struct {
+		doc  Doc
+		want string
+	}{
+		{Doc{ID: 3, FP: "0xzz"}, "document 3: "},
+		{Doc{ID: 4, FP: "0x1", Sketch: "abc"}, "document 4: sketch \"abc\": want hexadecimal digits"},
+	} {
+		_, err := tc.doc.Engine()
+		require.ErrorContains(t, err, tc.want)
+	}
+}
+
+func TestMatchDropsSketch(t *testing.T) {
+	sim := 0.75
+	m := MatchOf(engine.Match{Doc: engine.Doc{ID: 1, Fingerprint: 2, Sketch: "ab"}, Distance: 3}, &sim)
+	require.Empty(t, m.Sketch)
+	b, err := json.Marshal(m)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"id":1,"name":"","fp":"0x0000000000000002","distance":3,"similarity":0.75}`, string(b))
+}
+
+// FuzzDoc: a document read from the network is refused with an error or
+// converted, and converted back it reads the same.
+func FuzzDoc(f *testing.F) {
+	f.Add([]byte(`{"id":1,"name":"a","fp":"0x0123456789abcdef"}`))
+	f.Add([]byte(`{"id":2,"fp":"18446744073709551615","sketch":"00ff"}`))
+	f.Add([]byte(`{"id":3,"fp":"0x","sketch":"0"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var j Doc
+		if json.Unmarshal(b, &j) != nil {
+			return
+		}
+		d, err := j.Engine()
+		if err != nil {
+			return
+		}
+		back, err := DocOf(d).Engine()
+		require.NoError(t, err)
+		require.Equal(t, d, back)
+	})
+}

@@ -1,0 +1,44 @@
+package client_test
+
+import (
+	"net/http/httptest"
+	"testing"
+
+	"github.com/simhashdb/simhashdb/client"
+	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/server"
+	"github.com/simhashdb/simhashdb/simhash"
+	"github.com/stretchr/testify/require"
+)
+
+// BenchmarkInsertBatch stores 100,000 documents with short names a
+// loop, into a new index each time: over the client (JSON over HTTP on
+// loopback, to a server in this process) and, the baseline in the same
+// run, with the engine's InsertBatch in process.
+func BenchmarkInsertBatch(b *testing.B) {
+	all := docs(100_000, 3)
+	for _, over := range []string{"client", "in-process"} {
+		b.Run(over, func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				db, err := engine.Open(b.TempDir(), engine.Options{Sync: engine.SyncNone})
+				require.NoError(b, err)
+				ts := httptest.NewServer(server.New(db, server.Options{Fingerprinter: simhash.Default()}))
+				c, err := client.New(ts.URL, client.Options{})
+				require.NoError(b, err)
+				b.StartTimer()
+				if over == "client" {
+					err = c.InsertBatch(ctx, all)
+				} else {
+					err = db.InsertBatch(ctx, all)
+				}
+				require.NoError(b, err)
+				b.StopTimer()
+				ts.Close()
+				require.NoError(b, db.Close())
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(len(all))*float64(b.N)/b.Elapsed().Seconds(), "docs/s")
+		})
+	}
+}

@@ -1,0 +1,55 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"os"
+
+	"github.com/simhashdb/simhashdb/client"
+	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/server"
+	"github.com/simhashdb/simhashdb/simhash"
+)
+
+// A served index used as the embedded one is: the same documents,
+// matches and errors. (Here the server runs in the example's process; a
+// real one is `simhashdb serve --db DIR`.)
+func Example() {
+	dir, _ := os.MkdirTemp("", "example")
+	defer os.RemoveAll(dir)
+	db, err := engine.Open(dir, engine.Options{})
+	if err != nil {
+		panic(err)
+	}
+	defer db.Close()
+	ts := httptest.NewServer(server.New(db, server.Options{Fingerprinter: simhash.Default()}))
+	defer ts.Close()
+
+	ctx := context.Background()
+	c, err := client.New(ts.URL, client.Options{})
+	if err != nil {
+		panic(err)
+	}
+	if err := c.InsertBatch(ctx, []engine.Doc{
+		{ID: 1, Fingerprint: 0x0123456789abcdef, Name: "https://example.com/a"},
+		{ID: 2, Fingerprint: 0x0123456789abcdee, Name: "https://example.com/b"},
+		{ID: 3, Fingerprint: 0xfedcba9876543210, Name: "https://example.com/c"},
+	}); err != nil {
+		panic(err)
+	}
+	ms, err := c.Query(ctx, 0x0123456789abcdef, 3)
+	if err != nil {
+		panic(err)
+	}
+	for _, m := range ms {
+		fmt.Println(m.ID, m.Name, m.Distance)
+	}
+	_, err = c.Get(ctx, 4)
+	fmt.Println(errors.Is(err, engine.ErrNotFound))
+	// Output:
+	// 1 https://example.com/a 0
+	// 2 https://example.com/b 1
+	// true
+}
