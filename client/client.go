@@ -18,6 +18,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"iter"
 	"net/http"
 	"net/url"
@@ -179,6 +180,93 @@ func (c *Client) InsertBatch(ctx context.Context, docs []engine.Doc) error {
 	return nil
 }
 
+// QueryBatch answers queries at distance k, in the order given, as the
+// engine's QueryBatch does: in requests of up to Options.BatchLines
+// queries, each answered by the server's batch mode and streamed back as
+// the loop takes them (a slow loop slows the server's writing, not its
+// memory). The next request is sent while the loop reads the answers to
+// the one before, so that the server computes while the client decodes.
+// A request is sent again only if no answer to it has started.
+func (c *Client) QueryBatch(ctx context.Context, queries []uint64, k int) iter.Seq2[engine.BatchResult, error] {
+	return func(yield func(engine.BatchResult, error) bool) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		path := "/v1/batch?k=" + strconv.Itoa(k)
+		type opened struct {
+			resp *http.Response
+			err  error
+		}
+		open := func(chunk []uint64) <-chan opened {
+			ch := make(chan opened, 1)
+			go func() {
+				body := make([]byte, 0, len(chunk)*19)
+				for _, q := range chunk {
+					body = append(append(body, simhash.Format(q)...), '\n')
+				}
+				resp, err := c.send(ctx, true, "POST", path, body)
+				ch <- opened{resp, err}
+			}()
+			return ch
+		}
+		chunkAt := func(start int) []uint64 { return queries[start:min(start+c.o.BatchLines, len(queries))] }
+		var next <-chan opened
+		if len(queries) > 0 {
+			next = open(chunkAt(0))
+		}
+		defer func() { // an answer opened and not read: let it go
+			if next != nil {
+				cancel()
+				if o := <-next; o.resp != nil {
+					o.resp.Body.Close()
+				}
+			}
+		}()
+		for start := 0; start < len(queries); start += c.o.BatchLines {
+			chunk := chunkAt(start)
+			o := <-next
+			next = nil
+			if o.err != nil {
+				yield(engine.BatchResult{}, o.err)
+				return
+			}
+			if end := start + len(chunk); end < len(queries) {
+				next = open(chunkAt(end))
+			}
+			i, ok := start, true
+			for line, err := range readLines(o.resp.Body, path) {
+				var a api.QueryAnswer
+				if err == nil {
+					err = json.Unmarshal(line, &a)
+				}
+				if err == nil && a.Query == "" {
+					err = fmt.Errorf("client: query %d: the server answered %s", i, line)
+				}
+				if err == nil && i >= start+len(chunk) {
+					err = fmt.Errorf("client: the server answered more queries than the %d sent", len(chunk))
+				}
+				r := engine.BatchResult{Index: i}
+				if err == nil {
+					r.Query = chunk[i-start]
+					r.Matches, err = matches(a.Matches)
+				}
+				if !yield(r, err) || err != nil {
+					ok = false
+					break
+				}
+				i++
+			}
+			o.resp.Body.Close()
+			if !ok {
+				return
+			}
+			if i != start+len(chunk) {
+				yield(engine.BatchResult{}, fmt.Errorf("client: the server answered %d of %d queries", i-start, len(chunk)))
+				return
+			}
+		}
+	}
+}
+
 // Stats returns the index's statistics.
 func (c *Client) Stats(ctx context.Context) (engine.Stats, error) {
 	var s engine.Stats
@@ -261,14 +349,32 @@ func matches(ms []api.Match) ([]engine.Match, error) {
 // stream yields the lines of a streamed answer; a line {"error": ...}
 // ends it with that error. A stream is not retried once it has started.
 func (c *Client) stream(ctx context.Context, path string) iter.Seq2[[]byte, error] {
+	return c.streamed(ctx, "GET", path, nil)
+}
+
+// streamed is stream for any method.
+
+func (c *Client) streamed(ctx context.Context, method, path string, body []byte) iter.Seq2[[]byte, error] {
 	return func(yield func([]byte, error) bool) {
-		resp, err := c.send(ctx, true, "GET", path, nil)
+		resp, err := c.send(ctx, true, method, path, body)
 		if err != nil {
 			yield(nil, err)
 			return
 		}
 		defer resp.Body.Close()
-		sc := bufio.NewScanner(resp.Body)
+		for line, err := range readLines(resp.Body, path) {
+			if !yield(line, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// readLines yields the lines of a streamed answer; a line {"error": ...}
+// ends it with that error.
+func readLines(r io.Reader, path string) iter.Seq2[[]byte, error] {
+	return func(yield func([]byte, error) bool) {
+		sc := bufio.NewScanner(r)
 		sc.Buffer(make([]byte, 64<<10), 64<<20)
 		for sc.Scan() {
 			line := sc.Bytes()

@@ -159,6 +159,28 @@ func TestClientAgainstServe(t *testing.T) {
 			require.Equal(t, within(all, d.Fingerprint, k), ids, "k = %d", k)
 		}
 	}
+	var qs []uint64
+	for _, d := range all[:300] {
+		qs = append(qs, d.Fingerprint^1)
+	}
+	n := 0
+	for r, err := range c.QueryBatch(ctx, qs, 2) {
+		require.NoError(t, err)
+		require.Equal(t, n, r.Index)
+		require.Equal(t, qs[n], r.Query)
+		want, err := c.Query(ctx, qs[n], 2)
+		require.NoError(t, err)
+		require.Equal(t, want, r.Matches, "query %d", n)
+		n++
+	}
+	require.Equal(t, len(qs), n, "every query answered, across requests of 97")
+	for r, err := range c.QueryBatch(ctx, qs, 2) { // a loop that stops early lets the next request go
+		require.NoError(t, err)
+		if r.Index == 150 {
+			break
+		}
+	}
+
 	deleted, err := c.Delete(ctx, 5)
 	require.NoError(t, err)
 	require.True(t, deleted)
