@@ -15,6 +15,7 @@ package client
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -36,22 +37,32 @@ type Options struct {
 	// Token is the server's bearer token, if it has one.
 	Token string
 	// HTTPClient sends the requests: TLS settings, proxies, the pool of
-	// connections. The default keeps up to 16 idle connections to the
-	// server.
+	// connections. The default keeps DefaultIdleConns idle connections to
+	// the server.
 	HTTPClient *http.Client
-	// Timeout bounds each call that is not a stream (default one minute);
-	// the context's deadline binds too.
+	// Timeout bounds each call that is not a stream (DefaultTimeout if
+	// zero); the context's deadline binds too.
 	Timeout time.Duration
 	// Retries is how many more times an idempotent call is tried after a
-	// failure worth retrying (default 3; negative: none).
+	// failure worth retrying (DefaultRetries if zero; negative: none).
 	Retries int
 	// Backoff is the wait before the first retry, doubled for each next
-	// one (default 100 ms).
+	// one (DefaultBackoff if zero).
 	Backoff time.Duration
-	// BatchLines is the most documents InsertBatch sends in one request
-	// (default 50,000; the server refuses more than its --max-batch).
+	// BatchLines is the most documents or queries one request of
+	// InsertBatch or QueryBatch carries (DefaultBatchLines if zero; the
+	// server refuses more than its --max-batch).
 	BatchLines int
 }
+
+// The defaults of Options.
+const (
+	DefaultIdleConns  = 16
+	DefaultTimeout    = time.Minute
+	DefaultRetries    = 3
+	DefaultBackoff    = 100 * time.Millisecond
+	DefaultBatchLines = 50_000
+)
 
 // Client is a client of one server. It is safe for concurrent use.
 type Client struct {
@@ -66,23 +77,23 @@ func New(baseURL string, o Options) (*Client, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("client: server address %q: want http://HOST:PORT or https://HOST:PORT", baseURL)
 	}
+	switch {
+	case o.Timeout < 0:
+		return nil, fmt.Errorf("client: Options.Timeout %v: want a positive duration, or 0 for the default", o.Timeout)
+	case o.Backoff < 0:
+		return nil, fmt.Errorf("client: Options.Backoff %v: want a positive duration, or 0 for the default", o.Backoff)
+	case o.BatchLines < 0:
+		return nil, fmt.Errorf("client: Options.BatchLines %d: want a positive number, or 0 for the default", o.BatchLines)
+	}
 	if o.HTTPClient == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.MaxIdleConnsPerHost = 16
+		t.MaxIdleConnsPerHost = DefaultIdleConns
 		o.HTTPClient = &http.Client{Transport: t}
 	}
-	if o.Timeout == 0 {
-		o.Timeout = time.Minute
-	}
-	if o.Retries == 0 {
-		o.Retries = 3
-	}
-	if o.Backoff == 0 {
-		o.Backoff = 100 * time.Millisecond
-	}
-	if o.BatchLines <= 0 {
-		o.BatchLines = 50_000
-	}
+	o.Timeout = cmp.Or(o.Timeout, DefaultTimeout)
+	o.Retries = cmp.Or(o.Retries, DefaultRetries)
+	o.Backoff = cmp.Or(o.Backoff, DefaultBackoff)
+	o.BatchLines = cmp.Or(o.BatchLines, DefaultBatchLines)
 	return &Client{base: strings.TrimRight(baseURL, "/"), o: o}, nil
 }
 

@@ -301,6 +301,18 @@ func TestClientNoServer(t *testing.T) {
 	_, err = c.Get(ctx, 1)
 	require.Error(t, err)
 	require.False(t, errors.Is(err, engine.ErrNotFound))
-	_, err = client.New("localhost:7700", client.Options{})
-	require.ErrorContains(t, err, "want http://HOST:PORT")
+	for _, tc := range []struct {
+		url  string
+		o    client.Options
+		want string
+	}{
+		{"localhost:7700", client.Options{}, "want http://HOST:PORT"},
+		{"ftp://h:1", client.Options{}, "want http://HOST:PORT"},
+		{"http://h:1", client.Options{Timeout: -time.Second}, "Options.Timeout -1s"},
+		{"http://h:1", client.Options{Backoff: -time.Second}, "Options.Backoff -1s"},
+		{"http://h:1", client.Options{BatchLines: -1}, "Options.BatchLines -1"},
+	} {
+		_, err = client.New(tc.url, tc.o)
+		require.ErrorContains(t, err, tc.want)
+	}
 }
