@@ -10,11 +10,13 @@ package api
 import (
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/internal/quote"
 	"github.com/simhashdb/simhashdb/simhash"
+	"github.com/simhashdb/simhashdb/textindex"
 )
 
 // Doc is a document.
@@ -105,4 +107,34 @@ func ClusterOf(docs []engine.Doc) Cluster {
 // streamed answer that failed part way.
 type Error struct {
 	Error string `json:"error"`
+}
+
+// Stats is the index's statistics (GET /v1/stats, stats --json): the
+// engine's, the text options of an index that keeps them, and the figures
+// the index could not give (an *engine.StatsError's fields and reason).
+type Stats struct {
+	engine.Stats
+	Fingerprint *textindex.Schema `json:"fingerprint,omitempty"`
+	Unmeasured  []string          `json:"unmeasured,omitempty"`
+	Problem     string            `json:"problem,omitempty"`
+}
+
+// StatsOf is st with its schema (nil: none kept) and Stats' error, which
+// is a *engine.StatsError or nil: it returns any other error.
+func StatsOf(st engine.Stats, schema *textindex.Schema, err error) (Stats, error) {
+	out := Stats{Stats: st, Fingerprint: schema}
+	if se, ok := errors.AsType[*engine.StatsError](err); ok {
+		out.Unmeasured, out.Problem = se.Fields, se.Err.Error()
+	} else if err != nil {
+		return Stats{}, err
+	}
+	return out, nil
+}
+
+// Err is the *engine.StatsError s carries, or nil.
+func (s Stats) Err() error {
+	if len(s.Unmeasured) == 0 {
+		return nil
+	}
+	return &engine.StatsError{Fields: s.Unmeasured, Err: errors.New(s.Problem)}
 }

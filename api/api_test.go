@@ -2,6 +2,8 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/simhashdb/simhashdb/engine"
@@ -65,4 +67,39 @@ func FuzzDoc(f *testing.F) {
 		require.NoError(t, err)
 		require.Equal(t, d, back)
 	})
+}
+
+// TestStatsPartial: figures an index could not give cross the wire as
+// the fields named and the reason, and come back an *engine.StatsError;
+// whole statistics come back without one, and another error is refused.
+func TestStatsPartial(t *testing.T) {
+	st := engine.Stats{Documents: 12, TableBytes: 345}
+	for _, tc := range []struct {
+		name string
+		err  error
+	}{
+		{"whole", nil},
+		{"partial", &engine.StatsError{Fields: []string{"PebbleIndexBytes", "CacheForIndex"}, Err: fmt.Errorf("%w: sstable 000004: footer", engine.ErrCorrupt)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := StatsOf(st, nil, tc.err)
+			require.NoError(t, err)
+			b, err := json.Marshal(out)
+			require.NoError(t, err)
+			var back Stats
+			require.NoError(t, json.Unmarshal(b, &back))
+			require.Equal(t, st, back.Stats)
+			if tc.err == nil {
+				require.NoError(t, back.Err())
+				require.NotContains(t, string(b), "unmeasured")
+				return
+			}
+			se, ok := errors.AsType[*engine.StatsError](back.Err())
+			require.True(t, ok)
+			require.Equal(t, []string{"PebbleIndexBytes", "CacheForIndex"}, se.Fields)
+			require.Contains(t, se.Error(), "sstable 000004: footer")
+		})
+	}
+	_, err := StatsOf(st, nil, engine.ErrClosed)
+	require.ErrorIs(t, err, engine.ErrClosed)
 }

@@ -100,7 +100,7 @@ func measureBatch(cfg Config, res *BatchResults, n int, sizes []int) error {
 	for i, fp := range fps {
 		docs[i] = engine.Doc{ID: uint64(i), Fingerprint: fp}
 	}
-	db, err := engine.Open(dir, engine.Options{Expected: int64(n), CacheSize: 6 << 30, Sync: engine.SyncNone, Logger: quiet()})
+	db, err := engine.Open(dir, engine.Options{SizeHint: int64(n), CacheSize: 6 << 30, Sync: engine.SyncNone, Logger: quiet()})
 	if err != nil {
 		return err
 	}

@@ -207,7 +207,7 @@ func (d *DiskResults) chart(out string) error {
 func buildDiskIndex(dir string, n, nq int, seed uint64, design *permutation.Design) (int, []uint64, error) {
 	fps := fingerprints.Uniform(n, seed)
 	queries := fingerprints.Queries(fps, nq, seed+1)
-	db, err := engine.Open(dir, engine.Options{Expected: int64(n), Design: design, Sync: engine.SyncNone, Logger: quiet()})
+	db, err := engine.Open(dir, engine.Options{SizeHint: int64(n), Design: design, Sync: engine.SyncNone, Logger: quiet()})
 	if err != nil {
 		return 0, nil, err
 	}

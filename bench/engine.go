@@ -311,7 +311,7 @@ func measureEngine(cfg Config, n, tables int) (EngineRow, error) {
 		docs[i] = engine.Doc{ID: uint64(i), Fingerprint: fp}
 	}
 	// Warm: a cache that holds every decoded block.
-	db, err := engine.Open(filepath.Join(dir, "index"), engine.Options{Expected: int64(n), Design: design, CacheSize: 6 << 30, Sync: engine.SyncNone, Logger: quiet()})
+	db, err := engine.Open(filepath.Join(dir, "index"), engine.Options{SizeHint: int64(n), Design: design, CacheSize: 6 << 30, Sync: engine.SyncNone, Logger: quiet()})
 	if err != nil {
 		return row, err
 	}
@@ -482,7 +482,7 @@ func measureDesigns(cfg Config, n int) ([]DesignRow, error) {
 		}
 		err = func() error {
 			defer os.RemoveAll(dir)
-			db, err := engine.Open(dir, engine.Options{Expected: int64(n), Design: d, CacheSize: 6 << 30, Sync: engine.SyncNone, Logger: quiet()})
+			db, err := engine.Open(dir, engine.Options{SizeHint: int64(n), Design: d, CacheSize: 6 << 30, Sync: engine.SyncNone, Logger: quiet()})
 			if err != nil {
 				return err
 			}
@@ -521,7 +521,7 @@ func measureWriters(cfg Config, mode engine.SyncMode, writers int, dur time.Dura
 		return row, err
 	}
 	defer os.RemoveAll(dir)
-	db, err := engine.Open(dir, engine.Options{Expected: 1 << 20, Sync: mode, Logger: quiet()})
+	db, err := engine.Open(dir, engine.Options{SizeHint: 1 << 20, Sync: mode, Logger: quiet()})
 	if err != nil {
 		return row, err
 	}

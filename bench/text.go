@@ -45,12 +45,12 @@ func textFingerprints(dir string, n int, seed uint64) ([]uint64, error) {
 			for i := w; i < n; i += workers {
 				d := i % len(docs)
 				if i < len(docs) {
-					fps[i] = fpr.String(docs[d].Text)
+					fps[i] = fpr.Text(docs[d].Text)
 					continue
 				}
 				r := rand.New(rand.NewPCG(seed, uint64(i)))
 				out, _ := edits[r.IntN(len(edits))].Apply(words[d], r, vocab)
-				fps[i] = fpr.String(strings.Join(out, " "))
+				fps[i] = fpr.Text(strings.Join(out, " "))
 			}
 		})
 	}

@@ -278,11 +278,15 @@ func (c *Client) QueryBatch(ctx context.Context, queries []uint64, k int) iter.S
 	}
 }
 
-// Stats returns the index's statistics.
+// Stats returns the index's statistics. As the engine's Stats, figures
+// the index could not give make the error an *engine.StatsError, returned
+// with the others.
 func (c *Client) Stats(ctx context.Context) (engine.Stats, error) {
-	var s engine.Stats
-	err := c.call(ctx, true, "GET", "/v1/stats", nil, &s)
-	return s, err
+	var s api.Stats
+	if err := c.call(ctx, true, "GET", "/v1/stats", nil, &s); err != nil {
+		return engine.Stats{}, err
+	}
+	return s.Stats, s.Err()
 }
 
 // Docs streams every stored document, in id order.

@@ -35,7 +35,7 @@ func TestBatchAtomicAcrossRecords(t *testing.T) {
 		t.Skip("one writer and replays of its log: no concurrency for the race detector, and 11 MB of ops to encode")
 	}
 	dir := t.TempDir()
-	db := openT(t, dir, Options{Expected: 1 << 12, MemtableSize: 1 << 30, Sync: SyncAlways})
+	db := openT(t, dir, Options{SizeHint: 1 << 12, MemtableSize: 1 << 30, Sync: SyncAlways})
 	first := bigBatch(10, 1)
 	require.NoError(t, db.InsertBatch(ctx, first))
 	batch := bigBatch(300_000, 1<<32) // about 11 MB of ops: three records
@@ -96,7 +96,7 @@ func TestBatchAtomicAcrossRecords(t *testing.T) {
 
 // TestBatchAtomicToReaders: a reader never sees part of a commit.
 func TestBatchAtomicToReaders(t *testing.T) {
-	db := openT(t, t.TempDir(), Options{Expected: 1 << 12, MemtableSize: 1 << 30, Sync: SyncNone})
+	db := openT(t, t.TempDir(), Options{SizeHint: 1 << 12, MemtableSize: 1 << 30, Sync: SyncNone})
 	defer db.Close()
 	batch := bigBatch(300_000, 1<<32)
 	firstID, lastID := batch[0].ID, batch[len(batch)-1].ID

@@ -53,7 +53,7 @@ func loadedWith(b *testing.B, n, nq int, clusters []uint64) (*DB, []uint64, floa
 	if err != nil || cache < 1 {
 		b.Fatalf("SIMHASHDB_BENCH_CACHE_MB: want a positive number of MiB: %v", err)
 	}
-	db, err := Open(b.TempDir(), Options{Expected: int64(n), Design: design, CacheSize: int64(cache) << 20, MemtableSize: int64(mt) << 20, Sync: SyncNone})
+	db, err := Open(b.TempDir(), Options{SizeHint: int64(n), Design: design, CacheSize: int64(cache) << 20, MemtableSize: int64(mt) << 20, Sync: SyncNone})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -218,7 +218,7 @@ func BenchmarkQueryInsert(b *testing.B) {
 // at the same benchN, it is what the write path costs a query.
 func BenchmarkQueryGrown(b *testing.B) {
 	n := benchN(b)
-	db, err := Open(b.TempDir(), Options{Expected: int64(n), CacheSize: 2 << 30, Sync: SyncNone})
+	db, err := Open(b.TempDir(), Options{SizeHint: int64(n), CacheSize: 2 << 30, Sync: SyncNone})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -268,7 +268,7 @@ func BenchmarkLoad(b *testing.B) {
 	}
 	for b.Loop() {
 		b.StopTimer()
-		db, err := Open(b.TempDir(), Options{Expected: int64(n), Sync: SyncNone})
+		db, err := Open(b.TempDir(), Options{SizeHint: int64(n), Sync: SyncNone})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"path/filepath"
 	"strconv"
 
@@ -14,8 +13,6 @@ import (
 	"github.com/simhashdb/simhashdb/permutation"
 	"github.com/simhashdb/simhashdb/wal"
 )
-
-func log2(x float64) float64 { return math.Log2(x) }
 
 // CheckReport says what Check walked.
 type CheckReport struct {

@@ -46,7 +46,7 @@ func (f slowFile) ReadAt(p []byte, off int64) (int, error) {
 func BenchmarkColdQuery(b *testing.B) {
 	dir := b.TempDir()
 	n := 1 << 20
-	db, err := Open(dir, Options{Expected: int64(n), Sync: SyncNone})
+	db, err := Open(dir, Options{SizeHint: int64(n), Sync: SyncNone})
 	require.NoError(b, err)
 	fps := fingerprints.Uniform(n, 1)
 	docs := make([]Doc, n)
@@ -61,7 +61,7 @@ func BenchmarkColdQuery(b *testing.B) {
 		serial bool
 	}{{"together", false}, {"one-by-one", true}} {
 		b.Run(mode.name, func(b *testing.B) {
-			o := Options{ReadOnly: true, CacheSize: 1 << 20, fs: slowFS{vfs.Default, time.Millisecond}}
+			o := Options{ReadOnly: true, CacheSize: 1 << 20, FS: slowFS{vfs.Default, time.Millisecond}}
 			o.knobs.serialMisses = mode.serial
 			db, err := Open(dir, o)
 			require.NoError(b, err)
@@ -84,7 +84,7 @@ func BenchmarkColdQuery(b *testing.B) {
 // fingerprints.
 func uniformIndex(b *testing.B, n int) string {
 	dir := b.TempDir()
-	db, err := Open(dir, Options{Expected: int64(n), Sync: SyncNone})
+	db, err := Open(dir, Options{SizeHint: int64(n), Sync: SyncNone})
 	require.NoError(b, err)
 	loadUniform(b, db, n)
 	require.NoError(b, db.Close())
@@ -137,7 +137,7 @@ func BenchmarkColdQuerySplit(b *testing.B) {
 		fixed bool
 	}{{"grown", false}, {"base", true}} {
 		b.Run(mode.name, func(b *testing.B) {
-			o := Options{ReadOnly: true, CacheSize: 1 << 20, fs: slowFS{vfs.Default, 100 * time.Microsecond}}
+			o := Options{ReadOnly: true, CacheSize: 1 << 20, FS: slowFS{vfs.Default, 100 * time.Microsecond}}
 			o.knobs.minPebbleCache, o.knobs.fixedSplit = 64<<10, mode.fixed
 			db, err := Open(dir, o)
 			require.NoError(b, err)
@@ -172,7 +172,7 @@ func TestColdQueryReadsTogether(t *testing.T) {
 		n    int
 		o    Options
 	}{
-		{"optimiser", 1 << 14, Options{Expected: 1 << 14}},
+		{"optimiser", 1 << 14, Options{SizeHint: 1 << 14}},
 		{"4 tables, 64-byte blocks", 1 << 18, Options{Design: paper4, BlockSize: 64}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

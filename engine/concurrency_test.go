@@ -17,7 +17,7 @@ import (
 // document acknowledged before a query starts must be in its answer, and
 // flushes run underneath. Meant for go test -race.
 func TestConcurrentReadersWriters(t *testing.T) {
-	db := openT(t, t.TempDir(), Options{Expected: 1 << 12, MemtableSize: 16 << 10, Sync: SyncInterval})
+	db := openT(t, t.TempDir(), Options{SizeHint: 1 << 12, MemtableSize: 16 << 10, Sync: SyncInterval})
 	defer db.Close()
 	const writers, each = 4, 300
 	var acked [writers]atomic.Int64 // documents 0..acked-1 of writer w are acknowledged

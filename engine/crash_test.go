@@ -24,7 +24,7 @@ func TestCrashChild(t *testing.T) {
 		t.Skip("run by TestCrash")
 	}
 	seed, _ := strconv.ParseUint(os.Getenv("SIMHASHDB_CRASH_SEED"), 10, 64)
-	db, err := Open(dir, Options{Expected: 1 << 12, MemtableSize: 32 << 10, Sync: SyncAlways})
+	db, err := Open(dir, Options{SizeHint: 1 << 12, MemtableSize: 32 << 10, Sync: SyncAlways})
 	if err != nil {
 		fmt.Println("open error", err)
 		os.Exit(3)

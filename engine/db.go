@@ -98,8 +98,9 @@ type DB struct {
 	bg      sync.WaitGroup
 }
 
-// Design returns the index's table design.
-func (db *DB) Design() *permutation.Design { return db.design }
+// Design returns a copy of the index's table design: changing it changes
+// nothing in the index.
+func (db *DB) Design() *permutation.Design { return db.design.Clone() }
 
 // K returns the largest distance the index answers.
 func (db *DB) K() int { return db.design.K }

@@ -11,7 +11,7 @@ import (
 // documents Get finds, through inserts, replacements and deletes in the
 // memtable, a flush, and more writes on top of flushed ones.
 func TestStatsCountsWhatReadersFind(t *testing.T) {
-	db := openT(t, t.TempDir(), Options{Expected: 1 << 12, MemtableSize: 1 << 30, Sync: SyncNone})
+	db := openT(t, t.TempDir(), Options{SizeHint: 1 << 12, MemtableSize: 1 << 30, Sync: SyncNone})
 	defer db.Close()
 	r := rand.New(rand.NewPCG(9, 9))
 	model := map[uint64]bool{}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
@@ -52,6 +53,21 @@ var (
 // pending list is damaged, and whatever Err matches otherwise (an I/O
 // error reading it).
 type BlockError = format.BlockError
+
+// StatsError is Stats' error when some figures could not be measured: the
+// Stats returned with it hold every other figure, and the fields it names
+// are zero. It matches what Err matches (ErrCorrupt where Pebble found
+// damage).
+type StatsError struct {
+	Fields []string // names of the Stats fields left zero
+	Err    error
+}
+
+func (e *StatsError) Error() string {
+	return fmt.Sprintf("engine: stats: %s not measured: %v", strings.Join(e.Fields, ", "), e.Err)
+}
+
+func (e *StatsError) Unwrap() error { return e.Err }
 
 // storeErr makes damage that Pebble found (a checksum that failed in one
 // of its files: the message names the file and block) match ErrCorrupt.

@@ -77,7 +77,7 @@ func ExampleDB_Load() {
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
 	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	db, err := engine.Open(dir, engine.Options{Expected: 1 << 20, Logger: quiet})
+	db, err := engine.Open(dir, engine.Options{SizeHint: 1 << 20, Logger: quiet})
 	if err != nil {
 		log.Fatal(err)
 	}

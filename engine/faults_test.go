@@ -101,7 +101,7 @@ func TestDiskFull(t *testing.T) {
 	dir := t.TempDir()
 	q := newQuotaFS(6 << 20)
 	o := testOptions()
-	o.fs, o.MemtableSize = q, 128<<10
+	o.FS, o.MemtableSize = q, 128<<10
 	db := openT(t, dir, o)
 	m := newAckModel(1)
 	var err error
@@ -195,7 +195,7 @@ func TestWriteFaults(t *testing.T) {
 		return nil
 	}}
 	o := testOptions()
-	o.Sync, o.fs = SyncAlways, count
+	o.Sync, o.FS = SyncAlways, count
 	db := openT(t, t.TempDir(), o)
 	require.NoError(t, work(db, newAckModel(2)))
 	require.NoError(t, db.Close())
@@ -216,7 +216,7 @@ func TestWriteFaults(t *testing.T) {
 				}
 				return nil
 			}}
-			o.fs = fs
+			o.FS = fs
 			m := newAckModel(2)
 			db, err := Open(dir, o)
 			if err == nil {
@@ -228,7 +228,7 @@ func TestWriteFaults(t *testing.T) {
 			if errno == syscall.ENOSPC {
 				require.ErrorIs(t, err, ErrDiskFull, "at %s", hit)
 			}
-			o.fs = nil
+			o.FS = nil
 			db = openT(t, dir, o)
 			m.verify(t, db)
 			_, err = db.Check(ctx)
@@ -247,7 +247,7 @@ func TestReadOnlyMedium(t *testing.T) {
 	fillIndex(t, dir, m, 2000, 100)
 
 	o := testOptions()
-	o.fs = &faultFS{FS: os_(), fail: readOnlyMedium}
+	o.FS = &faultFS{FS: os_(), fail: readOnlyMedium}
 	_, err := Open(dir, o)
 	require.ErrorIs(t, err, syscall.EROFS, "a writable open needs a writable medium")
 	require.ErrorIs(t, err, ErrReadOnly)

@@ -72,7 +72,7 @@ const metamorphicDir = "/index"
 
 func (m *metamorphic) options() Options {
 	o := testOptions()
-	o.Sync, o.fs = SyncAlways, m.fs
+	o.Sync, o.FS = SyncAlways, m.fs
 	return o
 }
 

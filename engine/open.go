@@ -75,7 +75,7 @@ func Open(dir string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	fs := opts.fs
+	fs := opts.FS
 	if fs == nil {
 		fs = vfs.Default
 	}
@@ -101,7 +101,7 @@ func Open(dir string, opts Options) (*DB, error) {
 	// The engine's block cache and Pebble's share Options.CacheSize
 	// (cachesplit.go).
 	db.cache = cache.New(db.engineBudget(db.baseShare()))
-	if opts.fs == nil && !opts.BlockingReads {
+	if opts.FS == nil && !opts.BlockingReads {
 		if db.ring, err = uring.New(readRingEntries); err != nil {
 			db.log.Debug("reading sstables with pread", "why", err)
 		}

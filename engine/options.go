@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"time"
@@ -48,11 +49,15 @@ func ParseSyncMode(s string) (SyncMode, error) { return wal.ParseSyncMode(s) }
 // Defaults.
 const (
 	DefaultK            = 3
-	DefaultExpected     = 1 << 24
+	DefaultSizeHint     = 1 << 24
 	DefaultMemtableSize = 64 << 20
 	// DefaultCacheSize is the cache budget where the memory the process
 	// may use is unknown (see Options.CacheSize).
 	DefaultCacheSize = 256 << 20
+	// DefaultExpected is DefaultSizeHint's former name.
+	//
+	// Deprecated: use DefaultSizeHint.
+	DefaultExpected = DefaultSizeHint
 )
 
 // Options configure Open. The zero value is a usable default.
@@ -60,9 +65,14 @@ type Options struct {
 	// K is the largest distance queries may ask for (default 3). Fixed when
 	// the index is created.
 	K int
-	// Expected is the corpus size the table design is optimised for
-	// (default 2^24; permutation.ForIndex); ignored when Design is set or
-	// the index exists.
+	// SizeHint is the number of fingerprints the index is expected to
+	// hold: the optimiser designs the tables for it (default 2^24;
+	// permutation.ForIndex). A hint, not a limit: ignored when Design is
+	// set or the index exists.
+	SizeHint int64
+	// Expected is SizeHint's former name, used when SizeHint is 0.
+	//
+	// Deprecated: use SizeHint.
 	Expected int64
 	// Design overrides the optimiser's table design. Fewer tables take
 	// less memory and disk for probes that scan longer ranges: at K = 3,
@@ -126,8 +136,13 @@ type Options struct {
 	// damage found, a background flush failed); nil discards them: a
 	// library is quiet unless asked.
 	Logger *slog.Logger
+	// FS is the file system the index's files live on, as Pebble's
+	// Options.FS: nil is the operating system's. vfs.NewMem keeps an
+	// index in memory (tests, short-lived indexes); a wrapper can count or
+	// fail operations. Reads go through an io_uring ring only on the
+	// operating system's (FS nil).
+	FS vfs.FS
 
-	fs           vfs.FS // nil: the operating system's (tests inject faults)
 	knobs        testingKnobs
 	autoMemtable bool // MemtableSize was left to the default
 	kSet         bool // K was given: it must match an existing index
@@ -158,8 +173,8 @@ func (o Options) withDefaults() (Options, error) {
 	if o.K < 0 || o.K > 16 {
 		return o, fmt.Errorf("%w: K = %d, want 1..16", ErrOptions, o.K)
 	}
-	if o.Expected == 0 {
-		o.Expected = DefaultExpected
+	if o.SizeHint == 0 {
+		o.SizeHint = cmp.Or(o.Expected, DefaultSizeHint)
 	}
 	if o.SketchSize < 0 || o.SketchSize > MaxSketch {
 		return o, fmt.Errorf("%w: SketchSize = %d, want 0..%d", ErrOptions, o.SketchSize, MaxSketch)
@@ -167,8 +182,8 @@ func (o Options) withDefaults() (Options, error) {
 	if o.WALRecovery > WALRecoverPointInTime {
 		return o, fmt.Errorf("%w: WALRecovery = %d", ErrOptions, o.WALRecovery)
 	}
-	if o.Expected < 0 {
-		return o, fmt.Errorf("%w: Expected = %d", ErrOptions, o.Expected)
+	if o.SizeHint < 0 {
+		return o, fmt.Errorf("%w: SizeHint = %d", ErrOptions, o.SizeHint)
 	}
 	if o.BlockSize == 0 {
 		o.BlockSize = codec.DefaultBlockSize
@@ -206,5 +221,5 @@ func (o Options) design() (*permutation.Design, error) {
 		}
 		return o.Design, nil
 	}
-	return permutation.ForIndex(o.K, int(o.Expected))
+	return permutation.ForIndex(o.K, int(o.SizeHint))
 }

@@ -39,7 +39,7 @@ func (o oracle) query(q uint64, k int) []Match {
 }
 
 func testOptions() Options {
-	return Options{Expected: 1 << 12, MemtableSize: 64 << 10, Sync: SyncNone}
+	return Options{SizeHint: 1 << 12, MemtableSize: 64 << 10, Sync: SyncNone}
 }
 
 func openT(t *testing.T, dir string, o Options) *DB {

@@ -31,7 +31,7 @@ func TestPowerCut(t *testing.T) {
 	m := newCrashModel()
 	cuts := map[string]int{}
 	for round := range rounds {
-		o := Options{Expected: 1 << 12, MemtableSize: 32 << 10, Sync: SyncAlways, fs: fs}
+		o := Options{SizeHint: 1 << 12, MemtableSize: 32 << 10, Sync: SyncAlways, FS: fs}
 		db, err := Open("/index", o)
 		require.NoError(t, err, "round %d", round)
 		m.verify(t, db, round)
@@ -82,7 +82,7 @@ func TestPowerCut(t *testing.T) {
 		}
 		fs = cut
 	}
-	db, err := Open("/index", Options{fs: fs})
+	db, err := Open("/index", Options{FS: fs})
 	require.NoError(t, err)
 	m.verify(t, db, rounds)
 	require.NoError(t, db.Close())

@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"path/filepath"
 	"strconv"
 
@@ -81,8 +79,9 @@ type Stats struct {
 	// not cached goes through. When it exceeds PebbleCacheSize,
 	// a cold query reads some of them from the disk besides its table
 	// blocks. Pebble's share grows to hold them, up to three quarters of
-	// CacheSize (PebbleCacheSize says how far). -1 where Pebble could not
-	// read its files' properties (Check names the damage).
+	// CacheSize (PebbleCacheSize says how far). Where Pebble cannot read
+	// its files' properties, Stats returns a *StatsError naming this field
+	// and CacheForIndex, both zero (Check names the damage).
 	PebbleIndexBytes int64 `json:"pebble_index_bytes"`
 	// CacheForIndex is the CacheSize whose Pebble share holds those
 	// blocks.
@@ -94,7 +93,9 @@ type Stats struct {
 	ReadRing  bool  `json:"read_ring"`
 }
 
-// Stats returns the index's statistics.
+// Stats returns the index's statistics. A figure it cannot measure (the
+// index is damaged) makes the error a *StatsError, returned with every
+// other figure filled.
 func (db *DB) Stats(ctx context.Context) (_ Stats, err error) {
 	defer func() { err = storeErr(err) }()
 	log := db.currentLog() // before mu: commitMu comes first
@@ -148,11 +149,12 @@ func (db *DB) Stats(ctx context.Context) (_ Stats, err error) {
 	s.PebbleCacheHit, s.PebbleCacheBytes = pm.BlockCache.Hits, pm.BlockCache.Size
 	s.FileReads, s.ReadRing = db.store.Reads(), db.ring != nil
 	s.PebbleCacheSize = db.store.CacheShare()
-	if s.PebbleIndexBytes, err = db.tableIndexBytes(); err != nil {
-		s.PebbleIndexBytes = -1
-	} else {
-		s.CacheForIndex = int64(float64(s.PebbleIndexBytes) * pebbleHeadroom / maxPebbleShare)
+	idx, err := db.tableIndexBytes()
+	if err != nil {
+		return s, &StatsError{Fields: []string{"PebbleIndexBytes", "CacheForIndex"}, Err: storeErr(err)}
 	}
+	s.PebbleIndexBytes = idx
+	s.CacheForIndex = int64(float64(idx) * pebbleHeadroom / maxPebbleShare)
 	return s, nil
 }
 
@@ -162,18 +164,4 @@ func blockVersionName(v uint8) string {
 		return "1-2"
 	}
 	return strconv.Itoa(int(v))
-}
-
-// Describe writes the table design, as permutation.Design.Describe does,
-// for the index's current size.
-func (db *DB) Describe(w io.Writer) {
-	db.mu.RLock()
-	n := db.st.fps
-	db.mu.RUnlock()
-	logN := 0.0
-	if n > 1 {
-		logN = log2(float64(n))
-	}
-	fmt.Fprintf(w, "K = %d, %d tables, %d fingerprints\n", db.design.K, len(db.design.Tables), n)
-	db.design.Describe(w, logN)
 }

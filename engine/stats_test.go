@@ -1,8 +1,11 @@
 package engine
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
+	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/simhashdb/simhashdb/internal/fingerprints"
 	"github.com/stretchr/testify/require"
 )
@@ -22,7 +25,7 @@ func loadUniform(t testing.TB, db *DB, n int) {
 func TestStatsPebbleIndex(t *testing.T) {
 	var index []int64
 	for _, n := range []int{1 << 12, 1 << 16} {
-		db := openT(t, t.TempDir(), Options{Expected: int64(n), CacheSize: 256 << 20, Sync: SyncNone})
+		db := openT(t, t.TempDir(), Options{SizeHint: int64(n), CacheSize: 256 << 20, Sync: SyncNone})
 		loadUniform(t, db, n)
 		st, err := db.Stats(ctx)
 		require.NoError(t, err)
@@ -41,7 +44,7 @@ func TestStatsPebbleIndex(t *testing.T) {
 // much, after the load that made them and at the next open.
 func TestCacheSplit(t *testing.T) {
 	dir := t.TempDir()
-	o := Options{Expected: 1 << 20, CacheSize: 1 << 20, Sync: SyncNone}
+	o := Options{SizeHint: 1 << 20, CacheSize: 1 << 20, Sync: SyncNone}
 	o.knobs.minPebbleCache = 64 << 10
 	db := openT(t, dir, o)
 	base := int64(1 << 20 / pebbleCacheShare)
@@ -79,4 +82,49 @@ func TestPebbleShare(t *testing.T) {
 		require.Equal(t, tc.share, share, "%d MiB of index blocks in a cache of %d MiB", tc.index>>20, tc.cache>>20)
 		require.Equal(t, tc.engine, db.engineBudget(share))
 	}
+}
+
+// TestStatsDamaged: where Pebble cannot read a table file's properties
+// (its footer damaged), Stats returns every other figure and a
+// *StatsError naming the ones it could not measure, matching ErrCorrupt.
+func TestStatsDamaged(t *testing.T) {
+	src := t.TempDir()
+	db := openT(t, src, Options{SizeHint: 1 << 12, Sync: SyncNone})
+	loadUniform(t, db, 1<<12)
+	want, err := db.Stats(ctx)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	ssts, err := filepath.Glob(filepath.Join(src, store.Dir, "*.sst"))
+	require.NoError(t, err)
+	partial := 0
+	for _, sst := range ssts {
+		dir := t.TempDir()
+		require.NoError(t, os.CopyFS(dir, os.DirFS(src)))
+		path := filepath.Join(dir, store.Dir, filepath.Base(sst))
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		for i := len(b) - 40; i < len(b); i++ {
+			b[i] ^= 0xff
+		}
+		require.NoError(t, os.WriteFile(path, b, 0o644))
+		db, err := Open(dir, Options{ReadOnly: true})
+		if err != nil {
+			require.ErrorIs(t, err, ErrCorrupt, "%s", filepath.Base(sst))
+			continue
+		}
+		st, err := db.Stats(ctx)
+		require.NoError(t, db.Close())
+		if err == nil {
+			continue
+		}
+		var se *StatsError
+		require.ErrorAs(t, err, &se)
+		require.ErrorIs(t, err, ErrCorrupt)
+		require.Equal(t, []string{"PebbleIndexBytes", "CacheForIndex"}, se.Fields)
+		require.Zero(t, st.PebbleIndexBytes)
+		require.Equal(t, want.Documents, st.Documents, "the other figures are filled")
+		require.Equal(t, want.TableBytes, st.TableBytes)
+		partial++
+	}
+	require.Positive(t, partial, "a damaged table file whose index opens (%d files)", len(ssts))
 }

@@ -212,7 +212,7 @@ func size(t *testing.T, path string) int64 {
 // torn write, silently.
 func TestLogLengthFlips(t *testing.T) {
 	dir := t.TempDir()
-	db := openT(t, dir, Options{Expected: 1 << 12, MemtableSize: 1 << 30, Sync: SyncAlways})
+	db := openT(t, dir, Options{SizeHint: 1 << 12, MemtableSize: 1 << 30, Sync: SyncAlways})
 	for i := range 20 {
 		require.NoError(t, db.Insert(ctx, Doc{ID: uint64(i), Fingerprint: uint64(i) * 0x9e3779b97f4a7c15}))
 	}

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -123,6 +124,16 @@ func (t *Table) String() string {
 	}
 	fmt.Fprintf(&b, "] p=%d", t.Prefix)
 	return b.String()
+}
+
+// Clone returns a copy of d that shares nothing with it.
+func (d *Design) Clone() *Design {
+	c := &Design{K: d.K, Tables: make([]Table, len(d.Tables))}
+	for i, t := range d.Tables {
+		c.Tables[i] = Table{Segments: slices.Clone(t.Segments), Prefix: t.Prefix,
+			masks: slices.Clone(t.masks), left: slices.Clone(t.left), right: slices.Clone(t.right)}
+	}
+	return c
 }
 
 // MinPrefix returns the smallest p_i of the design.

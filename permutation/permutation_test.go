@@ -303,3 +303,20 @@ func TestPagesPerQuery(t *testing.T) {
 	assert.InDelta(t, 4*(1+256*(64-24+math.Log2E)/8/DiskPage), d.PagesPerQuery(24), 1e-9)
 	assert.Greater(t, d.PagesPerQuery(30), 60.0, "2^14 candidates a table")
 }
+
+// TestClone: a clone permutes as the design does and shares nothing with
+// it.
+func TestClone(t *testing.T) {
+	d, err := Paper(10)
+	require.NoError(t, err)
+	c := d.Clone()
+	require.Equal(t, d, c)
+	for i := range c.Tables {
+		c.Tables[i].Segments[0].Width++
+		c.Tables[i].masks[0] = 0
+	}
+	c.K = 9
+	require.NoError(t, d.Validate(), "the original is untouched")
+	require.Equal(t, 3, d.K)
+	require.NotEqual(t, d.Tables[0].Segments[0], c.Tables[0].Segments[0])
+}

@@ -421,24 +421,17 @@ func (s *Server) deleteDocument(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// statsJSON is the answer to GET /v1/stats: the index's statistics and,
-// when it keeps one, the schema it reads text by (as stats --json prints
-// them).
-type statsJSON struct {
-	engine.Stats
-	Fingerprint *textindex.Schema `json:"fingerprint,omitempty"`
-}
-
 func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
-	st, err := s.db.Stats(r.Context())
-	if err != nil {
-		return err
-	}
-	out := statsJSON{Stats: st}
+	st, statsErr := s.db.Stats(r.Context())
+	var schema *textindex.Schema
 	if sc, ok, err := textindex.LoadSchema(r.Context(), s.db); err != nil {
 		return err
 	} else if ok {
-		out.Fingerprint = &sc
+		schema = &sc
+	}
+	out, err := api.StatsOf(st, schema, statsErr)
+	if err != nil {
+		return err
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil

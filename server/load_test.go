@@ -34,7 +34,7 @@ func BenchmarkLoad(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	db, err := engine.Open(b.TempDir(), engine.Options{Sync: engine.SyncAlways, Expected: int64(n)})
+	db, err := engine.Open(b.TempDir(), engine.Options{Sync: engine.SyncAlways, SizeHint: int64(n)})
 	if err != nil {
 		b.Fatal(err)
 	}

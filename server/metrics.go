@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -99,7 +100,7 @@ var engineDescs = map[string]*prometheus.Desc{
 	"bits_per_fp":   prometheus.NewDesc("simhashdb_table_bits_per_fingerprint", "Bits per fingerprint in one table.", nil, nil),
 	"pebble_index":  prometheus.NewDesc("simhashdb_pebble_index_bytes", "Index and filter blocks of the Pebble files holding the tables, which a cold read goes through.", nil, nil),
 	"pebble_cache":  prometheus.NewDesc("simhashdb_pebble_cache_size_bytes", "Pebble's share of the cache; below simhashdb_pebble_index_bytes, cold queries read index blocks from the disk.", nil, nil),
-	"stats_failure": prometheus.NewDesc("simhashdb_stats_failed", "1 when the index's statistics could not be read.", nil, nil),
+	"stats_failure": prometheus.NewDesc("simhashdb_stats_failed", "1 when the index's statistics, or some of them, could not be read.", nil, nil),
 }
 
 func (c *engineCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -115,7 +116,8 @@ func (c *engineCollector) Collect(ch chan<- prometheus.Metric) {
 		failed = 1
 	}
 	ch <- prometheus.MustNewConstMetric(engineDescs["stats_failure"], prometheus.GaugeValue, failed)
-	if err != nil {
+	partial, _ := errors.AsType[*engine.StatsError](err)
+	if err != nil && partial == nil {
 		return
 	}
 	gauge := func(name string, v float64) {
@@ -133,6 +135,8 @@ func (c *engineCollector) Collect(ch chan<- prometheus.Metric) {
 	counter("cache_hits", float64(st.CacheHits))
 	counter("cache_misses", float64(st.CacheMisses))
 	gauge("bits_per_fp", st.BitsPerFingerprint)
-	gauge("pebble_index", float64(st.PebbleIndexBytes))
+	if partial == nil { // a damaged index's is not known
+		gauge("pebble_index", float64(st.PebbleIndexBytes))
+	}
 	gauge("pebble_cache", float64(st.PebbleCacheSize))
 }

@@ -83,7 +83,7 @@ func TestEndpoints(t *testing.T) {
 	assert.JSONEq(t, `{"id":1,"name":"https://a.example/","fp":"0x0123456789abcdef"}`, r.body)
 	r = call(t, ts, "PUT", "/v1/documents/2", `{"text":"the quick brown fox jumps over the lazy dog"}`)
 	require.Equal(t, 200, r.status, r.body)
-	textFP := simhash.Format(simhash.Default().String("the quick brown fox jumps over the lazy dog"))
+	textFP := simhash.Format(simhash.Default().Text("the quick brown fox jumps over the lazy dog"))
 	assert.Equal(t, textFP, r.json(t)["fp"])
 
 	r = call(t, ts, "POST", "/v1/documents", "{\"id\":3,\"fingerprint\":\"0x0123456789abcdee\"}\n\n# a comment\n{\"id\":\"4\",\"fingerprint\":\"81985529216486894\",\"name\":\"b\"}\n{\"id\":5}\nnot json\n")
@@ -253,8 +253,8 @@ func TestConcurrentClients(t *testing.T) {
 // same name again is the same document (unchanged, or replaced).
 func TestNamedDocuments(t *testing.T) {
 	ts, db := testServer(t, Options{})
-	fox := simhash.Format(simhash.Default().String("the quick brown fox"))
-	dog := simhash.Format(simhash.Default().String("the lazy dog"))
+	fox := simhash.Format(simhash.Default().Text("the quick brown fox"))
+	dog := simhash.Format(simhash.Default().Text("the lazy dog"))
 	post := func(body string) map[string]any {
 		r := call(t, ts, "POST", "/v1/documents", body)
 		require.Equal(t, 200, r.status, r.body)

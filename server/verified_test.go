@@ -19,7 +19,7 @@ import (
 // textServer serves a new index with sketches (package textindex).
 func textServer(t *testing.T) *httptest.Server {
 	t.Helper()
-	db, err := engine.Open(t.TempDir(), textindex.Options(engine.Options{Expected: 1 << 10, Sync: engine.SyncNone}))
+	db, err := engine.Open(t.TempDir(), textindex.Options(engine.Options{SizeHint: 1 << 10, Sync: engine.SyncNone}))
 	require.NoError(t, err)
 	f, err := simhash.New(simhash.Options{Shingle: textindex.Shingle})
 	require.NoError(t, err)

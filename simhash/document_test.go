@@ -73,7 +73,7 @@ func TestDocument(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			assert.Equal(t, Format(f.String(c.want)), Format(got))
+			assert.Equal(t, Format(f.Text(c.want)), Format(got))
 		})
 	}
 	_, err = f.Document(bytes.NewReader([]byte{0x1f, 0x8b, 0, 0}), ReadAuto)

@@ -17,11 +17,11 @@ func Example() {
 		64-bit fingerprint such that similar documents get fingerprints that differ in few
 		bit positions, so the crawler can ask whether any stored fingerprint lies within a
 		small Hamming distance of a new one before it keeps the page.`
-	a := f.String(page)
-	b := f.String(strings.Replace(page, "billions", "millions", 1) + " Updated today.")
+	a := f.Text(page)
+	b := f.Text(strings.Replace(page, "billions", "millions", 1) + " Updated today.")
 	// A short page with one word changed and two added moves a few bits; an
 	// unrelated text is about 32 bits (half of 64) away.
-	c := f.String("Call me Ishmael. Some years ago, never mind how long precisely, I went to sea.")
+	c := f.Text("Call me Ishmael. Some years ago, never mind how long precisely, I went to sea.")
 	fmt.Println("edited copy:", simhash.Distance(a, b), "bits apart")
 	fmt.Println("unrelated text:", simhash.Distance(a, c), "bits apart")
 	// Output:
@@ -36,7 +36,7 @@ func ExampleFingerprinter_HTML() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(fp == f.String("Hello, world!"))
+	fmt.Println(fp == f.Text("Hello, world!"))
 	// Output: true
 }
 
@@ -45,7 +45,7 @@ func ExampleNew() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(f.String("") == 0)
+	fmt.Println(f.Text("") == 0)
 	_, err = simhash.New(simhash.Options{Shingle: -1})
 	fmt.Println(err)
 	// Output:
@@ -81,7 +81,7 @@ func ExampleFingerprinter_Document() {
 	}
 	page := "<!DOCTYPE html><html><body><p>Release 5.10 notes</p></body></html>"
 	fp, err := f.Document(strings.NewReader(page), simhash.ReadAuto)
-	fmt.Println(fp == f.String("Release 5.10 notes"), err)
+	fmt.Println(fp == f.Text("Release 5.10 notes"), err)
 	_, err = f.Document(strings.NewReader("\x7fELF\x02\x01\x01\x00\x00"), simhash.ReadAuto)
 	fmt.Println(errors.Is(err, simhash.ErrBinary))
 	// Output:
@@ -98,7 +98,7 @@ func ExampleFingerprinter_Document_manualPage() {
 	}
 	man := ".TH CAT 1\n.SH NAME\ncat \\- concatenate files\n.SH SYNOPSIS\n.B cat\n[\\fIFILE\\fR]...\n"
 	fp, err := f.Document(strings.NewReader(man), simhash.ReadAuto)
-	fmt.Println(fp == f.String("CAT 1 NAME cat - concatenate files SYNOPSIS cat [FILE]..."), err)
+	fmt.Println(fp == f.Text("CAT 1 NAME cat - concatenate files SYNOPSIS cat [FILE]..."), err)
 	_, err = f.Document(strings.NewReader(`<svg xmlns="http://www.w3.org/2000/svg"><path d="M0 0L9 9"/></svg>`), simhash.ReadAuto)
 	fmt.Println(errors.Is(err, simhash.ErrEmpty))
 	// Output:

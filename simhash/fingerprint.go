@@ -235,11 +235,17 @@ func (f *Fingerprinter) Bytes(text []byte) uint64 {
 	return s.sum()
 }
 
-// String returns the fingerprint of text.
-func (f *Fingerprinter) String(text string) uint64 {
+// Text returns the fingerprint of text.
+func (f *Fingerprinter) Text(text string) uint64 {
 	// Tokenizers only read their input, so the string's bytes serve as they are.
 	return f.Bytes(unsafe.Slice(unsafe.StringData(text), len(text)))
 }
+
+// String is Text's former name (a String method that is not a
+// fmt.Stringer misleads).
+//
+// Deprecated: use Text.
+func (f *Fingerprinter) String(text string) uint64 { return f.Text(text) }
 
 // chunkSize is how much of a stream is tokenized at a time.
 const chunkSize = 64 << 10

@@ -41,33 +41,33 @@ func TestPipelineV2Numbers(t *testing.T) {
 	v2, err := New(Options{Pipeline: PipelineV2})
 	require.NoError(t, err)
 	a, b := renumbered(38), renumbered(36)
-	d1 := Distance(v1.String(a), v1.String(b))
-	d2 := Distance(v2.String(a), v2.String(b))
+	d1 := Distance(v1.Text(a), v1.Text(b))
+	d2 := Distance(v2.Text(a), v2.Text(b))
 	t.Logf("renumbered page: distance %d under v1, %d under v2", d1, d2)
 	assert.Less(t, d2, d1)
 	assert.LessOrEqual(t, 2*d2, d1, "numbers decide much less")
 
 	// Numbers still count: a page of numbers alone has a fingerprint,
 	// and one number changed among words moves it.
-	assert.NotZero(t, v2.String("1 2 3 4 5"))
-	assert.NotEqual(t, v2.String("1 2 3 4 5"), v2.String("1 2 3 4 6"))
+	assert.NotZero(t, v2.Text("1 2 3 4 5"))
+	assert.NotEqual(t, v2.Text("1 2 3 4 5"), v2.Text("1 2 3 4 6"))
 	// Every weighting gives numbers less weight, the same with counts kept.
 	for _, w := range []Weighting{LogTF, Binary} {
 		f, err := New(Options{Pipeline: PipelineV2, Weighting: w})
 		require.NoError(t, err)
 		g, err := New(Options{Weighting: w})
 		require.NoError(t, err)
-		assert.LessOrEqual(t, Distance(f.String(a), f.String(b)), Distance(g.String(a), g.String(b)), w)
+		assert.LessOrEqual(t, Distance(f.Text(a), f.Text(b)), Distance(g.Text(a), g.Text(b)), w)
 	}
 
 	// V1 is the zero value and unchanged: the fingerprint of a fixed text,
 	// as the code before pipelines had versions gave it.
-	assert.Equal(t, "0x03d293828e13d3a1", Format(v1.String("The quick brown fox jumps over the lazy dog 42 times in 2007")))
+	assert.Equal(t, "0x03d293828e13d3a1", Format(v1.Text("The quick brown fox jumps over the lazy dog 42 times in 2007")))
 	// So is V2, which indexes made before V3 keep using.
 	lv2, err := New(Options{Pipeline: PipelineV2, Weighting: LogTF})
 	require.NoError(t, err)
-	assert.Equal(t, "0x03769b54071342a1", Format(v2.String("The quick brown fox jumps over the lazy dog 42 times in 2007")))
-	assert.Equal(t, "0xb5fd41e72d8e0ffa", Format(v2.String(a)))
+	assert.Equal(t, "0x03769b54071342a1", Format(v2.Text("The quick brown fox jumps over the lazy dog 42 times in 2007")))
+	assert.Equal(t, "0xb5fd41e72d8e0ffa", Format(v2.Text(a)))
 	assert.Equal(t, "0xb5fd51e72d8e9eec", Format(lv2.String(b)))
 	_, err = New(Options{Pipeline: LatestPipeline + 1})
 	assert.ErrorIs(t, err, ErrOptions)
@@ -90,10 +90,10 @@ func TestPipelineV3Numbers(t *testing.T) {
 		require.NoError(t, err)
 		long := strings.Repeat(renumbered(38), 2)
 		require.GreaterOrEqual(t, len(tokens(Words{}, long)), NumberFeatures*10)
-		assert.Equal(t, Format(v2.String(long)), Format(v3.String(long)), "%v: a long page", w)
+		assert.Equal(t, Format(v2.Text(long)), Format(v3.String(long)), "%v: a long page", w)
 
 		a, b := releaseNotes("1.8.15"), releaseNotes("1.9.10")
-		d2, d3 := Distance(v2.String(a), v2.String(b)), Distance(v3.String(a), v3.String(b))
+		d2, d3 := Distance(v2.Text(a), v2.Text(b)), Distance(v3.String(a), v3.String(b))
 		t.Logf("%v: release notes of two versions: distance %d under v2, %d under v3", w, d2, d3)
 		assert.Greater(t, d3, d2, w)
 		assert.Greater(t, d3, 3, "%v: not near-duplicates at the default distance", w)
@@ -120,23 +120,23 @@ func TestSkipNavigation(t *testing.T) {
 			html := fmt.Sprintf(page, content)
 			got, err := v2.HTML(strings.NewReader(html))
 			require.NoError(t, err)
-			assert.Equal(t, v2.String(content), got)
+			assert.Equal(t, v2.Text(content), got)
 			old, err := v1.HTML(strings.NewReader(html))
 			require.NoError(t, err)
-			assert.NotEqual(t, v1.String(content), old, "kept without SkipNavigation")
+			assert.NotEqual(t, v1.Text(content), old, "kept without SkipNavigation")
 		})
 	}
 	// An article's own header and footer are its content.
 	html := `<nav>Menu</nav><article><header><h1>Title words</h1></header><p>body text here</p><footer>by the author</footer></article>`
 	got, err := v2.HTML(strings.NewReader(html))
 	require.NoError(t, err)
-	assert.Equal(t, v2.String("Title words body text here by the author"), got)
+	assert.Equal(t, v2.Text("Title words body text here by the author"), got)
 	// A stray end tag closes nothing; deep nesting stays bounded.
 	got, err = v2.HTML(strings.NewReader(`</nav><p>` + content + `</p>`))
 	require.NoError(t, err)
-	assert.Equal(t, v2.String(content), got)
+	assert.Equal(t, v2.Text(content), got)
 	deep := strings.Repeat("<div>", 10_000) + content + strings.Repeat("</div>", 10_000)
 	got, err = v2.HTML(strings.NewReader(deep))
 	require.NoError(t, err)
-	assert.Equal(t, v2.String(content), got)
+	assert.Equal(t, v2.Text(content), got)
 }

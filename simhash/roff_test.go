@@ -175,7 +175,7 @@ func TestReadingByPipeline(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			assert.Equal(t, Format(c.f.String(c.want)), Format(got))
+			assert.Equal(t, Format(c.f.Text(c.want)), Format(got))
 		})
 	}
 }

@@ -135,8 +135,8 @@ func text(seed uint64, n int) string {
 
 func TestEmptyInputIsZero(t *testing.T) {
 	f := Default()
-	assert.Zero(t, f.String(""))
-	assert.Zero(t, f.String("  ,,, \n"))
+	assert.Zero(t, f.Text(""))
+	assert.Zero(t, f.Text("  ,,, \n"))
 	got, err := f.Reader(strings.NewReader(""))
 	require.NoError(t, err)
 	assert.Zero(t, got)
@@ -150,7 +150,7 @@ func TestReaderMatchesBytes(t *testing.T) {
 	f := Default()
 	for _, n := range []int{1, 10, 30000, 200000} { // 200k words ~ 1.2 MB: many chunks
 		doc := text(uint64(n), n)
-		want := f.String(doc)
+		want := f.Text(doc)
 		got, err := f.Reader(strings.NewReader(doc))
 		require.NoError(t, err)
 		assert.Equal(t, want, got, "n=%d", n)
@@ -169,7 +169,7 @@ func TestReaderMatchesBytes(t *testing.T) {
 	}
 	got, err := f.Reader(strings.NewReader(cjk.String()))
 	require.NoError(t, err)
-	assert.Equal(t, f.String(cjk.String()), got)
+	assert.Equal(t, f.Text(cjk.String()), got)
 	// With no separator at all the stream is cut between characters (losing
 	// one bigram per 64 KiB), and still fingerprints.
 	solid := strings.Repeat("近似重复检测算法是网页去重的关键", 20000)
@@ -220,10 +220,10 @@ func TestNearDuplicatesAreClose(t *testing.T) {
 		doc := strings.Fields(text(seed, 2000))
 		edited := append([]string{"updated", "today"}, doc...)
 		edited[1000] = "changed"
-		d := Distance(f.String(strings.Join(doc, " ")), f.String(strings.Join(edited, " ")))
+		d := Distance(f.Text(strings.Join(doc, " ")), f.Text(strings.Join(edited, " ")))
 		assert.LessOrEqual(t, d, 6, "seed %d", seed)
-		other := f.String(text(seed+1000, 2000))
-		if Distance(f.String(strings.Join(doc, " ")), other) > 10 {
+		other := f.Text(text(seed+1000, 2000))
+		if Distance(f.Text(strings.Join(doc, " ")), other) > 10 {
 			far++
 		}
 	}
@@ -239,11 +239,11 @@ func TestHTML(t *testing.T) {
 		<noscript>enable javascript</noscript><template>hidden</template></body></html>`
 	got, err := f.HTML(strings.NewReader(page))
 	require.NoError(t, err)
-	assert.Equal(t, f.String(plain), got)
+	assert.Equal(t, f.Text(plain), got)
 	// Malformed HTML is read as a browser would, without error.
 	got, err = f.HTML(strings.NewReader("<p>unclosed <b>tags <script>x"))
 	require.NoError(t, err)
-	assert.Equal(t, f.String("unclosed tags"), got)
+	assert.Equal(t, f.Text("unclosed tags"), got)
 }
 
 func TestOptions(t *testing.T) {
@@ -265,7 +265,7 @@ func TestOptions(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			f, err := New(o)
 			require.NoError(t, err)
-			a, b := f.String(doc), f.String(doc)
+			a, b := f.Text(doc), f.Text(doc)
 			assert.Equal(t, a, b, "deterministic")
 			if name != "ties to one" {
 				assert.NotEqual(t, base.String(doc), a, "the option changes the fingerprint")
@@ -275,7 +275,7 @@ func TestOptions(t *testing.T) {
 	// Stop words are normalised like tokens and removed before shingling.
 	f, err := New(Options{StopWords: []string{"THE", "and"}})
 	require.NoError(t, err)
-	assert.Equal(t, f.String("cat the sat and mat"), f.String("cat sat mat"))
+	assert.Equal(t, f.Text("cat the sat and mat"), f.Text("cat sat mat"))
 	// Binary ignores repeats; TF does not.
 	bin, _ := New(Options{Weighting: Binary, Shingle: 1})
 	assert.Equal(t, bin.String("a b c"), bin.String("a a a b c c"))
@@ -358,7 +358,7 @@ func TestReproducesSeed001Java(t *testing.T) {
 	f, err := New(Options{Tokenizer: whitespace{}, Shingle: 1, Hash: FNV1UTF16, TiesToOne: true})
 	require.NoError(t, err)
 	for _, doc := range []string{"网页 内容 相似度 算法 网页", "a b c d e f g", "x", "😀 emoji 𝄞 clef"} {
-		assert.Equal(t, javaSimHash(strings.Fields(doc)), f.String(doc), doc)
+		assert.Equal(t, javaSimHash(strings.Fields(doc)), f.Text(doc), doc)
 	}
 	// FNV1UTF16 hashes UTF-16 code units, surrogate pairs included.
 	u := utf16.Encode([]rune("a😀"))
@@ -398,7 +398,7 @@ func TestIDF(t *testing.T) {
 	require.NoError(t, err)
 	// By TF "common" (twice) outweighs "rare1"; by TF-IDF rare1 (idf 2.9) wins.
 	assert.Equal(t, XXHash([]byte("common")), base.String("common common rare1"), "sanity: TF picks common's bits")
-	assert.Equal(t, XXHash([]byte("rare1")), f.String("common common rare1"))
+	assert.Equal(t, XXHash([]byte("rare1")), f.Text("common common rare1"))
 
 	for i := range buf.Len() {
 		bad := bytes.Clone(buf.Bytes())
@@ -415,7 +415,7 @@ func TestConcurrentUse(t *testing.T) {
 	docs := []string{text(1, 500), text(2, 500), text(3, 500)}
 	want := make([]uint64, len(docs))
 	for i, d := range docs {
-		want[i] = f.String(d)
+		want[i] = f.Text(d)
 	}
 	done := make(chan bool)
 	for g := range 4 {
@@ -423,7 +423,7 @@ func TestConcurrentUse(t *testing.T) {
 			ok := true
 			for i := range 200 {
 				j := (i + g) % len(docs)
-				ok = ok && f.String(docs[j]) == want[j]
+				ok = ok && f.Text(docs[j]) == want[j]
 			}
 			done <- ok
 		}()

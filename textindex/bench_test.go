@@ -68,9 +68,9 @@ func indexWith(b *testing.B, kind string, cacheSize int64) *benchIndex {
 			docs[i].Sketch = string(s[:])
 		}
 	}
-	opts := engine.Options{K: 3, Expected: int64(n), Sync: engine.SyncNone, CacheSize: cacheSize}
+	opts := engine.Options{K: 3, SizeHint: int64(n), Sync: engine.SyncNone, CacheSize: cacheSize}
 	if sketches {
-		opts = Options(engine.Options{Expected: int64(n), Sync: engine.SyncNone, CacheSize: cacheSize})
+		opts = Options(engine.Options{SizeHint: int64(n), Sync: engine.SyncNone, CacheSize: cacheSize})
 	}
 	dir, err := os.MkdirTemp("", "textindex-bench")
 	if err != nil {

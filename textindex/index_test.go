@@ -23,7 +23,7 @@ func TestIndex(t *testing.T) {
 	// 60 and 5 changed; [4] another original.
 	texts := corpus(r)
 	dir := t.TempDir()
-	ix, err := Open(ctx, dir, engine.Options{Expected: 1 << 10}, nil)
+	ix, err := Open(ctx, dir, engine.Options{SizeHint: 1 << 10}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, NewSchema(), ix.Schema())
 	assert.True(t, Sketched(ix.DB))
@@ -68,7 +68,7 @@ func TestIndex(t *testing.T) {
 
 	// An index of fingerprints: a schema must be given; answers by distance.
 	plain := t.TempDir()
-	db, err := engine.Open(plain, engine.Options{Expected: 1 << 10})
+	db, err := engine.Open(plain, engine.Options{SizeHint: 1 << 10})
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
 	_, err = Open(ctx, plain, engine.Options{}, nil)
@@ -88,7 +88,7 @@ func TestIndex(t *testing.T) {
 // build makes is refused, not compared with new sketches.
 func TestSketchKind(t *testing.T) {
 	dir := t.TempDir()
-	ix, err := Open(ctx, dir, engine.Options{Expected: 1 << 10}, nil)
+	ix, err := Open(ctx, dir, engine.Options{SizeHint: 1 << 10}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, sketch.Kind, ix.Schema().Sketch)
 	other := ix.Schema()

@@ -79,7 +79,7 @@ func TestPairsAgainstJaccard(t *testing.T) {
 	f, err := simhash.New(simhash.Options{Shingle: Shingle, Pipeline: simhash.LatestPipeline})
 	require.NoError(t, err)
 	rd := NewReader(f, simhash.ReadText, true)
-	db, err := engine.Open(t.TempDir(), Options(engine.Options{Expected: 1 << 10}))
+	db, err := engine.Open(t.TempDir(), Options(engine.Options{SizeHint: 1 << 10}))
 	require.NoError(t, err)
 	defer db.Close()
 	require.True(t, Sketched(db))

@@ -262,7 +262,7 @@ func (s *Set) Evaluate(c Config) (Result, error) {
 		return Result{}, err
 	}
 	fps := make([]uint64, len(s.Docs))
-	parallel(len(s.Docs), func(i int) { fps[i] = f.String(s.Docs[i].Text) })
+	parallel(len(s.Docs), func(i int) { fps[i] = f.Text(s.Docs[i].Text) })
 	res := Result{Config: c.Name, NearWithin: make([]int, MaxK+1), UnrelatedWithin: make([]int, MaxK+1),
 		EditRecall: map[string]float64{}, EditFrac: map[string]float64{}}
 	editN := map[string]int{}

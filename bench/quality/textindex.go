@@ -56,9 +56,9 @@ func indexPairs(ctx context.Context, dir, kind string, raw [][]byte, names []str
 	var so simhash.Options
 	sketched := kind == IndexKinds[0]
 	if sketched {
-		opts, so = textindex.Options(engine.Options{Expected: int64(len(raw))}), simhash.Options{Pipeline: simhash.PipelineV3, Shingle: textindex.Shingle}
+		opts, so = textindex.Options(engine.Options{SizeHint: int64(len(raw))}), simhash.Options{Pipeline: simhash.PipelineV3, Shingle: textindex.Shingle}
 	} else {
-		opts, so = engine.Options{K: 3, Expected: int64(len(raw))}, simhash.Options{Pipeline: simhash.PipelineV3}
+		opts, so = engine.Options{K: 3, SizeHint: int64(len(raw))}, simhash.Options{Pipeline: simhash.PipelineV3}
 	}
 	opts.Sync = engine.SyncNone
 	f, err := simhash.New(so)

@@ -96,7 +96,7 @@ func TestInOrder(t *testing.T) {
 // the fingerprint) is replaced, not left as it is.
 func TestSketchChanges(t *testing.T) {
 	ctx := context.Background()
-	db, err := engine.Open(t.TempDir(), engine.Options{Expected: 1 << 10, SketchSize: 2})
+	db, err := engine.Open(t.TempDir(), engine.Options{SizeHint: 1 << 10, SketchSize: 2})
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	require.NoError(t, Init(ctx, db))

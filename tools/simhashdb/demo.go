@@ -66,7 +66,7 @@ func runDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	defer os.RemoveAll(dir)
 	// A text index, as add --text makes one.
 	ctx := context.Background()
-	ix, err := textindex.Open(ctx, dir, engine.Options{Expected: int64(len(docs)), Sync: engine.SyncNone, Logger: quietLogger()}, nil)
+	ix, err := textindex.Open(ctx, dir, engine.Options{SizeHint: int64(len(docs)), Sync: engine.SyncNone, Logger: quietLogger()}, nil)
 	if err != nil {
 		return fail(stderr, "demo", exitFailed, err)
 	}

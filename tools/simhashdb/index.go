@@ -666,14 +666,14 @@ func (c *createFlags) options(d *dbFlags) (engine.Options, error) {
 	if c.expect < 0 {
 		return engine.Options{}, fmt.Errorf("--expect %d: want a number of fingerprints, 0 for the default", c.expect)
 	}
-	opts := engine.Options{Sync: mode, Expected: c.expect}
+	opts := engine.Options{Sync: mode, SizeHint: c.expect}
 	if d.k > 0 {
 		opts.K = d.k
 	}
 	switch c.design {
 	case "memory":
 	case "disk":
-		k, n := cmp.Or(opts.K, engine.DefaultK), cmp.Or(c.expect, engine.DefaultExpected)
+		k, n := cmp.Or(opts.K, engine.DefaultK), cmp.Or(c.expect, engine.DefaultSizeHint)
 		if opts.Design, err = permutation.ForDisk(k, int(n)); err != nil {
 			return engine.Options{}, fmt.Errorf("--design disk: %w", err)
 		}

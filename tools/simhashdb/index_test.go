@@ -191,7 +191,7 @@ func TestIndexCommands(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "b.txt"), []byte("the quick brown fox jumps over the lazy dog!"), 0o644))
 		r := runCLI(t, "", "add", "--db", db, "--text", dir)
 		require.Equal(t, 0, r.code, r.stderr)
-		fp := simhash.Format(simhash.Default().String("the quick brown fox jumps over the lazy dog"))
+		fp := simhash.Format(simhash.Default().Text("the quick brown fox jumps over the lazy dog"))
 		out := strings.Split(strings.TrimSpace(r.stdout), "\n")
 		require.Len(t, out, 2, r.stdout)
 		for i, name := range []string{"a.txt", "b.txt"} {

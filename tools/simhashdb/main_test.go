@@ -64,7 +64,7 @@ func TestFingerprintCommand(t *testing.T) {
 	b := write("sub/b.txt", "Lorem ipsum dolor sit amet")
 	page := write("page.html", "<html><script>hidden()</script><p>The quick brown fox jumps over the lazy dog</p></html>")
 	f := simhash.Default()
-	want := func(text, name string) string { return simhash.Format(f.String(text)) + "\t" + name + "\n" }
+	want := func(text, name string) string { return simhash.Format(f.Text(text)) + "\t" + name + "\n" }
 
 	t.Run("files and directories", func(t *testing.T) {
 		r := runCLI(t, "", "fingerprint", a, filepath.Join(dir, "sub"))
@@ -91,7 +91,7 @@ func TestFingerprintCommand(t *testing.T) {
 		r := runCLI(t, "", "fingerprint", "--shingle", "1", "--weighting", "binary", "--hash", "fnv1", "--stopwords", a)
 		assert.Equal(t, 0, r.code, r.stderr)
 		g, _ := simhash.New(simhash.Options{Shingle: 1, Weighting: simhash.Binary, Hash: simhash.FNV1, StopWords: simhash.EnglishStopWords()})
-		assert.Equal(t, simhash.Format(g.String("The quick brown fox jumps over the lazy dog"))+"\t"+a+"\n", r.stdout)
+		assert.Equal(t, simhash.Format(g.Text("The quick brown fox jumps over the lazy dog"))+"\t"+a+"\n", r.stdout)
 	})
 	t.Run("missing file reported, others still printed", func(t *testing.T) {
 		missing := filepath.Join(dir, "nope.txt")

@@ -9,14 +9,17 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
 
+	"github.com/simhashdb/simhashdb/api"
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/internal/lines"
+	"github.com/simhashdb/simhashdb/permutation"
 	"github.com/simhashdb/simhashdb/simhash"
 	"github.com/simhashdb/simhashdb/textindex"
 )
@@ -478,15 +481,14 @@ func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err := errors.Join(noArguments(fl), checkTarget(&d, &rf, fl)); err != nil {
 		return fail(stderr, "stats", exitUsage, err)
 	}
-	var st engine.Stats
+	var out api.Stats
 	var db *engine.DB
-	var fpOpts *textindex.Schema
 	if rf.server != "" {
 		c, err := rf.client()
 		if err != nil {
 			return fail(stderr, "stats", exitUsage, err)
 		}
-		if err := c.call(context.Background(), "GET", "/v1/stats", nil, &st); err != nil {
+		if err := c.call(context.Background(), "GET", "/v1/stats", nil, &out); err != nil {
 			return fail(stderr, "stats", exitFailed, err)
 		}
 	} else {
@@ -495,22 +497,22 @@ func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			return fail(stderr, "stats", exitFailed, err)
 		}
 		defer db.Close()
-		if st, err = db.Stats(context.Background()); err != nil {
-			return fail(stderr, "stats", exitFailed, err)
-		}
+		st, statsErr := db.Stats(context.Background())
+		var schema *textindex.Schema
 		fo, ok, err := textindex.LoadSchema(context.Background(), db)
 		if err != nil {
 			return fail(stderr, "stats", exitFailed, err)
 		}
 		if ok {
-			fpOpts = &fo
+			schema = &fo
+		}
+		if out, err = api.StatsOf(st, schema, statsErr); err != nil {
+			return fail(stderr, "stats", exitFailed, err)
 		}
 	}
+	st, fpOpts := out.Stats, out.Fingerprint
 	if *asJSON {
-		b, _ := json.MarshalIndent(struct {
-			engine.Stats
-			Fingerprint *textindex.Schema `json:"fingerprint,omitempty"`
-		}{st, fpOpts}, "", "  ")
+		b, _ := json.MarshalIndent(out, "", "  ")
 		fmt.Fprintf(stdout, "%s\n", b)
 		return exitOK
 	}
@@ -531,8 +533,8 @@ func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, " (%.0f a document)", float64(st.BytesOnDisk)/float64(st.Documents))
 	}
 	fmt.Fprintln(stdout)
-	if st.PebbleIndexBytes < 0 {
-		fmt.Fprintf(stdout, "pebble index       unknown: Pebble could not read its files' properties (check names the damage)\n")
+	if len(out.Unmeasured) > 0 {
+		fmt.Fprintf(stdout, "pebble index       unknown: %s (check names the damage)\n", out.Problem)
 	} else {
 		fmt.Fprintf(stdout, "pebble index       %d bytes of index and filter blocks over the tables; Pebble's share of the cache may grow to %d bytes (a limit, not memory taken)%s\n", st.PebbleIndexBytes, st.PebbleCacheSize, indexFit(st))
 	}
@@ -549,9 +551,20 @@ func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	if db != nil {
 		fmt.Fprintln(stdout)
-		db.Describe(stdout)
+		describeDesign(stdout, db.Design(), st.Fingerprints)
 	}
 	return exitOK
+}
+
+// describeDesign writes design d's tables, as permutation.Design.Describe
+// does, for an index of n fingerprints.
+func describeDesign(w io.Writer, d *permutation.Design, n int64) {
+	logN := 0.0
+	if n > 1 {
+		logN = math.Log2(float64(n))
+	}
+	fmt.Fprintf(w, "K = %d, %d tables, %d fingerprints\n", d.K, len(d.Tables), n)
+	d.Describe(w, logN)
 }
 
 // indexFit says what a cold query pays when Pebble's cache cannot hold

@@ -80,12 +80,12 @@ func TestReadByContent(t *testing.T) {
 	}
 	page, err := v2.HTML(strings.NewReader(readingPage))
 	require.NoError(t, err)
-	assert.Equal(t, simhash.Format(v2.String("Home | Next chapter "+readingWords)), simhash.Format(page), "navigation kept by default")
+	assert.Equal(t, simhash.Format(v2.Text("Home | Next chapter "+readingWords)), simhash.Format(page), "navigation kept by default")
 	assert.Equal(t, map[string]string{
-		"plain.txt":    simhash.Format(v2.String(readingWords)),
+		"plain.txt":    simhash.Format(v2.Text(readingWords)),
 		"page.txt":     simhash.Format(page),
-		"changelog.gz": simhash.Format(v2.String("a changelog, compressed as Debian ships it: " + readingWords)),
-		"fox.1.gz":     simhash.Format(v2.String("FOX 1 2024 NAME fox - jumps over the lazy dog")),
+		"changelog.gz": simhash.Format(v2.Text("a changelog, compressed as Debian ships it: " + readingWords)),
+		"fox.1.gz":     simhash.Format(v2.Text("FOX 1 2024 NAME fox - jumps over the lazy dog")),
 	}, stored)
 
 	r = runCLI(t, "", "stats", "--db", db)
@@ -100,13 +100,13 @@ func TestReadByContent(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	pv2, err := simhash.New(simhash.Options{Pipeline: simhash.PipelineV2})
 	require.NoError(t, err)
-	assert.Contains(t, r.stdout, simhash.Format(pv2.String(readingMan)))
-	assert.Contains(t, r.stdout, simhash.Format(pv2.String(readingSVG)))
+	assert.Contains(t, r.stdout, simhash.Format(pv2.Text(readingMan)))
+	assert.Contains(t, r.stdout, simhash.Format(pv2.Text(readingSVG)))
 	// --skip-nav is kept with the index too.
 	nav := filepath.Join(t.TempDir(), "nav")
 	r = runCLI(t, "", "add", "--db", nav, "--sketches=false", "--skip-nav", "--text", filepath.Join(files, "page.txt"))
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stdout, simhash.Format(v2.String(readingWords)))
+	assert.Contains(t, r.stdout, simhash.Format(v2.Text(readingWords)))
 	r = runCLI(t, "", "query", "--db", nav, "--file", filepath.Join(files, "page.txt"), "--k", "0")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "page.txt", "queried as it was added: without navigation")
@@ -158,7 +158,7 @@ func TestOldIndexKeepsPipeline(t *testing.T) {
 			require.Equal(t, 0, r.code, r.stderr)
 			var ans struct{ Query string }
 			require.NoError(t, json.Unmarshal([]byte(r.stdout), &ans))
-			assert.Equal(t, simhash.Format(v1.String(readingPage)), ans.Query, "read as v1 plain text")
+			assert.Equal(t, simhash.Format(v1.Text(readingPage)), ans.Query, "read as v1 plain text")
 		})
 	}
 }
