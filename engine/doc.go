@@ -48,4 +48,12 @@
 // entries within distance k (the distance is the same in permuted space).
 // Memtable matches are added, deleted documents dropped, and the result
 // sorted by distance.
+//
+// # Contexts
+//
+// A call whose context is done before it starts returns the context's
+// error and changes nothing. Calls that run long (Load, Flush, Warm, Check,
+// and the streams: Docs, FindAll, Clusters, Stars, QueryBatch) also stop
+// when it is done while they run; a write already in the log stays
+// acknowledged.
 package engine

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/simhashdb/simhashdb/engine"
 )
 
@@ -197,4 +198,25 @@ func ExampleDB_FindAll() {
 	// a ~ a, edited (1)
 	// a, edited ~ a, copied (1)
 	// cluster of 3 starting with a
+}
+
+// An index kept in memory (Options.FS): for tests and short-lived
+// indexes, gone when the process ends.
+func ExampleOptions_inMemory() {
+	db, err := engine.Open("/index", engine.Options{FS: vfs.NewMem(), Sync: engine.SyncNone})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	if err := db.Insert(ctx, engine.Doc{ID: 1, Fingerprint: 0x0123456789abcdef, Name: "a"}); err != nil {
+		log.Fatal(err)
+	}
+	ms, err := db.Query(ctx, 0x0123456789abcdee, 3)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(ms[0].Name, ms[0].Distance)
+	// Output:
+	// a 1
 }

@@ -14,6 +14,9 @@ import (
 
 // Get returns the document with the id, or ErrNotFound.
 func (db *DB) Get(ctx context.Context, id uint64) (_ Doc, err error) {
+	if err := ctx.Err(); err != nil {
+		return Doc{}, err
+	}
 	defer func() { err = storeErr(err) }()
 	if err := db.rlockOpen(); err != nil {
 		return Doc{}, err
@@ -51,6 +54,9 @@ func (db *DB) Get(ctx context.Context, id uint64) (_ Doc, err error) {
 // NextID returns one more than the largest id stored (1 for an empty
 // index): where a caller that numbers its documents itself can go on.
 func (db *DB) NextID(ctx context.Context) (_ uint64, err error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
 	defer func() { err = storeErr(err) }()
 	if err := db.rlockOpen(); err != nil {
 		return 0, err
@@ -95,6 +101,10 @@ func (db *DB) Docs(ctx context.Context) iter.Seq2[Doc, error] {
 		yield := func(d Doc, err error) bool {
 			db.outDoc(&d)
 			return yieldOut(d, err)
+		}
+		if err := ctx.Err(); err != nil {
+			yield(Doc{}, err)
+			return
 		}
 		v, err := db.pinView()
 		if err != nil {

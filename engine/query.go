@@ -28,6 +28,9 @@ func (db *DB) Query(ctx context.Context, fp uint64, k int) ([]Match, error) {
 // caller that reuses dst (dst[:0]) allocates nothing for a query whose
 // blocks and postings are cached, however many it makes.
 func (db *DB) QueryAppend(ctx context.Context, dst []Match, fp uint64, k int) (_ []Match, err error) {
+	if err := ctx.Err(); err != nil {
+		return dst, err
+	}
 	defer func() { err = storeErr(err) }()
 	if err := db.checkDistance(k); err != nil {
 		return dst, err

@@ -97,6 +97,9 @@ type Stats struct {
 // index is damaged) makes the error a *StatsError, returned with every
 // other figure filled.
 func (db *DB) Stats(ctx context.Context) (_ Stats, err error) {
+	if err := ctx.Err(); err != nil {
+		return Stats{}, err
+	}
 	defer func() { err = storeErr(err) }()
 	log := db.currentLog() // before mu: commitMu comes first
 	if err := db.rlockOpen(); err != nil {
