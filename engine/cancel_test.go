@@ -31,22 +31,22 @@ func TestCanceled(t *testing.T) {
 		return nil
 	}
 	calls := map[string]func() error{
-		"Get":       func() error { _, err := db.Get(done, 1); return err },
-		"NextID":    func() error { _, err := db.NextID(done); return err },
-		"Query":     func() error { _, err := db.Query(done, 7, 3); return err },
-		"Stats":     func() error { _, err := db.Stats(done); return err },
-		"Check":     func() error { _, err := db.Check(done); return err },
-		"Meta":      func() error { _, err := db.Meta(done, "x"); return err },
-		"SetMeta":   func() error { return db.SetMeta(done, "x", []byte("y")) },
-		"Insert":    func() error { return db.Insert(done, Doc{ID: 2000, Fingerprint: 8}) },
-		"Batch":     func() error { return db.InsertBatch(done, []Doc{{ID: 2001, Fingerprint: 9}}) },
-		"Delete":    func() error { return db.Delete(done, 1) },
-		"IfNew":     func() error { _, _, err := db.InsertIfNew(done, Doc{ID: 2002, Fingerprint: 1 << 40}, 3); return err },
-		"Flush":     func() error { return db.Flush(done) },
-		"Warm":      func() error { return db.Warm(done) },
-		"FindAll":   func() error { return first(db.FindAll(done, 3)) },
-		"Clusters":  func() error { return firstDocs(db.Clusters(done, 3)) },
-		"Stars":     func() error { return firstDocs(db.Stars(done, 3)) },
+		"Get":      func() error { _, err := db.Get(done, 1); return err },
+		"NextID":   func() error { _, err := db.NextID(done); return err },
+		"Query":    func() error { _, err := db.Query(done, 7, 3); return err },
+		"Stats":    func() error { _, err := db.Stats(done); return err },
+		"Check":    func() error { _, err := db.Check(done); return err },
+		"Meta":     func() error { _, err := db.Meta(done, "x"); return err },
+		"SetMeta":  func() error { return db.SetMeta(done, "x", []byte("y")) },
+		"Insert":   func() error { return db.Insert(done, Doc{ID: 2000, Fingerprint: 8}) },
+		"Batch":    func() error { return db.InsertBatch(done, []Doc{{ID: 2001, Fingerprint: 9}}) },
+		"Delete":   func() error { return db.Delete(done, 1) },
+		"IfNew":    func() error { _, _, err := db.InsertIfNew(done, Doc{ID: 2002, Fingerprint: 1 << 40}, 3); return err },
+		"Flush":    func() error { return db.Flush(done) },
+		"Warm":     func() error { return db.Warm(done) },
+		"FindAll":  func() error { return first(db.FindAll(done, 3)) },
+		"Clusters": func() error { return firstDocs(db.Clusters(done, 3)) },
+		"Stars":    func() error { return firstDocs(db.Stars(done, 3)) },
 		"Docs": func() error {
 			for _, err := range db.Docs(done) {
 				return err
