@@ -3,6 +3,8 @@ module github.com/simhashdb/simhashdb
 go 1.26.8
 
 require (
+	connectrpc.com/connect v1.21.1
+	connectrpc.com/grpcreflect v1.3.1
 	github.com/RoaringBitmap/roaring/v2 v2.30.0
 	github.com/cespare/xxhash/v2 v2.3.0
 	github.com/cockroachdb/pebble/v2 v2.1.7
@@ -14,6 +16,7 @@ require (
 	golang.org/x/sys v0.49.0
 	golang.org/x/text v0.43.0
 	gonum.org/v1/plot v0.17.0
+	google.golang.org/protobuf v1.36.12
 )
 
 require (
@@ -51,5 +54,4 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/exp v0.0.0-20230626212559-97b1e661b5df // indirect
 	golang.org/x/image v0.30.0 // indirect
-	google.golang.org/protobuf v1.33.0 // indirect
 )

@@ -120,26 +120,41 @@ func (s *Server) fingerprint(req *docRequest) (uint64, string, error) {
 			return 0, "", bad(`"fingerprint": %v`, err)
 		}
 		var sk []byte
-		if req.Sketch != nil {
-			if s.db.SketchSize() == 0 {
-				return 0, "", bad(`"sketch": this index keeps no sketches`)
-			}
-			if sk, err = hex.DecodeString(*req.Sketch); err != nil || len(sk) != s.db.SketchSize() {
+		if req.Sketch != nil && s.db.SketchSize() > 0 { // none kept: content says so
+			if sk, err = hex.DecodeString(*req.Sketch); err != nil {
 				return 0, "", bad(`"sketch" %s: want %d hexadecimal digits, the sketch this index keeps`, trimmed(*req.Sketch), 2*s.db.SketchSize())
 			}
 		}
-		return fp, string(sk), nil
+		return s.content(&fp, sk, req.Sketch != nil, nil)
 	case req.Text != nil:
+		return s.content(nil, nil, false, req.Text)
+	}
+	return 0, "", bad(`want "fingerprint" or "text"`)
+}
+
+// content returns the fingerprint and sketch of a document or a query,
+// whichever API it came by: the fingerprint given, with its sketch if
+// withSketch, or the fingerprint and sketch of text.
+func (s *Server) content(fp *uint64, sk []byte, withSketch bool, text *string) (uint64, string, error) {
+	if text != nil {
 		if s.text == nil {
 			return 0, "", bad(`"text" is not served: send "fingerprint"`)
 		}
-		fp, sk, err := s.text.Read(strings.NewReader(*req.Text))
+		fp, sk, err := s.text.Read(strings.NewReader(*text))
 		if err != nil {
 			return 0, "", bad(`"text": %v`, err)
 		}
 		return fp, sk, nil
 	}
-	return 0, "", bad(`want "fingerprint" or "text"`)
+	if withSketch {
+		if s.db.SketchSize() == 0 {
+			return 0, "", bad(`"sketch": this index keeps no sketches`)
+		}
+		if len(sk) != s.db.SketchSize() {
+			return 0, "", bad(`"sketch" of %d bytes: want %d, the sketch this index keeps`, len(sk), s.db.SketchSize())
+		}
+	}
+	return *fp, string(sk), nil
 }
 
 // similarity returns a request's "similarity", the default if absent; it

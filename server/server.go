@@ -22,6 +22,10 @@
 //	GET    /healthz             "ok" (no token needed)
 //	GET    /metrics             Prometheus text format
 //
+// The same API, defined once in proto/simhashdb/v1/index.proto, is served
+// on the same handler as gRPC, gRPC-Web and Connect (connect-go; Go code in
+// package gen/simhashdb/v1), with server reflection.
+//
 // Writes answer once they are durable as the index's sync mode says.
 package server
 
@@ -154,6 +158,7 @@ func New(db *engine.DB, opts Options) *Server {
 		fmt.Fprintln(w, "ok")
 	})
 	s.mux.Handle("GET /metrics", s.authenticated(s.metrics.handler()))
+	s.routeRPC()
 	return s
 }
 

@@ -181,6 +181,11 @@ func serve(ctx context.Context, db *engine.DB, d *dbFlags, ff *fingerprintFlags,
 		// Well above the server's own limit, which answers 431 in JSON (a
 		// header over this one gets Go's plain-text 431).
 		IdleTimeout: sf.idle, MaxHeaderBytes: max(2*sf.maxHeader, 1<<20)}
+	// gRPC clients speak HTTP/2, without TLS too (h2c, prior knowledge).
+	srv.Protocols = new(http.Protocols)
+	srv.Protocols.SetHTTP1(true)
+	srv.Protocols.SetHTTP2(true)
+	srv.Protocols.SetUnencryptedHTTP2(true)
 	scheme := "http"
 	if sf.tlsCert != "" {
 		scheme = "https"

@@ -1,0 +1,405 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"net/http"
+
+	"connectrpc.com/connect"
+	"connectrpc.com/grpcreflect"
+	simhashdbv1 "github.com/simhashdb/simhashdb/gen/simhashdb/v1"
+	"github.com/simhashdb/simhashdb/gen/simhashdb/v1/simhashdbv1connect"
+
+	"github.com/simhashdb/simhashdb/api"
+	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/textindex"
+)
+
+// The API of proto/simhashdb/v1/index.proto, served by connect-go beside
+// the /v1 JSON endpoints: one handler answers gRPC, gRPC-Web and Connect
+// (JSON or binary), on the same port, behind the same token, limits and
+// metrics. The procedures call what the JSON endpoints call.
+
+// streamChunk is how many documents or pairs one message of a stream
+// carries.
+const streamChunk = 1000
+
+// routeRPC registers the service's procedures and server reflection (so
+// that grpcurl lists them; behind the token too).
+func (s *Server) routeRPC() {
+	_, h := simhashdbv1connect.NewIndexServiceHandler(rpcService{s},
+		connect.WithReadMaxBytes(int(s.opts.MaxBatchBody)), connect.WithSendMaxBytes(int(s.opts.MaxBatchBody)))
+	serve := func(w http.ResponseWriter, r *http.Request) error {
+		h.ServeHTTP(w, r)
+		return nil
+	}
+	batchBody := func() int64 { return s.opts.MaxBatchBody }
+	for _, p := range []string{
+		simhashdbv1connect.IndexServiceInsertProcedure, simhashdbv1connect.IndexServiceGetProcedure,
+		simhashdbv1connect.IndexServiceDeleteProcedure, simhashdbv1connect.IndexServiceQueryProcedure,
+		simhashdbv1connect.IndexServiceInsertIfNewProcedure, simhashdbv1connect.IndexServiceExportProcedure,
+		simhashdbv1connect.IndexServicePairsProcedure, simhashdbv1connect.IndexServiceClustersProcedure,
+		simhashdbv1connect.IndexServiceStatsProcedure, simhashdbv1connect.IndexServiceCheckProcedure,
+	} {
+		s.route(p, "rpc", serve)
+	}
+	// Batches hold their room among the bytes in flight, as POST
+	// /v1/documents and /v1/batch do.
+	for _, p := range []string{simhashdbv1connect.IndexServiceInsertBatchProcedure, simhashdbv1connect.IndexServiceQueryBatchProcedure} {
+		s.route(p, "rpc_batch", s.withInflight(batchBody, serve))
+	}
+	reflector := grpcreflect.NewStaticReflector(simhashdbv1connect.IndexServiceName)
+	for _, mount := range []func(*grpcreflect.Reflector, ...connect.HandlerOption) (string, http.Handler){grpcreflect.NewHandlerV1, grpcreflect.NewHandlerV1Alpha} {
+		p, h := mount(reflector)
+		s.mux.Handle(p, s.authenticated(h))
+	}
+}
+
+// rpcService implements simhashdbv1connect.IndexServiceHandler.
+type rpcService struct{ s *Server }
+
+var _ simhashdbv1connect.IndexServiceHandler = rpcService{}
+
+// rpcError is err as the RPC's error: the code of the HTTP status the
+// JSON endpoints answer it with, and the same message.
+func (x rpcService) rpcError(procedure string, err error) error {
+	if err == nil {
+		return nil
+	}
+	status := statusOf(err)
+	code := connect.CodeInternal
+	switch status {
+	case http.StatusBadRequest:
+		code = connect.CodeInvalidArgument
+	case http.StatusNotFound:
+		code = connect.CodeNotFound
+	case http.StatusForbidden:
+		code = connect.CodeFailedPrecondition
+	case http.StatusRequestEntityTooLarge, http.StatusInsufficientStorage:
+		code = connect.CodeResourceExhausted
+	case http.StatusRequestTimeout:
+		code = connect.CodeDeadlineExceeded
+	case http.StatusServiceUnavailable:
+		code = connect.CodeUnavailable
+	}
+	switch {
+	case errors.Is(err, context.Canceled):
+		code = connect.CodeCanceled
+	case errors.Is(err, context.DeadlineExceeded):
+		code = connect.CodeDeadlineExceeded
+	}
+	if code == connect.CodeInternal {
+		x.s.opts.Logger.Error("simhashdb server: request failed", "procedure", procedure, "err", err)
+		return connect.NewError(code, errors.New("internal error"))
+	}
+	return connect.NewError(code, err)
+}
+
+// doc is a document of a request.
+func (x rpcService) doc(id uint64, name string, c *simhashdbv1.Content) (engine.Doc, error) {
+	fp, sk, err := x.content(c)
+	if err != nil {
+		return engine.Doc{}, err
+	}
+	if len(name) > engine.MaxName {
+		return engine.Doc{}, bad(`"name" of %d bytes, at most %d`, len(name), engine.MaxName)
+	}
+	return engine.Doc{ID: id, Fingerprint: fp, Name: name, Sketch: sk}, nil
+}
+
+// content is the fingerprint and sketch of c.
+func (x rpcService) content(c *simhashdbv1.Content) (uint64, string, error) {
+	switch k := c.GetKind().(type) {
+	case *simhashdbv1.Content_Fingerprint:
+		return x.s.content(&k.Fingerprint, c.GetSketch(), c.GetSketch() != nil, nil)
+	case *simhashdbv1.Content_Text:
+		if c.GetSketch() != nil {
+			return 0, "", bad(`"sketch" goes with "fingerprint"`)
+		}
+		return x.s.content(nil, nil, false, &k.Text)
+	}
+	return 0, "", bad(`want "fingerprint" or "text" in "content"`)
+}
+
+// distance is a request's k, the index's K when absent.
+func (x rpcService) distance(k *uint32) (int, error) {
+	if k == nil {
+		return x.s.distance(nil)
+	}
+	kk := int(min(*k, 1<<16))
+	return x.s.distance(&kk)
+}
+
+func docOf(d engine.Doc) *simhashdbv1.Document {
+	return &simhashdbv1.Document{Id: d.ID, Fingerprint: d.Fingerprint, Name: d.Name, Sketch: []byte(d.Sketch)}
+}
+
+func matchOf(m engine.Match) *simhashdbv1.Match {
+	return &simhashdbv1.Match{Id: m.ID, Fingerprint: m.Fingerprint, Name: m.Name, Distance: uint32(m.Distance)}
+}
+
+func matchesOfRPC(ms []engine.Match) []*simhashdbv1.Match {
+	out := make([]*simhashdbv1.Match, len(ms))
+	for i, m := range ms {
+		out[i] = matchOf(m)
+	}
+	return out
+}
+
+func verifiedOfRPC(ms []textindex.Match) []*simhashdbv1.Match {
+	out := make([]*simhashdbv1.Match, len(ms))
+	for i, m := range ms {
+		out[i] = matchOf(m.Match)
+		out[i].Similarity = &m.Similarity
+	}
+	return out
+}
+
+func (x rpcService) Insert(ctx context.Context, req *connect.Request[simhashdbv1.InsertRequest]) (*connect.Response[simhashdbv1.InsertResponse], error) {
+	d, err := x.doc(req.Msg.GetId(), req.Msg.GetName(), req.Msg.GetContent())
+	if err == nil {
+		err = x.s.db.Insert(ctx, d)
+	}
+	if err != nil {
+		return nil, x.rpcError("Insert", err)
+	}
+	return connect.NewResponse(&simhashdbv1.InsertResponse{Document: docOf(d)}), nil
+}
+
+func (x rpcService) InsertBatch(ctx context.Context, req *connect.Request[simhashdbv1.InsertBatchRequest]) (*connect.Response[simhashdbv1.InsertBatchResponse], error) {
+	in := req.Msg.GetDocuments()
+	if len(in) > x.s.opts.MaxBatch {
+		return nil, x.rpcError("InsertBatch", bad("%d documents in one batch, at most %d (--max-batch)", len(in), x.s.opts.MaxBatch))
+	}
+	docs := make([]engine.Doc, len(in))
+	for i, r := range in {
+		d, err := x.doc(r.GetId(), r.GetName(), r.GetContent())
+		if err != nil {
+			return nil, x.rpcError("InsertBatch", fmt.Errorf("documents[%d] (id %d): %w", i, r.GetId(), err))
+		}
+		docs[i] = d
+	}
+	if err := x.s.db.InsertBatch(ctx, docs); err != nil {
+		return nil, x.rpcError("InsertBatch", err)
+	}
+	return connect.NewResponse(&simhashdbv1.InsertBatchResponse{Stored: uint32(len(docs))}), nil
+}
+
+func (x rpcService) Get(ctx context.Context, req *connect.Request[simhashdbv1.GetRequest]) (*connect.Response[simhashdbv1.GetResponse], error) {
+	d, err := x.s.db.Get(ctx, req.Msg.GetId())
+	if err != nil {
+		return nil, x.rpcError("Get", err)
+	}
+	return connect.NewResponse(&simhashdbv1.GetResponse{Document: docOf(d)}), nil
+}
+
+func (x rpcService) Delete(ctx context.Context, req *connect.Request[simhashdbv1.DeleteRequest]) (*connect.Response[simhashdbv1.DeleteResponse], error) {
+	if n := len(req.Msg.GetIds()); n > x.s.opts.MaxBatch {
+		return nil, x.rpcError("Delete", bad("%d ids in one request, at most %d (--max-batch)", n, x.s.opts.MaxBatch))
+	}
+	if err := x.s.db.Delete(ctx, req.Msg.GetIds()...); err != nil {
+		return nil, x.rpcError("Delete", err)
+	}
+	return connect.NewResponse(&simhashdbv1.DeleteResponse{}), nil
+}
+
+func (x rpcService) Query(ctx context.Context, req *connect.Request[simhashdbv1.QueryRequest]) (*connect.Response[simhashdbv1.QueryResponse], error) {
+	ms, fp, err := x.query(ctx, req.Msg)
+	if err != nil {
+		return nil, x.rpcError("Query", err)
+	}
+	return connect.NewResponse(&simhashdbv1.QueryResponse{Fingerprint: fp, Matches: ms}), nil
+}
+
+// query answers q as POST /v1/query does.
+func (x rpcService) query(ctx context.Context, q *simhashdbv1.QueryRequest) ([]*simhashdbv1.Match, uint64, error) {
+	k, err := x.distance(q.K)
+	if err != nil {
+		return nil, 0, err
+	}
+	sim, err := x.s.similarity(q.Similarity)
+	if err != nil {
+		return nil, 0, err
+	}
+	fp, sk, err := x.content(q.GetContent())
+	if err != nil {
+		return nil, 0, err
+	}
+	if q.Similarity != nil && sk == "" {
+		return nil, 0, bad(`"similarity" compares texts: send "text"`)
+	}
+	ms, err := x.s.db.Query(ctx, fp, k)
+	if err != nil {
+		return nil, 0, err
+	}
+	if sk != "" {
+		return verifiedOfRPC(textindex.Verify(ms, sk, sim)), fp, nil
+	}
+	return matchesOfRPC(ms), fp, nil
+}
+
+func (x rpcService) QueryBatch(ctx context.Context, req *connect.Request[simhashdbv1.QueryBatchRequest], out *connect.ServerStream[simhashdbv1.QueryBatchResponse]) error {
+	fps := req.Msg.GetFingerprints()
+	if len(fps) > x.s.opts.MaxBatch {
+		return x.rpcError("QueryBatch", bad("%d queries in one batch, at most %d (--max-batch)", len(fps), x.s.opts.MaxBatch))
+	}
+	k, err := x.distance(req.Msg.K)
+	if err != nil {
+		return x.rpcError("QueryBatch", err)
+	}
+	i := 0
+	for a, err := range x.s.db.QueryBatch(ctx, fps, k) {
+		if err != nil {
+			return x.rpcError("QueryBatch", err)
+		}
+		if err := out.Send(&simhashdbv1.QueryBatchResponse{Index: uint32(i), Fingerprint: fps[i], Matches: matchesOfRPC(a.Matches)}); err != nil {
+			return err
+		}
+		i++
+	}
+	return nil
+}
+
+func (x rpcService) InsertIfNew(ctx context.Context, req *connect.Request[simhashdbv1.InsertIfNewRequest]) (*connect.Response[simhashdbv1.InsertIfNewResponse], error) {
+	ans, err := x.insertIfNew(ctx, req.Msg)
+	if err != nil {
+		return nil, x.rpcError("InsertIfNew", err)
+	}
+	return connect.NewResponse(ans), nil
+}
+
+// insertIfNew answers as POST /v1/insert-if-new does.
+func (x rpcService) insertIfNew(ctx context.Context, m *simhashdbv1.InsertIfNewRequest) (*simhashdbv1.InsertIfNewResponse, error) {
+	k, err := x.distance(m.K)
+	if err != nil {
+		return nil, err
+	}
+	sim, err := x.s.similarity(m.Similarity)
+	if err != nil {
+		return nil, err
+	}
+	d, err := x.doc(m.GetId(), m.GetName(), m.GetContent())
+	if err != nil {
+		return nil, err
+	}
+	if d.Sketch != "" {
+		dups, inserted, err := textindex.InsertIfNew(ctx, x.s.db, d, k, sim)
+		return &simhashdbv1.InsertIfNewResponse{Inserted: inserted, Duplicates: verifiedOfRPC(dups)}, err
+	}
+	dups, inserted, err := x.s.db.InsertIfNew(ctx, d, k)
+	return &simhashdbv1.InsertIfNewResponse{Inserted: inserted, Duplicates: matchesOfRPC(dups)}, err
+}
+
+func (x rpcService) Export(ctx context.Context, _ *connect.Request[simhashdbv1.ExportRequest], out *connect.ServerStream[simhashdbv1.ExportResponse]) error {
+	return x.rpcError("Export", chunked(x.s.db.Docs(ctx), docOf, func(ds []*simhashdbv1.Document) error {
+		return out.Send(&simhashdbv1.ExportResponse{Documents: ds})
+	}))
+}
+
+func (x rpcService) Pairs(ctx context.Context, req *connect.Request[simhashdbv1.PairsRequest], out *connect.ServerStream[simhashdbv1.PairsResponse]) error {
+	k, sim, verified, err := x.corpusQuery(req.Msg.K, req.Msg.Similarity)
+	if err != nil {
+		return x.rpcError("Pairs", err)
+	}
+	send := func(ps []*simhashdbv1.Pair) error { return out.Send(&simhashdbv1.PairsResponse{Pairs: ps}) }
+	if verified {
+		return x.rpcError("Pairs", chunked(textindex.Pairs(ctx, x.s.db, k, sim), func(p textindex.Pair) *simhashdbv1.Pair {
+			return &simhashdbv1.Pair{A: docOf(p.A), B: docOf(p.B), Distance: uint32(p.Distance), Similarity: &p.Similarity}
+		}, send))
+	}
+	return x.rpcError("Pairs", chunked(x.s.db.FindAll(ctx, k), func(p engine.Pair) *simhashdbv1.Pair {
+		return &simhashdbv1.Pair{A: docOf(p.A), B: docOf(p.B), Distance: uint32(p.Distance)}
+	}, send))
+}
+
+// corpusQuery is the distance and similarity of a request over the whole
+// index: verified in an index with sketches, as GET /v1/pairs is.
+func (x rpcService) corpusQuery(kp *uint32, sp *float64) (k int, sim float64, verified bool, err error) {
+	if k, err = x.distance(kp); err != nil {
+		return 0, 0, false, err
+	}
+	if sim, err = x.s.similarity(sp); err != nil {
+		return 0, 0, false, err
+	}
+	return k, sim, textindex.Sketched(x.s.db), nil
+}
+
+func (x rpcService) Clusters(ctx context.Context, req *connect.Request[simhashdbv1.ClustersRequest], out *connect.ServerStream[simhashdbv1.ClustersResponse]) error {
+	k, sim, verified, err := x.corpusQuery(req.Msg.K, req.Msg.Similarity)
+	if err != nil {
+		return x.rpcError("Clusters", err)
+	}
+	star := req.Msg.GetMethod() == simhashdbv1.ClusterMethod_CLUSTER_METHOD_STAR
+	var seq iter.Seq2[[]engine.Doc, error]
+	switch {
+	case verified && star:
+		seq = textindex.Stars(ctx, x.s.db, k, sim)
+	case verified:
+		seq = textindex.Clusters(ctx, x.s.db, k, sim)
+	case star:
+		seq = x.s.db.Stars(ctx, k)
+	default:
+		seq = x.s.db.Clusters(ctx, k)
+	}
+	for docs, err := range seq {
+		if err != nil {
+			return x.rpcError("Clusters", err)
+		}
+		m := &simhashdbv1.ClustersResponse{Documents: make([]*simhashdbv1.Document, len(docs))}
+		for i, d := range docs {
+			m.Documents[i] = docOf(d)
+		}
+		if err := out.Send(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (x rpcService) Stats(ctx context.Context, _ *connect.Request[simhashdbv1.StatsRequest]) (*connect.Response[simhashdbv1.StatsResponse], error) {
+	st, statsErr := x.s.db.Stats(ctx)
+	a, err := api.StatsOf(st, nil, statsErr)
+	if err != nil {
+		return nil, x.rpcError("Stats", err)
+	}
+	return connect.NewResponse(&simhashdbv1.StatsResponse{
+		K: uint32(a.K), Tables: uint32(len(a.Tables)), Documents: a.Documents, Fingerprints: a.Fingerprints,
+		PendingWrites: int64(a.PendingWrites), TableBytes: a.TableBytes, BytesOnDisk: a.BytesOnDisk,
+		CacheSize: a.CacheSize, CacheBytes: a.CacheBytes, SketchSize: uint32(a.SketchSize),
+		Unmeasured: a.Unmeasured, Problem: a.Problem,
+	}), nil
+}
+
+func (x rpcService) Check(ctx context.Context, _ *connect.Request[simhashdbv1.CheckRequest]) (*connect.Response[simhashdbv1.CheckResponse], error) {
+	rep, err := x.s.db.Check(ctx)
+	if err != nil && !errors.Is(err, engine.ErrCorrupt) {
+		return nil, x.rpcError("Check", err)
+	}
+	ans := &simhashdbv1.CheckResponse{Ok: err == nil, Documents: rep.Documents, Postings: rep.Postings, Fingerprints: rep.Fingerprints, Blocks: rep.Blocks}
+	if err != nil {
+		ans.Problems = err.Error()
+	}
+	return connect.NewResponse(ans), nil
+}
+
+// chunked sends seq's values, converted, streamChunk at a time.
+func chunked[T, M any](seq iter.Seq2[T, error], conv func(T) M, send func([]M) error) error {
+	var buf []M
+	for v, err := range seq {
+		if err != nil {
+			return err
+		}
+		if buf = append(buf, conv(v)); len(buf) == streamChunk {
+			if err := send(buf); err != nil {
+				return err
+			}
+			buf = nil
+		}
+	}
+	if len(buf) > 0 {
+		return send(buf)
+	}
+	return nil
+}
