@@ -1,7 +1,10 @@
-// Package api holds the JSON shapes of simhashdb's served API, one home
-// for each: what `simhashdb serve` answers, what the command line prints
-// for the same documents (find-all --db, find-clusters --db) and what
-// package client decodes.
+// Package api holds the wire shapes of simhashdb's served API, one home
+// for each: the JSON of the /v1 endpoints (what `simhashdb serve`
+// answers and what the command line prints for the same documents:
+// find-all --db, find-clusters --db), and the conversions between the
+// engine's types and the RPC's messages (proto/simhashdb/v1), with the
+// names of the engine's errors an RPC carries, which the server sends and
+// package client reads.
 //
 // Fingerprints are strings ("0x" and 16 hex digits): JSON numbers lose
 // precision past 2^53.

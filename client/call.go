@@ -1,112 +1,99 @@
 package client
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
-	"net/http"
+	"iter"
 	"time"
 
-	"github.com/simhashdb/simhashdb/api"
+	"connectrpc.com/connect"
 )
 
-// call sends a request, retried if idempotent, and decodes a JSON answer
-// into out (if not nil).
-func (c *Client) call(ctx context.Context, idempotent bool, method, path string, body []byte, out any) error {
+// unary makes a call, retried if idempotent, within Options.Timeout.
+func unary[Req, Resp any](ctx context.Context, c *Client, idempotent bool, procedure string, call func(context.Context, *connect.Request[Req]) (*connect.Response[Resp], error), req *Req) (*Resp, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.o.Timeout)
 	defer cancel()
-	resp, err := c.send(ctx, idempotent, method, path, body)
-	if err != nil {
+	var out *Resp
+	err := c.retry(ctx, idempotent, procedure, func(ctx context.Context) error {
+		resp, err := call(ctx, connect.NewRequest(req))
+		if err == nil {
+			out = resp.Msg
+		}
 		return err
-	}
-	defer resp.Body.Close()
-	if out == nil {
-		_, err := io.Copy(io.Discard, resp.Body)
-		return err
-	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-		return fmt.Errorf("client: %s %s: reading the answer: %w", method, path, err)
-	}
-	return nil
+	})
+	return out, err
 }
 
-// send sends a request until it gets an answer that is not worth another
-// try, or has tried Options.Retries more times (idempotent requests only);
-// an answer other than 200 is returned as an *Error.
-func (c *Client) send(ctx context.Context, idempotent bool, method, path string, body []byte) (*http.Response, error) {
+// openStream opens a stream, retried as an idempotent call until its
+// answer starts.
+func openStream[T any](ctx context.Context, c *Client, procedure string, open func(context.Context) (*connect.ServerStreamForClient[T], error)) (*connect.ServerStreamForClient[T], error) {
+	var s *connect.ServerStreamForClient[T]
+	err := c.retry(ctx, true, procedure, func(ctx context.Context) error {
+		var err error
+		s, err = open(ctx)
+		return err
+	})
+	return s, err
+}
+
+// retry runs call until it succeeds, fails in a way not worth another
+// try, or has been tried Options.Retries more times (idempotent calls
+// only); the error is an *Error when the server answered one.
+func (c *Client) retry(ctx context.Context, idempotent bool, procedure string, call func(context.Context) error) error {
 	wait := c.o.Backoff
 	for try := 0; ; try++ {
-		resp, err := c.once(ctx, method, path, body)
+		err := call(ctx)
 		if err == nil {
-			return resp, nil
+			return nil
 		}
+		err = c.wrap(procedure, err)
 		if !idempotent || try >= c.o.Retries || !retryable(err) || ctx.Err() != nil {
-			return nil, err
+			return err
 		}
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, errors.Join(err, ctx.Err())
+			return errors.Join(err, ctx.Err())
 		case <-t.C:
 		}
 		wait *= 2
 	}
 }
 
-func (c *Client) once(ctx context.Context, method, path string, body []byte) (*http.Response, error) {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
-	if err != nil {
-		return nil, err
-	}
-	if c.o.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.o.Token)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.o.HTTPClient.Do(req)
-	if err != nil {
-		return nil, &connError{err}
-	}
-	if resp.StatusCode == http.StatusOK {
-		return resp, nil
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	var e api.Error
-	if json.Unmarshal(b, &e) != nil || e.Error == "" {
-		e.Error = string(bytes.TrimSpace(b))
-	}
-	return nil, &Error{Method: method, Path: path, Status: resp.StatusCode, Message: e.Error}
-}
-
-// connError is a request that got no answer.
-type connError struct{ err error }
-
-func (e *connError) Error() string { return "client: " + e.err.Error() }
-func (e *connError) Unwrap() error { return e.err }
-
-// retryable reports whether err is worth another try: no answer, or an
-// answer that says to come back.
-func retryable(err error) bool {
-	var ce *connError
-	if errors.As(err, &ce) {
-		return !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
-	}
-	var e *Error
-	if errors.As(err, &e) {
-		switch e.Status {
-		case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-			return true
+// streamed yields the values of a server stream's messages (each, through
+// each, may yield several); the stream is opened as openStream does and
+// not retried once an answer has started.
+func streamed[T, V any](ctx context.Context, c *Client, procedure string, open func(context.Context) (*connect.ServerStreamForClient[T], error), each func(*T, func(V, error) bool) bool) iter.Seq2[V, error] {
+	return func(yield func(V, error) bool) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		s, err := openStream(ctx, c, procedure, open)
+		if err != nil {
+			var zero V
+			yield(zero, err)
+			return
+		}
+		defer s.Close()
+		for s.Receive() {
+			if !each(s.Msg(), yield) {
+				return
+			}
+		}
+		if err := s.Err(); err != nil {
+			var zero V
+			yield(zero, c.wrap(procedure, err))
 		}
 	}
-	return false
+}
+
+// retryable reports whether err is worth another try: the server could
+// not be reached, or said to come back (connect's unavailable: a refused
+// connection, 503, or a proxy's 502 or 504).
+func retryable(err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var e *Error
+	return errors.As(err, &e) && e.Code == connect.CodeUnavailable
 }

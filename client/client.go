@@ -1,35 +1,33 @@
-// Package client talks to a running `simhashdb serve` over its JSON API
-// (docs/server.md), with the engine's types and errors: a Go service that
-// uses a served index calls the same operations, gets the same documents
-// and matches, and tells errors apart the same way (errors.Is(err,
+// Package client talks to a running `simhashdb serve` through the API of
+// proto/simhashdb/v1/index.proto (Connect's protocol, binary protobuf over
+// HTTP), with the engine's types and errors: a Go service that uses a
+// served index calls the same operations, gets the same documents and
+// matches, and tells errors apart the same way (errors.Is(err,
 // engine.ErrNotFound)) as one that embeds the index.
 //
 // Calls that can be repeated without changing their outcome (reads, a
-// document put or deleted by id, documents inserted with their ids) are
-// tried again, with a doubling wait, when the connection fails or the
-// server answers 502, 503 or 504 (a server restarting, or one whose
-// in-flight bytes are full); InsertIfNew is not. Every call takes a
-// context and stops when it is done.
+// document inserted or deleted by id, documents inserted with their ids)
+// are tried again, with a doubling wait, when the server cannot be reached
+// or answers that it is unavailable (a server restarting, one whose
+// in-flight bytes are full, a proxy's 502, 503 or 504); InsertIfNew is
+// not. Every call takes a context and stops when it is done.
 package client
 
 import (
-	"bufio"
-	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"iter"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
+	"connectrpc.com/connect"
 	"github.com/simhashdb/simhashdb/api"
 	"github.com/simhashdb/simhashdb/engine"
-	"github.com/simhashdb/simhashdb/simhash"
+	simhashdbv1 "github.com/simhashdb/simhashdb/gen/simhashdb/v1"
+	"github.com/simhashdb/simhashdb/gen/simhashdb/v1/simhashdbv1connect"
 )
 
 // Options configure New. The zero value is usable.
@@ -51,7 +49,8 @@ type Options struct {
 	Backoff time.Duration
 	// BatchLines is the most documents or queries one request of
 	// InsertBatch or QueryBatch carries (DefaultBatchLines if zero; the
-	// server refuses more than its --max-batch).
+	// server refuses more than its --max-batch, and a message larger
+	// than its --max-batch-body).
 	BatchLines int
 }
 
@@ -66,8 +65,8 @@ const (
 
 // Client is a client of one server. It is safe for concurrent use.
 type Client struct {
-	base string
-	o    Options
+	rpc simhashdbv1connect.IndexServiceClient
+	o   Options
 }
 
 // New returns a client of the server at baseURL (http://HOST:PORT or
@@ -94,45 +93,74 @@ func New(baseURL string, o Options) (*Client, error) {
 	o.Retries = cmp.Or(o.Retries, DefaultRetries)
 	o.Backoff = cmp.Or(o.Backoff, DefaultBackoff)
 	o.BatchLines = cmp.Or(o.BatchLines, DefaultBatchLines)
-	return &Client{base: strings.TrimRight(baseURL, "/"), o: o}, nil
+	var opts []connect.ClientOption
+	if o.Token != "" {
+		opts = append(opts, connect.WithInterceptors(api.Bearer(o.Token)))
+	}
+	return &Client{rpc: simhashdbv1connect.NewIndexServiceClient(o.HTTPClient, strings.TrimRight(baseURL, "/"), opts...), o: o}, nil
 }
 
-// Put stores d under its id, once durable on the server.
-func (c *Client) Put(ctx context.Context, d engine.Doc) error {
-	body, err := json.Marshal(docBody(d, false))
-	if err != nil {
-		return err
+// fingerprint is a query of fp.
+func fingerprint(fp uint64) *simhashdbv1.Content {
+	return &simhashdbv1.Content{Kind: &simhashdbv1.Content_Fingerprint{Fingerprint: fp}}
+}
+
+// content is d's fingerprint and its sketch, if it has one.
+func content(d engine.Doc) *simhashdbv1.Content {
+	c := fingerprint(d.Fingerprint)
+	if d.Sketch != "" {
+		c.Sketch = []byte(d.Sketch)
 	}
-	return c.call(ctx, true, "PUT", "/v1/documents/"+strconv.FormatUint(d.ID, 10), body, nil)
+	return c
+}
+
+// Insert stores d under its id, once durable on the server.
+func (c *Client) Insert(ctx context.Context, d engine.Doc) error {
+	_, err := unary(ctx, c, true, "Insert", c.rpc.Insert, &simhashdbv1.InsertRequest{Id: d.ID, Name: d.Name, Content: content(d)})
+	return err
 }
 
 // Get returns the document id; engine.ErrNotFound if there is none.
 func (c *Client) Get(ctx context.Context, id uint64) (engine.Doc, error) {
-	var j api.Doc
-	if err := c.call(ctx, true, "GET", "/v1/documents/"+strconv.FormatUint(id, 10), nil, &j); err != nil {
+	a, err := unary(ctx, c, true, "Get", c.rpc.Get, &simhashdbv1.GetRequest{Id: id})
+	if err != nil {
 		return engine.Doc{}, err
 	}
-	return j.Engine()
+	return api.DocFromProto(a.GetDocument()), nil
 }
 
-// Delete removes the document id and reports whether it was stored.
-func (c *Client) Delete(ctx context.Context, id uint64) (bool, error) {
-	var a struct {
-		Deleted bool `json:"deleted"`
+// Delete removes the documents ids; ids not stored are left alone.
+func (c *Client) Delete(ctx context.Context, ids ...uint64) error {
+	for len(ids) > 0 {
+		n := min(len(ids), c.o.BatchLines)
+		if _, err := unary(ctx, c, true, "Delete", c.rpc.Delete, &simhashdbv1.DeleteRequest{Ids: ids[:n]}); err != nil {
+			return err
+		}
+		ids = ids[n:]
 	}
-	err := c.call(ctx, true, "DELETE", "/v1/documents/"+strconv.FormatUint(id, 10), nil, &a)
-	return a.Deleted, err
+	return nil
 }
 
 // Query returns the stored documents within distance k of fp, nearest
 // first.
 func (c *Client) Query(ctx context.Context, fp uint64, k int) ([]engine.Match, error) {
-	var a api.QueryAnswer
-	q := url.Values{"fp": {simhash.Format(fp)}, "k": {strconv.Itoa(k)}}
-	if err := c.call(ctx, true, "GET", "/v1/query?"+q.Encode(), nil, &a); err != nil {
+	kk, err := distance(k)
+	if err != nil {
 		return nil, err
 	}
-	return matches(a.Matches)
+	a, err := unary(ctx, c, true, "Query", c.rpc.Query, &simhashdbv1.QueryRequest{Content: fingerprint(fp), K: &kk})
+	if err != nil {
+		return nil, err
+	}
+	return api.MatchesFromProto(a.GetMatches()), nil
+}
+
+// distance is k as a request carries it.
+func distance(k int) (uint32, error) {
+	if k < 0 {
+		return 0, fmt.Errorf("%w: k %d: want a distance from 0", engine.ErrDistance, k)
+	}
+	return uint32(min(k, 1<<16)), nil
 }
 
 // InsertIfNew stores d unless a stored document lies within distance k
@@ -140,21 +168,15 @@ func (c *Client) Query(ctx context.Context, fp uint64, k int) ([]engine.Match, e
 // retried: a first try that stored d before its answer was lost would
 // make a second find d itself.
 func (c *Client) InsertIfNew(ctx context.Context, d engine.Doc, k int) (inserted bool, duplicates []engine.Match, err error) {
-	b := docBody(d, true)
-	b.K = &k
-	body, err := json.Marshal(b)
+	kk, err := distance(k)
 	if err != nil {
 		return false, nil, err
 	}
-	var a struct {
-		Inserted   bool        `json:"inserted"`
-		Duplicates []api.Match `json:"duplicates"`
-	}
-	if err := c.call(ctx, false, "POST", "/v1/insert-if-new", body, &a); err != nil {
+	a, err := unary(ctx, c, false, "InsertIfNew", c.rpc.InsertIfNew, &simhashdbv1.InsertIfNewRequest{Id: d.ID, Name: d.Name, Content: content(d), K: &kk})
+	if err != nil {
 		return false, nil, err
 	}
-	dups, err := matches(a.Duplicates)
-	return a.Inserted, dups, err
+	return a.GetInserted(), api.MatchesFromProto(a.GetDuplicates()), nil
 }
 
 // InsertBatch stores docs, in requests of up to Options.BatchLines
@@ -162,29 +184,14 @@ func (c *Client) InsertIfNew(ctx context.Context, d engine.Doc, k int) (inserted
 // request that fails is sent again. An error leaves the requests before
 // it stored.
 func (c *Client) InsertBatch(ctx context.Context, docs []engine.Doc) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
 	for len(docs) > 0 {
 		n := min(len(docs), c.o.BatchLines)
-		buf.Reset()
-		for _, d := range docs[:n] {
-			if err := enc.Encode(docBody(d, true)); err != nil {
-				return err
-			}
+		req := &simhashdbv1.InsertBatchRequest{Documents: make([]*simhashdbv1.InsertRequest, n)}
+		for i, d := range docs[:n] {
+			req.Documents[i] = &simhashdbv1.InsertRequest{Id: d.ID, Name: d.Name, Content: content(d)}
 		}
-		var a struct {
-			Rejected int `json:"rejected"`
-			Errors   []struct {
-				Line  int    `json:"line"`
-				Error string `json:"error"`
-			} `json:"errors"`
-		}
-		if err := c.call(ctx, true, "POST", "/v1/documents", buf.Bytes(), &a); err != nil {
+		if _, err := unary(ctx, c, true, "InsertBatch", c.rpc.InsertBatch, req); err != nil {
 			return err
-		}
-		if a.Rejected > 0 && len(a.Errors) > 0 {
-			e := a.Errors[0]
-			return fmt.Errorf("%w: document %d: %s (%d refused in this request, the others stored)", engine.ErrInput, docs[e.Line-1].ID, e.Error, a.Rejected)
 		}
 		docs = docs[n:]
 	}
@@ -193,29 +200,31 @@ func (c *Client) InsertBatch(ctx context.Context, docs []engine.Doc) error {
 
 // QueryBatch answers queries at distance k, in the order given, as the
 // engine's QueryBatch does: in requests of up to Options.BatchLines
-// queries, each answered by the server's batch mode and streamed back as
-// the loop takes them (a slow loop slows the server's writing, not its
-// memory). The next request is sent while the loop reads the answers to
-// the one before, so that the server computes while the client decodes.
-// A request is sent again only if no answer to it has started.
+// queries, each answered by a stream the loop takes as it goes (a slow
+// loop slows the server's writing, not its memory). The next request is
+// sent while the loop reads the answers to the one before, so that the
+// server computes while the client decodes. A request is sent again only
+// if no answer to it has started.
 func (c *Client) QueryBatch(ctx context.Context, queries []uint64, k int) iter.Seq2[engine.BatchResult, error] {
 	return func(yield func(engine.BatchResult, error) bool) {
+		kk, err := distance(k)
+		if err != nil {
+			yield(engine.BatchResult{}, err)
+			return
+		}
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		path := "/v1/batch?k=" + strconv.Itoa(k)
 		type opened struct {
-			resp *http.Response
-			err  error
+			s   *connect.ServerStreamForClient[simhashdbv1.QueryBatchResponse]
+			err error
 		}
 		open := func(chunk []uint64) <-chan opened {
 			ch := make(chan opened, 1)
 			go func() {
-				body := make([]byte, 0, len(chunk)*19)
-				for _, q := range chunk {
-					body = append(append(body, simhash.Format(q)...), '\n')
-				}
-				resp, err := c.send(ctx, true, "POST", path, body)
-				ch <- opened{resp, err}
+				s, err := openStream(ctx, c, "QueryBatch", func(ctx context.Context) (*connect.ServerStreamForClient[simhashdbv1.QueryBatchResponse], error) {
+					return c.rpc.QueryBatch(ctx, connect.NewRequest(&simhashdbv1.QueryBatchRequest{Fingerprints: chunk, K: &kk}))
+				})
+				ch <- opened{s, err}
 			}()
 			return ch
 		}
@@ -227,8 +236,8 @@ func (c *Client) QueryBatch(ctx context.Context, queries []uint64, k int) iter.S
 		defer func() { // an answer opened and not read: let it go
 			if next != nil {
 				cancel()
-				if o := <-next; o.resp != nil {
-					o.resp.Body.Close()
+				if o := <-next; o.s != nil {
+					o.s.Close()
 				}
 			}
 		}()
@@ -243,35 +252,29 @@ func (c *Client) QueryBatch(ctx context.Context, queries []uint64, k int) iter.S
 			if end := start + len(chunk); end < len(queries) {
 				next = open(chunkAt(end))
 			}
-			i, ok := start, true
-			for line, err := range readLines(o.resp.Body, path) {
-				var a api.QueryAnswer
-				if err == nil {
-					err = json.Unmarshal(line, &a)
+			i, err := start, error(nil)
+			for err == nil && o.s.Receive() {
+				for _, a := range o.s.Msg().GetAnswers() {
+					if int(a.GetIndex()) != i-start || i >= start+len(chunk) {
+						err = fmt.Errorf("client: QueryBatch: answer %d of the server out of order (query %d expected)", a.GetIndex(), i-start)
+						break
+					}
+					if !yield(engine.BatchResult{Index: i, Query: chunk[i-start], Matches: api.MatchesFromProto(a.GetMatches())}, nil) {
+						o.s.Close()
+						return
+					}
+					i++
 				}
-				if err == nil && a.Query == "" {
-					err = fmt.Errorf("client: query %d: the server answered %s", i, line)
-				}
-				if err == nil && i >= start+len(chunk) {
-					err = fmt.Errorf("client: the server answered more queries than the %d sent", len(chunk))
-				}
-				r := engine.BatchResult{Index: i}
-				if err == nil {
-					r.Query = chunk[i-start]
-					r.Matches, err = matches(a.Matches)
-				}
-				if !yield(r, err) || err != nil {
-					ok = false
-					break
-				}
-				i++
 			}
-			o.resp.Body.Close()
-			if !ok {
-				return
+			if err == nil {
+				err = o.s.Err()
 			}
-			if i != start+len(chunk) {
-				yield(engine.BatchResult{}, fmt.Errorf("client: the server answered %d of %d queries", i-start, len(chunk)))
+			o.s.Close()
+			if err == nil && i != start+len(chunk) {
+				err = fmt.Errorf("client: QueryBatch: the server answered %d of %d queries", i-start, len(chunk))
+			}
+			if err != nil {
+				yield(engine.BatchResult{}, c.wrap("QueryBatch", err))
 				return
 			}
 		}
@@ -282,128 +285,88 @@ func (c *Client) QueryBatch(ctx context.Context, queries []uint64, k int) iter.S
 // the index could not give make the error an *engine.StatsError, returned
 // with the others.
 func (c *Client) Stats(ctx context.Context) (engine.Stats, error) {
-	var s api.Stats
-	if err := c.call(ctx, true, "GET", "/v1/stats", nil, &s); err != nil {
+	a, err := unary(ctx, c, true, "Stats", c.rpc.Stats, &simhashdbv1.StatsRequest{})
+	if err != nil {
 		return engine.Stats{}, err
 	}
+	s := api.StatsFromProto(a)
 	return s.Stats, s.Err()
+}
+
+// Check verifies every stored byte of the index on the server: the
+// report, and an error that matches engine.ErrCorrupt and names every
+// problem found.
+func (c *Client) Check(ctx context.Context) (engine.CheckReport, error) {
+	a, err := unary(ctx, c, true, "Check", c.rpc.Check, &simhashdbv1.CheckRequest{})
+	if err != nil {
+		return engine.CheckReport{}, err
+	}
+	rep := engine.CheckReport{Documents: a.GetDocuments(), Postings: a.GetPostings(), Fingerprints: a.GetFingerprints(), Blocks: a.GetBlocks()}
+	if !a.GetOk() {
+		return rep, fmt.Errorf("%w: %s", engine.ErrCorrupt, a.GetProblems())
+	}
+	return rep, nil
 }
 
 // Docs streams every stored document, in id order.
 func (c *Client) Docs(ctx context.Context) iter.Seq2[engine.Doc, error] {
-	return func(yield func(engine.Doc, error) bool) {
-		for line, err := range c.stream(ctx, "/v1/export") {
-			var j api.Doc
-			if err == nil {
-				err = json.Unmarshal(line, &j)
-			}
-			var d engine.Doc
-			if err == nil {
-				d, err = j.Engine()
-			}
-			if !yield(d, err) || err != nil {
-				return
+	return streamed(ctx, c, "Export", func(ctx context.Context) (*connect.ServerStreamForClient[simhashdbv1.ExportResponse], error) {
+		return c.rpc.Export(ctx, connect.NewRequest(&simhashdbv1.ExportRequest{}))
+	}, func(m *simhashdbv1.ExportResponse, yield func(engine.Doc, error) bool) bool {
+		for _, d := range m.GetDocuments() {
+			if !yield(api.DocFromProto(d), nil) {
+				return false
 			}
 		}
-	}
+		return true
+	})
 }
 
-// FindAll streams every pair of stored documents within distance k.
+// FindAll streams every pair of stored documents within distance k (in
+// an index of text, those the sketches verify, as the server's Pairs
+// gives them).
 func (c *Client) FindAll(ctx context.Context, k int) iter.Seq2[engine.Pair, error] {
-	return func(yield func(engine.Pair, error) bool) {
-		for line, err := range c.stream(ctx, "/v1/pairs?k="+strconv.Itoa(k)) {
-			var j api.Pair
-			if err == nil {
-				err = json.Unmarshal(line, &j)
-			}
-			p := engine.Pair{Distance: j.Distance}
-			if err == nil {
-				if p.A, err = j.A.Engine(); err == nil {
-					p.B, err = j.B.Engine()
-				}
-			}
-			if !yield(p, err) || err != nil {
-				return
-			}
-		}
-	}
-}
-
-// docRequest is a document as a request sends it.
-type docRequest struct {
-	ID          *uint64 `json:"id,omitempty"`
-	Fingerprint string  `json:"fingerprint"`
-	Name        string  `json:"name,omitempty"`
-	Sketch      string  `json:"sketch,omitempty"`
-	K           *int    `json:"k,omitempty"`
-}
-
-// docBody is d as a request sends it; withID puts its id in the body.
-func docBody(d engine.Doc, withID bool) docRequest {
-	b := docRequest{Fingerprint: simhash.Format(d.Fingerprint), Name: d.Name}
-	if withID {
-		b.ID = &d.ID
-	}
-	if d.Sketch != "" {
-		b.Sketch = api.DocOf(d).Sketch
-	}
-	return b
-}
-
-func matches(ms []api.Match) ([]engine.Match, error) {
-	out := make([]engine.Match, len(ms))
-	for i, m := range ms {
-		var err error
-		if out[i], err = m.Engine(); err != nil {
+	return streamed(ctx, c, "Pairs", func(ctx context.Context) (*connect.ServerStreamForClient[simhashdbv1.PairsResponse], error) {
+		kk, err := distance(k)
+		if err != nil {
 			return nil, err
 		}
-	}
-	return out, nil
+		return c.rpc.Pairs(ctx, connect.NewRequest(&simhashdbv1.PairsRequest{K: &kk}))
+	}, func(m *simhashdbv1.PairsResponse, yield func(engine.Pair, error) bool) bool {
+		for _, p := range m.GetPairs() {
+			if !yield(engine.Pair{A: api.DocFromProto(p.GetA()), B: api.DocFromProto(p.GetB()), Distance: int(p.GetDistance())}, nil) {
+				return false
+			}
+		}
+		return true
+	})
 }
 
-// stream yields the lines of a streamed answer; a line {"error": ...}
-// ends it with that error. A stream is not retried once it has started.
-func (c *Client) stream(ctx context.Context, path string) iter.Seq2[[]byte, error] {
-	return c.streamed(ctx, "GET", path, nil)
+// Clusters streams the groups of stored documents joined by chains of
+// pairs within distance k (connected components), as the engine's
+// Clusters does.
+func (c *Client) Clusters(ctx context.Context, k int) iter.Seq2[[]engine.Doc, error] {
+	return c.clusters(ctx, k, simhashdbv1.ClusterMethod_CLUSTER_METHOD_COMPONENTS)
 }
 
-// streamed is stream for any method.
+// Stars streams clusters each of a centre and the documents within k of
+// it, as the engine's Stars does.
+func (c *Client) Stars(ctx context.Context, k int) iter.Seq2[[]engine.Doc, error] {
+	return c.clusters(ctx, k, simhashdbv1.ClusterMethod_CLUSTER_METHOD_STAR)
+}
 
-func (c *Client) streamed(ctx context.Context, method, path string, body []byte) iter.Seq2[[]byte, error] {
-	return func(yield func([]byte, error) bool) {
-		resp, err := c.send(ctx, true, method, path, body)
+func (c *Client) clusters(ctx context.Context, k int, method simhashdbv1.ClusterMethod) iter.Seq2[[]engine.Doc, error] {
+	return streamed(ctx, c, "Clusters", func(ctx context.Context) (*connect.ServerStreamForClient[simhashdbv1.ClustersResponse], error) {
+		kk, err := distance(k)
 		if err != nil {
-			yield(nil, err)
-			return
+			return nil, err
 		}
-		defer resp.Body.Close()
-		for line, err := range readLines(resp.Body, path) {
-			if !yield(line, err) || err != nil {
-				return
-			}
+		return c.rpc.Clusters(ctx, connect.NewRequest(&simhashdbv1.ClustersRequest{K: &kk, Method: method}))
+	}, func(m *simhashdbv1.ClustersResponse, yield func([]engine.Doc, error) bool) bool {
+		docs := make([]engine.Doc, len(m.GetDocuments()))
+		for i, d := range m.GetDocuments() {
+			docs[i] = api.DocFromProto(d)
 		}
-	}
-}
-
-// readLines yields the lines of a streamed answer; a line {"error": ...}
-// ends it with that error.
-func readLines(r io.Reader, path string) iter.Seq2[[]byte, error] {
-	return func(yield func([]byte, error) bool) {
-		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 64<<10), 64<<20)
-		for sc.Scan() {
-			line := sc.Bytes()
-			var e api.Error
-			if bytes.HasPrefix(line, []byte(`{"error"`)) && json.Unmarshal(line, &e) == nil && e.Error != "" {
-				yield(nil, fmt.Errorf("client: %s: %s", path, e.Error))
-				return
-			}
-			if !yield(line, nil) {
-				return
-			}
-		}
-		if err := sc.Err(); err != nil {
-			yield(nil, fmt.Errorf("client: %s: %w", path, err))
-		}
-	}
+		return yield(docs, nil)
+	})
 }

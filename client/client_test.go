@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"connectrpc.com/connect"
 	"github.com/simhashdb/simhashdb/client"
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/stretchr/testify/require"
@@ -137,7 +138,7 @@ func TestClientAgainstServe(t *testing.T) {
 	all := docs(1000, 1)
 	require.NoError(t, c.InsertBatch(ctx, all[:900]))
 	for _, d := range all[900:] {
-		require.NoError(t, c.Put(ctx, d))
+		require.NoError(t, c.Insert(ctx, d))
 	}
 	got, err := c.Get(ctx, 5)
 	require.NoError(t, err)
@@ -181,9 +182,7 @@ func TestClientAgainstServe(t *testing.T) {
 		}
 	}
 
-	deleted, err := c.Delete(ctx, 5)
-	require.NoError(t, err)
-	require.True(t, deleted)
+	require.NoError(t, c.Delete(ctx, 5, 123456789))
 	_, err = c.Get(ctx, 5)
 	require.ErrorIs(t, err, engine.ErrNotFound)
 	all = slices.Delete(all, 4, 5)
@@ -223,10 +222,12 @@ func TestClientAgainstServe(t *testing.T) {
 	require.EqualValues(t, len(all)+1, st.Documents)
 
 	_, err = c.Query(ctx, 0, 9)
-	require.ErrorIs(t, err, engine.ErrInput, "k above the index's K")
+	require.ErrorIs(t, err, engine.ErrDistance, "k above the index's K")
 	var ce *client.Error
 	require.ErrorAs(t, err, &ce)
-	require.Equal(t, http.StatusBadRequest, ce.Status)
+	require.Equal(t, connect.CodeInvalidArgument, ce.Code)
+	require.Equal(t, "Query", ce.Procedure)
+	require.Contains(t, ce.Error(), "the index answers distances 0 to")
 }
 
 func TestClientToken(t *testing.T) {
@@ -240,7 +241,7 @@ func TestClientToken(t *testing.T) {
 	}{{"", false}, {"wrong", false}, {"s3cret", true}} {
 		c, err := client.New(s.url, client.Options{Token: tc.token})
 		require.NoError(t, err)
-		err = c.Put(ctx, engine.Doc{ID: 1, Fingerprint: 7})
+		err = c.Insert(ctx, engine.Doc{ID: 1, Fingerprint: 7})
 		if tc.ok {
 			require.NoError(t, err)
 		} else {

@@ -1,11 +1,12 @@
 package client
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"net/http"
 
-	"github.com/simhashdb/simhashdb/engine"
+	"connectrpc.com/connect"
+	"github.com/simhashdb/simhashdb/api"
 )
 
 // Errors a server's answers map to besides the engine's (Error.Unwrap).
@@ -13,44 +14,68 @@ var (
 	// ErrUnauthorized: the server wants a token and did not get the one
 	// it has.
 	ErrUnauthorized = errors.New("client: unauthorized")
-	// ErrUnavailable: the server is closing, or busy reading other
-	// batches; try again later.
+	// ErrUnavailable: the server could not be reached, is closing, or is
+	// busy reading other batches; try again later.
 	ErrUnavailable = errors.New("client: server unavailable")
 	// ErrTooLarge: a request over one of the server's limits.
 	ErrTooLarge = errors.New("client: request too large")
 )
 
-// Error is an answer of the server other than 200. It matches, with
-// errors.Is, the engine's error the server answered for (engine.ErrNotFound
-// for 404, engine.ErrInput for 400, engine.ErrDiskFull for 507,
-// engine.ErrReadOnly for 403) or the client's (ErrUnauthorized,
-// ErrUnavailable, ErrTooLarge).
+// Error is a call the server refused or could not answer. It matches,
+// with errors.Is, the engine's error the server answered for
+// (engine.ErrNotFound, ErrInput, ErrDistance, ErrDiskFull, ErrReadOnly,
+// ErrClosed, ErrCorrupt: the server names it, api.ErrorKindHeader) or the
+// client's (ErrUnauthorized, ErrUnavailable, ErrTooLarge).
 type Error struct {
-	Method, Path string
-	Status       int
-	Message      string // the server's {"error"}
+	Procedure string       // the RPC, as IndexService names it: "Get"
+	Code      connect.Code // the RPC's code
+	Kind      string       // the engine's error, a key of api.ErrorKinds, or ""
+	Message   string
+	err       error // connect's, for its details
 }
 
 func (e *Error) Error() string {
-	return fmt.Sprintf("client: %s %s: %d %s: %s", e.Method, e.Path, e.Status, http.StatusText(e.Status), e.Message)
+	return fmt.Sprintf("client: %s: %s: %s", e.Procedure, e.Code, e.Message)
 }
 
-func (e *Error) Unwrap() error {
-	switch e.Status {
-	case http.StatusNotFound:
-		return engine.ErrNotFound
-	case http.StatusBadRequest:
-		return engine.ErrInput
-	case http.StatusInsufficientStorage:
-		return engine.ErrDiskFull
-	case http.StatusForbidden:
-		return engine.ErrReadOnly
-	case http.StatusUnauthorized:
-		return ErrUnauthorized
-	case http.StatusServiceUnavailable:
-		return ErrUnavailable
-	case http.StatusRequestEntityTooLarge:
-		return ErrTooLarge
+// Unwrap returns the sentinel e matches and connect's error.
+func (e *Error) Unwrap() []error {
+	var sentinel error
+	if err, ok := api.ErrorKinds[e.Kind]; ok {
+		sentinel = err
+	} else {
+		switch e.Code {
+		case connect.CodeUnauthenticated:
+			sentinel = ErrUnauthorized
+		case connect.CodeUnavailable:
+			sentinel = ErrUnavailable
+		case connect.CodeResourceExhausted:
+			sentinel = ErrTooLarge
+		case connect.CodeCanceled:
+			sentinel = context.Canceled
+		case connect.CodeDeadlineExceeded:
+			sentinel = context.DeadlineExceeded
+		}
 	}
-	return nil
+	var out []error
+	for _, err := range []error{sentinel, e.err} {
+		if err != nil {
+			out = append(out, err)
+		}
+	}
+	return out
+}
+
+// wrap makes a call's error an *Error; the context's own errors stay
+// themselves.
+func (c *Client) wrap(procedure string, err error) error {
+	var e *Error
+	if errors.As(err, &e) {
+		return err
+	}
+	var ce *connect.Error
+	if !errors.As(err, &ce) {
+		return fmt.Errorf("client: %s: %w", procedure, err)
+	}
+	return &Error{Procedure: procedure, Code: ce.Code(), Kind: ce.Meta().Get(api.ErrorKindHeader), Message: ce.Message(), err: ce}
 }

@@ -1,34 +1,56 @@
 package client_test
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"connectrpc.com/connect"
+	"github.com/simhashdb/simhashdb/api"
 	"github.com/simhashdb/simhashdb/client"
 	"github.com/simhashdb/simhashdb/engine"
+	simhashdbv1 "github.com/simhashdb/simhashdb/gen/simhashdb/v1"
+	"github.com/simhashdb/simhashdb/gen/simhashdb/v1/simhashdbv1connect"
 	"github.com/stretchr/testify/require"
 )
 
-// flaky answers status fails times, then a document.
+// fixed answers Get and InsertIfNew with fixed messages.
+type fixed struct {
+	simhashdbv1connect.UnimplementedIndexServiceHandler
+}
+
+func (fixed) Get(context.Context, *connect.Request[simhashdbv1.GetRequest]) (*connect.Response[simhashdbv1.GetResponse], error) {
+	return connect.NewResponse(&simhashdbv1.GetResponse{Document: &simhashdbv1.Document{Id: 1, Fingerprint: 7, Name: "a"}}), nil
+}
+
+func (fixed) InsertIfNew(context.Context, *connect.Request[simhashdbv1.InsertIfNewRequest]) (*connect.Response[simhashdbv1.InsertIfNewResponse], error) {
+	return connect.NewResponse(&simhashdbv1.InsertIfNewResponse{Inserted: true}), nil
+}
+
+// flaky answers an HTTP status fails times (as a proxy in front of a
+// server that is restarting would), then as the service does.
 func flaky(t *testing.T, status int, fails int64) (*httptest.Server, *atomic.Int64) {
 	var calls atomic.Int64
+	_, h := simhashdbv1connect.NewIndexServiceHandler(fixed{})
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if calls.Add(1) <= fails {
 			w.WriteHeader(status)
-			w.Write([]byte(`{"error":"try later"}`))
+			w.Write([]byte("try later"))
 			return
 		}
-		w.Write([]byte(`{"id":1,"name":"a","fp":"0x0000000000000007","inserted":true,"duplicates":[]}`))
+		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(ts.Close)
 	return ts, &calls
 }
 
-// TestRetries: idempotent calls are tried again on 502, 503 and 504, up to
-// Options.Retries more times; other answers, and InsertIfNew, are not.
+// TestRetries: idempotent calls are tried again when the server is
+// unavailable (502, 503 and 504 from a proxy), up to Options.Retries more
+// times; other answers, and InsertIfNew, are not.
 func TestRetries(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
@@ -55,11 +77,23 @@ func TestRetries(t *testing.T) {
 			} else {
 				var ce *client.Error
 				require.ErrorAs(t, err, &ce)
-				require.Equal(t, tc.status, ce.Status)
+				require.NotEqual(t, connect.Code(0), ce.Code)
 			}
 			require.Equal(t, tc.wantCalls, calls.Load())
 		})
 	}
+}
+
+// TestRetryConnection: a server that cannot be reached is tried again,
+// and the error says it was unavailable.
+func TestRetryConnection(t *testing.T) {
+	ts := httptest.NewServer(http.NotFoundHandler())
+	url := ts.URL
+	ts.Close()
+	c, err := client.New(url, client.Options{Retries: 2, Backoff: time.Millisecond})
+	require.NoError(t, err)
+	_, err = c.Get(ctx, 1)
+	require.ErrorIs(t, err, client.ErrUnavailable)
 }
 
 func get(c *client.Client) error {
@@ -72,19 +106,32 @@ func insertIfNew(c *client.Client) error {
 	return err
 }
 
-// TestErrorMatches: each status the server answers matches its sentinel.
+// TestErrorMatches: each engine error the server names, and each code,
+// matches its sentinel.
 func TestErrorMatches(t *testing.T) {
-	for status, want := range map[int]error{
-		http.StatusNotFound:              engine.ErrNotFound,
-		http.StatusBadRequest:            engine.ErrInput,
-		http.StatusInsufficientStorage:   engine.ErrDiskFull,
-		http.StatusForbidden:             engine.ErrReadOnly,
-		http.StatusUnauthorized:          client.ErrUnauthorized,
-		http.StatusServiceUnavailable:    client.ErrUnavailable,
-		http.StatusRequestEntityTooLarge: client.ErrTooLarge,
-	} {
-		err := &client.Error{Method: "GET", Path: "/v1/x", Status: status, Message: "m"}
-		require.ErrorIs(t, err, want, "%d", status)
+	for kind, want := range api.ErrorKinds {
+		err := &client.Error{Procedure: "Get", Code: connect.CodeInvalidArgument, Kind: kind, Message: "m"}
+		require.ErrorIs(t, err, want, "%s", kind)
 	}
-	require.NoError(t, (&client.Error{Status: http.StatusInternalServerError}).Unwrap())
+	for code, want := range map[connect.Code]error{
+		connect.CodeUnauthenticated:   client.ErrUnauthorized,
+		connect.CodeUnavailable:       client.ErrUnavailable,
+		connect.CodeResourceExhausted: client.ErrTooLarge,
+		connect.CodeCanceled:          context.Canceled,
+		connect.CodeDeadlineExceeded:  context.DeadlineExceeded,
+	} {
+		require.ErrorIs(t, &client.Error{Code: code}, want, "%v", code)
+	}
+	err := &client.Error{Code: connect.CodeInternal}
+	for _, sentinel := range append([]error{client.ErrUnauthorized, client.ErrUnavailable, client.ErrTooLarge}, engineErrors()...) {
+		require.False(t, errors.Is(err, sentinel), "an internal error is none of them")
+	}
+}
+
+func engineErrors() []error {
+	var out []error
+	for _, err := range api.ErrorKinds {
+		out = append(out, err)
+	}
+	return out
 }

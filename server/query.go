@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -18,7 +19,7 @@ func (s *Server) distance(k *int) (int, error) {
 		return s.db.K(), nil
 	}
 	if *k < 0 || *k > s.db.K() {
-		return 0, bad(`"k" %d: the index answers distances 0 to %d`, *k, s.db.K())
+		return 0, badRequest{matching{fmt.Sprintf(`"k" %d: the index answers distances 0 to %d`, *k, s.db.K()), engine.ErrDistance}}
 	}
 	return *k, nil
 }

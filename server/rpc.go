@@ -94,7 +94,15 @@ func (x rpcService) rpcError(procedure string, err error) error {
 		x.s.opts.Logger.Error("simhashdb server: request failed", "procedure", procedure, "err", err)
 		return connect.NewError(code, errors.New("internal error"))
 	}
-	return connect.NewError(code, err)
+	ce := connect.NewError(code, err)
+	kind := api.ErrorKindOf(err)
+	if kind == "" && status == http.StatusBadRequest {
+		kind = "input" // a malformed request, as the engine's ErrInput
+	}
+	if kind != "" {
+		ce.Meta().Set(api.ErrorKindHeader, kind)
+	}
+	return ce
 }
 
 // doc is a document of a request.
@@ -132,31 +140,6 @@ func (x rpcService) distance(k *uint32) (int, error) {
 	return x.s.distance(&kk)
 }
 
-func docOf(d engine.Doc) *simhashdbv1.Document {
-	return &simhashdbv1.Document{Id: d.ID, Fingerprint: d.Fingerprint, Name: d.Name, Sketch: []byte(d.Sketch)}
-}
-
-func matchOf(m engine.Match) *simhashdbv1.Match {
-	return &simhashdbv1.Match{Id: m.ID, Fingerprint: m.Fingerprint, Name: m.Name, Distance: uint32(m.Distance)}
-}
-
-func matchesOfRPC(ms []engine.Match) []*simhashdbv1.Match {
-	out := make([]*simhashdbv1.Match, len(ms))
-	for i, m := range ms {
-		out[i] = matchOf(m)
-	}
-	return out
-}
-
-func verifiedOfRPC(ms []textindex.Match) []*simhashdbv1.Match {
-	out := make([]*simhashdbv1.Match, len(ms))
-	for i, m := range ms {
-		out[i] = matchOf(m.Match)
-		out[i].Similarity = &m.Similarity
-	}
-	return out
-}
-
 func (x rpcService) Insert(ctx context.Context, req *connect.Request[simhashdbv1.InsertRequest]) (*connect.Response[simhashdbv1.InsertResponse], error) {
 	d, err := x.doc(req.Msg.GetId(), req.Msg.GetName(), req.Msg.GetContent())
 	if err == nil {
@@ -165,7 +148,7 @@ func (x rpcService) Insert(ctx context.Context, req *connect.Request[simhashdbv1
 	if err != nil {
 		return nil, x.rpcError("Insert", err)
 	}
-	return connect.NewResponse(&simhashdbv1.InsertResponse{Document: docOf(d)}), nil
+	return connect.NewResponse(&simhashdbv1.InsertResponse{Document: api.DocProto(d)}), nil
 }
 
 func (x rpcService) InsertBatch(ctx context.Context, req *connect.Request[simhashdbv1.InsertBatchRequest]) (*connect.Response[simhashdbv1.InsertBatchResponse], error) {
@@ -192,7 +175,7 @@ func (x rpcService) Get(ctx context.Context, req *connect.Request[simhashdbv1.Ge
 	if err != nil {
 		return nil, x.rpcError("Get", err)
 	}
-	return connect.NewResponse(&simhashdbv1.GetResponse{Document: docOf(d)}), nil
+	return connect.NewResponse(&simhashdbv1.GetResponse{Document: api.DocProto(d)}), nil
 }
 
 func (x rpcService) Delete(ctx context.Context, req *connect.Request[simhashdbv1.DeleteRequest]) (*connect.Response[simhashdbv1.DeleteResponse], error) {
@@ -235,9 +218,9 @@ func (x rpcService) query(ctx context.Context, q *simhashdbv1.QueryRequest) ([]*
 		return nil, 0, err
 	}
 	if sk != "" {
-		return verifiedOfRPC(textindex.Verify(ms, sk, sim)), fp, nil
+		return api.VerifiedProto(textindex.Verify(ms, sk, sim)), fp, nil
 	}
-	return matchesOfRPC(ms), fp, nil
+	return api.MatchesProto(ms), fp, nil
 }
 
 func (x rpcService) QueryBatch(ctx context.Context, req *connect.Request[simhashdbv1.QueryBatchRequest], out *connect.ServerStream[simhashdbv1.QueryBatchResponse]) error {
@@ -250,16 +233,12 @@ func (x rpcService) QueryBatch(ctx context.Context, req *connect.Request[simhash
 		return x.rpcError("QueryBatch", err)
 	}
 	i := 0
-	for a, err := range x.s.db.QueryBatch(ctx, fps, k) {
-		if err != nil {
-			return x.rpcError("QueryBatch", err)
-		}
-		if err := out.Send(&simhashdbv1.QueryBatchResponse{Index: uint32(i), Fingerprint: fps[i], Matches: matchesOfRPC(a.Matches)}); err != nil {
-			return err
-		}
+	return x.rpcError("QueryBatch", chunked(x.s.db.QueryBatch(ctx, fps, k), func(a engine.BatchResult) *simhashdbv1.QueryAnswer {
 		i++
-	}
-	return nil
+		return &simhashdbv1.QueryAnswer{Index: uint32(i - 1), Fingerprint: fps[i-1], Matches: api.MatchesProto(a.Matches)}
+	}, func(as []*simhashdbv1.QueryAnswer) error {
+		return out.Send(&simhashdbv1.QueryBatchResponse{Answers: as})
+	}))
 }
 
 func (x rpcService) InsertIfNew(ctx context.Context, req *connect.Request[simhashdbv1.InsertIfNewRequest]) (*connect.Response[simhashdbv1.InsertIfNewResponse], error) {
@@ -286,14 +265,14 @@ func (x rpcService) insertIfNew(ctx context.Context, m *simhashdbv1.InsertIfNewR
 	}
 	if d.Sketch != "" {
 		dups, inserted, err := textindex.InsertIfNew(ctx, x.s.db, d, k, sim)
-		return &simhashdbv1.InsertIfNewResponse{Inserted: inserted, Duplicates: verifiedOfRPC(dups)}, err
+		return &simhashdbv1.InsertIfNewResponse{Inserted: inserted, Duplicates: api.VerifiedProto(dups)}, err
 	}
 	dups, inserted, err := x.s.db.InsertIfNew(ctx, d, k)
-	return &simhashdbv1.InsertIfNewResponse{Inserted: inserted, Duplicates: matchesOfRPC(dups)}, err
+	return &simhashdbv1.InsertIfNewResponse{Inserted: inserted, Duplicates: api.MatchesProto(dups)}, err
 }
 
 func (x rpcService) Export(ctx context.Context, _ *connect.Request[simhashdbv1.ExportRequest], out *connect.ServerStream[simhashdbv1.ExportResponse]) error {
-	return x.rpcError("Export", chunked(x.s.db.Docs(ctx), docOf, func(ds []*simhashdbv1.Document) error {
+	return x.rpcError("Export", chunked(x.s.db.Docs(ctx), api.DocProto, func(ds []*simhashdbv1.Document) error {
 		return out.Send(&simhashdbv1.ExportResponse{Documents: ds})
 	}))
 }
@@ -306,11 +285,11 @@ func (x rpcService) Pairs(ctx context.Context, req *connect.Request[simhashdbv1.
 	send := func(ps []*simhashdbv1.Pair) error { return out.Send(&simhashdbv1.PairsResponse{Pairs: ps}) }
 	if verified {
 		return x.rpcError("Pairs", chunked(textindex.Pairs(ctx, x.s.db, k, sim), func(p textindex.Pair) *simhashdbv1.Pair {
-			return &simhashdbv1.Pair{A: docOf(p.A), B: docOf(p.B), Distance: uint32(p.Distance), Similarity: &p.Similarity}
+			return &simhashdbv1.Pair{A: api.DocProto(p.A), B: api.DocProto(p.B), Distance: uint32(p.Distance), Similarity: &p.Similarity}
 		}, send))
 	}
 	return x.rpcError("Pairs", chunked(x.s.db.FindAll(ctx, k), func(p engine.Pair) *simhashdbv1.Pair {
-		return &simhashdbv1.Pair{A: docOf(p.A), B: docOf(p.B), Distance: uint32(p.Distance)}
+		return &simhashdbv1.Pair{A: api.DocProto(p.A), B: api.DocProto(p.B), Distance: uint32(p.Distance)}
 	}, send))
 }
 
@@ -349,7 +328,7 @@ func (x rpcService) Clusters(ctx context.Context, req *connect.Request[simhashdb
 		}
 		m := &simhashdbv1.ClustersResponse{Documents: make([]*simhashdbv1.Document, len(docs))}
 		for i, d := range docs {
-			m.Documents[i] = docOf(d)
+			m.Documents[i] = api.DocProto(d)
 		}
 		if err := out.Send(m); err != nil {
 			return err
@@ -364,12 +343,7 @@ func (x rpcService) Stats(ctx context.Context, _ *connect.Request[simhashdbv1.St
 	if err != nil {
 		return nil, x.rpcError("Stats", err)
 	}
-	return connect.NewResponse(&simhashdbv1.StatsResponse{
-		K: uint32(a.K), Tables: uint32(len(a.Tables)), Documents: a.Documents, Fingerprints: a.Fingerprints,
-		PendingWrites: int64(a.PendingWrites), TableBytes: a.TableBytes, BytesOnDisk: a.BytesOnDisk,
-		CacheSize: a.CacheSize, CacheBytes: a.CacheBytes, SketchSize: uint32(a.SketchSize),
-		Unmeasured: a.Unmeasured, Problem: a.Problem,
-	}), nil
+	return connect.NewResponse(api.StatsProto(a)), nil
 }
 
 func (x rpcService) Check(ctx context.Context, _ *connect.Request[simhashdbv1.CheckRequest]) (*connect.Response[simhashdbv1.CheckResponse], error) {

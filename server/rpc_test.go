@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/simhashdb/simhashdb/api"
 	"github.com/simhashdb/simhashdb/engine"
 )
 
@@ -52,31 +53,9 @@ func rpcClient(ts *httptest.Server, h2c bool, token string, opts ...connect.Clie
 		tr.Protocols.SetUnencryptedHTTP2(true)
 	}
 	if token != "" {
-		opts = append(opts, connect.WithInterceptors(bearer(token)))
+		opts = append(opts, connect.WithInterceptors(api.Bearer(token)))
 	}
 	return simhashdbv1connect.NewIndexServiceClient(&http.Client{Transport: tr}, ts.URL, opts...)
-}
-
-// bearer sends a token with every call, unary or streamed.
-type bearer string
-
-func (b bearer) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
-	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-		req.Header().Set("Authorization", "Bearer "+string(b))
-		return next(ctx, req)
-	}
-}
-
-func (b bearer) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
-	return func(ctx context.Context, spec connect.Spec) connect.StreamingClientConn {
-		conn := next(ctx, spec)
-		conn.RequestHeader().Set("Authorization", "Bearer "+string(b))
-		return conn
-	}
-}
-
-func (b bearer) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
-	return next
 }
 
 // received collects a server stream's messages.
@@ -125,7 +104,7 @@ func TestRPC(t *testing.T) {
 			require.NoError(t, err)
 			want, err := db.Get(ctx, 3)
 			require.NoError(t, err)
-			require.Equal(t, docOf(want).String(), got.Msg.Document.String())
+			require.Equal(t, api.DocProto(want).String(), got.Msg.Document.String())
 
 			queries := fingerprints.Queries(fps, 50, 6)
 			for _, q := range queries[:20] {
@@ -137,8 +116,12 @@ func TestRPC(t *testing.T) {
 				requireMatches(t, ms, a.Msg.Matches)
 			}
 			k := uint32(2)
-			batch, err := received(c.QueryBatch(ctx, connect.NewRequest(&simhashdbv1.QueryBatchRequest{Fingerprints: queries, K: &k})))
+			msgs, err := received(c.QueryBatch(ctx, connect.NewRequest(&simhashdbv1.QueryBatchRequest{Fingerprints: queries, K: &k})))
 			require.NoError(t, err)
+			var batch []*simhashdbv1.QueryAnswer
+			for _, m := range msgs {
+				batch = append(batch, m.Answers...)
+			}
 			require.Len(t, batch, len(queries))
 			for i, a := range batch {
 				require.Equal(t, uint32(i), a.Index)
@@ -148,9 +131,9 @@ func TestRPC(t *testing.T) {
 			}
 
 			var exported []uint64
-			msgs, err := received(c.Export(ctx, connect.NewRequest(&simhashdbv1.ExportRequest{})))
+			emsgs, err := received(c.Export(ctx, connect.NewRequest(&simhashdbv1.ExportRequest{})))
 			require.NoError(t, err)
-			for _, m := range msgs {
+			for _, m := range emsgs {
 				for _, d := range m.Documents {
 					exported = append(exported, d.Id)
 				}
@@ -229,7 +212,7 @@ func requireMatches(t *testing.T, want []engine.Match, got []*simhashdbv1.Match)
 	t.Helper()
 	w := make([]string, len(want))
 	for i, m := range want {
-		w[i] = matchOf(m).String()
+		w[i] = api.MatchProto(m).String()
 	}
 	g := make([]string, len(got))
 	for i, m := range got {
@@ -347,7 +330,7 @@ func TestRPCToken(t *testing.T) {
 	rc := grpcreflect.NewClient(hc, ts.URL, connect.WithGRPC())
 	_, err := rc.NewStream(ctx).ListServices()
 	require.Equal(t, connect.CodeUnauthenticated, connect.CodeOf(err), "reflection without the token: %v", err)
-	rc = grpcreflect.NewClient(hc, ts.URL, connect.WithGRPC(), connect.WithInterceptors(bearer("s3cret")))
+	rc = grpcreflect.NewClient(hc, ts.URL, connect.WithGRPC(), connect.WithInterceptors(api.Bearer("s3cret")))
 	stream := rc.NewStream(ctx)
 	names, err := stream.ListServices()
 	require.NoError(t, err)

@@ -238,6 +238,16 @@ type badRequest struct{ err error }
 func (e badRequest) Error() string { return e.err.Error() }
 func (e badRequest) Unwrap() error { return e.err }
 
+// matching is an error with its own message that matches err (an
+// engine's sentinel, which the RPC's clients get back).
+type matching struct {
+	msg string
+	err error
+}
+
+func (e matching) Error() string { return e.msg }
+func (e matching) Unwrap() error { return e.err }
+
 func bad(format string, args ...any) error { return badRequest{fmt.Errorf(format, args...)} }
 
 // statusOf maps an error to its HTTP status.

@@ -861,13 +861,10 @@ func (x *QueryBatchRequest) GetK() uint32 {
 	return 0
 }
 
-// QueryBatchResponse is the answer to one query of a batch.
+// QueryBatchResponse is a run of the batch's answers, in order.
 type QueryBatchResponse struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// The query's place in the request, from 0.
-	Index         uint32   `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
-	Fingerprint   uint64   `protobuf:"fixed64,2,opt,name=fingerprint,proto3" json:"fingerprint,omitempty"`
-	Matches       []*Match `protobuf:"bytes,3,rep,name=matches,proto3" json:"matches,omitempty"`
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Answers       []*QueryAnswer         `protobuf:"bytes,1,rep,name=answers,proto3" json:"answers,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -902,21 +899,69 @@ func (*QueryBatchResponse) Descriptor() ([]byte, []int) {
 	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{14}
 }
 
-func (x *QueryBatchResponse) GetIndex() uint32 {
+func (x *QueryBatchResponse) GetAnswers() []*QueryAnswer {
+	if x != nil {
+		return x.Answers
+	}
+	return nil
+}
+
+// QueryAnswer is the answer to one query of a batch.
+type QueryAnswer struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The query's place in the request, from 0.
+	Index         uint32   `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
+	Fingerprint   uint64   `protobuf:"fixed64,2,opt,name=fingerprint,proto3" json:"fingerprint,omitempty"`
+	Matches       []*Match `protobuf:"bytes,3,rep,name=matches,proto3" json:"matches,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QueryAnswer) Reset() {
+	*x = QueryAnswer{}
+	mi := &file_simhashdb_v1_index_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QueryAnswer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QueryAnswer) ProtoMessage() {}
+
+func (x *QueryAnswer) ProtoReflect() protoreflect.Message {
+	mi := &file_simhashdb_v1_index_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QueryAnswer.ProtoReflect.Descriptor instead.
+func (*QueryAnswer) Descriptor() ([]byte, []int) {
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *QueryAnswer) GetIndex() uint32 {
 	if x != nil {
 		return x.Index
 	}
 	return 0
 }
 
-func (x *QueryBatchResponse) GetFingerprint() uint64 {
+func (x *QueryAnswer) GetFingerprint() uint64 {
 	if x != nil {
 		return x.Fingerprint
 	}
 	return 0
 }
 
-func (x *QueryBatchResponse) GetMatches() []*Match {
+func (x *QueryAnswer) GetMatches() []*Match {
 	if x != nil {
 		return x.Matches
 	}
@@ -937,7 +982,7 @@ type InsertIfNewRequest struct {
 
 func (x *InsertIfNewRequest) Reset() {
 	*x = InsertIfNewRequest{}
-	mi := &file_simhashdb_v1_index_proto_msgTypes[15]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -949,7 +994,7 @@ func (x *InsertIfNewRequest) String() string {
 func (*InsertIfNewRequest) ProtoMessage() {}
 
 func (x *InsertIfNewRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_simhashdb_v1_index_proto_msgTypes[15]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -962,7 +1007,7 @@ func (x *InsertIfNewRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InsertIfNewRequest.ProtoReflect.Descriptor instead.
 func (*InsertIfNewRequest) Descriptor() ([]byte, []int) {
-	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{15}
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *InsertIfNewRequest) GetId() uint64 {
@@ -1012,7 +1057,7 @@ type InsertIfNewResponse struct {
 
 func (x *InsertIfNewResponse) Reset() {
 	*x = InsertIfNewResponse{}
-	mi := &file_simhashdb_v1_index_proto_msgTypes[16]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1024,7 +1069,7 @@ func (x *InsertIfNewResponse) String() string {
 func (*InsertIfNewResponse) ProtoMessage() {}
 
 func (x *InsertIfNewResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_simhashdb_v1_index_proto_msgTypes[16]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1037,7 +1082,7 @@ func (x *InsertIfNewResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InsertIfNewResponse.ProtoReflect.Descriptor instead.
 func (*InsertIfNewResponse) Descriptor() ([]byte, []int) {
-	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{16}
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *InsertIfNewResponse) GetInserted() bool {
@@ -1063,7 +1108,7 @@ type ExportRequest struct {
 
 func (x *ExportRequest) Reset() {
 	*x = ExportRequest{}
-	mi := &file_simhashdb_v1_index_proto_msgTypes[17]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1075,7 +1120,7 @@ func (x *ExportRequest) String() string {
 func (*ExportRequest) ProtoMessage() {}
 
 func (x *ExportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_simhashdb_v1_index_proto_msgTypes[17]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1088,7 +1133,7 @@ func (x *ExportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportRequest.ProtoReflect.Descriptor instead.
 func (*ExportRequest) Descriptor() ([]byte, []int) {
-	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{17}
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{18}
 }
 
 // ExportResponse is a run of documents, in id order.
@@ -1101,7 +1146,7 @@ type ExportResponse struct {
 
 func (x *ExportResponse) Reset() {
 	*x = ExportResponse{}
-	mi := &file_simhashdb_v1_index_proto_msgTypes[18]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1113,7 +1158,7 @@ func (x *ExportResponse) String() string {
 func (*ExportResponse) ProtoMessage() {}
 
 func (x *ExportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_simhashdb_v1_index_proto_msgTypes[18]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1126,7 +1171,7 @@ func (x *ExportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportResponse.ProtoReflect.Descriptor instead.
 func (*ExportResponse) Descriptor() ([]byte, []int) {
-	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{18}
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ExportResponse) GetDocuments() []*Document {
@@ -1148,7 +1193,7 @@ type PairsRequest struct {
 
 func (x *PairsRequest) Reset() {
 	*x = PairsRequest{}
-	mi := &file_simhashdb_v1_index_proto_msgTypes[19]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1160,7 +1205,7 @@ func (x *PairsRequest) String() string {
 func (*PairsRequest) ProtoMessage() {}
 
 func (x *PairsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_simhashdb_v1_index_proto_msgTypes[19]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1173,7 +1218,7 @@ func (x *PairsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PairsRequest.ProtoReflect.Descriptor instead.
 func (*PairsRequest) Descriptor() ([]byte, []int) {
-	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{19}
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *PairsRequest) GetK() uint32 {
@@ -1203,7 +1248,7 @@ type Pair struct {
 
 func (x *Pair) Reset() {
 	*x = Pair{}
-	mi := &file_simhashdb_v1_index_proto_msgTypes[20]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1215,7 +1260,7 @@ func (x *Pair) String() string {
 func (*Pair) ProtoMessage() {}
 
 func (x *Pair) ProtoReflect() protoreflect.Message {
-	mi := &file_simhashdb_v1_index_proto_msgTypes[20]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1228,7 +1273,7 @@ func (x *Pair) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Pair.ProtoReflect.Descriptor instead.
 func (*Pair) Descriptor() ([]byte, []int) {
-	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{20}
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Pair) GetA() *Document {
@@ -1269,7 +1314,7 @@ type PairsResponse struct {
 
 func (x *PairsResponse) Reset() {
 	*x = PairsResponse{}
-	mi := &file_simhashdb_v1_index_proto_msgTypes[21]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1281,7 +1326,7 @@ func (x *PairsResponse) String() string {
 func (*PairsResponse) ProtoMessage() {}
 
 func (x *PairsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_simhashdb_v1_index_proto_msgTypes[21]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1294,7 +1339,7 @@ func (x *PairsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PairsResponse.ProtoReflect.Descriptor instead.
 func (*PairsResponse) Descriptor() ([]byte, []int) {
-	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{21}
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *PairsResponse) GetPairs() []*Pair {
@@ -1316,7 +1361,7 @@ type ClustersRequest struct {
 
 func (x *ClustersRequest) Reset() {
 	*x = ClustersRequest{}
-	mi := &file_simhashdb_v1_index_proto_msgTypes[22]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1328,7 +1373,7 @@ func (x *ClustersRequest) String() string {
 func (*ClustersRequest) ProtoMessage() {}
 
 func (x *ClustersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_simhashdb_v1_index_proto_msgTypes[22]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1341,7 +1386,7 @@ func (x *ClustersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClustersRequest.ProtoReflect.Descriptor instead.
 func (*ClustersRequest) Descriptor() ([]byte, []int) {
-	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{22}
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ClustersRequest) GetK() uint32 {
@@ -1375,7 +1420,7 @@ type ClustersResponse struct {
 
 func (x *ClustersResponse) Reset() {
 	*x = ClustersResponse{}
-	mi := &file_simhashdb_v1_index_proto_msgTypes[23]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1387,7 +1432,7 @@ func (x *ClustersResponse) String() string {
 func (*ClustersResponse) ProtoMessage() {}
 
 func (x *ClustersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_simhashdb_v1_index_proto_msgTypes[23]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1400,7 +1445,7 @@ func (x *ClustersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClustersResponse.ProtoReflect.Descriptor instead.
 func (*ClustersResponse) Descriptor() ([]byte, []int) {
-	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{23}
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ClustersResponse) GetDocuments() []*Document {
@@ -1419,7 +1464,7 @@ type StatsRequest struct {
 
 func (x *StatsRequest) Reset() {
 	*x = StatsRequest{}
-	mi := &file_simhashdb_v1_index_proto_msgTypes[24]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1431,7 +1476,7 @@ func (x *StatsRequest) String() string {
 func (*StatsRequest) ProtoMessage() {}
 
 func (x *StatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_simhashdb_v1_index_proto_msgTypes[24]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1444,33 +1489,51 @@ func (x *StatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsRequest.ProtoReflect.Descriptor instead.
 func (*StatsRequest) Descriptor() ([]byte, []int) {
-	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{24}
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{25}
 }
 
-// StatsResponse is the index's statistics (GET /v1/stats has them all).
+// StatsResponse is the index's statistics, as engine.Stats gives them
+// (docs/cli.md, stats, says what each counts).
 type StatsResponse struct {
-	state        protoimpl.MessageState `protogen:"open.v1"`
-	K            uint32                 `protobuf:"varint,1,opt,name=k,proto3" json:"k,omitempty"`
-	Tables       uint32                 `protobuf:"varint,2,opt,name=tables,proto3" json:"tables,omitempty"`
-	Documents    int64                  `protobuf:"varint,3,opt,name=documents,proto3" json:"documents,omitempty"`
-	Fingerprints int64                  `protobuf:"varint,4,opt,name=fingerprints,proto3" json:"fingerprints,omitempty"`
+	state              protoimpl.MessageState `protogen:"open.v1"`
+	K                  uint32                 `protobuf:"varint,1,opt,name=k,proto3" json:"k,omitempty"`
+	Documents          int64                  `protobuf:"varint,2,opt,name=documents,proto3" json:"documents,omitempty"`
+	Fingerprints       int64                  `protobuf:"varint,3,opt,name=fingerprints,proto3" json:"fingerprints,omitempty"`
+	Tables             []*TableStats          `protobuf:"bytes,4,rep,name=tables,proto3" json:"tables,omitempty"`
+	TableBytes         int64                  `protobuf:"varint,5,opt,name=table_bytes,json=tableBytes,proto3" json:"table_bytes,omitempty"`
+	BitsPerFingerprint float64                `protobuf:"fixed64,6,opt,name=bits_per_fingerprint,json=bitsPerFingerprint,proto3" json:"bits_per_fingerprint,omitempty"`
+	BlockVersions      map[string]int64       `protobuf:"bytes,7,rep,name=block_versions,json=blockVersions,proto3" json:"block_versions,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	EntropyBoundBits   float64                `protobuf:"fixed64,8,opt,name=entropy_bound_bits,json=entropyBoundBits,proto3" json:"entropy_bound_bits,omitempty"`
+	SketchSize         uint32                 `protobuf:"varint,9,opt,name=sketch_size,json=sketchSize,proto3" json:"sketch_size,omitempty"`
+	BlockSize          uint32                 `protobuf:"varint,10,opt,name=block_size,json=blockSize,proto3" json:"block_size,omitempty"`
 	// Writes in the memtable, not yet flushed into the tables.
-	PendingWrites int64  `protobuf:"varint,5,opt,name=pending_writes,json=pendingWrites,proto3" json:"pending_writes,omitempty"`
-	TableBytes    int64  `protobuf:"varint,6,opt,name=table_bytes,json=tableBytes,proto3" json:"table_bytes,omitempty"`
-	BytesOnDisk   int64  `protobuf:"varint,7,opt,name=bytes_on_disk,json=bytesOnDisk,proto3" json:"bytes_on_disk,omitempty"`
-	CacheSize     int64  `protobuf:"varint,8,opt,name=cache_size,json=cacheSize,proto3" json:"cache_size,omitempty"`
-	CacheBytes    int64  `protobuf:"varint,9,opt,name=cache_bytes,json=cacheBytes,proto3" json:"cache_bytes,omitempty"`
-	SketchSize    uint32 `protobuf:"varint,10,opt,name=sketch_size,json=sketchSize,proto3" json:"sketch_size,omitempty"`
+	PendingWrites           int64  `protobuf:"varint,11,opt,name=pending_writes,json=pendingWrites,proto3" json:"pending_writes,omitempty"`
+	MemtableBytes           int64  `protobuf:"varint,12,opt,name=memtable_bytes,json=memtableBytes,proto3" json:"memtable_bytes,omitempty"`
+	MemtableBudget          int64  `protobuf:"varint,13,opt,name=memtable_budget,json=memtableBudget,proto3" json:"memtable_budget,omitempty"`
+	WalBytes                int64  `protobuf:"varint,14,opt,name=wal_bytes,json=walBytes,proto3" json:"wal_bytes,omitempty"`
+	PebbleBytes             int64  `protobuf:"varint,15,opt,name=pebble_bytes,json=pebbleBytes,proto3" json:"pebble_bytes,omitempty"`
+	BytesOnDisk             int64  `protobuf:"varint,16,opt,name=bytes_on_disk,json=bytesOnDisk,proto3" json:"bytes_on_disk,omitempty"`
+	CacheSize               int64  `protobuf:"varint,17,opt,name=cache_size,json=cacheSize,proto3" json:"cache_size,omitempty"`
+	CacheBytes              int64  `protobuf:"varint,18,opt,name=cache_bytes,json=cacheBytes,proto3" json:"cache_bytes,omitempty"`
+	CacheHits               uint64 `protobuf:"varint,19,opt,name=cache_hits,json=cacheHits,proto3" json:"cache_hits,omitempty"`
+	CacheMisses             uint64 `protobuf:"varint,20,opt,name=cache_misses,json=cacheMisses,proto3" json:"cache_misses,omitempty"`
+	PebbleCacheHits         int64  `protobuf:"varint,21,opt,name=pebble_cache_hits,json=pebbleCacheHits,proto3" json:"pebble_cache_hits,omitempty"`
+	PebbleCacheBytes        int64  `protobuf:"varint,22,opt,name=pebble_cache_bytes,json=pebbleCacheBytes,proto3" json:"pebble_cache_bytes,omitempty"`
+	PebbleCacheSize         int64  `protobuf:"varint,23,opt,name=pebble_cache_size,json=pebbleCacheSize,proto3" json:"pebble_cache_size,omitempty"`
+	PebbleIndexBytes        int64  `protobuf:"varint,24,opt,name=pebble_index_bytes,json=pebbleIndexBytes,proto3" json:"pebble_index_bytes,omitempty"`
+	CacheSizeForPebbleIndex int64  `protobuf:"varint,25,opt,name=cache_size_for_pebble_index,json=cacheSizeForPebbleIndex,proto3" json:"cache_size_for_pebble_index,omitempty"`
+	FileReads               int64  `protobuf:"varint,26,opt,name=file_reads,json=fileReads,proto3" json:"file_reads,omitempty"`
+	ReadRing                bool   `protobuf:"varint,27,opt,name=read_ring,json=readRing,proto3" json:"read_ring,omitempty"`
 	// Figures a damaged index could not give (left 0), and why.
-	Unmeasured    []string `protobuf:"bytes,11,rep,name=unmeasured,proto3" json:"unmeasured,omitempty"`
-	Problem       string   `protobuf:"bytes,12,opt,name=problem,proto3" json:"problem,omitempty"`
+	Unmeasured    []string `protobuf:"bytes,28,rep,name=unmeasured,proto3" json:"unmeasured,omitempty"`
+	Problem       string   `protobuf:"bytes,29,opt,name=problem,proto3" json:"problem,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StatsResponse) Reset() {
 	*x = StatsResponse{}
-	mi := &file_simhashdb_v1_index_proto_msgTypes[25]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1482,7 +1545,7 @@ func (x *StatsResponse) String() string {
 func (*StatsResponse) ProtoMessage() {}
 
 func (x *StatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_simhashdb_v1_index_proto_msgTypes[25]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1495,19 +1558,12 @@ func (x *StatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsResponse.ProtoReflect.Descriptor instead.
 func (*StatsResponse) Descriptor() ([]byte, []int) {
-	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{25}
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *StatsResponse) GetK() uint32 {
 	if x != nil {
 		return x.K
-	}
-	return 0
-}
-
-func (x *StatsResponse) GetTables() uint32 {
-	if x != nil {
-		return x.Tables
 	}
 	return 0
 }
@@ -1526,6 +1582,55 @@ func (x *StatsResponse) GetFingerprints() int64 {
 	return 0
 }
 
+func (x *StatsResponse) GetTables() []*TableStats {
+	if x != nil {
+		return x.Tables
+	}
+	return nil
+}
+
+func (x *StatsResponse) GetTableBytes() int64 {
+	if x != nil {
+		return x.TableBytes
+	}
+	return 0
+}
+
+func (x *StatsResponse) GetBitsPerFingerprint() float64 {
+	if x != nil {
+		return x.BitsPerFingerprint
+	}
+	return 0
+}
+
+func (x *StatsResponse) GetBlockVersions() map[string]int64 {
+	if x != nil {
+		return x.BlockVersions
+	}
+	return nil
+}
+
+func (x *StatsResponse) GetEntropyBoundBits() float64 {
+	if x != nil {
+		return x.EntropyBoundBits
+	}
+	return 0
+}
+
+func (x *StatsResponse) GetSketchSize() uint32 {
+	if x != nil {
+		return x.SketchSize
+	}
+	return 0
+}
+
+func (x *StatsResponse) GetBlockSize() uint32 {
+	if x != nil {
+		return x.BlockSize
+	}
+	return 0
+}
+
 func (x *StatsResponse) GetPendingWrites() int64 {
 	if x != nil {
 		return x.PendingWrites
@@ -1533,9 +1638,30 @@ func (x *StatsResponse) GetPendingWrites() int64 {
 	return 0
 }
 
-func (x *StatsResponse) GetTableBytes() int64 {
+func (x *StatsResponse) GetMemtableBytes() int64 {
 	if x != nil {
-		return x.TableBytes
+		return x.MemtableBytes
+	}
+	return 0
+}
+
+func (x *StatsResponse) GetMemtableBudget() int64 {
+	if x != nil {
+		return x.MemtableBudget
+	}
+	return 0
+}
+
+func (x *StatsResponse) GetWalBytes() int64 {
+	if x != nil {
+		return x.WalBytes
+	}
+	return 0
+}
+
+func (x *StatsResponse) GetPebbleBytes() int64 {
+	if x != nil {
+		return x.PebbleBytes
 	}
 	return 0
 }
@@ -1561,11 +1687,67 @@ func (x *StatsResponse) GetCacheBytes() int64 {
 	return 0
 }
 
-func (x *StatsResponse) GetSketchSize() uint32 {
+func (x *StatsResponse) GetCacheHits() uint64 {
 	if x != nil {
-		return x.SketchSize
+		return x.CacheHits
 	}
 	return 0
+}
+
+func (x *StatsResponse) GetCacheMisses() uint64 {
+	if x != nil {
+		return x.CacheMisses
+	}
+	return 0
+}
+
+func (x *StatsResponse) GetPebbleCacheHits() int64 {
+	if x != nil {
+		return x.PebbleCacheHits
+	}
+	return 0
+}
+
+func (x *StatsResponse) GetPebbleCacheBytes() int64 {
+	if x != nil {
+		return x.PebbleCacheBytes
+	}
+	return 0
+}
+
+func (x *StatsResponse) GetPebbleCacheSize() int64 {
+	if x != nil {
+		return x.PebbleCacheSize
+	}
+	return 0
+}
+
+func (x *StatsResponse) GetPebbleIndexBytes() int64 {
+	if x != nil {
+		return x.PebbleIndexBytes
+	}
+	return 0
+}
+
+func (x *StatsResponse) GetCacheSizeForPebbleIndex() int64 {
+	if x != nil {
+		return x.CacheSizeForPebbleIndex
+	}
+	return 0
+}
+
+func (x *StatsResponse) GetFileReads() int64 {
+	if x != nil {
+		return x.FileReads
+	}
+	return 0
+}
+
+func (x *StatsResponse) GetReadRing() bool {
+	if x != nil {
+		return x.ReadRing
+	}
+	return false
 }
 
 func (x *StatsResponse) GetUnmeasured() []string {
@@ -1582,6 +1764,92 @@ func (x *StatsResponse) GetProblem() string {
 	return ""
 }
 
+// TableStats describes one permuted table.
+type TableStats struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	PrefixBits uint32                 `protobuf:"varint,1,opt,name=prefix_bits,json=prefixBits,proto3" json:"prefix_bits,omitempty"`
+	Layout     string                 `protobuf:"bytes,2,opt,name=layout,proto3" json:"layout,omitempty"`
+	Blocks     int64                  `protobuf:"varint,3,opt,name=blocks,proto3" json:"blocks,omitempty"`
+	Bytes      int64                  `protobuf:"varint,4,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	Codes      int64                  `protobuf:"varint,5,opt,name=codes,proto3" json:"codes,omitempty"`
+	// Fingerprints in pending lists beside the blocks (not in bytes).
+	Pending       int64 `protobuf:"varint,6,opt,name=pending,proto3" json:"pending,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TableStats) Reset() {
+	*x = TableStats{}
+	mi := &file_simhashdb_v1_index_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TableStats) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TableStats) ProtoMessage() {}
+
+func (x *TableStats) ProtoReflect() protoreflect.Message {
+	mi := &file_simhashdb_v1_index_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TableStats.ProtoReflect.Descriptor instead.
+func (*TableStats) Descriptor() ([]byte, []int) {
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *TableStats) GetPrefixBits() uint32 {
+	if x != nil {
+		return x.PrefixBits
+	}
+	return 0
+}
+
+func (x *TableStats) GetLayout() string {
+	if x != nil {
+		return x.Layout
+	}
+	return ""
+}
+
+func (x *TableStats) GetBlocks() int64 {
+	if x != nil {
+		return x.Blocks
+	}
+	return 0
+}
+
+func (x *TableStats) GetBytes() int64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
+func (x *TableStats) GetCodes() int64 {
+	if x != nil {
+		return x.Codes
+	}
+	return 0
+}
+
+func (x *TableStats) GetPending() int64 {
+	if x != nil {
+		return x.Pending
+	}
+	return 0
+}
+
 // CheckRequest asks for a check.
 type CheckRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1591,7 +1859,7 @@ type CheckRequest struct {
 
 func (x *CheckRequest) Reset() {
 	*x = CheckRequest{}
-	mi := &file_simhashdb_v1_index_proto_msgTypes[26]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1603,7 +1871,7 @@ func (x *CheckRequest) String() string {
 func (*CheckRequest) ProtoMessage() {}
 
 func (x *CheckRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_simhashdb_v1_index_proto_msgTypes[26]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1616,7 +1884,7 @@ func (x *CheckRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckRequest.ProtoReflect.Descriptor instead.
 func (*CheckRequest) Descriptor() ([]byte, []int) {
-	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{26}
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{28}
 }
 
 // CheckResponse says what Check walked and what it found.
@@ -1635,7 +1903,7 @@ type CheckResponse struct {
 
 func (x *CheckResponse) Reset() {
 	*x = CheckResponse{}
-	mi := &file_simhashdb_v1_index_proto_msgTypes[27]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1647,7 +1915,7 @@ func (x *CheckResponse) String() string {
 func (*CheckResponse) ProtoMessage() {}
 
 func (x *CheckResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_simhashdb_v1_index_proto_msgTypes[27]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1660,7 +1928,7 @@ func (x *CheckResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckResponse.ProtoReflect.Descriptor instead.
 func (*CheckResponse) Descriptor() ([]byte, []int) {
-	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{27}
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CheckResponse) GetOk() bool {
@@ -1761,8 +2029,10 @@ const file_simhashdb_v1_index_proto_rawDesc = "" +
 	"\x11QueryBatchRequest\x12\"\n" +
 	"\ffingerprints\x18\x01 \x03(\x06R\ffingerprints\x12\x11\n" +
 	"\x01k\x18\x02 \x01(\rH\x00R\x01k\x88\x01\x01B\x04\n" +
-	"\x02_k\"{\n" +
-	"\x12QueryBatchResponse\x12\x14\n" +
+	"\x02_k\"I\n" +
+	"\x12QueryBatchResponse\x123\n" +
+	"\aanswers\x18\x01 \x03(\v2\x19.simhashdb.v1.QueryAnswerR\aanswers\"t\n" +
+	"\vQueryAnswer\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\rR\x05index\x12 \n" +
 	"\vfingerprint\x18\x02 \x01(\x06R\vfingerprint\x12-\n" +
 	"\amatches\x18\x03 \x03(\v2\x13.simhashdb.v1.MatchR\amatches\"\xb6\x01\n" +
@@ -1811,27 +2081,59 @@ const file_simhashdb_v1_index_proto_rawDesc = "" +
 	"\v_similarity\"H\n" +
 	"\x10ClustersResponse\x124\n" +
 	"\tdocuments\x18\x01 \x03(\v2\x16.simhashdb.v1.DocumentR\tdocuments\"\x0e\n" +
-	"\fStatsRequest\"\xfe\x02\n" +
+	"\fStatsRequest\"\xb0\t\n" +
 	"\rStatsResponse\x12\f\n" +
-	"\x01k\x18\x01 \x01(\rR\x01k\x12\x16\n" +
-	"\x06tables\x18\x02 \x01(\rR\x06tables\x12\x1c\n" +
-	"\tdocuments\x18\x03 \x01(\x03R\tdocuments\x12\"\n" +
-	"\ffingerprints\x18\x04 \x01(\x03R\ffingerprints\x12%\n" +
-	"\x0epending_writes\x18\x05 \x01(\x03R\rpendingWrites\x12\x1f\n" +
-	"\vtable_bytes\x18\x06 \x01(\x03R\n" +
-	"tableBytes\x12\"\n" +
-	"\rbytes_on_disk\x18\a \x01(\x03R\vbytesOnDisk\x12\x1d\n" +
+	"\x01k\x18\x01 \x01(\rR\x01k\x12\x1c\n" +
+	"\tdocuments\x18\x02 \x01(\x03R\tdocuments\x12\"\n" +
+	"\ffingerprints\x18\x03 \x01(\x03R\ffingerprints\x120\n" +
+	"\x06tables\x18\x04 \x03(\v2\x18.simhashdb.v1.TableStatsR\x06tables\x12\x1f\n" +
+	"\vtable_bytes\x18\x05 \x01(\x03R\n" +
+	"tableBytes\x120\n" +
+	"\x14bits_per_fingerprint\x18\x06 \x01(\x01R\x12bitsPerFingerprint\x12U\n" +
+	"\x0eblock_versions\x18\a \x03(\v2..simhashdb.v1.StatsResponse.BlockVersionsEntryR\rblockVersions\x12,\n" +
+	"\x12entropy_bound_bits\x18\b \x01(\x01R\x10entropyBoundBits\x12\x1f\n" +
+	"\vsketch_size\x18\t \x01(\rR\n" +
+	"sketchSize\x12\x1d\n" +
 	"\n" +
-	"cache_size\x18\b \x01(\x03R\tcacheSize\x12\x1f\n" +
-	"\vcache_bytes\x18\t \x01(\x03R\n" +
-	"cacheBytes\x12\x1f\n" +
-	"\vsketch_size\x18\n" +
-	" \x01(\rR\n" +
-	"sketchSize\x12\x1e\n" +
+	"block_size\x18\n" +
+	" \x01(\rR\tblockSize\x12%\n" +
+	"\x0epending_writes\x18\v \x01(\x03R\rpendingWrites\x12%\n" +
+	"\x0ememtable_bytes\x18\f \x01(\x03R\rmemtableBytes\x12'\n" +
+	"\x0fmemtable_budget\x18\r \x01(\x03R\x0ememtableBudget\x12\x1b\n" +
+	"\twal_bytes\x18\x0e \x01(\x03R\bwalBytes\x12!\n" +
+	"\fpebble_bytes\x18\x0f \x01(\x03R\vpebbleBytes\x12\"\n" +
+	"\rbytes_on_disk\x18\x10 \x01(\x03R\vbytesOnDisk\x12\x1d\n" +
 	"\n" +
-	"unmeasured\x18\v \x03(\tR\n" +
+	"cache_size\x18\x11 \x01(\x03R\tcacheSize\x12\x1f\n" +
+	"\vcache_bytes\x18\x12 \x01(\x03R\n" +
+	"cacheBytes\x12\x1d\n" +
+	"\n" +
+	"cache_hits\x18\x13 \x01(\x04R\tcacheHits\x12!\n" +
+	"\fcache_misses\x18\x14 \x01(\x04R\vcacheMisses\x12*\n" +
+	"\x11pebble_cache_hits\x18\x15 \x01(\x03R\x0fpebbleCacheHits\x12,\n" +
+	"\x12pebble_cache_bytes\x18\x16 \x01(\x03R\x10pebbleCacheBytes\x12*\n" +
+	"\x11pebble_cache_size\x18\x17 \x01(\x03R\x0fpebbleCacheSize\x12,\n" +
+	"\x12pebble_index_bytes\x18\x18 \x01(\x03R\x10pebbleIndexBytes\x12<\n" +
+	"\x1bcache_size_for_pebble_index\x18\x19 \x01(\x03R\x17cacheSizeForPebbleIndex\x12\x1d\n" +
+	"\n" +
+	"file_reads\x18\x1a \x01(\x03R\tfileReads\x12\x1b\n" +
+	"\tread_ring\x18\x1b \x01(\bR\breadRing\x12\x1e\n" +
+	"\n" +
+	"unmeasured\x18\x1c \x03(\tR\n" +
 	"unmeasured\x12\x18\n" +
-	"\aproblem\x18\f \x01(\tR\aproblem\"\x0e\n" +
+	"\aproblem\x18\x1d \x01(\tR\aproblem\x1a@\n" +
+	"\x12BlockVersionsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xa3\x01\n" +
+	"\n" +
+	"TableStats\x12\x1f\n" +
+	"\vprefix_bits\x18\x01 \x01(\rR\n" +
+	"prefixBits\x12\x16\n" +
+	"\x06layout\x18\x02 \x01(\tR\x06layout\x12\x16\n" +
+	"\x06blocks\x18\x03 \x01(\x03R\x06blocks\x12\x14\n" +
+	"\x05bytes\x18\x04 \x01(\x03R\x05bytes\x12\x14\n" +
+	"\x05codes\x18\x05 \x01(\x03R\x05codes\x12\x18\n" +
+	"\apending\x18\x06 \x01(\x03R\apending\"\x0e\n" +
 	"\fCheckRequest\"\xb1\x01\n" +
 	"\rCheckResponse\x12\x0e\n" +
 	"\x02ok\x18\x01 \x01(\bR\x02ok\x12\x1c\n" +
@@ -1872,7 +2174,7 @@ func file_simhashdb_v1_index_proto_rawDescGZIP() []byte {
 }
 
 var file_simhashdb_v1_index_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_simhashdb_v1_index_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_simhashdb_v1_index_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
 var file_simhashdb_v1_index_proto_goTypes = []any{
 	(ClusterMethod)(0),          // 0: simhashdb.v1.ClusterMethod
 	(*Document)(nil),            // 1: simhashdb.v1.Document
@@ -1890,19 +2192,22 @@ var file_simhashdb_v1_index_proto_goTypes = []any{
 	(*QueryResponse)(nil),       // 13: simhashdb.v1.QueryResponse
 	(*QueryBatchRequest)(nil),   // 14: simhashdb.v1.QueryBatchRequest
 	(*QueryBatchResponse)(nil),  // 15: simhashdb.v1.QueryBatchResponse
-	(*InsertIfNewRequest)(nil),  // 16: simhashdb.v1.InsertIfNewRequest
-	(*InsertIfNewResponse)(nil), // 17: simhashdb.v1.InsertIfNewResponse
-	(*ExportRequest)(nil),       // 18: simhashdb.v1.ExportRequest
-	(*ExportResponse)(nil),      // 19: simhashdb.v1.ExportResponse
-	(*PairsRequest)(nil),        // 20: simhashdb.v1.PairsRequest
-	(*Pair)(nil),                // 21: simhashdb.v1.Pair
-	(*PairsResponse)(nil),       // 22: simhashdb.v1.PairsResponse
-	(*ClustersRequest)(nil),     // 23: simhashdb.v1.ClustersRequest
-	(*ClustersResponse)(nil),    // 24: simhashdb.v1.ClustersResponse
-	(*StatsRequest)(nil),        // 25: simhashdb.v1.StatsRequest
-	(*StatsResponse)(nil),       // 26: simhashdb.v1.StatsResponse
-	(*CheckRequest)(nil),        // 27: simhashdb.v1.CheckRequest
-	(*CheckResponse)(nil),       // 28: simhashdb.v1.CheckResponse
+	(*QueryAnswer)(nil),         // 16: simhashdb.v1.QueryAnswer
+	(*InsertIfNewRequest)(nil),  // 17: simhashdb.v1.InsertIfNewRequest
+	(*InsertIfNewResponse)(nil), // 18: simhashdb.v1.InsertIfNewResponse
+	(*ExportRequest)(nil),       // 19: simhashdb.v1.ExportRequest
+	(*ExportResponse)(nil),      // 20: simhashdb.v1.ExportResponse
+	(*PairsRequest)(nil),        // 21: simhashdb.v1.PairsRequest
+	(*Pair)(nil),                // 22: simhashdb.v1.Pair
+	(*PairsResponse)(nil),       // 23: simhashdb.v1.PairsResponse
+	(*ClustersRequest)(nil),     // 24: simhashdb.v1.ClustersRequest
+	(*ClustersResponse)(nil),    // 25: simhashdb.v1.ClustersResponse
+	(*StatsRequest)(nil),        // 26: simhashdb.v1.StatsRequest
+	(*StatsResponse)(nil),       // 27: simhashdb.v1.StatsResponse
+	(*TableStats)(nil),          // 28: simhashdb.v1.TableStats
+	(*CheckRequest)(nil),        // 29: simhashdb.v1.CheckRequest
+	(*CheckResponse)(nil),       // 30: simhashdb.v1.CheckResponse
+	nil,                         // 31: simhashdb.v1.StatsResponse.BlockVersionsEntry
 }
 var file_simhashdb_v1_index_proto_depIdxs = []int32{
 	2,  // 0: simhashdb.v1.InsertRequest.content:type_name -> simhashdb.v1.Content
@@ -1911,44 +2216,47 @@ var file_simhashdb_v1_index_proto_depIdxs = []int32{
 	1,  // 3: simhashdb.v1.GetResponse.document:type_name -> simhashdb.v1.Document
 	2,  // 4: simhashdb.v1.QueryRequest.content:type_name -> simhashdb.v1.Content
 	3,  // 5: simhashdb.v1.QueryResponse.matches:type_name -> simhashdb.v1.Match
-	3,  // 6: simhashdb.v1.QueryBatchResponse.matches:type_name -> simhashdb.v1.Match
-	2,  // 7: simhashdb.v1.InsertIfNewRequest.content:type_name -> simhashdb.v1.Content
-	3,  // 8: simhashdb.v1.InsertIfNewResponse.duplicates:type_name -> simhashdb.v1.Match
-	1,  // 9: simhashdb.v1.ExportResponse.documents:type_name -> simhashdb.v1.Document
-	1,  // 10: simhashdb.v1.Pair.a:type_name -> simhashdb.v1.Document
-	1,  // 11: simhashdb.v1.Pair.b:type_name -> simhashdb.v1.Document
-	21, // 12: simhashdb.v1.PairsResponse.pairs:type_name -> simhashdb.v1.Pair
-	0,  // 13: simhashdb.v1.ClustersRequest.method:type_name -> simhashdb.v1.ClusterMethod
-	1,  // 14: simhashdb.v1.ClustersResponse.documents:type_name -> simhashdb.v1.Document
-	4,  // 15: simhashdb.v1.IndexService.Insert:input_type -> simhashdb.v1.InsertRequest
-	6,  // 16: simhashdb.v1.IndexService.InsertBatch:input_type -> simhashdb.v1.InsertBatchRequest
-	8,  // 17: simhashdb.v1.IndexService.Get:input_type -> simhashdb.v1.GetRequest
-	10, // 18: simhashdb.v1.IndexService.Delete:input_type -> simhashdb.v1.DeleteRequest
-	12, // 19: simhashdb.v1.IndexService.Query:input_type -> simhashdb.v1.QueryRequest
-	14, // 20: simhashdb.v1.IndexService.QueryBatch:input_type -> simhashdb.v1.QueryBatchRequest
-	16, // 21: simhashdb.v1.IndexService.InsertIfNew:input_type -> simhashdb.v1.InsertIfNewRequest
-	18, // 22: simhashdb.v1.IndexService.Export:input_type -> simhashdb.v1.ExportRequest
-	20, // 23: simhashdb.v1.IndexService.Pairs:input_type -> simhashdb.v1.PairsRequest
-	23, // 24: simhashdb.v1.IndexService.Clusters:input_type -> simhashdb.v1.ClustersRequest
-	25, // 25: simhashdb.v1.IndexService.Stats:input_type -> simhashdb.v1.StatsRequest
-	27, // 26: simhashdb.v1.IndexService.Check:input_type -> simhashdb.v1.CheckRequest
-	5,  // 27: simhashdb.v1.IndexService.Insert:output_type -> simhashdb.v1.InsertResponse
-	7,  // 28: simhashdb.v1.IndexService.InsertBatch:output_type -> simhashdb.v1.InsertBatchResponse
-	9,  // 29: simhashdb.v1.IndexService.Get:output_type -> simhashdb.v1.GetResponse
-	11, // 30: simhashdb.v1.IndexService.Delete:output_type -> simhashdb.v1.DeleteResponse
-	13, // 31: simhashdb.v1.IndexService.Query:output_type -> simhashdb.v1.QueryResponse
-	15, // 32: simhashdb.v1.IndexService.QueryBatch:output_type -> simhashdb.v1.QueryBatchResponse
-	17, // 33: simhashdb.v1.IndexService.InsertIfNew:output_type -> simhashdb.v1.InsertIfNewResponse
-	19, // 34: simhashdb.v1.IndexService.Export:output_type -> simhashdb.v1.ExportResponse
-	22, // 35: simhashdb.v1.IndexService.Pairs:output_type -> simhashdb.v1.PairsResponse
-	24, // 36: simhashdb.v1.IndexService.Clusters:output_type -> simhashdb.v1.ClustersResponse
-	26, // 37: simhashdb.v1.IndexService.Stats:output_type -> simhashdb.v1.StatsResponse
-	28, // 38: simhashdb.v1.IndexService.Check:output_type -> simhashdb.v1.CheckResponse
-	27, // [27:39] is the sub-list for method output_type
-	15, // [15:27] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	16, // 6: simhashdb.v1.QueryBatchResponse.answers:type_name -> simhashdb.v1.QueryAnswer
+	3,  // 7: simhashdb.v1.QueryAnswer.matches:type_name -> simhashdb.v1.Match
+	2,  // 8: simhashdb.v1.InsertIfNewRequest.content:type_name -> simhashdb.v1.Content
+	3,  // 9: simhashdb.v1.InsertIfNewResponse.duplicates:type_name -> simhashdb.v1.Match
+	1,  // 10: simhashdb.v1.ExportResponse.documents:type_name -> simhashdb.v1.Document
+	1,  // 11: simhashdb.v1.Pair.a:type_name -> simhashdb.v1.Document
+	1,  // 12: simhashdb.v1.Pair.b:type_name -> simhashdb.v1.Document
+	22, // 13: simhashdb.v1.PairsResponse.pairs:type_name -> simhashdb.v1.Pair
+	0,  // 14: simhashdb.v1.ClustersRequest.method:type_name -> simhashdb.v1.ClusterMethod
+	1,  // 15: simhashdb.v1.ClustersResponse.documents:type_name -> simhashdb.v1.Document
+	28, // 16: simhashdb.v1.StatsResponse.tables:type_name -> simhashdb.v1.TableStats
+	31, // 17: simhashdb.v1.StatsResponse.block_versions:type_name -> simhashdb.v1.StatsResponse.BlockVersionsEntry
+	4,  // 18: simhashdb.v1.IndexService.Insert:input_type -> simhashdb.v1.InsertRequest
+	6,  // 19: simhashdb.v1.IndexService.InsertBatch:input_type -> simhashdb.v1.InsertBatchRequest
+	8,  // 20: simhashdb.v1.IndexService.Get:input_type -> simhashdb.v1.GetRequest
+	10, // 21: simhashdb.v1.IndexService.Delete:input_type -> simhashdb.v1.DeleteRequest
+	12, // 22: simhashdb.v1.IndexService.Query:input_type -> simhashdb.v1.QueryRequest
+	14, // 23: simhashdb.v1.IndexService.QueryBatch:input_type -> simhashdb.v1.QueryBatchRequest
+	17, // 24: simhashdb.v1.IndexService.InsertIfNew:input_type -> simhashdb.v1.InsertIfNewRequest
+	19, // 25: simhashdb.v1.IndexService.Export:input_type -> simhashdb.v1.ExportRequest
+	21, // 26: simhashdb.v1.IndexService.Pairs:input_type -> simhashdb.v1.PairsRequest
+	24, // 27: simhashdb.v1.IndexService.Clusters:input_type -> simhashdb.v1.ClustersRequest
+	26, // 28: simhashdb.v1.IndexService.Stats:input_type -> simhashdb.v1.StatsRequest
+	29, // 29: simhashdb.v1.IndexService.Check:input_type -> simhashdb.v1.CheckRequest
+	5,  // 30: simhashdb.v1.IndexService.Insert:output_type -> simhashdb.v1.InsertResponse
+	7,  // 31: simhashdb.v1.IndexService.InsertBatch:output_type -> simhashdb.v1.InsertBatchResponse
+	9,  // 32: simhashdb.v1.IndexService.Get:output_type -> simhashdb.v1.GetResponse
+	11, // 33: simhashdb.v1.IndexService.Delete:output_type -> simhashdb.v1.DeleteResponse
+	13, // 34: simhashdb.v1.IndexService.Query:output_type -> simhashdb.v1.QueryResponse
+	15, // 35: simhashdb.v1.IndexService.QueryBatch:output_type -> simhashdb.v1.QueryBatchResponse
+	18, // 36: simhashdb.v1.IndexService.InsertIfNew:output_type -> simhashdb.v1.InsertIfNewResponse
+	20, // 37: simhashdb.v1.IndexService.Export:output_type -> simhashdb.v1.ExportResponse
+	23, // 38: simhashdb.v1.IndexService.Pairs:output_type -> simhashdb.v1.PairsResponse
+	25, // 39: simhashdb.v1.IndexService.Clusters:output_type -> simhashdb.v1.ClustersResponse
+	27, // 40: simhashdb.v1.IndexService.Stats:output_type -> simhashdb.v1.StatsResponse
+	30, // 41: simhashdb.v1.IndexService.Check:output_type -> simhashdb.v1.CheckResponse
+	30, // [30:42] is the sub-list for method output_type
+	18, // [18:30] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_simhashdb_v1_index_proto_init() }
@@ -1963,17 +2271,17 @@ func file_simhashdb_v1_index_proto_init() {
 	file_simhashdb_v1_index_proto_msgTypes[2].OneofWrappers = []any{}
 	file_simhashdb_v1_index_proto_msgTypes[11].OneofWrappers = []any{}
 	file_simhashdb_v1_index_proto_msgTypes[13].OneofWrappers = []any{}
-	file_simhashdb_v1_index_proto_msgTypes[15].OneofWrappers = []any{}
-	file_simhashdb_v1_index_proto_msgTypes[19].OneofWrappers = []any{}
+	file_simhashdb_v1_index_proto_msgTypes[16].OneofWrappers = []any{}
 	file_simhashdb_v1_index_proto_msgTypes[20].OneofWrappers = []any{}
-	file_simhashdb_v1_index_proto_msgTypes[22].OneofWrappers = []any{}
+	file_simhashdb_v1_index_proto_msgTypes[21].OneofWrappers = []any{}
+	file_simhashdb_v1_index_proto_msgTypes[23].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_simhashdb_v1_index_proto_rawDesc), len(file_simhashdb_v1_index_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   28,
+			NumMessages:   31,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -78,7 +78,8 @@ type IndexServiceClient interface {
 	// Query returns the documents within distance k, nearest first; a text
 	// query of an index with sketches, those from the similarity asked.
 	Query(context.Context, *connect.Request[v1.QueryRequest]) (*connect.Response[v1.QueryResponse], error)
-	// QueryBatch answers many fingerprints, one answer each, in order.
+	// QueryBatch answers many fingerprints, one answer each, in order, in
+	// runs of answers.
 	QueryBatch(context.Context, *connect.Request[v1.QueryBatchRequest]) (*connect.ServerStreamForClient[v1.QueryBatchResponse], error)
 	// InsertIfNew stores the document unless a near-duplicate is stored
 	// (the crawler's decision), atomically with other InsertIfNew calls.
@@ -282,7 +283,8 @@ type IndexServiceHandler interface {
 	// Query returns the documents within distance k, nearest first; a text
 	// query of an index with sketches, those from the similarity asked.
 	Query(context.Context, *connect.Request[v1.QueryRequest]) (*connect.Response[v1.QueryResponse], error)
-	// QueryBatch answers many fingerprints, one answer each, in order.
+	// QueryBatch answers many fingerprints, one answer each, in order, in
+	// runs of answers.
 	QueryBatch(context.Context, *connect.Request[v1.QueryBatchRequest], *connect.ServerStream[v1.QueryBatchResponse]) error
 	// InsertIfNew stores the document unless a near-duplicate is stored
 	// (the crawler's decision), atomically with other InsertIfNew calls.

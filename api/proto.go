@@ -1,0 +1,159 @@
+package api
+
+import (
+	"context"
+	"errors"
+
+	"connectrpc.com/connect"
+
+	"github.com/simhashdb/simhashdb/engine"
+	simhashdbv1 "github.com/simhashdb/simhashdb/gen/simhashdb/v1"
+	"github.com/simhashdb/simhashdb/textindex"
+)
+
+// The engine's types as the RPC API's messages (proto/simhashdb/v1) and
+// back, one place for the server and the client.
+
+// DocProto is d as a message.
+func DocProto(d engine.Doc) *simhashdbv1.Document {
+	return &simhashdbv1.Document{Id: d.ID, Fingerprint: d.Fingerprint, Name: d.Name, Sketch: []byte(d.Sketch)}
+}
+
+// DocFromProto is DocProto's inverse.
+func DocFromProto(m *simhashdbv1.Document) engine.Doc {
+	return engine.Doc{ID: m.GetId(), Fingerprint: m.GetFingerprint(), Name: m.GetName(), Sketch: string(m.GetSketch())}
+}
+
+// MatchProto is m as a message.
+func MatchProto(m engine.Match) *simhashdbv1.Match {
+	return &simhashdbv1.Match{Id: m.ID, Fingerprint: m.Fingerprint, Name: m.Name, Distance: uint32(m.Distance)}
+}
+
+// MatchesProto is ms as messages.
+func MatchesProto(ms []engine.Match) []*simhashdbv1.Match {
+	out := make([]*simhashdbv1.Match, len(ms))
+	for i, m := range ms {
+		out[i] = MatchProto(m)
+	}
+	return out
+}
+
+// VerifiedProto is verified matches as messages, with their similarity.
+func VerifiedProto(ms []textindex.Match) []*simhashdbv1.Match {
+	out := make([]*simhashdbv1.Match, len(ms))
+	for i, m := range ms {
+		out[i] = MatchProto(m.Match)
+		out[i].Similarity = &m.Similarity
+	}
+	return out
+}
+
+// MatchesFromProto is MatchesProto's inverse (a similarity is dropped).
+func MatchesFromProto(ms []*simhashdbv1.Match) []engine.Match {
+	out := make([]engine.Match, len(ms))
+	for i, m := range ms {
+		out[i] = engine.Match{Doc: engine.Doc{ID: m.GetId(), Fingerprint: m.GetFingerprint(), Name: m.GetName()}, Distance: int(m.GetDistance())}
+	}
+	return out
+}
+
+// StatsProto is s as a message.
+func StatsProto(s Stats) *simhashdbv1.StatsResponse {
+	m := &simhashdbv1.StatsResponse{
+		K: uint32(s.K), Documents: s.Documents, Fingerprints: s.Fingerprints, TableBytes: s.TableBytes,
+		BitsPerFingerprint: s.BitsPerFingerprint, EntropyBoundBits: s.EntropyBound,
+		SketchSize: uint32(s.SketchSize), BlockSize: uint32(s.BlockSize), PendingWrites: int64(s.PendingWrites),
+		MemtableBytes: s.MemtableBytes, MemtableBudget: s.MemtableBudget, WalBytes: s.WALBytes,
+		PebbleBytes: s.PebbleBytes, BytesOnDisk: s.BytesOnDisk, CacheSize: s.CacheSize, CacheBytes: s.CacheBytes,
+		CacheHits: s.CacheHits, CacheMisses: s.CacheMisses, PebbleCacheHits: s.PebbleCacheHit,
+		PebbleCacheBytes: s.PebbleCacheBytes, PebbleCacheSize: s.PebbleCacheSize, PebbleIndexBytes: s.PebbleIndexBytes,
+		CacheSizeForPebbleIndex: s.CacheForIndex, FileReads: s.FileReads, ReadRing: s.ReadRing,
+		Unmeasured: s.Unmeasured, Problem: s.Problem, BlockVersions: map[string]int64{},
+	}
+	for _, t := range s.Tables {
+		m.Tables = append(m.Tables, &simhashdbv1.TableStats{PrefixBits: uint32(t.Prefix), Layout: t.Layout,
+			Blocks: int64(t.Blocks), Bytes: t.Bytes, Codes: int64(t.Codes), Pending: t.Pending})
+	}
+	for v, n := range s.BlockVersions {
+		m.BlockVersions[v] = int64(n)
+	}
+	return m
+}
+
+// StatsFromProto is StatsProto's inverse (the schema is not carried).
+func StatsFromProto(m *simhashdbv1.StatsResponse) Stats {
+	s := Stats{Stats: engine.Stats{
+		K: int(m.GetK()), Documents: m.GetDocuments(), Fingerprints: m.GetFingerprints(), TableBytes: m.GetTableBytes(),
+		BitsPerFingerprint: m.GetBitsPerFingerprint(), EntropyBound: m.GetEntropyBoundBits(),
+		SketchSize: int(m.GetSketchSize()), BlockSize: int(m.GetBlockSize()), PendingWrites: int(m.GetPendingWrites()),
+		MemtableBytes: m.GetMemtableBytes(), MemtableBudget: m.GetMemtableBudget(), WALBytes: m.GetWalBytes(),
+		PebbleBytes: m.GetPebbleBytes(), BytesOnDisk: m.GetBytesOnDisk(), CacheSize: m.GetCacheSize(), CacheBytes: m.GetCacheBytes(),
+		CacheHits: m.GetCacheHits(), CacheMisses: m.GetCacheMisses(), PebbleCacheHit: m.GetPebbleCacheHits(),
+		PebbleCacheBytes: m.GetPebbleCacheBytes(), PebbleCacheSize: m.GetPebbleCacheSize(), PebbleIndexBytes: m.GetPebbleIndexBytes(),
+		CacheForIndex: m.GetCacheSizeForPebbleIndex(), FileReads: m.GetFileReads(), ReadRing: m.GetReadRing(),
+		BlockVersions: map[string]int{},
+	}, Unmeasured: m.GetUnmeasured(), Problem: m.GetProblem()}
+	for _, t := range m.GetTables() {
+		s.Tables = append(s.Tables, engine.TableStats{Prefix: int(t.GetPrefixBits()), Layout: t.GetLayout(),
+			Blocks: int(t.GetBlocks()), Bytes: t.GetBytes(), Codes: int(t.GetCodes()), Pending: t.GetPending()})
+	}
+	for v, n := range m.GetBlockVersions() {
+		s.BlockVersions[v] = int(n)
+	}
+	return s
+}
+
+// ErrorKindHeader is the metadata (a header or trailer) in which an RPC's
+// error names the engine's error it stands for, so that a client returns
+// the same sentinel (errors.Is(err, engine.ErrNotFound)): one of the
+// ErrorKinds' keys.
+const ErrorKindHeader = "Simhashdb-Error"
+
+// ErrorKinds are the engine's errors an RPC's error may stand for, by the
+// name ErrorKindHeader carries.
+var ErrorKinds = map[string]error{
+	"not_found": engine.ErrNotFound,
+	"input":     engine.ErrInput,
+	"distance":  engine.ErrDistance,
+	"disk_full": engine.ErrDiskFull,
+	"read_only": engine.ErrReadOnly,
+	"closed":    engine.ErrClosed,
+	"corrupt":   engine.ErrCorrupt,
+}
+
+// ErrorKindOf is the name in ErrorKinds of the engine's error err matches
+// ("input" for a malformed request too: every 400 of the server), or "".
+func ErrorKindOf(err error) string {
+	for _, kind := range []string{"distance", "not_found", "disk_full", "read_only", "closed", "corrupt", "input"} {
+		if errors.Is(err, ErrorKinds[kind]) {
+			return kind
+		}
+	}
+	return ""
+}
+
+// Bearer is a client interceptor that sends token as the server's bearer
+// token ("Authorization: Bearer <token>") with every call, unary or
+// streamed.
+func Bearer(token string) connect.Interceptor { return bearer(token) }
+
+type bearer string
+
+func (b bearer) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
+	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+		req.Header().Set("Authorization", "Bearer "+string(b))
+		return next(ctx, req)
+	}
+}
+
+func (b bearer) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
+	return func(ctx context.Context, spec connect.Spec) connect.StreamingClientConn {
+		conn := next(ctx, spec)
+		conn.RequestHeader().Set("Authorization", "Bearer "+string(b))
+		return conn
+	}
+}
+
+func (b bearer) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
+	return next
+}
