@@ -157,3 +157,15 @@ func (b bearer) WrapStreamingClient(next connect.StreamingClientFunc) connect.St
 func (b bearer) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
 	return next
 }
+
+// CheckProto is r as a message (Ok and Problems are the caller's).
+func CheckProto(r engine.CheckReport) *simhashdbv1.CheckResponse {
+	return &simhashdbv1.CheckResponse{Documents: r.Documents, Postings: r.Postings, Fingerprints: r.Fingerprints,
+		Blocks: r.Blocks, BlockVersions: r.BlockVersions, WalRecords: int64(r.WALRecords), Unlisted: r.Unlisted}
+}
+
+// CheckFromProto is CheckProto's inverse.
+func CheckFromProto(m *simhashdbv1.CheckResponse) engine.CheckReport {
+	return engine.CheckReport{Documents: m.GetDocuments(), Postings: m.GetPostings(), Fingerprints: m.GetFingerprints(),
+		Blocks: m.GetBlocks(), BlockVersions: m.GetBlockVersions(), WALRecords: int(m.GetWalRecords()), Unlisted: m.GetUnlisted()}
+}

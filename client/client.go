@@ -69,6 +69,8 @@ type Client struct {
 	o   Options
 }
 
+var _ api.Index = (*Client)(nil)
+
 // New returns a client of the server at baseURL (http://HOST:PORT or
 // https://HOST:PORT).
 func New(baseURL string, o Options) (*Client, error) {
@@ -167,16 +169,16 @@ func distance(k int) (uint32, error) {
 // of it, atomically on the server, and returns those it found. It is not
 // retried: a first try that stored d before its answer was lost would
 // make a second find d itself.
-func (c *Client) InsertIfNew(ctx context.Context, d engine.Doc, k int) (inserted bool, duplicates []engine.Match, err error) {
+func (c *Client) InsertIfNew(ctx context.Context, d engine.Doc, k int) (duplicates []engine.Match, inserted bool, err error) {
 	kk, err := distance(k)
 	if err != nil {
-		return false, nil, err
+		return nil, false, err
 	}
 	a, err := unary(ctx, c, false, "InsertIfNew", c.rpc.InsertIfNew, &simhashdbv1.InsertIfNewRequest{Id: d.ID, Name: d.Name, Content: content(d), K: &kk})
 	if err != nil {
-		return false, nil, err
+		return nil, false, err
 	}
-	return a.GetInserted(), api.MatchesFromProto(a.GetDuplicates()), nil
+	return api.MatchesFromProto(a.GetDuplicates()), a.GetInserted(), nil
 }
 
 // InsertBatch stores docs, in requests of up to Options.BatchLines
@@ -301,9 +303,9 @@ func (c *Client) Check(ctx context.Context) (engine.CheckReport, error) {
 	if err != nil {
 		return engine.CheckReport{}, err
 	}
-	rep := engine.CheckReport{Documents: a.GetDocuments(), Postings: a.GetPostings(), Fingerprints: a.GetFingerprints(), Blocks: a.GetBlocks()}
+	rep := api.CheckFromProto(a)
 	if !a.GetOk() {
-		return rep, fmt.Errorf("%w: %s", engine.ErrCorrupt, a.GetProblems())
+		return rep, corrupt(a.GetProblems())
 	}
 	return rep, nil
 }

@@ -209,11 +209,11 @@ func TestClientAgainstServe(t *testing.T) {
 	}
 	require.Equal(t, want, pairs)
 
-	inserted, dups, err := c.InsertIfNew(ctx, engine.Doc{ID: 5000, Fingerprint: all[0].Fingerprint ^ 1}, 1)
+	dups, inserted, err := c.InsertIfNew(ctx, engine.Doc{ID: 5000, Fingerprint: all[0].Fingerprint ^ 1}, 1)
 	require.NoError(t, err)
 	require.False(t, inserted)
 	require.NotEmpty(t, dups)
-	inserted, _, err = c.InsertIfNew(ctx, engine.Doc{ID: 5001, Fingerprint: 0x5555_5555_5555_5555}, 3)
+	_, inserted, err = c.InsertIfNew(ctx, engine.Doc{ID: 5001, Fingerprint: 0x5555_5555_5555_5555}, 3)
 	require.NoError(t, err)
 	require.True(t, inserted)
 

@@ -7,6 +7,7 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/simhashdb/simhashdb/api"
+	"github.com/simhashdb/simhashdb/engine"
 )
 
 // Errors a server's answers map to besides the engine's (Error.Unwrap).
@@ -79,3 +80,10 @@ func (c *Client) wrap(procedure string, err error) error {
 	}
 	return &Error{Procedure: procedure, Code: ce.Code(), Kind: ce.Meta().Get(api.ErrorKindHeader), Message: ce.Message(), err: ce}
 }
+
+// corrupt is Check's answer about a damaged index: every problem the
+// server found, in its words, matching engine.ErrCorrupt.
+type corrupt string
+
+func (c corrupt) Error() string { return string(c) }
+func (c corrupt) Unwrap() error { return engine.ErrCorrupt }

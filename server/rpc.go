@@ -351,7 +351,8 @@ func (x rpcService) Check(ctx context.Context, _ *connect.Request[simhashdbv1.Ch
 	if err != nil && !errors.Is(err, engine.ErrCorrupt) {
 		return nil, x.rpcError("Check", err)
 	}
-	ans := &simhashdbv1.CheckResponse{Ok: err == nil, Documents: rep.Documents, Postings: rep.Postings, Fingerprints: rep.Fingerprints, Blocks: rep.Blocks}
+	ans := api.CheckProto(rep)
+	ans.Ok = err == nil
 	if err != nil {
 		ans.Problems = err.Error()
 	}

@@ -9,7 +9,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"strconv"
 	"strings"
 
@@ -40,15 +39,15 @@ func runGet(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "get", exitUsage, err)
 	}
-	get, closeFn, err := docGetter(&d, &rf)
+	ix, closeIx, err := openIndex(&d, &rf, engine.Options{ReadOnly: true})
 	if err != nil {
 		return fail(stderr, "get", exitFailed, err)
 	}
-	defer closeFn()
+	defer closeIx()
 	code := exitOK
 	enc := json.NewEncoder(stdout)
 	for _, id := range ids {
-		doc, err := get(context.Background(), id)
+		doc, err := ix.Get(context.Background(), id)
 		if err != nil {
 			if !errors.Is(err, engine.ErrNotFound) {
 				return fail(stderr, "get", exitFailed, err)
@@ -63,33 +62,6 @@ func runGet(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	return code
-}
-
-// docGetter returns Get of the index, opened or served.
-func docGetter(d *dbFlags, rf *remoteFlags) (func(context.Context, uint64) (engine.Doc, error), func(), error) {
-	if rf.server == "" {
-		db, err := d.open(engine.Options{ReadOnly: true}, false)
-		if err != nil {
-			return nil, nil, err
-		}
-		return db.Get, func() { db.Close() }, nil
-	}
-	c, err := rf.client()
-	if err != nil {
-		return nil, nil, err
-	}
-	return func(ctx context.Context, id uint64) (engine.Doc, error) {
-		var j api.Doc
-		err := c.call(ctx, "GET", fmt.Sprintf("/v1/documents/%d", id), nil, &j)
-		var re *remoteError
-		if errors.As(err, &re) && re.status == http.StatusNotFound {
-			return engine.Doc{}, fmt.Errorf("%w: %d", engine.ErrNotFound, id)
-		}
-		if err != nil {
-			return engine.Doc{}, err
-		}
-		return j.Engine()
-	}, func() {}, nil
 }
 
 // parseIDs reads document ids given as arguments.

@@ -103,10 +103,16 @@ func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 				return fail(stderr, "query", exitUsage, errors.New("with --server the server fingerprints text with the index's options: leave out --html, --read, --pipeline and the other fingerprint flags"))
 			}
 		}
+		if given["fp"] {
+			ix, closeIx, err := openIndex(&d, &rf, engine.Options{})
+			if err != nil {
+				return fail(stderr, "query", exitUsage, err)
+			}
+			defer closeIx()
+			return queryFingerprint(ix, q, d.k, *asJSON, stdout, stderr)
+		}
 		req := map[string]any{}
 		switch {
-		case given["fp"]:
-			req["fingerprint"] = simhash.Format(q)
 		case given["text"]:
 			req["text"] = *textArg
 		default:
@@ -166,20 +172,57 @@ func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			}
 		}
 	}
+	if sk == "" {
+		return queryFingerprint(db, q, d.k, *asJSON, stdout, stderr)
+	}
 	ms, err := db.Query(context.Background(), q, d.distance(db))
 	if err != nil {
-		code := exitFailed
-		if errors.Is(err, engine.ErrDistance) {
-			code, err = exitUsage, fmt.Errorf("--k %d: the index answers distances 0 to %d", d.distance(db), db.K())
-		}
+		code, err := queryError(err, d.distance(db), db.K())
 		return fail(stderr, "query", code, err)
 	}
-	if sk != "" {
-		printAnswer(stdout, verifiedAnswerOf(q, nil, textindex.Verify(ms, sk, *similarity)), d.distance(db), true, *asJSON)
-		return exitOK
-	}
-	printAnswer(stdout, answerOf(q, nil, ms), d.distance(db), false, *asJSON)
+	printAnswer(stdout, verifiedAnswerOf(q, nil, textindex.Verify(ms, sk, *similarity)), d.distance(db), true, *asJSON)
 	return exitOK
+}
+
+// queryFingerprint answers a query of fp within k (the index's K if
+// negative), embedded or served alike.
+func queryFingerprint(ix api.Index, q uint64, k int, asJSON bool, stdout, stderr io.Writer) int {
+	ctx := context.Background()
+	K, err := indexK(ctx, ix)
+	if err != nil {
+		return fail(stderr, "query", exitFailed, err)
+	}
+	if k < 0 {
+		k = K
+	}
+	ms, err := ix.Query(ctx, q, k)
+	if err != nil {
+		code, err := queryError(err, k, K)
+		return fail(stderr, "query", code, err)
+	}
+	printAnswer(stdout, answerOf(q, nil, ms), k, false, asJSON)
+	return exitOK
+}
+
+// queryError is a query's error as the command reports it: a distance
+// the index does not answer is a usage error about --k.
+func queryError(err error, k, K int) (int, error) {
+	if errors.Is(err, engine.ErrDistance) {
+		return exitUsage, fmt.Errorf("--k %d: the index answers distances 0 to %d", k, K)
+	}
+	return exitFailed, err
+}
+
+// indexK is the largest distance ix answers.
+func indexK(ctx context.Context, ix api.Index) (int, error) {
+	if db, ok := ix.(*engine.DB); ok {
+		return db.K(), nil
+	}
+	st, err := ix.Stats(ctx)
+	if errors.As(err, new(*engine.StatsError)) {
+		err = nil
+	}
+	return st.K, err
 }
 
 // queryRemote asks the server.
@@ -421,44 +464,29 @@ func runDelete(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
-	if rf.server != "" {
-		c, err := rf.client()
-		if err != nil {
-			return fail(stderr, "delete", exitUsage, err)
-		}
-		var missing []string
-		for _, id := range ids {
-			var a struct{ Deleted bool }
-			if err := c.call(context.Background(), "DELETE", fmt.Sprintf("/v1/documents/%d", id), nil, &a); err != nil {
-				return fail(stderr, "delete", exitFailed, err)
-			}
-			if !a.Deleted {
-				missing = append(missing, strconv.FormatUint(id, 10))
-			}
-		}
-		printDeleted(stdout, len(ids), missing)
-		return exitOK
-	}
 	opts := engine.Options{}
 	if opts.Sync, err = engine.ParseSyncMode(*syncMode); err != nil {
 		return fail(stderr, "delete", exitUsage, fmt.Errorf("--sync: %w", err))
 	}
-	db, err := d.open(opts, false)
+	ix, closeIx, err := openIndex(&d, &rf, opts)
 	if err != nil {
 		return fail(stderr, "delete", exitFailed, err)
 	}
 	ctx := context.Background()
 	var missing []string
 	for _, id := range ids {
-		if _, err := db.Get(ctx, id); errors.Is(err, engine.ErrNotFound) {
+		if _, err := ix.Get(ctx, id); errors.Is(err, engine.ErrNotFound) {
 			missing = append(missing, strconv.FormatUint(id, 10))
+		} else if err != nil {
+			closeIx()
+			return fail(stderr, "delete", exitFailed, err)
 		}
 	}
-	err = db.Delete(ctx, ids...)
-	if err == nil {
-		err = db.Flush(ctx)
+	err = ix.Delete(ctx, ids...)
+	if f, ok := ix.(interface{ Flush(context.Context) error }); ok && err == nil {
+		err = f.Flush(ctx) // the index in --db: its log replays nothing next time
 	}
-	if cerr := db.Close(); err == nil {
+	if cerr := closeIx(); err == nil {
 		err = cerr
 	}
 	if err != nil {
@@ -588,33 +616,14 @@ func runCheck(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err := errors.Join(noArguments(fl), checkTarget(&d, &rf, fl)); err != nil {
 		return fail(stderr, "check", exitUsage, err)
 	}
-	var rep engine.CheckReport
-	if rf.server != "" {
-		c, err := rf.client()
-		if err != nil {
-			return fail(stderr, "check", exitUsage, err)
-		}
-		var ans struct {
-			OK       bool               `json:"ok"`
-			Report   engine.CheckReport `json:"report"`
-			Problems string             `json:"problems"`
-		}
-		if err := c.call(context.Background(), "POST", "/v1/check", nil, &ans); err != nil {
-			return fail(stderr, "check", exitFailed, err)
-		}
-		if !ans.OK {
-			return fail(stderr, "check", exitFailed, errors.New(ans.Problems))
-		}
-		rep = ans.Report
-	} else {
-		db, err := d.open(engine.Options{ReadOnly: true}, false)
-		if err != nil {
-			return fail(stderr, "check", exitFailed, err)
-		}
-		defer db.Close()
-		if rep, err = db.Check(context.Background()); err != nil {
-			return fail(stderr, "check", exitFailed, err)
-		}
+	ix, closeIx, err := openIndex(&d, &rf, engine.Options{ReadOnly: true})
+	if err != nil {
+		return fail(stderr, "check", exitFailed, err)
+	}
+	defer closeIx()
+	rep, err := ix.Check(context.Background())
+	if err != nil {
+		return fail(stderr, "check", exitFailed, err)
 	}
 	for _, f := range rep.Unlisted {
 		fmt.Fprintf(stderr, "simhashdb check: warning: %s is not listed by the store's MANIFEST: left by a crash after a compaction (a writable open deletes it), or by damage\n", f)

@@ -15,6 +15,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/simhashdb/simhashdb/api"
+	"github.com/simhashdb/simhashdb/client"
+	"github.com/simhashdb/simhashdb/engine"
 )
 
 // remoteFlags send a command to a running "simhashdb serve" instead of
@@ -48,6 +52,43 @@ func checkTarget(d *dbFlags, rf *remoteFlags, fl *flag.FlagSet) error {
 	return d.check(fl)
 }
 
+// openIndex opens what a command works on: the index in --db, with opts,
+// or the one served at --server, through package client. A command
+// written against api.Index prints the same either way.
+func openIndex(d *dbFlags, rf *remoteFlags, opts engine.Options) (api.Index, func() error, error) {
+	if rf.server == "" {
+		db, err := d.open(opts, false)
+		if err != nil {
+			return nil, nil, err
+		}
+		return db, db.Close, nil
+	}
+	token, err := rf.token()
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := client.New(rf.server, client.Options{Token: token, Timeout: remoteTimeout})
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, func() error { return nil }, nil
+}
+
+// remoteTimeout bounds a call to the server that is not a stream.
+const remoteTimeout = 10 * time.Minute
+
+// token reads --token-file, if given.
+func (rf *remoteFlags) token() (string, error) {
+	if rf.tokenFile == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(rf.tokenFile)
+	if err != nil {
+		return "", fmt.Errorf("--token-file: %w", unwrapPathError(err))
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
 // remote is a client of the server's API.
 type remote struct {
 	base, token string
@@ -55,15 +96,11 @@ type remote struct {
 }
 
 func (rf *remoteFlags) client() (*remote, error) {
-	r := &remote{base: strings.TrimRight(rf.server, "/"), hc: &http.Client{Timeout: 10 * time.Minute}}
-	if rf.tokenFile != "" {
-		b, err := os.ReadFile(rf.tokenFile)
-		if err != nil {
-			return nil, fmt.Errorf("--token-file: %w", unwrapPathError(err))
-		}
-		r.token = strings.TrimSpace(string(b))
+	token, err := rf.token()
+	if err != nil {
+		return nil, err
 	}
-	return r, nil
+	return &remote{base: strings.TrimRight(rf.server, "/"), hc: &http.Client{Timeout: remoteTimeout}, token: token}, nil
 }
 
 // call sends a request and decodes a JSON answer into out (if not nil), or

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/internal/fingerprints"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -505,4 +506,50 @@ func TestStatsSayWhatIsCounted(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "ok: the tables hold 0 documents")
 	assert.Contains(t, r.stdout, "3 log records not yet flushed verified")
+}
+
+// TestServerSameAsDB: every command that takes --server prints, to the
+// byte, what it prints with --db on the same index (a copy of it, served):
+// the same answers, errors and exit codes.
+func TestServerSameAsDB(t *testing.T) {
+	dir := t.TempDir()
+	local := filepath.Join(dir, "local")
+	var records strings.Builder
+	for i, fp := range fingerprints.Planted(400, 3, 0.3, 21) {
+		fmt.Fprintf(&records, "%d 0x%016x page-%d\n", i+1, fp, i%7)
+	}
+	fmt.Fprintf(&records, "900 0x0000000000000000 zero\n901 0xffffffffffffffff ones\n902 0x0000000000000000 zero-again\n")
+	r := runCLI(t, records.String(), "add", "--db", local, "--k", "3")
+	require.Equal(t, 0, r.code, r.stderr)
+	served := filepath.Join(dir, "served")
+	require.NoError(t, os.CopyFS(served, os.DirFS(local)))
+	s := startServe(t, "--db", served)
+	queries := "0x0000000000000001\nq 0xfffffffffffffffe\n0xzz\n"
+	for _, tc := range []struct {
+		name  string
+		stdin string
+		args  []string
+	}{
+		{"get", "", []string{"get", "1", "900", "4242"}},
+		{"get json", "", []string{"get", "--json", "2", "901"}},
+		{"query", "", []string{"query", "--fp", "0x0000000000000003"}},
+		{"query json", "", []string{"query", "--fp", "0xfffffffffffffff0", "--k", "2", "--json"}},
+		{"query k above K", "", []string{"query", "--fp", "0x1", "--k", "4"}},
+		{"batch", queries, []string{"batch", "--k", "2"}},
+		{"find-all", "", []string{"find-all"}},
+		{"find-all json", "", []string{"find-all", "--json", "--k", "1"}},
+		{"find-clusters", "", []string{"find-clusters"}},
+		{"export", "", []string{"export"}},
+		{"check", "", []string{"check"}},
+		{"delete", "", []string{"delete", "3", "900", "77777"}},
+		{"export after delete", "", []string{"export"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := runCLI(t, tc.stdin, append(tc.args, "--db", local)...)
+			got := runCLI(t, tc.stdin, append(tc.args, "--server", s.url)...)
+			require.Equal(t, want.code, got.code, "exit code: --db %q, --server %q", want.stderr, got.stderr)
+			require.Equal(t, want.stdout, got.stdout)
+			require.Equal(t, strings.ReplaceAll(want.stderr, local, "INDEX"), strings.ReplaceAll(got.stderr, s.url, "INDEX"))
+		})
+	}
 }

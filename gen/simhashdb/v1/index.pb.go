@@ -1896,7 +1896,13 @@ type CheckResponse struct {
 	Fingerprints int64                  `protobuf:"varint,4,opt,name=fingerprints,proto3" json:"fingerprints,omitempty"`
 	Blocks       int64                  `protobuf:"varint,5,opt,name=blocks,proto3" json:"blocks,omitempty"`
 	// Every problem found, with its place.
-	Problems      string `protobuf:"bytes,6,opt,name=problems,proto3" json:"problems,omitempty"`
+	Problems string `protobuf:"bytes,6,opt,name=problems,proto3" json:"problems,omitempty"`
+	// Table blocks by the codec version each is written in.
+	BlockVersions map[string]int64 `protobuf:"bytes,7,rep,name=block_versions,json=blockVersions,proto3" json:"block_versions,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	// Log records not yet flushed, verified.
+	WalRecords int64 `protobuf:"varint,8,opt,name=wal_records,json=walRecords,proto3" json:"wal_records,omitempty"`
+	// Files in the store's folder its MANIFEST does not list.
+	Unlisted      []string `protobuf:"bytes,9,rep,name=unlisted,proto3" json:"unlisted,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1971,6 +1977,27 @@ func (x *CheckResponse) GetProblems() string {
 		return x.Problems
 	}
 	return ""
+}
+
+func (x *CheckResponse) GetBlockVersions() map[string]int64 {
+	if x != nil {
+		return x.BlockVersions
+	}
+	return nil
+}
+
+func (x *CheckResponse) GetWalRecords() int64 {
+	if x != nil {
+		return x.WalRecords
+	}
+	return 0
+}
+
+func (x *CheckResponse) GetUnlisted() []string {
+	if x != nil {
+		return x.Unlisted
+	}
+	return nil
 }
 
 var File_simhashdb_v1_index_proto protoreflect.FileDescriptor
@@ -2134,14 +2161,21 @@ const file_simhashdb_v1_index_proto_rawDesc = "" +
 	"\x05bytes\x18\x04 \x01(\x03R\x05bytes\x12\x14\n" +
 	"\x05codes\x18\x05 \x01(\x03R\x05codes\x12\x18\n" +
 	"\apending\x18\x06 \x01(\x03R\apending\"\x0e\n" +
-	"\fCheckRequest\"\xb1\x01\n" +
+	"\fCheckRequest\"\x87\x03\n" +
 	"\rCheckResponse\x12\x0e\n" +
 	"\x02ok\x18\x01 \x01(\bR\x02ok\x12\x1c\n" +
 	"\tdocuments\x18\x02 \x01(\x03R\tdocuments\x12\x1a\n" +
 	"\bpostings\x18\x03 \x01(\x03R\bpostings\x12\"\n" +
 	"\ffingerprints\x18\x04 \x01(\x03R\ffingerprints\x12\x16\n" +
 	"\x06blocks\x18\x05 \x01(\x03R\x06blocks\x12\x1a\n" +
-	"\bproblems\x18\x06 \x01(\tR\bproblems*g\n" +
+	"\bproblems\x18\x06 \x01(\tR\bproblems\x12U\n" +
+	"\x0eblock_versions\x18\a \x03(\v2..simhashdb.v1.CheckResponse.BlockVersionsEntryR\rblockVersions\x12\x1f\n" +
+	"\vwal_records\x18\b \x01(\x03R\n" +
+	"walRecords\x12\x1a\n" +
+	"\bunlisted\x18\t \x03(\tR\bunlisted\x1a@\n" +
+	"\x12BlockVersionsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01*g\n" +
 	"\rClusterMethod\x12\x1e\n" +
 	"\x1aCLUSTER_METHOD_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19CLUSTER_METHOD_COMPONENTS\x10\x01\x12\x17\n" +
@@ -2174,7 +2208,7 @@ func file_simhashdb_v1_index_proto_rawDescGZIP() []byte {
 }
 
 var file_simhashdb_v1_index_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_simhashdb_v1_index_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
+var file_simhashdb_v1_index_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_simhashdb_v1_index_proto_goTypes = []any{
 	(ClusterMethod)(0),          // 0: simhashdb.v1.ClusterMethod
 	(*Document)(nil),            // 1: simhashdb.v1.Document
@@ -2208,6 +2242,7 @@ var file_simhashdb_v1_index_proto_goTypes = []any{
 	(*CheckRequest)(nil),        // 29: simhashdb.v1.CheckRequest
 	(*CheckResponse)(nil),       // 30: simhashdb.v1.CheckResponse
 	nil,                         // 31: simhashdb.v1.StatsResponse.BlockVersionsEntry
+	nil,                         // 32: simhashdb.v1.CheckResponse.BlockVersionsEntry
 }
 var file_simhashdb_v1_index_proto_depIdxs = []int32{
 	2,  // 0: simhashdb.v1.InsertRequest.content:type_name -> simhashdb.v1.Content
@@ -2228,35 +2263,36 @@ var file_simhashdb_v1_index_proto_depIdxs = []int32{
 	1,  // 15: simhashdb.v1.ClustersResponse.documents:type_name -> simhashdb.v1.Document
 	28, // 16: simhashdb.v1.StatsResponse.tables:type_name -> simhashdb.v1.TableStats
 	31, // 17: simhashdb.v1.StatsResponse.block_versions:type_name -> simhashdb.v1.StatsResponse.BlockVersionsEntry
-	4,  // 18: simhashdb.v1.IndexService.Insert:input_type -> simhashdb.v1.InsertRequest
-	6,  // 19: simhashdb.v1.IndexService.InsertBatch:input_type -> simhashdb.v1.InsertBatchRequest
-	8,  // 20: simhashdb.v1.IndexService.Get:input_type -> simhashdb.v1.GetRequest
-	10, // 21: simhashdb.v1.IndexService.Delete:input_type -> simhashdb.v1.DeleteRequest
-	12, // 22: simhashdb.v1.IndexService.Query:input_type -> simhashdb.v1.QueryRequest
-	14, // 23: simhashdb.v1.IndexService.QueryBatch:input_type -> simhashdb.v1.QueryBatchRequest
-	17, // 24: simhashdb.v1.IndexService.InsertIfNew:input_type -> simhashdb.v1.InsertIfNewRequest
-	19, // 25: simhashdb.v1.IndexService.Export:input_type -> simhashdb.v1.ExportRequest
-	21, // 26: simhashdb.v1.IndexService.Pairs:input_type -> simhashdb.v1.PairsRequest
-	24, // 27: simhashdb.v1.IndexService.Clusters:input_type -> simhashdb.v1.ClustersRequest
-	26, // 28: simhashdb.v1.IndexService.Stats:input_type -> simhashdb.v1.StatsRequest
-	29, // 29: simhashdb.v1.IndexService.Check:input_type -> simhashdb.v1.CheckRequest
-	5,  // 30: simhashdb.v1.IndexService.Insert:output_type -> simhashdb.v1.InsertResponse
-	7,  // 31: simhashdb.v1.IndexService.InsertBatch:output_type -> simhashdb.v1.InsertBatchResponse
-	9,  // 32: simhashdb.v1.IndexService.Get:output_type -> simhashdb.v1.GetResponse
-	11, // 33: simhashdb.v1.IndexService.Delete:output_type -> simhashdb.v1.DeleteResponse
-	13, // 34: simhashdb.v1.IndexService.Query:output_type -> simhashdb.v1.QueryResponse
-	15, // 35: simhashdb.v1.IndexService.QueryBatch:output_type -> simhashdb.v1.QueryBatchResponse
-	18, // 36: simhashdb.v1.IndexService.InsertIfNew:output_type -> simhashdb.v1.InsertIfNewResponse
-	20, // 37: simhashdb.v1.IndexService.Export:output_type -> simhashdb.v1.ExportResponse
-	23, // 38: simhashdb.v1.IndexService.Pairs:output_type -> simhashdb.v1.PairsResponse
-	25, // 39: simhashdb.v1.IndexService.Clusters:output_type -> simhashdb.v1.ClustersResponse
-	27, // 40: simhashdb.v1.IndexService.Stats:output_type -> simhashdb.v1.StatsResponse
-	30, // 41: simhashdb.v1.IndexService.Check:output_type -> simhashdb.v1.CheckResponse
-	30, // [30:42] is the sub-list for method output_type
-	18, // [18:30] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	32, // 18: simhashdb.v1.CheckResponse.block_versions:type_name -> simhashdb.v1.CheckResponse.BlockVersionsEntry
+	4,  // 19: simhashdb.v1.IndexService.Insert:input_type -> simhashdb.v1.InsertRequest
+	6,  // 20: simhashdb.v1.IndexService.InsertBatch:input_type -> simhashdb.v1.InsertBatchRequest
+	8,  // 21: simhashdb.v1.IndexService.Get:input_type -> simhashdb.v1.GetRequest
+	10, // 22: simhashdb.v1.IndexService.Delete:input_type -> simhashdb.v1.DeleteRequest
+	12, // 23: simhashdb.v1.IndexService.Query:input_type -> simhashdb.v1.QueryRequest
+	14, // 24: simhashdb.v1.IndexService.QueryBatch:input_type -> simhashdb.v1.QueryBatchRequest
+	17, // 25: simhashdb.v1.IndexService.InsertIfNew:input_type -> simhashdb.v1.InsertIfNewRequest
+	19, // 26: simhashdb.v1.IndexService.Export:input_type -> simhashdb.v1.ExportRequest
+	21, // 27: simhashdb.v1.IndexService.Pairs:input_type -> simhashdb.v1.PairsRequest
+	24, // 28: simhashdb.v1.IndexService.Clusters:input_type -> simhashdb.v1.ClustersRequest
+	26, // 29: simhashdb.v1.IndexService.Stats:input_type -> simhashdb.v1.StatsRequest
+	29, // 30: simhashdb.v1.IndexService.Check:input_type -> simhashdb.v1.CheckRequest
+	5,  // 31: simhashdb.v1.IndexService.Insert:output_type -> simhashdb.v1.InsertResponse
+	7,  // 32: simhashdb.v1.IndexService.InsertBatch:output_type -> simhashdb.v1.InsertBatchResponse
+	9,  // 33: simhashdb.v1.IndexService.Get:output_type -> simhashdb.v1.GetResponse
+	11, // 34: simhashdb.v1.IndexService.Delete:output_type -> simhashdb.v1.DeleteResponse
+	13, // 35: simhashdb.v1.IndexService.Query:output_type -> simhashdb.v1.QueryResponse
+	15, // 36: simhashdb.v1.IndexService.QueryBatch:output_type -> simhashdb.v1.QueryBatchResponse
+	18, // 37: simhashdb.v1.IndexService.InsertIfNew:output_type -> simhashdb.v1.InsertIfNewResponse
+	20, // 38: simhashdb.v1.IndexService.Export:output_type -> simhashdb.v1.ExportResponse
+	23, // 39: simhashdb.v1.IndexService.Pairs:output_type -> simhashdb.v1.PairsResponse
+	25, // 40: simhashdb.v1.IndexService.Clusters:output_type -> simhashdb.v1.ClustersResponse
+	27, // 41: simhashdb.v1.IndexService.Stats:output_type -> simhashdb.v1.StatsResponse
+	30, // 42: simhashdb.v1.IndexService.Check:output_type -> simhashdb.v1.CheckResponse
+	31, // [31:43] is the sub-list for method output_type
+	19, // [19:31] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_simhashdb_v1_index_proto_init() }
@@ -2281,7 +2317,7 @@ func file_simhashdb_v1_index_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_simhashdb_v1_index_proto_rawDesc), len(file_simhashdb_v1_index_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   31,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1,0 +1,47 @@
+package api
+
+import (
+	"context"
+	"iter"
+
+	"github.com/simhashdb/simhashdb/engine"
+)
+
+// Index is the operations of an index of fingerprints, as the embedded
+// engine (*engine.DB) and a served one (*client.Client) both give them:
+// a program, or a command, written against Index works with either. Every
+// call takes a context and stops when it is done; errors match the
+// engine's sentinels on both sides (errors.Is(err, engine.ErrNotFound)).
+type Index interface {
+	// Insert stores d under its id, replacing any document with it.
+	Insert(ctx context.Context, d engine.Doc) error
+	// InsertBatch stores docs in one commit (the client: in commits of
+	// its Options.BatchLines).
+	InsertBatch(ctx context.Context, docs []engine.Doc) error
+	// InsertIfNew stores d unless a stored document lies within k of it,
+	// and returns those that do.
+	InsertIfNew(ctx context.Context, d engine.Doc, k int) (duplicates []engine.Match, inserted bool, err error)
+	// Get returns the document id, or engine.ErrNotFound.
+	Get(ctx context.Context, id uint64) (engine.Doc, error)
+	// Delete removes the documents ids; those not stored are left alone.
+	Delete(ctx context.Context, ids ...uint64) error
+	// Query returns the documents within distance k of fp, nearest first.
+	Query(ctx context.Context, fp uint64, k int) ([]engine.Match, error)
+	// QueryBatch answers many queries, in order.
+	QueryBatch(ctx context.Context, queries []uint64, k int) iter.Seq2[engine.BatchResult, error]
+	// Docs streams every document, by id.
+	Docs(ctx context.Context) iter.Seq2[engine.Doc, error]
+	// FindAll streams every pair of documents within distance k.
+	FindAll(ctx context.Context, k int) iter.Seq2[engine.Pair, error]
+	// Clusters streams the connected components of the pairs within k.
+	Clusters(ctx context.Context, k int) iter.Seq2[[]engine.Doc, error]
+	// Stars streams clusters of a centre and the documents within k of it.
+	Stars(ctx context.Context, k int) iter.Seq2[[]engine.Doc, error]
+	// Stats returns the index's statistics (a *engine.StatsError beside
+	// those a damaged index can give).
+	Stats(ctx context.Context) (engine.Stats, error)
+	// Check verifies every stored byte; damage matches engine.ErrCorrupt.
+	Check(ctx context.Context) (engine.CheckReport, error)
+}
+
+var _ Index = (*engine.DB)(nil)
