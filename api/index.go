@@ -5,6 +5,7 @@ import (
 	"iter"
 
 	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/textindex"
 )
 
 // Index is the operations of an index of fingerprints, as the embedded
@@ -45,3 +46,35 @@ type Index interface {
 }
 
 var _ Index = (*engine.DB)(nil)
+
+// Verifier is what an index of text (one that keeps sketches: package
+// textindex) answers besides Index: the pairs and clusters of documents
+// within k whose sketches estimate a Jaccard similarity of at least
+// similarity. Embedded and *client.Client give it.
+type Verifier interface {
+	Pairs(ctx context.Context, k int, similarity float64) iter.Seq2[textindex.Pair, error]
+	VerifiedClusters(ctx context.Context, k int, similarity float64, star bool) iter.Seq2[[]engine.Doc, error]
+}
+
+// Embedded is an index opened in this process, as an Index and a
+// Verifier.
+type Embedded struct{ *engine.DB }
+
+var _ interface {
+	Index
+	Verifier
+} = Embedded{}
+
+// Pairs is textindex.Pairs of the index.
+func (e Embedded) Pairs(ctx context.Context, k int, similarity float64) iter.Seq2[textindex.Pair, error] {
+	return textindex.Pairs(ctx, e.DB, k, similarity)
+}
+
+// VerifiedClusters is textindex.Clusters of the index, or with star
+// textindex.Stars.
+func (e Embedded) VerifiedClusters(ctx context.Context, k int, similarity float64, star bool) iter.Seq2[[]engine.Doc, error] {
+	if star {
+		return textindex.Stars(ctx, e.DB, k, similarity)
+	}
+	return textindex.Clusters(ctx, e.DB, k, similarity)
+}

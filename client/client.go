@@ -28,6 +28,7 @@ import (
 	"github.com/simhashdb/simhashdb/engine"
 	simhashdbv1 "github.com/simhashdb/simhashdb/gen/simhashdb/v1"
 	"github.com/simhashdb/simhashdb/gen/simhashdb/v1/simhashdbv1connect"
+	"github.com/simhashdb/simhashdb/textindex"
 )
 
 // Options configure New. The zero value is usable.
@@ -69,7 +70,10 @@ type Client struct {
 	o   Options
 }
 
-var _ api.Index = (*Client)(nil)
+var _ interface {
+	api.Index
+	api.Verifier
+} = (*Client)(nil)
 
 // New returns a client of the server at baseURL (http://HOST:PORT or
 // https://HOST:PORT).
@@ -348,22 +352,53 @@ func (c *Client) FindAll(ctx context.Context, k int) iter.Seq2[engine.Pair, erro
 // pairs within distance k (connected components), as the engine's
 // Clusters does.
 func (c *Client) Clusters(ctx context.Context, k int) iter.Seq2[[]engine.Doc, error] {
-	return c.clusters(ctx, k, simhashdbv1.ClusterMethod_CLUSTER_METHOD_COMPONENTS)
+	return c.clusters(ctx, k, simhashdbv1.ClusterMethod_CLUSTER_METHOD_COMPONENTS, nil)
 }
 
 // Stars streams clusters each of a centre and the documents within k of
 // it, as the engine's Stars does.
 func (c *Client) Stars(ctx context.Context, k int) iter.Seq2[[]engine.Doc, error] {
-	return c.clusters(ctx, k, simhashdbv1.ClusterMethod_CLUSTER_METHOD_STAR)
+	return c.clusters(ctx, k, simhashdbv1.ClusterMethod_CLUSTER_METHOD_STAR, nil)
 }
 
-func (c *Client) clusters(ctx context.Context, k int, method simhashdbv1.ClusterMethod) iter.Seq2[[]engine.Doc, error] {
+// VerifiedClusters streams the clusters of an index of text, of pairs
+// within k whose sketches estimate a similarity from similarity on (with
+// star, as Stars groups them).
+func (c *Client) VerifiedClusters(ctx context.Context, k int, similarity float64, star bool) iter.Seq2[[]engine.Doc, error] {
+	method := simhashdbv1.ClusterMethod_CLUSTER_METHOD_COMPONENTS
+	if star {
+		method = simhashdbv1.ClusterMethod_CLUSTER_METHOD_STAR
+	}
+	return c.clusters(ctx, k, method, &similarity)
+}
+
+// Pairs streams the pairs of an index of text within k whose sketches
+// estimate a similarity from similarity on, with it.
+func (c *Client) Pairs(ctx context.Context, k int, similarity float64) iter.Seq2[textindex.Pair, error] {
+	return streamed(ctx, c, "Pairs", func(ctx context.Context) (*connect.ServerStreamForClient[simhashdbv1.PairsResponse], error) {
+		kk, err := distance(k)
+		if err != nil {
+			return nil, err
+		}
+		return c.rpc.Pairs(ctx, connect.NewRequest(&simhashdbv1.PairsRequest{K: &kk, Similarity: &similarity}))
+	}, func(m *simhashdbv1.PairsResponse, yield func(textindex.Pair, error) bool) bool {
+		for _, p := range m.GetPairs() {
+			pr := engine.Pair{A: api.DocFromProto(p.GetA()), B: api.DocFromProto(p.GetB()), Distance: int(p.GetDistance())}
+			if !yield(textindex.Pair{Pair: pr, Similarity: p.GetSimilarity()}, nil) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+func (c *Client) clusters(ctx context.Context, k int, method simhashdbv1.ClusterMethod, similarity *float64) iter.Seq2[[]engine.Doc, error] {
 	return streamed(ctx, c, "Clusters", func(ctx context.Context) (*connect.ServerStreamForClient[simhashdbv1.ClustersResponse], error) {
 		kk, err := distance(k)
 		if err != nil {
 			return nil, err
 		}
-		return c.rpc.Clusters(ctx, connect.NewRequest(&simhashdbv1.ClustersRequest{K: &kk, Method: method}))
+		return c.rpc.Clusters(ctx, connect.NewRequest(&simhashdbv1.ClustersRequest{K: &kk, Method: method, Similarity: similarity}))
 	}, func(m *simhashdbv1.ClustersResponse, yield func([]engine.Doc, error) bool) bool {
 		docs := make([]engine.Doc, len(m.GetDocuments()))
 		for i, d := range m.GetDocuments() {

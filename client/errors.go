@@ -36,7 +36,20 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	return fmt.Sprintf("client: %s: %s: %s", e.Procedure, e.Code, e.Message)
+	msg := e.Message
+	if msg == "" {
+		msg = codeText[e.Code]
+	}
+	return fmt.Sprintf("client: %s: %s: %s", e.Procedure, e.Code, msg)
+}
+
+// codeText says what a code means where the server gave no message (a
+// refusal before the service, or a proxy's).
+var codeText = map[connect.Code]string{
+	connect.CodeUnauthenticated: "the server wants its bearer token (Options.Token; --token-file) and did not get it",
+	connect.CodeUnavailable:     "the server is not there, closing, or busy (try again later)",
+	connect.CodeUnimplemented:   "no such procedure at this address (not a simhashdb serve, or an older one)",
+	connect.CodeUnknown:         "the server, or a proxy in front of it, answered something other than the API",
 }
 
 // Unwrap returns the sentinel e matches and connect's error.

@@ -22,7 +22,7 @@ import (
 	"github.com/simhashdb/simhashdb/engine/join"
 	"github.com/simhashdb/simhashdb/internal/lines"
 	"github.com/simhashdb/simhashdb/permutation"
-	"github.com/simhashdb/simhashdb/textindex"
+	"github.com/simhashdb/simhashdb/sketch"
 )
 
 // pairFlags are find-all's and find-clusters' flags: simhash-cpp's, long
@@ -148,7 +148,7 @@ func runPairs(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 	}
 	p.distanceGiven = flagGiven(fl, "distance") || flagGiven(fl, "d")
 	p.similarityGiven = flagGiven(fl, "similarity")
-	if p.similarityGiven && p.db == "" {
+	if p.similarityGiven && p.db == "" && rf.server == "" {
 		return fail(stderr, cmd, exitUsage, errors.New("--similarity compares the texts of an index's documents: it goes with --db"))
 	}
 	if p.method != "" && p.method != "components" && p.method != "star" {
@@ -162,17 +162,13 @@ func runPairs(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	if rf.server != "" {
-		if p.db != "" || len(p.inputs) > 0 || p.blocks != 0 {
-			return fail(stderr, cmd, exitUsage, errors.New("--server runs over the served index: leave out --db, --input and --blocks"))
-		}
-		return pairsFromServer(ctx, cmd, &p, &rf, stdout, stderr)
-	}
-	if p.db != "" {
-		if p.blocks != 0 {
-			return fail(stderr, cmd, exitUsage, errors.New("--blocks does not apply with --db: the index's own tables are used"))
-		}
-		return pairsFromDB(ctx, cmd, &p, stdout, stderr)
+	switch {
+	case rf.server != "" && (p.db != "" || len(p.inputs) > 0 || p.blocks != 0):
+		return fail(stderr, cmd, exitUsage, errors.New("--server runs over the served index: leave out --db, --input and --blocks"))
+	case p.db != "" && p.blocks != 0:
+		return fail(stderr, cmd, exitUsage, errors.New("--blocks does not apply with --db: the index's own tables are used"))
+	case p.db != "" || rf.server != "":
+		return pairsOfIndex(ctx, cmd, &p, &rf, stdout, stderr)
 	}
 	if p.blocks != 0 && p.blocks <= p.distance {
 		return fail(stderr, cmd, exitUsage, fmt.Errorf("--blocks %d: want more blocks than --distance %d", p.blocks, p.distance))
@@ -303,49 +299,32 @@ func readPairInput(ctx context.Context, path string, stdin io.Reader, syn lines.
 	})
 }
 
-// pairsFromServer is pairsFromDB through a running server: the same lines.
-func pairsFromServer(ctx context.Context, cmd string, p *pairFlags, rf *remoteFlags, stdout, stderr io.Writer) int {
-	c, err := rf.client()
+// pairsOfIndex answers find-all and find-clusters about an index, in --db
+// or served at --server alike: JSON lines of documents, verified by their
+// sketches in an index of text.
+func pairsOfIndex(ctx context.Context, cmd string, p *pairFlags, rf *remoteFlags, stdout, stderr io.Writer) int {
+	ix, closeIx, err := openIndex(&dbFlags{dir: p.db}, rf, engine.Options{ReadOnly: true})
 	if err != nil {
+		return fail(stderr, cmd, exitFailed, err)
+	}
+	defer closeIx()
+	st, err := ix.Stats(ctx)
+	if err != nil && !errors.As(err, new(*engine.StatsError)) {
+		return fail(stderr, cmd, exitFailed, err)
+	}
+	verified := st.SketchSize == sketch.Size
+	if err := checkSimilarity(p.similarityGiven, *p.similarity, verified); err != nil {
 		return fail(stderr, cmd, exitUsage, err)
 	}
-	path := fmt.Sprintf("/v1/pairs?k=%d", p.distance)
-	if cmd == "find-clusters" {
-		path = fmt.Sprintf("/v1/clusters?k=%d&method=%s", p.distance, p.method)
-	}
-	w, closeOut, err := openOutput(p.output, stdout)
-	if err != nil {
-		return fail(stderr, cmd, exitFailed, err)
-	}
-	err = c.lines(ctx, "GET", path, func(line []byte) error {
-		_, err := w.Write(append(line, '\n'))
-		return err
-	})
-	if cerr := closeOut(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fail(stderr, cmd, exitFailed, err)
-	}
-	return exitOK
-}
-
-func pairsFromDB(ctx context.Context, cmd string, p *pairFlags, stdout, stderr io.Writer) int {
-	d := dbFlags{dir: p.db}
-	db, err := d.open(engine.Options{ReadOnly: true}, false)
-	if err != nil {
-		return fail(stderr, cmd, exitFailed, err)
-	}
-	defer db.Close()
-	if err := checkSimilarity(p.similarityGiven, *p.similarity, db); err != nil {
-		return fail(stderr, cmd, exitUsage, err)
-	}
-	verified := textindex.Sketched(db)
 	if verified && !p.distanceGiven {
-		p.distance = db.K() // candidates for recall, the sketch for precision
+		p.distance = st.K // candidates for recall, the sketch for precision
 	}
-	if p.distance > db.K() {
-		return fail(stderr, cmd, exitUsage, fmt.Errorf("--distance %d: the index answers distances 0 to %d", p.distance, db.K()))
+	if p.distance > st.K {
+		return fail(stderr, cmd, exitUsage, fmt.Errorf("--distance %d: the index answers distances 0 to %d", p.distance, st.K))
+	}
+	vx, _ := ix.(api.Verifier)
+	if verified && vx == nil {
+		return fail(stderr, cmd, exitFailed, errors.New("the index keeps sketches, and this way to it cannot verify them"))
 	}
 	w, closeOut, err := openOutput(p.output, stdout)
 	if err != nil {
@@ -354,7 +333,7 @@ func pairsFromDB(ctx context.Context, cmd string, p *pairFlags, stdout, stderr i
 	enc := json.NewEncoder(w)
 	switch {
 	case cmd == "find-all" && verified:
-		for pr, e := range textindex.Pairs(ctx, db, p.distance, *p.similarity) {
+		for pr, e := range vx.Pairs(ctx, p.distance, *p.similarity) {
 			if err = e; err != nil {
 				break
 			}
@@ -363,7 +342,7 @@ func pairsFromDB(ctx context.Context, cmd string, p *pairFlags, stdout, stderr i
 			}
 		}
 	case cmd == "find-all":
-		for pr, e := range db.FindAll(ctx, p.distance) {
+		for pr, e := range ix.FindAll(ctx, p.distance) {
 			if err = e; err != nil {
 				break
 			}
@@ -373,16 +352,13 @@ func pairsFromDB(ctx context.Context, cmd string, p *pairFlags, stdout, stderr i
 		}
 	default:
 		var c api.Cluster
-		clusters := db.Clusters
+		clusters := ix.Clusters
 		if p.method == "star" {
-			clusters = db.Stars
+			clusters = ix.Stars
 		}
 		if verified {
 			clusters = func(ctx context.Context, k int) iter.Seq2[[]engine.Doc, error] {
-				if p.method == "star" {
-					return textindex.Stars(ctx, db, k, *p.similarity)
-				}
-				return textindex.Clusters(ctx, db, k, *p.similarity)
+				return vx.VerifiedClusters(ctx, k, *p.similarity, p.method == "star")
 			}
 		}
 		for docs, e := range clusters(ctx, p.distance) {

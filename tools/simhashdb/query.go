@@ -50,11 +50,11 @@ func similarityFlag(fl *flag.FlagSet) *float64 {
 
 // checkSimilarity refuses a --similarity out of range, or one given for an
 // index without sketches.
-func checkSimilarity(given bool, s float64, db *engine.DB) error {
+func checkSimilarity(given bool, s float64, sketched bool) error {
 	if !(s >= 0 && s <= 1) {
 		return fmt.Errorf("--similarity %v: want 0 to 1", s)
 	}
-	if given && !textindex.Sketched(db) {
+	if given && !sketched {
 		return errors.New("--similarity: this index keeps no sketches of text (made by add --text before sketches, with --sketches=false, or of fingerprints): it answers by distance (--k)")
 	}
 	return nil
@@ -140,7 +140,7 @@ func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err := ff.withIndex(context.Background(), db, fl, false); err != nil {
 		return fail(stderr, "query", usageOr(err), err)
 	}
-	if err := checkSimilarity(given["similarity"], *similarity, db); err != nil {
+	if err := checkSimilarity(given["similarity"], *similarity, textindex.Sketched(db)); err != nil {
 		return fail(stderr, "query", exitUsage, err)
 	}
 	if given["fp"] && given["similarity"] {
@@ -215,8 +215,8 @@ func queryError(err error, k, K int) (int, error) {
 
 // indexK is the largest distance ix answers.
 func indexK(ctx context.Context, ix api.Index) (int, error) {
-	if db, ok := ix.(*engine.DB); ok {
-		return db.K(), nil
+	if e, ok := ix.(api.Embedded); ok {
+		return e.K(), nil
 	}
 	st, err := ix.Stats(ctx)
 	if errors.As(err, new(*engine.StatsError)) {
@@ -363,7 +363,7 @@ func runBatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if k > db.K() {
 			return fail(stderr, "batch", exitUsage, fmt.Errorf("--k %d: the index answers distances 0 to %d", k, db.K()))
 		}
-		if err := checkSimilarity(flagGiven(fl, "similarity"), *similarity, db); err != nil {
+		if err := checkSimilarity(flagGiven(fl, "similarity"), *similarity, textindex.Sketched(db)); err != nil {
 			return fail(stderr, "batch", exitUsage, err)
 		}
 		syn.Sketch = db.SketchSize()

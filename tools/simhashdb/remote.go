@@ -61,7 +61,7 @@ func openIndex(d *dbFlags, rf *remoteFlags, opts engine.Options) (api.Index, fun
 		if err != nil {
 			return nil, nil, err
 		}
-		return db, db.Close, nil
+		return api.Embedded{DB: db}, db.Close, nil
 	}
 	token, err := rf.token()
 	if err != nil {

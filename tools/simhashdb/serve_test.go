@@ -182,7 +182,7 @@ func TestServe(t *testing.T) {
 	assert.Contains(t, r.stdout, "2 log records not yet flushed verified")
 	r = runCLI(t, "", "find-all", "--server", s.url)
 	assert.Equal(t, 1, r.code, "no token")
-	assert.Contains(t, r.stderr, "401")
+	assert.Contains(t, r.stderr, "unauthenticated: the server wants its bearer token")
 
 	if py, err := exec.LookPath("python3"); err == nil {
 		client, err := filepath.Abs("../../docs/client.py")
@@ -510,40 +510,68 @@ func TestStatsSayWhatIsCounted(t *testing.T) {
 
 // TestServerSameAsDB: every command that takes --server prints, to the
 // byte, what it prints with --db on the same index (a copy of it, served):
-// the same answers, errors and exit codes.
+// the same answers, errors and exit codes; on an index of fingerprints and
+// on one of text, whose answers are verified by sketches.
 func TestServerSameAsDB(t *testing.T) {
-	dir := t.TempDir()
-	local := filepath.Join(dir, "local")
-	var records strings.Builder
-	for i, fp := range fingerprints.Planted(400, 3, 0.3, 21) {
-		fmt.Fprintf(&records, "%d 0x%016x page-%d\n", i+1, fp, i%7)
-	}
-	fmt.Fprintf(&records, "900 0x0000000000000000 zero\n901 0xffffffffffffffff ones\n902 0x0000000000000000 zero-again\n")
-	r := runCLI(t, records.String(), "add", "--db", local, "--k", "3")
-	require.Equal(t, 0, r.code, r.stderr)
-	served := filepath.Join(dir, "served")
+	t.Run("fingerprints", func(t *testing.T) {
+		local := filepath.Join(t.TempDir(), "local")
+		var records strings.Builder
+		for i, fp := range fingerprints.Planted(400, 3, 0.3, 21) {
+			fmt.Fprintf(&records, "%d 0x%016x page-%d\n", i+1, fp, i%7)
+		}
+		fmt.Fprintf(&records, "900 0x0000000000000000 zero\n901 0xffffffffffffffff ones\n902 0x0000000000000000 zero-again\n")
+		r := runCLI(t, records.String(), "add", "--db", local, "--k", "3")
+		require.Equal(t, 0, r.code, r.stderr)
+		queries := "0x0000000000000001\nq 0xfffffffffffffffe\n0xzz\n"
+		sameAsDB(t, local, []sameCase{
+			{"get", "", []string{"get", "1", "900", "4242"}},
+			{"get json", "", []string{"get", "--json", "2", "901"}},
+			{"query", "", []string{"query", "--fp", "0x0000000000000003"}},
+			{"query json", "", []string{"query", "--fp", "0xfffffffffffffff0", "--k", "2", "--json"}},
+			{"query k above K", "", []string{"query", "--fp", "0x1", "--k", "4"}},
+			{"batch", queries, []string{"batch", "--k", "2"}},
+			{"find-all", "", []string{"find-all"}},
+			{"find-all json", "", []string{"find-all", "--json", "--k", "1"}},
+			{"find-all similarity", "", []string{"find-all", "--similarity", "0.5"}},
+			{"find-clusters", "", []string{"find-clusters"}},
+			{"find-clusters star", "", []string{"find-clusters", "--method", "star", "-d", "2"}},
+			{"export", "", []string{"export"}},
+			{"check", "", []string{"check"}},
+			{"delete", "", []string{"delete", "3", "900", "77777"}},
+			{"export after delete", "", []string{"export"}},
+		})
+	})
+	t.Run("text", func(t *testing.T) {
+		local := filepath.Join(t.TempDir(), "local")
+		r := runCLI(t, "", "add", "--db", local, "--text", textFolder(t))
+		require.Equal(t, 0, r.code, r.stderr)
+		sameAsDB(t, local, []sameCase{
+			{"find-all", "", []string{"find-all"}},
+			{"find-all similarity", "", []string{"find-all", "--similarity", "0.5"}},
+			{"find-all distance", "", []string{"find-all", "-d", "3"}},
+			{"find-all distance above K", "", []string{"find-all", "-d", "9"}},
+			{"find-clusters", "", []string{"find-clusters"}},
+			{"find-clusters star", "", []string{"find-clusters", "--method", "star", "--similarity", "0.3"}},
+			{"export", "", []string{"export"}},
+			{"check", "", []string{"check"}},
+		})
+	})
+}
+
+// sameCase is a command run over --db and over --server.
+type sameCase struct {
+	name  string
+	stdin string
+	args  []string
+}
+
+// sameAsDB runs each case on the index in local with --db and on a copy
+// of it served with --server, and requires the same output.
+func sameAsDB(t *testing.T, local string, cases []sameCase) {
+	served := filepath.Join(t.TempDir(), "served")
 	require.NoError(t, os.CopyFS(served, os.DirFS(local)))
 	s := startServe(t, "--db", served)
-	queries := "0x0000000000000001\nq 0xfffffffffffffffe\n0xzz\n"
-	for _, tc := range []struct {
-		name  string
-		stdin string
-		args  []string
-	}{
-		{"get", "", []string{"get", "1", "900", "4242"}},
-		{"get json", "", []string{"get", "--json", "2", "901"}},
-		{"query", "", []string{"query", "--fp", "0x0000000000000003"}},
-		{"query json", "", []string{"query", "--fp", "0xfffffffffffffff0", "--k", "2", "--json"}},
-		{"query k above K", "", []string{"query", "--fp", "0x1", "--k", "4"}},
-		{"batch", queries, []string{"batch", "--k", "2"}},
-		{"find-all", "", []string{"find-all"}},
-		{"find-all json", "", []string{"find-all", "--json", "--k", "1"}},
-		{"find-clusters", "", []string{"find-clusters"}},
-		{"export", "", []string{"export"}},
-		{"check", "", []string{"check"}},
-		{"delete", "", []string{"delete", "3", "900", "77777"}},
-		{"export after delete", "", []string{"export"}},
-	} {
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			want := runCLI(t, tc.stdin, append(tc.args, "--db", local)...)
 			got := runCLI(t, tc.stdin, append(tc.args, "--server", s.url)...)
