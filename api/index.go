@@ -63,6 +63,7 @@ type Embedded struct{ *engine.DB }
 var _ interface {
 	Index
 	Verifier
+	SchemaKeeper
 } = Embedded{}
 
 // Pairs is textindex.Pairs of the index.
@@ -77,4 +78,35 @@ func (e Embedded) VerifiedClusters(ctx context.Context, k int, similarity float6
 		return textindex.Stars(ctx, e.DB, k, similarity)
 	}
 	return textindex.Clusters(ctx, e.DB, k, similarity)
+}
+
+// StatsOfIndex is ix's statistics with the text options of an index that
+// keeps them (the figures a damaged index can give, as StatsOf says).
+func StatsOfIndex(ctx context.Context, ix Index) (Stats, error) {
+	st, statsErr := ix.Stats(ctx)
+	var sc *textindex.Schema
+	if sk, ok := ix.(SchemaKeeper); ok {
+		var err error
+		if sc, err = sk.TextSchema(ctx); err != nil {
+			return Stats{}, err
+		}
+	}
+	return StatsOf(st, sc, statsErr)
+}
+
+// SchemaKeeper gives the text options an index of text keeps (nil in an
+// index of fingerprints): how a copy of it must read text. Embedded and
+// *client.Client give them.
+type SchemaKeeper interface {
+	TextSchema(ctx context.Context) (*textindex.Schema, error)
+}
+
+// TextSchema is the text options the index keeps, nil in an index of
+// fingerprints.
+func (e Embedded) TextSchema(ctx context.Context) (*textindex.Schema, error) {
+	sc, ok, err := textindex.LoadSchema(ctx, e.DB)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return &sc, nil
 }

@@ -77,10 +77,14 @@ func StatsProto(s Stats) *simhashdbv1.StatsResponse {
 	for v, n := range s.BlockVersions {
 		m.BlockVersions[v] = int64(n)
 	}
+	if sc := s.Fingerprint; sc != nil {
+		m.TextSchema = &simhashdbv1.TextSchema{Shingle: uint32(sc.Shingle), Weighting: sc.Weighting, Stopwords: sc.StopWords,
+			Hash: sc.Hash, Html: sc.HTML, Read: sc.Read, Pipeline: sc.Pipeline, SkipNav: sc.SkipNav, Sketch: sc.Sketch}
+	}
 	return m
 }
 
-// StatsFromProto is StatsProto's inverse (the schema is not carried).
+// StatsFromProto is StatsProto's inverse.
 func StatsFromProto(m *simhashdbv1.StatsResponse) Stats {
 	s := Stats{Stats: engine.Stats{
 		K: int(m.GetK()), Documents: m.GetDocuments(), Fingerprints: m.GetFingerprints(), TableBytes: m.GetTableBytes(),
@@ -99,6 +103,10 @@ func StatsFromProto(m *simhashdbv1.StatsResponse) Stats {
 	}
 	for v, n := range m.GetBlockVersions() {
 		s.BlockVersions[v] = int(n)
+	}
+	if sc := m.GetTextSchema(); sc != nil {
+		s.Fingerprint = &textindex.Schema{Shingle: int(sc.GetShingle()), Weighting: sc.GetWeighting(), StopWords: sc.GetStopwords(),
+			Hash: sc.GetHash(), HTML: sc.Html, Read: sc.GetRead(), Pipeline: sc.GetPipeline(), SkipNav: sc.GetSkipNav(), Sketch: sc.GetSketch()}
 	}
 	return s
 }

@@ -73,6 +73,7 @@ type Client struct {
 var _ interface {
 	api.Index
 	api.Verifier
+	api.SchemaKeeper
 } = (*Client)(nil)
 
 // New returns a client of the server at baseURL (http://HOST:PORT or
@@ -297,6 +298,16 @@ func (c *Client) Stats(ctx context.Context) (engine.Stats, error) {
 	}
 	s := api.StatsFromProto(a)
 	return s.Stats, s.Err()
+}
+
+// TextSchema is how the index reads text, in an index of text (nil in one
+// of fingerprints): what a copy of it needs to read text alike.
+func (c *Client) TextSchema(ctx context.Context) (*textindex.Schema, error) {
+	a, err := unary(ctx, c, true, "Stats", c.rpc.Stats, &simhashdbv1.StatsRequest{})
+	if err != nil {
+		return nil, err
+	}
+	return api.StatsFromProto(a).Fingerprint, nil
 }
 
 // Check verifies every stored byte of the index on the server: the

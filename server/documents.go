@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -436,15 +437,14 @@ func (s *Server) deleteDocument(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// statsOf is the index's statistics and text options, as both APIs give
+// them.
+func (s *Server) statsOf(ctx context.Context) (api.Stats, error) {
+	return api.StatsOfIndex(ctx, api.Embedded{DB: s.db})
+}
+
 func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
-	st, statsErr := s.db.Stats(r.Context())
-	var schema *textindex.Schema
-	if sc, ok, err := textindex.LoadSchema(r.Context(), s.db); err != nil {
-		return err
-	} else if ok {
-		schema = &sc
-	}
-	out, err := api.StatsOf(st, schema, statsErr)
+	out, err := s.statsOf(r.Context())
 	if err != nil {
 		return err
 	}

@@ -338,8 +338,7 @@ func (x rpcService) Clusters(ctx context.Context, req *connect.Request[simhashdb
 }
 
 func (x rpcService) Stats(ctx context.Context, _ *connect.Request[simhashdbv1.StatsRequest]) (*connect.Response[simhashdbv1.StatsResponse], error) {
-	st, statsErr := x.s.db.Stats(ctx)
-	a, err := api.StatsOf(st, nil, statsErr)
+	a, err := x.s.statsOf(ctx)
 	if err != nil {
 		return nil, x.rpcError("Stats", err)
 	}

@@ -208,71 +208,28 @@ func runExport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	if rf.server != "" {
-		c, err := rf.client()
-		if err != nil {
-			return fail(stderr, "export", exitUsage, err)
-		}
-		if !*asJSON {
-			// The header export --db writes: the index's text options,
-			// and whether its records carry sketches (without it, add
-			// would read a sketch as part of a name).
-			var st struct {
-				engine.Stats
-				Fingerprint *textindex.Schema `json:"fingerprint"`
-			}
-			if err := c.call(ctx, "GET", "/v1/stats", nil, &st); err != nil {
-				return fail(stderr, "export", exitFailed, err)
-			}
-			if st.SketchSize > 0 || st.Fingerprint != nil {
-				fmt.Fprintln(w, exportHeaderLine(st.Fingerprint, st.SketchSize))
-			}
-		}
-		err = c.lines(ctx, "GET", "/v1/export", func(line []byte) error {
-			if *asJSON {
-				_, err := w.Write(append(line, '\n'))
-				return err
-			}
-			var j api.Doc
-			if err := json.Unmarshal(line, &j); err != nil {
-				return err
-			}
-			doc, err := j.Engine()
-			if err != nil {
-				return err
-			}
-			return writeRecord(w, doc, stderr)
-		})
-		if cerr := closeOut(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return fail(stderr, "export", exitFailed, err)
-		}
-		return exitOK
-	}
-	db, err := d.open(engine.Options{ReadOnly: true}, false)
+	ix, closeIx, err := openIndex(&d, &rf, engine.Options{ReadOnly: true})
 	if err != nil {
+		closeOut()
 		return fail(stderr, "export", exitFailed, err)
 	}
-	defer db.Close()
+	defer closeIx()
 	enc := json.NewEncoder(w)
 	if !*asJSON {
 		// The index's text options, which add reads back (a comment to
-		// other readers): the copy then fingerprints text as this does.
-		fo, ok, err := textindex.LoadSchema(ctx, db)
+		// other readers): the copy then fingerprints text as this does;
+		// and whether its records carry sketches (without it, add would
+		// read a sketch as part of a name).
+		st, err := api.StatsOfIndex(ctx, ix)
 		if err != nil {
+			closeOut()
 			return fail(stderr, "export", exitFailed, err)
 		}
-		var schema *textindex.Schema
-		if ok {
-			schema = &fo
-		}
-		if ok || db.SketchSize() > 0 {
-			fmt.Fprintln(w, exportHeaderLine(schema, db.SketchSize()))
+		if st.SketchSize > 0 || st.Fingerprint != nil {
+			fmt.Fprintln(w, exportHeaderLine(st.Fingerprint, st.SketchSize))
 		}
 	}
-	for doc, e := range db.Docs(ctx) {
+	for doc, e := range ix.Docs(ctx) {
 		if err = e; err != nil {
 			break
 		}

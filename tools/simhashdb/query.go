@@ -509,35 +509,16 @@ func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err := errors.Join(noArguments(fl), checkTarget(&d, &rf, fl)); err != nil {
 		return fail(stderr, "stats", exitUsage, err)
 	}
-	var out api.Stats
-	var db *engine.DB
-	if rf.server != "" {
-		c, err := rf.client()
-		if err != nil {
-			return fail(stderr, "stats", exitUsage, err)
-		}
-		if err := c.call(context.Background(), "GET", "/v1/stats", nil, &out); err != nil {
-			return fail(stderr, "stats", exitFailed, err)
-		}
-	} else {
-		var err error
-		if db, err = d.open(engine.Options{ReadOnly: true}, false); err != nil {
-			return fail(stderr, "stats", exitFailed, err)
-		}
-		defer db.Close()
-		st, statsErr := db.Stats(context.Background())
-		var schema *textindex.Schema
-		fo, ok, err := textindex.LoadSchema(context.Background(), db)
-		if err != nil {
-			return fail(stderr, "stats", exitFailed, err)
-		}
-		if ok {
-			schema = &fo
-		}
-		if out, err = api.StatsOf(st, schema, statsErr); err != nil {
-			return fail(stderr, "stats", exitFailed, err)
-		}
+	ix, closeIx, err := openIndex(&d, &rf, engine.Options{ReadOnly: true})
+	if err != nil {
+		return fail(stderr, "stats", exitFailed, err)
 	}
+	defer closeIx()
+	out, err := api.StatsOfIndex(context.Background(), ix)
+	if err != nil {
+		return fail(stderr, "stats", exitFailed, err)
+	}
+	local, isLocal := ix.(api.Embedded)
 	st, fpOpts := out.Stats, out.Fingerprint
 	if *asJSON {
 		b, _ := json.MarshalIndent(out, "", "  ")
@@ -574,12 +555,12 @@ func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	switch {
 	case fpOpts != nil:
 		fmt.Fprintf(stdout, "text options       %s (kept with the index: add --text, query --text/--file and serve use them)\n", schemaString(*fpOpts))
-	case db != nil:
+	case isLocal:
 		fmt.Fprintf(stdout, "text options       none stored (an index made before they were kept: text is fingerprinted with the flags given)\n")
 	}
-	if db != nil {
+	if isLocal {
 		fmt.Fprintln(stdout)
-		describeDesign(stdout, db.Design(), st.Fingerprints)
+		describeDesign(stdout, local.Design(), st.Fingerprints)
 	}
 	return exitOK
 }

@@ -156,30 +156,6 @@ type remoteError struct {
 
 func (e *remoteError) Error() string { return fmt.Sprintf("%s: %s %s", e.base, e.text, e.msg) }
 
-// lines calls fn with each JSON line of a streamed answer of the server;
-// a line {"error": ...} ends the stream with that error.
-func (r *remote) lines(ctx context.Context, method, path string, fn func(line []byte) error) error {
-	resp, err := r.send(ctx, method, path, nil)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 64<<20)
-	for sc.Scan() {
-		var e struct {
-			Error *string `json:"error"`
-		}
-		if bytes.HasPrefix(sc.Bytes(), []byte(`{"error"`)) && json.Unmarshal(sc.Bytes(), &e) == nil && e.Error != nil {
-			return fmt.Errorf("%s: %s", r.base, *e.Error)
-		}
-		if err := fn(sc.Bytes()); err != nil {
-			return err
-		}
-	}
-	return sc.Err()
-}
-
 // postLines sends a body of lines in requests of at most chunk lines, and
 // calls each with the answer to each request.
 func (r *remote) postLines(ctx context.Context, path string, lines []string, each func(io.Reader) error) error {

@@ -363,7 +363,7 @@ func TestServeCLI(t *testing.T) {
 
 	r = runCLI(t, "", "stats", "--server", s.url)
 	assert.Equal(t, 1, r.code, "no token")
-	assert.Contains(t, r.stderr, "401")
+	assert.Contains(t, r.stderr, "unauthenticated")
 	r = runCLI(t, "", "stats", "--server", s.url, "--db", db)
 	assert.Equal(t, 2, r.code)
 	r = runCLI(t, "", "add", "--server", s.url, "--text", "--html", dir)
@@ -536,6 +536,7 @@ func TestServerSameAsDB(t *testing.T) {
 			{"find-clusters", "", []string{"find-clusters"}},
 			{"find-clusters star", "", []string{"find-clusters", "--method", "star", "-d", "2"}},
 			{"export", "", []string{"export"}},
+			{"export json", "", []string{"export", "--json"}},
 			{"check", "", []string{"check"}},
 			{"delete", "", []string{"delete", "3", "900", "77777"}},
 			{"export after delete", "", []string{"export"}},

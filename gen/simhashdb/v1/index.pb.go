@@ -1525,8 +1525,10 @@ type StatsResponse struct {
 	FileReads               int64  `protobuf:"varint,26,opt,name=file_reads,json=fileReads,proto3" json:"file_reads,omitempty"`
 	ReadRing                bool   `protobuf:"varint,27,opt,name=read_ring,json=readRing,proto3" json:"read_ring,omitempty"`
 	// Figures a damaged index could not give (left 0), and why.
-	Unmeasured    []string `protobuf:"bytes,28,rep,name=unmeasured,proto3" json:"unmeasured,omitempty"`
-	Problem       string   `protobuf:"bytes,29,opt,name=problem,proto3" json:"problem,omitempty"`
+	Unmeasured []string `protobuf:"bytes,28,rep,name=unmeasured,proto3" json:"unmeasured,omitempty"`
+	Problem    string   `protobuf:"bytes,29,opt,name=problem,proto3" json:"problem,omitempty"`
+	// How an index of text reads text, absent in an index of fingerprints.
+	TextSchema    *TextSchema `protobuf:"bytes,30,opt,name=text_schema,json=textSchema,proto3" json:"text_schema,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1764,6 +1766,130 @@ func (x *StatsResponse) GetProblem() string {
 	return ""
 }
 
+func (x *StatsResponse) GetTextSchema() *TextSchema {
+	if x != nil {
+		return x.TextSchema
+	}
+	return nil
+}
+
+// TextSchema is how an index of text reads and fingerprints text, which
+// the server does with a document or query sent as text, and a copy of
+// the index must do alike (textindex.Schema).
+type TextSchema struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Words a shingle.
+	Shingle uint32 `protobuf:"varint,1,opt,name=shingle,proto3" json:"shingle,omitempty"`
+	// tf, logtf or binary.
+	Weighting string `protobuf:"bytes,2,opt,name=weighting,proto3" json:"weighting,omitempty"`
+	Stopwords bool   `protobuf:"varint,3,opt,name=stopwords,proto3" json:"stopwords,omitempty"`
+	// xxhash or fnv1.
+	Hash string `protobuf:"bytes,4,opt,name=hash,proto3" json:"hash,omitempty"`
+	// Absent in indexes made before it was kept.
+	Html *bool `protobuf:"varint,5,opt,name=html,proto3,oneof" json:"html,omitempty"`
+	// auto, text, html or man; absent in indexes made before it was kept.
+	Read     string `protobuf:"bytes,6,opt,name=read,proto3" json:"read,omitempty"`
+	Pipeline string `protobuf:"bytes,7,opt,name=pipeline,proto3" json:"pipeline,omitempty"`
+	SkipNav  bool   `protobuf:"varint,8,opt,name=skip_nav,json=skipNav,proto3" json:"skip_nav,omitempty"`
+	// The kind of the index's sketches (sketch.Kind).
+	Sketch        string `protobuf:"bytes,9,opt,name=sketch,proto3" json:"sketch,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TextSchema) Reset() {
+	*x = TextSchema{}
+	mi := &file_simhashdb_v1_index_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TextSchema) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TextSchema) ProtoMessage() {}
+
+func (x *TextSchema) ProtoReflect() protoreflect.Message {
+	mi := &file_simhashdb_v1_index_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TextSchema.ProtoReflect.Descriptor instead.
+func (*TextSchema) Descriptor() ([]byte, []int) {
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *TextSchema) GetShingle() uint32 {
+	if x != nil {
+		return x.Shingle
+	}
+	return 0
+}
+
+func (x *TextSchema) GetWeighting() string {
+	if x != nil {
+		return x.Weighting
+	}
+	return ""
+}
+
+func (x *TextSchema) GetStopwords() bool {
+	if x != nil {
+		return x.Stopwords
+	}
+	return false
+}
+
+func (x *TextSchema) GetHash() string {
+	if x != nil {
+		return x.Hash
+	}
+	return ""
+}
+
+func (x *TextSchema) GetHtml() bool {
+	if x != nil && x.Html != nil {
+		return *x.Html
+	}
+	return false
+}
+
+func (x *TextSchema) GetRead() string {
+	if x != nil {
+		return x.Read
+	}
+	return ""
+}
+
+func (x *TextSchema) GetPipeline() string {
+	if x != nil {
+		return x.Pipeline
+	}
+	return ""
+}
+
+func (x *TextSchema) GetSkipNav() bool {
+	if x != nil {
+		return x.SkipNav
+	}
+	return false
+}
+
+func (x *TextSchema) GetSketch() string {
+	if x != nil {
+		return x.Sketch
+	}
+	return ""
+}
+
 // TableStats describes one permuted table.
 type TableStats struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
@@ -1780,7 +1906,7 @@ type TableStats struct {
 
 func (x *TableStats) Reset() {
 	*x = TableStats{}
-	mi := &file_simhashdb_v1_index_proto_msgTypes[27]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1792,7 +1918,7 @@ func (x *TableStats) String() string {
 func (*TableStats) ProtoMessage() {}
 
 func (x *TableStats) ProtoReflect() protoreflect.Message {
-	mi := &file_simhashdb_v1_index_proto_msgTypes[27]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1805,7 +1931,7 @@ func (x *TableStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableStats.ProtoReflect.Descriptor instead.
 func (*TableStats) Descriptor() ([]byte, []int) {
-	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{27}
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *TableStats) GetPrefixBits() uint32 {
@@ -1859,7 +1985,7 @@ type CheckRequest struct {
 
 func (x *CheckRequest) Reset() {
 	*x = CheckRequest{}
-	mi := &file_simhashdb_v1_index_proto_msgTypes[28]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1871,7 +1997,7 @@ func (x *CheckRequest) String() string {
 func (*CheckRequest) ProtoMessage() {}
 
 func (x *CheckRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_simhashdb_v1_index_proto_msgTypes[28]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1884,7 +2010,7 @@ func (x *CheckRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckRequest.ProtoReflect.Descriptor instead.
 func (*CheckRequest) Descriptor() ([]byte, []int) {
-	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{28}
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{29}
 }
 
 // CheckResponse says what Check walked and what it found.
@@ -1909,7 +2035,7 @@ type CheckResponse struct {
 
 func (x *CheckResponse) Reset() {
 	*x = CheckResponse{}
-	mi := &file_simhashdb_v1_index_proto_msgTypes[29]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1921,7 +2047,7 @@ func (x *CheckResponse) String() string {
 func (*CheckResponse) ProtoMessage() {}
 
 func (x *CheckResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_simhashdb_v1_index_proto_msgTypes[29]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1934,7 +2060,7 @@ func (x *CheckResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckResponse.ProtoReflect.Descriptor instead.
 func (*CheckResponse) Descriptor() ([]byte, []int) {
-	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{29}
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *CheckResponse) GetOk() bool {
@@ -2108,7 +2234,7 @@ const file_simhashdb_v1_index_proto_rawDesc = "" +
 	"\v_similarity\"H\n" +
 	"\x10ClustersResponse\x124\n" +
 	"\tdocuments\x18\x01 \x03(\v2\x16.simhashdb.v1.DocumentR\tdocuments\"\x0e\n" +
-	"\fStatsRequest\"\xb0\t\n" +
+	"\fStatsRequest\"\xeb\t\n" +
 	"\rStatsResponse\x12\f\n" +
 	"\x01k\x18\x01 \x01(\rR\x01k\x12\x1c\n" +
 	"\tdocuments\x18\x02 \x01(\x03R\tdocuments\x12\"\n" +
@@ -2148,10 +2274,24 @@ const file_simhashdb_v1_index_proto_rawDesc = "" +
 	"\n" +
 	"unmeasured\x18\x1c \x03(\tR\n" +
 	"unmeasured\x12\x18\n" +
-	"\aproblem\x18\x1d \x01(\tR\aproblem\x1a@\n" +
+	"\aproblem\x18\x1d \x01(\tR\aproblem\x129\n" +
+	"\vtext_schema\x18\x1e \x01(\v2\x18.simhashdb.v1.TextSchemaR\n" +
+	"textSchema\x1a@\n" +
 	"\x12BlockVersionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xa3\x01\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xfb\x01\n" +
+	"\n" +
+	"TextSchema\x12\x18\n" +
+	"\ashingle\x18\x01 \x01(\rR\ashingle\x12\x1c\n" +
+	"\tweighting\x18\x02 \x01(\tR\tweighting\x12\x1c\n" +
+	"\tstopwords\x18\x03 \x01(\bR\tstopwords\x12\x12\n" +
+	"\x04hash\x18\x04 \x01(\tR\x04hash\x12\x17\n" +
+	"\x04html\x18\x05 \x01(\bH\x00R\x04html\x88\x01\x01\x12\x12\n" +
+	"\x04read\x18\x06 \x01(\tR\x04read\x12\x1a\n" +
+	"\bpipeline\x18\a \x01(\tR\bpipeline\x12\x19\n" +
+	"\bskip_nav\x18\b \x01(\bR\askipNav\x12\x16\n" +
+	"\x06sketch\x18\t \x01(\tR\x06sketchB\a\n" +
+	"\x05_html\"\xa3\x01\n" +
 	"\n" +
 	"TableStats\x12\x1f\n" +
 	"\vprefix_bits\x18\x01 \x01(\rR\n" +
@@ -2208,7 +2348,7 @@ func file_simhashdb_v1_index_proto_rawDescGZIP() []byte {
 }
 
 var file_simhashdb_v1_index_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_simhashdb_v1_index_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
+var file_simhashdb_v1_index_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_simhashdb_v1_index_proto_goTypes = []any{
 	(ClusterMethod)(0),          // 0: simhashdb.v1.ClusterMethod
 	(*Document)(nil),            // 1: simhashdb.v1.Document
@@ -2238,11 +2378,12 @@ var file_simhashdb_v1_index_proto_goTypes = []any{
 	(*ClustersResponse)(nil),    // 25: simhashdb.v1.ClustersResponse
 	(*StatsRequest)(nil),        // 26: simhashdb.v1.StatsRequest
 	(*StatsResponse)(nil),       // 27: simhashdb.v1.StatsResponse
-	(*TableStats)(nil),          // 28: simhashdb.v1.TableStats
-	(*CheckRequest)(nil),        // 29: simhashdb.v1.CheckRequest
-	(*CheckResponse)(nil),       // 30: simhashdb.v1.CheckResponse
-	nil,                         // 31: simhashdb.v1.StatsResponse.BlockVersionsEntry
-	nil,                         // 32: simhashdb.v1.CheckResponse.BlockVersionsEntry
+	(*TextSchema)(nil),          // 28: simhashdb.v1.TextSchema
+	(*TableStats)(nil),          // 29: simhashdb.v1.TableStats
+	(*CheckRequest)(nil),        // 30: simhashdb.v1.CheckRequest
+	(*CheckResponse)(nil),       // 31: simhashdb.v1.CheckResponse
+	nil,                         // 32: simhashdb.v1.StatsResponse.BlockVersionsEntry
+	nil,                         // 33: simhashdb.v1.CheckResponse.BlockVersionsEntry
 }
 var file_simhashdb_v1_index_proto_depIdxs = []int32{
 	2,  // 0: simhashdb.v1.InsertRequest.content:type_name -> simhashdb.v1.Content
@@ -2261,38 +2402,39 @@ var file_simhashdb_v1_index_proto_depIdxs = []int32{
 	22, // 13: simhashdb.v1.PairsResponse.pairs:type_name -> simhashdb.v1.Pair
 	0,  // 14: simhashdb.v1.ClustersRequest.method:type_name -> simhashdb.v1.ClusterMethod
 	1,  // 15: simhashdb.v1.ClustersResponse.documents:type_name -> simhashdb.v1.Document
-	28, // 16: simhashdb.v1.StatsResponse.tables:type_name -> simhashdb.v1.TableStats
-	31, // 17: simhashdb.v1.StatsResponse.block_versions:type_name -> simhashdb.v1.StatsResponse.BlockVersionsEntry
-	32, // 18: simhashdb.v1.CheckResponse.block_versions:type_name -> simhashdb.v1.CheckResponse.BlockVersionsEntry
-	4,  // 19: simhashdb.v1.IndexService.Insert:input_type -> simhashdb.v1.InsertRequest
-	6,  // 20: simhashdb.v1.IndexService.InsertBatch:input_type -> simhashdb.v1.InsertBatchRequest
-	8,  // 21: simhashdb.v1.IndexService.Get:input_type -> simhashdb.v1.GetRequest
-	10, // 22: simhashdb.v1.IndexService.Delete:input_type -> simhashdb.v1.DeleteRequest
-	12, // 23: simhashdb.v1.IndexService.Query:input_type -> simhashdb.v1.QueryRequest
-	14, // 24: simhashdb.v1.IndexService.QueryBatch:input_type -> simhashdb.v1.QueryBatchRequest
-	17, // 25: simhashdb.v1.IndexService.InsertIfNew:input_type -> simhashdb.v1.InsertIfNewRequest
-	19, // 26: simhashdb.v1.IndexService.Export:input_type -> simhashdb.v1.ExportRequest
-	21, // 27: simhashdb.v1.IndexService.Pairs:input_type -> simhashdb.v1.PairsRequest
-	24, // 28: simhashdb.v1.IndexService.Clusters:input_type -> simhashdb.v1.ClustersRequest
-	26, // 29: simhashdb.v1.IndexService.Stats:input_type -> simhashdb.v1.StatsRequest
-	29, // 30: simhashdb.v1.IndexService.Check:input_type -> simhashdb.v1.CheckRequest
-	5,  // 31: simhashdb.v1.IndexService.Insert:output_type -> simhashdb.v1.InsertResponse
-	7,  // 32: simhashdb.v1.IndexService.InsertBatch:output_type -> simhashdb.v1.InsertBatchResponse
-	9,  // 33: simhashdb.v1.IndexService.Get:output_type -> simhashdb.v1.GetResponse
-	11, // 34: simhashdb.v1.IndexService.Delete:output_type -> simhashdb.v1.DeleteResponse
-	13, // 35: simhashdb.v1.IndexService.Query:output_type -> simhashdb.v1.QueryResponse
-	15, // 36: simhashdb.v1.IndexService.QueryBatch:output_type -> simhashdb.v1.QueryBatchResponse
-	18, // 37: simhashdb.v1.IndexService.InsertIfNew:output_type -> simhashdb.v1.InsertIfNewResponse
-	20, // 38: simhashdb.v1.IndexService.Export:output_type -> simhashdb.v1.ExportResponse
-	23, // 39: simhashdb.v1.IndexService.Pairs:output_type -> simhashdb.v1.PairsResponse
-	25, // 40: simhashdb.v1.IndexService.Clusters:output_type -> simhashdb.v1.ClustersResponse
-	27, // 41: simhashdb.v1.IndexService.Stats:output_type -> simhashdb.v1.StatsResponse
-	30, // 42: simhashdb.v1.IndexService.Check:output_type -> simhashdb.v1.CheckResponse
-	31, // [31:43] is the sub-list for method output_type
-	19, // [19:31] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	29, // 16: simhashdb.v1.StatsResponse.tables:type_name -> simhashdb.v1.TableStats
+	32, // 17: simhashdb.v1.StatsResponse.block_versions:type_name -> simhashdb.v1.StatsResponse.BlockVersionsEntry
+	28, // 18: simhashdb.v1.StatsResponse.text_schema:type_name -> simhashdb.v1.TextSchema
+	33, // 19: simhashdb.v1.CheckResponse.block_versions:type_name -> simhashdb.v1.CheckResponse.BlockVersionsEntry
+	4,  // 20: simhashdb.v1.IndexService.Insert:input_type -> simhashdb.v1.InsertRequest
+	6,  // 21: simhashdb.v1.IndexService.InsertBatch:input_type -> simhashdb.v1.InsertBatchRequest
+	8,  // 22: simhashdb.v1.IndexService.Get:input_type -> simhashdb.v1.GetRequest
+	10, // 23: simhashdb.v1.IndexService.Delete:input_type -> simhashdb.v1.DeleteRequest
+	12, // 24: simhashdb.v1.IndexService.Query:input_type -> simhashdb.v1.QueryRequest
+	14, // 25: simhashdb.v1.IndexService.QueryBatch:input_type -> simhashdb.v1.QueryBatchRequest
+	17, // 26: simhashdb.v1.IndexService.InsertIfNew:input_type -> simhashdb.v1.InsertIfNewRequest
+	19, // 27: simhashdb.v1.IndexService.Export:input_type -> simhashdb.v1.ExportRequest
+	21, // 28: simhashdb.v1.IndexService.Pairs:input_type -> simhashdb.v1.PairsRequest
+	24, // 29: simhashdb.v1.IndexService.Clusters:input_type -> simhashdb.v1.ClustersRequest
+	26, // 30: simhashdb.v1.IndexService.Stats:input_type -> simhashdb.v1.StatsRequest
+	30, // 31: simhashdb.v1.IndexService.Check:input_type -> simhashdb.v1.CheckRequest
+	5,  // 32: simhashdb.v1.IndexService.Insert:output_type -> simhashdb.v1.InsertResponse
+	7,  // 33: simhashdb.v1.IndexService.InsertBatch:output_type -> simhashdb.v1.InsertBatchResponse
+	9,  // 34: simhashdb.v1.IndexService.Get:output_type -> simhashdb.v1.GetResponse
+	11, // 35: simhashdb.v1.IndexService.Delete:output_type -> simhashdb.v1.DeleteResponse
+	13, // 36: simhashdb.v1.IndexService.Query:output_type -> simhashdb.v1.QueryResponse
+	15, // 37: simhashdb.v1.IndexService.QueryBatch:output_type -> simhashdb.v1.QueryBatchResponse
+	18, // 38: simhashdb.v1.IndexService.InsertIfNew:output_type -> simhashdb.v1.InsertIfNewResponse
+	20, // 39: simhashdb.v1.IndexService.Export:output_type -> simhashdb.v1.ExportResponse
+	23, // 40: simhashdb.v1.IndexService.Pairs:output_type -> simhashdb.v1.PairsResponse
+	25, // 41: simhashdb.v1.IndexService.Clusters:output_type -> simhashdb.v1.ClustersResponse
+	27, // 42: simhashdb.v1.IndexService.Stats:output_type -> simhashdb.v1.StatsResponse
+	31, // 43: simhashdb.v1.IndexService.Check:output_type -> simhashdb.v1.CheckResponse
+	32, // [32:44] is the sub-list for method output_type
+	20, // [20:32] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_simhashdb_v1_index_proto_init() }
@@ -2311,13 +2453,14 @@ func file_simhashdb_v1_index_proto_init() {
 	file_simhashdb_v1_index_proto_msgTypes[20].OneofWrappers = []any{}
 	file_simhashdb_v1_index_proto_msgTypes[21].OneofWrappers = []any{}
 	file_simhashdb_v1_index_proto_msgTypes[23].OneofWrappers = []any{}
+	file_simhashdb_v1_index_proto_msgTypes[27].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_simhashdb_v1_index_proto_rawDesc), len(file_simhashdb_v1_index_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   32,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
