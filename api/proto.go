@@ -26,7 +26,7 @@ func DocFromProto(m *simhashdbv1.Document) engine.Doc {
 
 // MatchProto is m as a message.
 func MatchProto(m engine.Match) *simhashdbv1.Match {
-	return &simhashdbv1.Match{Id: m.ID, Fingerprint: m.Fingerprint, Name: m.Name, Distance: uint32(m.Distance)}
+	return &simhashdbv1.Match{Id: m.ID, Fingerprint: m.Fingerprint, Name: m.Name, Distance: uint32(m.Distance), Sketch: []byte(m.Sketch)}
 }
 
 // MatchesProto is ms as messages.
@@ -52,7 +52,7 @@ func VerifiedProto(ms []textindex.Match) []*simhashdbv1.Match {
 func MatchesFromProto(ms []*simhashdbv1.Match) []engine.Match {
 	out := make([]engine.Match, len(ms))
 	for i, m := range ms {
-		out[i] = engine.Match{Doc: engine.Doc{ID: m.GetId(), Fingerprint: m.GetFingerprint(), Name: m.GetName()}, Distance: int(m.GetDistance())}
+		out[i] = engine.Match{Doc: engine.Doc{ID: m.GetId(), Fingerprint: m.GetFingerprint(), Name: m.GetName(), Sketch: string(m.GetSketch())}, Distance: int(m.GetDistance())}
 	}
 	return out
 }

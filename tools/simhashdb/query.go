@@ -21,6 +21,7 @@ import (
 	"github.com/simhashdb/simhashdb/internal/lines"
 	"github.com/simhashdb/simhashdb/permutation"
 	"github.com/simhashdb/simhashdb/simhash"
+	"github.com/simhashdb/simhashdb/sketch"
 	"github.com/simhashdb/simhashdb/textindex"
 )
 
@@ -318,71 +319,43 @@ func runBatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var answer func(w io.Writer, qs []uint64, qids []json.RawMessage, sks []string, at []int) error
 	var report func(error)
 	chunk := batchChunk
-	if rf.server != "" {
-		c, err := rf.client()
-		if err != nil {
-			return fail(stderr, "batch", exitUsage, err)
-		}
-		chunk = 50_000
-		// A served index with sketches: records of its export carry one,
-		// which goes to the server with the line.
-		var st engine.Stats
-		if err := c.call(ctx, "GET", "/v1/stats", nil, &st); err != nil {
-			return fail(stderr, "batch", exitFailed, err)
-		}
-		if flagGiven(fl, "similarity") && st.SketchSize == 0 {
-			return fail(stderr, "batch", exitUsage, errors.New("--similarity: the served index keeps no sketches of text: it answers by distance (--k)"))
-		}
-		syn.Sketch = st.SketchSize
-		sim := ""
-		if flagGiven(fl, "similarity") {
-			sim = strconv.FormatFloat(*similarity, 'g', -1, 64)
-		}
-		answer = func(w io.Writer, qs []uint64, qids []json.RawMessage, sks []string, at []int) error {
-			lines := make([]string, len(qs))
-			for i := range qs {
-				qid := string(qids[i])
-				var str string
-				if json.Unmarshal(qids[i], &str) == nil {
-					qid = str // sent as it was read: the server quotes it again
-				}
-				lines[i] = qid + " " + simhash.Format(qs[i])
-				if sks[i] != "" {
-					lines[i] += fmt.Sprintf(" %x", sks[i])
-				}
+	ix, closeIx, err := openIndex(&d, &rf, engine.Options{ReadOnly: true})
+	if err != nil {
+		return fail(stderr, "batch", exitFailed, err)
+	}
+	defer closeIx()
+	st, err := ix.Stats(ctx)
+	if err != nil && !errors.As(err, new(*engine.StatsError)) {
+		return fail(stderr, "batch", exitFailed, err)
+	}
+	k := d.k
+	if k < 0 {
+		k = st.K
+	}
+	if k > st.K {
+		return fail(stderr, "batch", exitUsage, fmt.Errorf("--k %d: the index answers distances 0 to %d", k, st.K))
+	}
+	if err := checkSimilarity(flagGiven(fl, "similarity"), *similarity, st.SketchSize == sketch.Size); err != nil {
+		return fail(stderr, "batch", exitUsage, err)
+	}
+	// In an index with sketches, the records of its export carry one: their
+	// answers are verified against it (the matches carry theirs).
+	syn.Sketch = st.SketchSize
+	answer = func(w io.Writer, qs []uint64, qids []json.RawMessage, sks []string, _ []int) error {
+		enc := json.NewEncoder(w)
+		for res, err := range ix.QueryBatch(ctx, qs, k) {
+			if err != nil {
+				return err
 			}
-			return c.batch(ctx, d.k, sim, lines, at, "", w, report)
-		}
-	} else {
-		db, err := d.open(engine.Options{ReadOnly: true}, false)
-		if err != nil {
-			return fail(stderr, "batch", exitFailed, err)
-		}
-		defer db.Close()
-		k := d.distance(db)
-		if k > db.K() {
-			return fail(stderr, "batch", exitUsage, fmt.Errorf("--k %d: the index answers distances 0 to %d", k, db.K()))
-		}
-		if err := checkSimilarity(flagGiven(fl, "similarity"), *similarity, textindex.Sketched(db)); err != nil {
-			return fail(stderr, "batch", exitUsage, err)
-		}
-		syn.Sketch = db.SketchSize()
-		answer = func(w io.Writer, qs []uint64, qids []json.RawMessage, sks []string, _ []int) error {
-			enc := json.NewEncoder(w)
-			for res, err := range db.QueryBatch(ctx, qs, k) {
-				if err != nil {
-					return err
-				}
-				a := answerOf(res.Query, qids[res.Index], res.Matches)
-				if sk := sks[res.Index]; sk != "" {
-					a = verifiedAnswerOf(res.Query, qids[res.Index], textindex.Verify(res.Matches, sk, *similarity))
-				}
-				if err := enc.Encode(a); err != nil {
-					return err
-				}
+			a := answerOf(res.Query, qids[res.Index], res.Matches)
+			if sk := sks[res.Index]; sk != "" {
+				a = verifiedAnswerOf(res.Query, qids[res.Index], textindex.Verify(res.Matches, sk, *similarity))
 			}
-			return nil
+			if err := enc.Encode(a); err != nil {
+				return err
+			}
 		}
+		return nil
 	}
 	r, name, _, closeIn, err := openInput(ctx, *input, stdin)
 	if err != nil {

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -174,45 +171,4 @@ func (r *remote) postLines(ctx context.Context, path string, lines []string, eac
 		lines = lines[n:]
 	}
 	return nil
-}
-
-// remoteBatch answers batch's queries (qid and fingerprint, each line)
-// through the server, writing its JSON lines to w; a line the server
-// refuses is reported with its line of the input (at[i] for request line
-// i+1 of the chunk).
-// similarity, when not empty, is sent as ?similarity= (an index with
-// sketches verifies the lines that carry one).
-func (r *remote) batch(ctx context.Context, k int, similarity string, lines []string, at []int, name string, w io.Writer, bad func(error)) error {
-	q := url.Values{}
-	if k >= 0 {
-		q.Set("k", strconv.Itoa(k))
-	}
-	if similarity != "" {
-		q.Set("similarity", similarity)
-	}
-	path := "/v1/batch"
-	if len(q) > 0 {
-		path += "?" + q.Encode()
-	}
-	base := 0
-	return r.postLines(ctx, path, lines, func(body io.Reader) error {
-		sc := bufio.NewScanner(body)
-		sc.Buffer(make([]byte, 64<<10), 64<<20)
-		for sc.Scan() {
-			var e struct {
-				Line  int    `json:"line"`
-				Error string `json:"error"`
-			}
-			if json.Unmarshal(sc.Bytes(), &e) == nil && e.Error != "" {
-				if e.Line == 0 {
-					return fmt.Errorf("%s: %s", r.base, e.Error)
-				}
-				bad(&inputError{name, at[base+e.Line-1], errors.New(e.Error)})
-			} else if _, err := w.Write(append(bytes.Clone(sc.Bytes()), '\n')); err != nil {
-				return err
-			}
-		}
-		base += min(len(lines)-base, 50_000)
-		return sc.Err()
-	})
 }

@@ -546,7 +546,12 @@ func TestServerSameAsDB(t *testing.T) {
 		local := filepath.Join(t.TempDir(), "local")
 		r := runCLI(t, "", "add", "--db", local, "--text", textFolder(t))
 		require.Equal(t, 0, r.code, r.stderr)
+		export := runCLI(t, "", "export", "--db", local)
+		require.Equal(t, 0, export.code, export.stderr)
 		sameAsDB(t, local, []sameCase{
+			{"batch of its export", export.stdout, []string{"batch"}},
+			{"batch of its export, similarity", export.stdout, []string{"batch", "--similarity", "0.95", "--k", "5"}},
+			{"batch k above K", export.stdout, []string{"batch", "--k", "7"}},
 			{"find-all", "", []string{"find-all"}},
 			{"find-all similarity", "", []string{"find-all", "--similarity", "0.5"}},
 			{"find-all distance", "", []string{"find-all", "-d", "3"}},

@@ -251,7 +251,10 @@ type Match struct {
 	Name        string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
 	Distance    uint32                 `protobuf:"varint,4,opt,name=distance,proto3" json:"distance,omitempty"`
 	// The estimated Jaccard similarity of the texts, when verified.
-	Similarity    *float64 `protobuf:"fixed64,5,opt,name=similarity,proto3,oneof" json:"similarity,omitempty"`
+	Similarity *float64 `protobuf:"fixed64,5,opt,name=similarity,proto3,oneof" json:"similarity,omitempty"`
+	// The document's sketch, in an index that keeps them (so that a client
+	// can verify a match against a sketch of its own).
+	Sketch        []byte `protobuf:"bytes,6,opt,name=sketch,proto3" json:"sketch,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -319,6 +322,13 @@ func (x *Match) GetSimilarity() float64 {
 		return *x.Similarity
 	}
 	return 0
+}
+
+func (x *Match) GetSketch() []byte {
+	if x != nil {
+		return x.Sketch
+	}
+	return nil
 }
 
 // InsertRequest is one document to store.
@@ -2140,7 +2150,7 @@ const file_simhashdb_v1_index_proto_rawDesc = "" +
 	"\vfingerprint\x18\x01 \x01(\x06H\x00R\vfingerprint\x12\x14\n" +
 	"\x04text\x18\x02 \x01(\tH\x00R\x04text\x12\x16\n" +
 	"\x06sketch\x18\x03 \x01(\fR\x06sketchB\x06\n" +
-	"\x04kind\"\x9d\x01\n" +
+	"\x04kind\"\xb5\x01\n" +
 	"\x05Match\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12 \n" +
 	"\vfingerprint\x18\x02 \x01(\x06R\vfingerprint\x12\x12\n" +
@@ -2148,7 +2158,8 @@ const file_simhashdb_v1_index_proto_rawDesc = "" +
 	"\bdistance\x18\x04 \x01(\rR\bdistance\x12#\n" +
 	"\n" +
 	"similarity\x18\x05 \x01(\x01H\x00R\n" +
-	"similarity\x88\x01\x01B\r\n" +
+	"similarity\x88\x01\x01\x12\x16\n" +
+	"\x06sketch\x18\x06 \x01(\fR\x06sketchB\r\n" +
 	"\v_similarity\"d\n" +
 	"\rInsertRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
