@@ -9,9 +9,9 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
-	"github.com/simhashdb/simhashdb/engine/internal/radix"
 	"github.com/simhashdb/simhashdb/engine/internal/table"
-	"github.com/simhashdb/simhashdb/engine/join"
+	"github.com/simhashdb/simhashdb/internal/radix"
+	"github.com/simhashdb/simhashdb/join"
 )
 
 // Pair is two documents within the distance of FindAll, A.ID < B.ID.

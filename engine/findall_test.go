@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/simhashdb/simhashdb/engine/join"
+	"github.com/simhashdb/simhashdb/join"
 	"github.com/stretchr/testify/require"
 )
 

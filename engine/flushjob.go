@@ -14,7 +14,7 @@ import (
 	"github.com/simhashdb/simhashdb/engine/internal/table"
 
 	"github.com/cockroachdb/pebble/v2"
-	"github.com/simhashdb/simhashdb/engine/internal/radix"
+	"github.com/simhashdb/simhashdb/internal/radix"
 	"github.com/simhashdb/simhashdb/permutation"
 )
 

@@ -16,9 +16,9 @@ import (
 
 	"github.com/simhashdb/simhashdb/api"
 	"github.com/simhashdb/simhashdb/engine"
-	"github.com/simhashdb/simhashdb/internal/naming"
 	"github.com/simhashdb/simhashdb/simhash"
 	"github.com/simhashdb/simhashdb/textindex"
+	"github.com/simhashdb/simhashdb/textindex/naming"
 )
 
 // verifiedOf is matchesOf for matches verified by their sketches.

@@ -8,7 +8,7 @@ import (
 	"slices"
 
 	"github.com/simhashdb/simhashdb/engine"
-	"github.com/simhashdb/simhashdb/engine/join"
+	"github.com/simhashdb/simhashdb/join"
 	"github.com/simhashdb/simhashdb/sketch"
 )
 

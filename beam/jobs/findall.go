@@ -5,7 +5,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/simhashdb/simhashdb/beam/neardup"
-	"github.com/simhashdb/simhashdb/engine/join"
+	"github.com/simhashdb/simhashdb/join"
 	"github.com/simhashdb/simhashdb/permutation"
 )
 

@@ -13,9 +13,9 @@ import (
 
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/internal/lines"
-	"github.com/simhashdb/simhashdb/internal/naming"
 	"github.com/simhashdb/simhashdb/simhash"
 	"github.com/simhashdb/simhashdb/textindex"
+	"github.com/simhashdb/simhashdb/textindex/naming"
 )
 
 // textBatch is how many files add --text fingerprints before it commits

@@ -18,10 +18,10 @@ import (
 
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/internal/lines"
-	"github.com/simhashdb/simhashdb/internal/naming"
 	"github.com/simhashdb/simhashdb/permutation"
 	"github.com/simhashdb/simhashdb/simhash"
 	"github.com/simhashdb/simhashdb/textindex"
+	"github.com/simhashdb/simhashdb/textindex/naming"
 )
 
 // dbFlags are the flags of every command that opens an index.

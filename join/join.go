@@ -21,7 +21,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/simhashdb/simhashdb/engine/internal/radix"
+	"github.com/simhashdb/simhashdb/internal/radix"
 	"github.com/simhashdb/simhashdb/permutation"
 )
 
