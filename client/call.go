@@ -3,7 +3,10 @@ package client
 import (
 	"context"
 	"errors"
+	"io"
 	"iter"
+	"net"
+	"syscall"
 	"time"
 
 	"connectrpc.com/connect"
@@ -88,11 +91,14 @@ func streamed[T, V any](ctx context.Context, c *Client, procedure string, open f
 }
 
 // retryable reports whether err is worth another try: the server could
-// not be reached, or said to come back (connect's unavailable: a refused
-// connection, 503, or a proxy's 502 or 504).
+// not be reached or went away before it answered (a refused or broken
+// connection, a pooled one the server had closed), or it said to come back
+// (connect's unavailable: 503, or a proxy's 502 or 504). The caller stops
+// when its own context is done.
 func retryable(err error) bool {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return false
+	var op *net.OpError
+	if errors.As(err, &op) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+		return true
 	}
 	var e *Error
 	return errors.As(err, &e) && e.Code == connect.CodeUnavailable

@@ -280,6 +280,7 @@ func TestClientServerRestarted(t *testing.T) {
 	addr := freeAddr(t)
 	s := serve(t, addr, "--db", t.TempDir())
 	kt := &killingTransport{base: http.DefaultTransport, at: 5, s: s}
+	t.Cleanup(kt.restarts.Wait) // before serve's, which kills the server the restart starts
 	c, err := client.New(s.url, client.Options{BatchLines: 100, Retries: 12, Backoff: 20 * time.Millisecond, HTTPClient: &http.Client{Transport: kt}})
 	require.NoError(t, err)
 	all := docs(1000, 2)

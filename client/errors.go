@@ -1,7 +1,6 @@
 package client
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
@@ -65,10 +64,6 @@ func (e *Error) Unwrap() []error {
 			sentinel = ErrUnavailable
 		case connect.CodeResourceExhausted:
 			sentinel = ErrTooLarge
-		case connect.CodeCanceled:
-			sentinel = context.Canceled
-		case connect.CodeDeadlineExceeded:
-			sentinel = context.DeadlineExceeded
 		}
 	}
 	var out []error
