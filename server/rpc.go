@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
+	"strings"
 
 	"connectrpc.com/connect"
 	"connectrpc.com/grpcreflect"
@@ -43,18 +44,24 @@ func (s *Server) routeRPC() {
 		simhashdbv1connect.IndexServicePairsProcedure, simhashdbv1connect.IndexServiceClustersProcedure,
 		simhashdbv1connect.IndexServiceStatsProcedure, simhashdbv1connect.IndexServiceCheckProcedure,
 	} {
-		s.route(p, "rpc", serve)
+		s.route(p, rpcName(p), serve)
 	}
 	// Batches hold their room among the bytes in flight, as POST
 	// /v1/documents and /v1/batch do.
 	for _, p := range []string{simhashdbv1connect.IndexServiceInsertBatchProcedure, simhashdbv1connect.IndexServiceQueryBatchProcedure} {
-		s.route(p, "rpc_batch", s.withInflight(batchBody, serve))
+		s.route(p, rpcName(p), s.withInflight(batchBody, serve))
 	}
 	reflector := grpcreflect.NewStaticReflector(simhashdbv1connect.IndexServiceName)
 	for _, mount := range []func(*grpcreflect.Reflector, ...connect.HandlerOption) (string, http.Handler){grpcreflect.NewHandlerV1, grpcreflect.NewHandlerV1Alpha} {
 		p, h := mount(reflector)
 		s.mux.Handle(p, s.authenticated(h))
 	}
+}
+
+// rpcName is a procedure's name in the metrics: "rpc_" and the method's
+// name ("rpc_QueryBatch").
+func rpcName(procedure string) string {
+	return "rpc_" + procedure[strings.LastIndexByte(procedure, '/')+1:]
 }
 
 // rpcService implements simhashdbv1connect.IndexServiceHandler.

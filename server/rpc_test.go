@@ -203,6 +203,12 @@ func TestRPC(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, rep.Documents, chk.Msg.Documents)
 			require.Equal(t, rep.Blocks, chk.Msg.Blocks)
+
+			m := call(t, ts, "GET", "/metrics", "")
+			require.Equal(t, http.StatusOK, m.status)
+			for _, name := range []string{"rpc_Query", "rpc_QueryBatch", "rpc_InsertBatch", "rpc_Export"} {
+				require.Contains(t, m.body, `simhashdb_http_requests_total{code="200",endpoint="`+name+`"}`, "each procedure counted")
+			}
 		})
 	}
 }
