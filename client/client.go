@@ -162,6 +162,28 @@ func (c *Client) Query(ctx context.Context, fp uint64, k int) ([]engine.Match, e
 	return api.MatchesFromProto(a.GetMatches()), nil
 }
 
+// QueryText returns the documents within distance k of text, which the
+// server reads and fingerprints with the index's options; in an index of
+// text, those whose sketches estimate a similarity from similarity on (nil:
+// the server's default), each with it. fp is the text's fingerprint.
+func (c *Client) QueryText(ctx context.Context, text string, k int, similarity *float64) (fp uint64, matches []textindex.Match, err error) {
+	kk, err := distance(k)
+	if err != nil {
+		return 0, nil, err
+	}
+	req := &simhashdbv1.QueryRequest{Content: &simhashdbv1.Content{Kind: &simhashdbv1.Content_Text{Text: text}}, K: &kk, Similarity: similarity}
+	a, err := unary(ctx, c, true, "Query", c.rpc.Query, req)
+	if err != nil {
+		return 0, nil, err
+	}
+	ms := api.MatchesFromProto(a.GetMatches())
+	out := make([]textindex.Match, len(ms))
+	for i, m := range ms {
+		out[i] = textindex.Match{Match: m, Similarity: a.GetMatches()[i].GetSimilarity()}
+	}
+	return a.GetFingerprint(), out, nil
+}
+
 // distance is k as a request carries it.
 func distance(k int) (uint32, error) {
 	if k < 0 {

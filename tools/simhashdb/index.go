@@ -116,14 +116,6 @@ func quietLogger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 }
 
-// distance returns --k, or the index's K when it is not given.
-func (d *dbFlags) distance(db *engine.DB) int {
-	if d.k < 0 {
-		return db.K()
-	}
-	return d.k
-}
-
 // detailed returns the first error in err's tree that formats its own
 // details (Pebble's: a stack trace and the error's parts), or nil.
 func detailed(err error) error {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/simhashdb/simhashdb/api"
+	"github.com/simhashdb/simhashdb/client"
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/internal/lines"
 	"github.com/simhashdb/simhashdb/permutation"
@@ -104,85 +104,128 @@ func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 				return fail(stderr, "query", exitUsage, errors.New("with --server the server fingerprints text with the index's options: leave out --html, --read, --pipeline and the other fingerprint flags"))
 			}
 		}
-		if given["fp"] {
-			ix, closeIx, err := openIndex(&d, &rf, engine.Options{})
-			if err != nil {
-				return fail(stderr, "query", exitUsage, err)
-			}
-			defer closeIx()
-			return queryFingerprint(ix, q, d.k, *asJSON, stdout, stderr)
-		}
-		req := map[string]any{}
-		switch {
-		case given["text"]:
-			req["text"] = *textArg
-		default:
-			r, name, _, closeIn, err := openInput(context.Background(), *fileArg, stdin)
-			if err != nil {
-				return fail(stderr, "query", exitFailed, fmt.Errorf("%s: %w", name, err))
-			}
-			b, err := io.ReadAll(r)
-			closeIn()
-			if err != nil {
-				return fail(stderr, "query", exitFailed, fmt.Errorf("%s: %w", name, err))
-			}
-			if !utf8.Valid(b) {
-				return fail(stderr, "query", exitFailed, fmt.Errorf("%s: not UTF-8 text, which JSON cannot carry unchanged to the server (compressed, binary or in another encoding): query it with --db", name))
-			}
-			req["text"] = string(b)
-		}
-		return queryRemote(&d, &rf, req, *asJSON, stdout, stderr)
 	}
-	db, err := d.open(engine.Options{ReadOnly: true}, false)
+	ctx := context.Background()
+	ix, closeIx, err := openIndex(&d, &rf, engine.Options{ReadOnly: true})
 	if err != nil {
 		return fail(stderr, "query", exitFailed, err)
 	}
-	defer db.Close()
-	if err := ff.withIndex(context.Background(), db, fl, false); err != nil {
-		return fail(stderr, "query", usageOr(err), err)
+	defer closeIx()
+	// ask answers a query of text, read as the index reads text: by the
+	// index in this process, or by the server.
+	var ask textQuery
+	var sketched bool
+	if e, ok := ix.(api.Embedded); ok {
+		if err := ff.withIndex(ctx, e.DB, fl, false); err != nil {
+			return fail(stderr, "query", usageOr(err), err)
+		}
+		sketched = textindex.Sketched(e.DB)
+		if !given["fp"] {
+			rd, err := ff.textReader(e.DB)
+			if err != nil {
+				return fail(stderr, "query", exitUsage, err)
+			}
+			ask = localTextQuery(e.DB, rd)
+		}
+	} else {
+		st, err := ix.Stats(ctx)
+		if err != nil && !errors.As(err, new(*engine.StatsError)) {
+			return fail(stderr, "query", exitFailed, err)
+		}
+		sketched = st.SketchSize == sketch.Size
+		if c, ok := ix.(*client.Client); ok {
+			ask = servedTextQuery(c, sketched)
+		}
 	}
-	if err := checkSimilarity(given["similarity"], *similarity, textindex.Sketched(db)); err != nil {
+	if err := checkSimilarity(given["similarity"], *similarity, sketched); err != nil {
 		return fail(stderr, "query", exitUsage, err)
 	}
 	if given["fp"] && given["similarity"] {
 		return fail(stderr, "query", exitUsage, errors.New("--similarity compares texts: give --text or --file, not --fp"))
 	}
-	var sk string
-	if !given["fp"] {
-		rd, err := ff.textReader(db)
-		if err != nil {
-			return fail(stderr, "query", exitUsage, err)
-		}
-		sum := func(r io.Reader) (fp uint64, err error) {
-			fp, sk, err = rd.Read(r)
-			return fp, err
-		}
-		if given["text"] {
-			if q, err = sum(strings.NewReader(*textArg)); err != nil {
-				return fail(stderr, "query", exitFailed, fmt.Errorf("--text: %w", err))
-			}
-		} else {
-			r, name, _, closeIn, err := openInput(context.Background(), *fileArg, stdin)
-			if err != nil {
-				return fail(stderr, "query", exitFailed, fmt.Errorf("%s: %w", name, err))
-			}
-			q, err = sum(r)
-			closeIn()
-			if err != nil {
-				return fail(stderr, "query", exitFailed, fmt.Errorf("%s: %w", name, err))
-			}
-		}
+	if given["fp"] {
+		return queryFingerprint(ix, q, d.k, *asJSON, stdout, stderr)
 	}
-	if sk == "" {
-		return queryFingerprint(db, q, d.k, *asJSON, stdout, stderr)
-	}
-	ms, err := db.Query(context.Background(), q, d.distance(db))
+	K, err := indexK(ctx, ix)
 	if err != nil {
-		code, err := queryError(err, d.distance(db), db.K())
+		return fail(stderr, "query", exitFailed, err)
+	}
+	k := d.k
+	if k < 0 {
+		k = K
+	}
+	var r io.Reader = strings.NewReader(*textArg)
+	name := "--text"
+	if given["file"] {
+		in, inName, _, closeIn, err := openInput(ctx, *fileArg, stdin)
+		if err != nil {
+			return fail(stderr, "query", exitFailed, fmt.Errorf("%s: %w", inName, err))
+		}
+		defer closeIn()
+		r, name = in, inName
+	}
+	q, ms, verified, err := ask(ctx, r, name, k, *similarity)
+	if err != nil {
+		code, err := queryError(err, k, K)
 		return fail(stderr, "query", code, err)
 	}
-	printAnswer(stdout, verifiedAnswerOf(q, nil, textindex.Verify(ms, sk, *similarity)), d.distance(db), true, *asJSON)
+	if verified {
+		printAnswer(stdout, verifiedAnswerOf(q, nil, ms), k, true, *asJSON)
+		return exitOK
+	}
+	plain := make([]engine.Match, len(ms))
+	for i, m := range ms {
+		plain[i] = m.Match
+	}
+	printAnswer(stdout, answerOf(q, nil, plain), k, false, *asJSON)
 	return exitOK
+}
+
+// textQuery answers a query of the text r (named name in errors) within
+// k: its fingerprint, and the matches, verified (with their similarity)
+// in an index of text.
+type textQuery func(ctx context.Context, r io.Reader, name string, k int, similarity float64) (fp uint64, ms []textindex.Match, verified bool, err error)
+
+// localTextQuery reads text as rd does and asks db.
+func localTextQuery(db *engine.DB, rd *textindex.Reader) textQuery {
+	return func(ctx context.Context, r io.Reader, name string, k int, similarity float64) (uint64, []textindex.Match, bool, error) {
+		fp, sk, err := rd.Read(r)
+		if err != nil {
+			return 0, nil, false, fmt.Errorf("%s: %w", name, err)
+		}
+		ms, err := db.Query(ctx, fp, k)
+		if err != nil || sk == "" {
+			out := make([]textindex.Match, len(ms))
+			for i, m := range ms {
+				out[i].Match = m
+			}
+			return fp, out, false, err
+		}
+		return fp, textindex.Verify(ms, sk, similarity), true, nil
+	}
+}
+
+// servedTextQuery sends the text to the server, which reads it with the
+// index's options (and verifies the matches in an index of text).
+func servedTextQuery(c *client.Client, sketched bool) textQuery {
+	return func(ctx context.Context, r io.Reader, name string, k int, similarity float64) (uint64, []textindex.Match, bool, error) {
+		b, err := io.ReadAll(r)
+		if err != nil {
+			return 0, nil, false, fmt.Errorf("%s: %w", name, err)
+		}
+		if !utf8.Valid(b) {
+			return 0, nil, false, fmt.Errorf("%s: not UTF-8 text, which the API's text cannot carry unchanged to the server (compressed, binary or in another encoding): query it with --db", name)
+		}
+		var sim *float64
+		if sketched {
+			sim = &similarity
+		}
+		fp, ms, err := c.QueryText(ctx, string(b), k, sim)
+		if err != nil && !errors.Is(err, engine.ErrDistance) {
+			err = fmt.Errorf("%s: %w", name, err)
+		}
+		return fp, ms, sketched, err
+	}
 }
 
 // queryFingerprint answers a query of fp within k (the index's K if
@@ -224,31 +267,6 @@ func indexK(ctx context.Context, ix api.Index) (int, error) {
 		err = nil
 	}
 	return st.K, err
-}
-
-// queryRemote asks the server.
-func queryRemote(d *dbFlags, rf *remoteFlags, req map[string]any, asJSON bool, stdout, stderr io.Writer) int {
-	c, err := rf.client()
-	if err != nil {
-		return fail(stderr, "query", exitUsage, err)
-	}
-	ctx := context.Background()
-	k := d.k
-	if k < 0 {
-		var st engine.Stats
-		if err := c.call(ctx, "GET", "/v1/stats", nil, &st); err != nil {
-			return fail(stderr, "query", exitFailed, err)
-		}
-		k = st.K
-	}
-	req["k"] = k
-	body, _ := json.Marshal(req)
-	var a lines.Answer
-	if err := c.call(ctx, "POST", "/v1/query", bytes.NewReader(body), &a); err != nil {
-		return fail(stderr, "query", exitFailed, err)
-	}
-	printAnswer(stdout, a, k, false, asJSON)
-	return exitOK
 }
 
 // printAnswer prints a query's answer: a table, or its JSON; verified says

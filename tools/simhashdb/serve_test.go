@@ -544,11 +544,21 @@ func TestServerSameAsDB(t *testing.T) {
 	})
 	t.Run("text", func(t *testing.T) {
 		local := filepath.Join(t.TempDir(), "local")
-		r := runCLI(t, "", "add", "--db", local, "--text", textFolder(t))
+		pages := textFolder(t)
+		r := runCLI(t, "", "add", "--db", local, "--text", pages)
 		require.Equal(t, 0, r.code, r.stderr)
+		page, err := os.ReadFile(filepath.Join(pages, "a.txt"))
+		require.NoError(t, err)
 		export := runCLI(t, "", "export", "--db", local)
 		require.Equal(t, 0, export.code, export.stderr)
 		sameAsDB(t, local, []sameCase{
+			{"query text", "", []string{"query", "--text", string(page)}},
+			{"query file", "", []string{"query", "--file", filepath.Join(pages, "near.txt")}},
+			{"query file json", "", []string{"query", "--file", filepath.Join(pages, "far.txt"), "--json"}},
+			{"query stdin, similarity", string(page), []string{"query", "--file", "-", "--similarity", "0.3", "--k", "5"}},
+			{"query text k above K", "", []string{"query", "--text", "some words", "--k", "7"}},
+			{"query text, missing file", "", []string{"query", "--file", filepath.Join(pages, "gone.txt")}},
+			{"query fp with similarity", "", []string{"query", "--fp", "0x1", "--similarity", "0.5"}},
 			{"batch of its export", export.stdout, []string{"batch"}},
 			{"batch of its export, similarity", export.stdout, []string{"batch", "--similarity", "0.95", "--k", "5"}},
 			{"batch k above K", export.stdout, []string{"batch", "--k", "7"}},
