@@ -103,19 +103,10 @@ func (s *Server) clusters(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	method := r.URL.Query().Get("method")
-	var seq iter.Seq2[[]engine.Doc, error]
-	switch {
-	case method != "" && method != "components" && method != "star":
+	if method != "" && method != "components" && method != "star" {
 		return bad("method %s: want components or star", trimmed(method))
-	case verified && method == "star":
-		seq = textindex.Stars(r.Context(), s.db, k, sim)
-	case verified:
-		seq = textindex.Clusters(r.Context(), s.db, k, sim)
-	case method == "star":
-		seq = s.db.Stars(r.Context(), k)
-	default:
-		seq = s.db.Clusters(r.Context(), k)
 	}
+	seq := s.clusterSeq(r.Context(), k, sim, verified, method == "star")
 	return streamed(s, w, seq, func(docs []engine.Doc) any { return api.ClusterOf(docs) })
 }
 

@@ -63,30 +63,23 @@ func (s *Server) postQuery(w http.ResponseWriter, r *http.Request) error {
 // answerQuery answers a query of fp within k; with a sketch sk (of text
 // in an index that keeps sketches), verified at the similarity asked.
 func (s *Server) answerQuery(w http.ResponseWriter, r *http.Request, fp uint64, sk string, kp *int, sp *float64) error {
-	k, err := s.distance(kp)
+	a, err := s.ask(r.Context(), fp, sk, kp, sp)
 	if err != nil {
 		return err
 	}
-	sim, err := s.similarity(sp)
-	if err != nil {
-		return err
-	}
-	if sp != nil && sk == "" {
-		return bad(`"similarity" compares texts: send "text"`)
-	}
-	ms, err := s.db.Query(r.Context(), fp, k)
-	if err != nil {
-		return err
-	}
-	if sk != "" {
-		writeJSON(w, http.StatusOK, api.QueryAnswer{Query: simhash.Format(fp), Matches: verifiedOf(textindex.Verify(ms, sk, sim))})
-		return nil
-	}
-	writeJSON(w, http.StatusOK, api.QueryAnswer{Query: simhash.Format(fp), Matches: matchesOf(ms)})
+	writeJSON(w, http.StatusOK, api.QueryAnswer{Query: simhash.Format(fp), Matches: matchesJSON(a)})
 	return nil
 }
 
-func (s *Server) insertIfNew(w http.ResponseWriter, r *http.Request) error {
+// matchesJSON is an answer's matches as the /v1 endpoints give them.
+func matchesJSON(a answer) []api.Match {
+	if a.sketched {
+		return verifiedOf(a.verified)
+	}
+	return matchesOf(a.plain)
+}
+
+func (s *Server) postInsertIfNew(w http.ResponseWriter, r *http.Request) error {
 	var req docRequest
 	if err := decodeJSON(w, r, s.opts.MaxBody, &req); err != nil {
 		return err
@@ -108,19 +101,11 @@ func (s *Server) insertIfNew(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if d.Sketch != "" {
-		dups, inserted, err := textindex.InsertIfNew(r.Context(), s.db, d, k, sim)
-		if err != nil {
-			return err
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"inserted": inserted, "duplicates": verifiedOf(dups)})
-		return nil
-	}
-	dups, inserted, err := s.db.InsertIfNew(r.Context(), d, k)
+	dups, inserted, err := s.insertIfNew(r.Context(), d, k, sim)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"inserted": inserted, "duplicates": matchesOf(dups)})
+	writeJSON(w, http.StatusOK, map[string]any{"inserted": inserted, "duplicates": matchesJSON(dups)})
 	return nil
 }
 

@@ -139,12 +139,15 @@ func (x rpcService) content(c *simhashdbv1.Content) (uint64, string, error) {
 }
 
 // distance is a request's k, the index's K when absent.
-func (x rpcService) distance(k *uint32) (int, error) {
+func (x rpcService) distance(k *uint32) (int, error) { return x.s.distance(intK(k)) }
+
+// intK is a request's k as the /v1 endpoints read it (nil when absent).
+func intK(k *uint32) *int {
 	if k == nil {
-		return x.s.distance(nil)
+		return nil
 	}
 	kk := int(min(*k, 1<<16))
-	return x.s.distance(&kk)
+	return &kk
 }
 
 func (x rpcService) Insert(ctx context.Context, req *connect.Request[simhashdbv1.InsertRequest]) (*connect.Response[simhashdbv1.InsertResponse], error) {
@@ -205,29 +208,20 @@ func (x rpcService) Query(ctx context.Context, req *connect.Request[simhashdbv1.
 
 // query answers q as POST /v1/query does.
 func (x rpcService) query(ctx context.Context, q *simhashdbv1.QueryRequest) ([]*simhashdbv1.Match, uint64, error) {
-	k, err := x.distance(q.K)
-	if err != nil {
-		return nil, 0, err
-	}
-	sim, err := x.s.similarity(q.Similarity)
-	if err != nil {
-		return nil, 0, err
-	}
 	fp, sk, err := x.content(q.GetContent())
 	if err != nil {
 		return nil, 0, err
 	}
-	if q.Similarity != nil && sk == "" {
-		return nil, 0, bad(`"similarity" compares texts: send "text"`)
+	a, err := x.s.ask(ctx, fp, sk, intK(q.K), q.Similarity)
+	return matchesRPC(a), fp, err
+}
+
+// matchesRPC is an answer's matches as the RPC gives them.
+func matchesRPC(a answer) []*simhashdbv1.Match {
+	if a.sketched {
+		return api.VerifiedProto(a.verified)
 	}
-	ms, err := x.s.db.Query(ctx, fp, k)
-	if err != nil {
-		return nil, 0, err
-	}
-	if sk != "" {
-		return api.VerifiedProto(textindex.Verify(ms, sk, sim)), fp, nil
-	}
-	return api.MatchesProto(ms), fp, nil
+	return api.MatchesProto(a.plain)
 }
 
 func (x rpcService) QueryBatch(ctx context.Context, req *connect.Request[simhashdbv1.QueryBatchRequest], out *connect.ServerStream[simhashdbv1.QueryBatchResponse]) error {
@@ -270,12 +264,8 @@ func (x rpcService) insertIfNew(ctx context.Context, m *simhashdbv1.InsertIfNewR
 	if err != nil {
 		return nil, err
 	}
-	if d.Sketch != "" {
-		dups, inserted, err := textindex.InsertIfNew(ctx, x.s.db, d, k, sim)
-		return &simhashdbv1.InsertIfNewResponse{Inserted: inserted, Duplicates: api.VerifiedProto(dups)}, err
-	}
-	dups, inserted, err := x.s.db.InsertIfNew(ctx, d, k)
-	return &simhashdbv1.InsertIfNewResponse{Inserted: inserted, Duplicates: api.MatchesProto(dups)}, err
+	dups, inserted, err := x.s.insertIfNew(ctx, d, k, sim)
+	return &simhashdbv1.InsertIfNewResponse{Inserted: inserted, Duplicates: matchesRPC(dups)}, err
 }
 
 func (x rpcService) Export(ctx context.Context, _ *connect.Request[simhashdbv1.ExportRequest], out *connect.ServerStream[simhashdbv1.ExportResponse]) error {
@@ -317,19 +307,12 @@ func (x rpcService) Clusters(ctx context.Context, req *connect.Request[simhashdb
 	if err != nil {
 		return x.rpcError("Clusters", err)
 	}
-	star := req.Msg.GetMethod() == simhashdbv1.ClusterMethod_CLUSTER_METHOD_STAR
-	var seq iter.Seq2[[]engine.Doc, error]
-	switch {
-	case verified && star:
-		seq = textindex.Stars(ctx, x.s.db, k, sim)
-	case verified:
-		seq = textindex.Clusters(ctx, x.s.db, k, sim)
-	case star:
-		seq = x.s.db.Stars(ctx, k)
-	default:
-		seq = x.s.db.Clusters(ctx, k)
+	method := req.Msg.GetMethod()
+	if _, known := simhashdbv1.ClusterMethod_name[int32(method)]; !known {
+		return x.rpcError("Clusters", bad(`"method" %d: want components or star`, int32(method)))
 	}
-	for docs, err := range seq {
+	star := method == simhashdbv1.ClusterMethod_CLUSTER_METHOD_STAR
+	for docs, err := range x.s.clusterSeq(ctx, k, sim, verified, star) {
 		if err != nil {
 			return x.rpcError("Clusters", err)
 		}

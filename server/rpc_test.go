@@ -283,6 +283,10 @@ func TestRPCErrors(t *testing.T) {
 					_, err := c.Insert(ctx, connect.NewRequest(&simhashdbv1.InsertRequest{Id: 1, Content: &simhashdbv1.Content{Kind: &simhashdbv1.Content_Fingerprint{Fingerprint: 1}, Sketch: []byte{1, 2}}}))
 					return err
 				}, connect.CodeInvalidArgument, "sketch"},
+				{"unknown cluster method", func() error {
+					_, err := received(c.Clusters(ctx, connect.NewRequest(&simhashdbv1.ClustersRequest{Method: simhashdbv1.ClusterMethod(7)})))
+					return err
+				}, connect.CodeInvalidArgument, "method"},
 				{"too many in a batch", func() error {
 					_, err := c.InsertBatch(ctx, connect.NewRequest(&simhashdbv1.InsertBatchRequest{Documents: many}))
 					return err

@@ -146,7 +146,7 @@ func New(db *engine.DB, opts Options) *Server {
 	s.route("DELETE /v1/documents/{id}", "delete", s.deleteDocument)
 	s.route("GET /v1/query", "query", s.getQuery)
 	s.route("POST /v1/query", "query", s.postQuery)
-	s.route("POST /v1/insert-if-new", "insert_if_new", s.insertIfNew)
+	s.route("POST /v1/insert-if-new", "insert_if_new", s.postInsertIfNew)
 	s.route("POST /v1/batch", "batch", s.withInflight(batchBody, s.batch))
 	s.route("GET /v1/stats", "stats", s.stats)
 	s.route("GET /v1/export", "export", s.export)

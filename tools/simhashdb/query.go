@@ -115,7 +115,9 @@ func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// index in this process, or by the server.
 	var ask textQuery
 	var sketched bool
+	var K int // the largest distance the index answers
 	if e, ok := ix.(api.Embedded); ok {
+		K = e.K()
 		if err := ff.withIndex(ctx, e.DB, fl, false); err != nil {
 			return fail(stderr, "query", usageOr(err), err)
 		}
@@ -132,7 +134,7 @@ func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if err != nil && !errors.As(err, new(*engine.StatsError)) {
 			return fail(stderr, "query", exitFailed, err)
 		}
-		sketched = st.SketchSize == sketch.Size
+		sketched, K = st.SketchSize == sketch.Size, st.K
 		if c, ok := ix.(*client.Client); ok {
 			ask = servedTextQuery(c, sketched)
 		}
@@ -144,11 +146,7 @@ func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return fail(stderr, "query", exitUsage, errors.New("--similarity compares texts: give --text or --file, not --fp"))
 	}
 	if given["fp"] {
-		return queryFingerprint(ix, q, d.k, *asJSON, stdout, stderr)
-	}
-	K, err := indexK(ctx, ix)
-	if err != nil {
-		return fail(stderr, "query", exitFailed, err)
+		return queryFingerprint(ix, q, d.k, K, *asJSON, stdout, stderr)
 	}
 	k := d.k
 	if k < 0 {
@@ -230,16 +228,11 @@ func servedTextQuery(c *client.Client, sketched bool) textQuery {
 
 // queryFingerprint answers a query of fp within k (the index's K if
 // negative), embedded or served alike.
-func queryFingerprint(ix api.Index, q uint64, k int, asJSON bool, stdout, stderr io.Writer) int {
-	ctx := context.Background()
-	K, err := indexK(ctx, ix)
-	if err != nil {
-		return fail(stderr, "query", exitFailed, err)
-	}
+func queryFingerprint(ix api.Index, q uint64, k, K int, asJSON bool, stdout, stderr io.Writer) int {
 	if k < 0 {
 		k = K
 	}
-	ms, err := ix.Query(ctx, q, k)
+	ms, err := ix.Query(context.Background(), q, k)
 	if err != nil {
 		code, err := queryError(err, k, K)
 		return fail(stderr, "query", code, err)
@@ -255,18 +248,6 @@ func queryError(err error, k, K int) (int, error) {
 		return exitUsage, fmt.Errorf("--k %d: the index answers distances 0 to %d", k, K)
 	}
 	return exitFailed, err
-}
-
-// indexK is the largest distance ix answers.
-func indexK(ctx context.Context, ix api.Index) (int, error) {
-	if e, ok := ix.(api.Embedded); ok {
-		return e.K(), nil
-	}
-	st, err := ix.Stats(ctx)
-	if errors.As(err, new(*engine.StatsError)) {
-		err = nil
-	}
-	return st.K, err
 }
 
 // printAnswer prints a query's answer: a table, or its JSON; verified says

@@ -1,0 +1,67 @@
+package server
+
+import (
+	"context"
+	"iter"
+
+	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/textindex"
+)
+
+// The answers both APIs give (the /v1 JSON endpoints and the RPC), one
+// piece of code each; the callers convert them to their wire shapes.
+
+// answer is a query's matches: verified (with their similarity) when the
+// query carried a sketch, plain otherwise.
+type answer struct {
+	plain    []engine.Match
+	verified []textindex.Match
+	sketched bool // verified holds the answer
+}
+
+// ask answers a query of fp within *kp (the index's K if nil); with a
+// sketch sk (of text in an index that keeps sketches), verified at the
+// similarity *sp (the default if nil), which a query without sk refuses.
+func (s *Server) ask(ctx context.Context, fp uint64, sk string, kp *int, sp *float64) (answer, error) {
+	k, err := s.distance(kp)
+	if err != nil {
+		return answer{}, err
+	}
+	sim, err := s.similarity(sp)
+	if err != nil {
+		return answer{}, err
+	}
+	if sp != nil && sk == "" {
+		return answer{}, bad(`"similarity" compares texts: send "text"`)
+	}
+	ms, err := s.db.Query(ctx, fp, k)
+	if err != nil || sk == "" {
+		return answer{plain: ms}, err
+	}
+	return answer{verified: textindex.Verify(ms, sk, sim), sketched: true}, nil
+}
+
+// insertIfNew stores d unless a document lies within k of it (verified by
+// the sketches when d has one), and returns those that do.
+func (s *Server) insertIfNew(ctx context.Context, d engine.Doc, k int, sim float64) (answer, bool, error) {
+	if d.Sketch != "" {
+		dups, inserted, err := textindex.InsertIfNew(ctx, s.db, d, k, sim)
+		return answer{verified: dups, sketched: true}, inserted, err
+	}
+	dups, inserted, err := s.db.InsertIfNew(ctx, d, k)
+	return answer{plain: dups}, inserted, err
+}
+
+// clusterSeq is the index's clusters within k, by connected components or
+// as stars, verified at sim in an index with sketches.
+func (s *Server) clusterSeq(ctx context.Context, k int, sim float64, verified, star bool) iter.Seq2[[]engine.Doc, error] {
+	switch {
+	case verified && star:
+		return textindex.Stars(ctx, s.db, k, sim)
+	case verified:
+		return textindex.Clusters(ctx, s.db, k, sim)
+	case star:
+		return s.db.Stars(ctx, k)
+	}
+	return s.db.Clusters(ctx, k)
+}
