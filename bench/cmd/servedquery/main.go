@@ -48,6 +48,9 @@ func main() {
 	n := flag.Int("n", 1_000_000, "stored fingerprints")
 	dur := flag.Duration("d", 10*time.Second, "how long wrk runs each case")
 	flag.Parse()
+	if *n < 1 || *dur <= 0 {
+		log.Fatalf("servedquery: -n %d -d %v: want at least one stored fingerprint and a positive duration", *n, *dur)
+	}
 	if _, err := exec.LookPath("wrk"); err != nil {
 		log.Fatal("servedquery needs wrk, the load generator: apt-get install wrk")
 	}
