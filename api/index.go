@@ -52,6 +52,10 @@ var _ Index = (*engine.DB)(nil)
 // within k whose sketches estimate a Jaccard similarity of at least
 // similarity. Embedded and *client.Client give it.
 type Verifier interface {
+	// InsertIfNewSimilar stores d (with its sketch) unless a stored
+	// document lies within k of it with an estimated similarity of at
+	// least similarity, and returns those that do.
+	InsertIfNewSimilar(ctx context.Context, d engine.Doc, k int, similarity float64) (duplicates []textindex.Match, inserted bool, err error)
 	Pairs(ctx context.Context, k int, similarity float64) iter.Seq2[textindex.Pair, error]
 	VerifiedClusters(ctx context.Context, k int, similarity float64, star bool) iter.Seq2[[]engine.Doc, error]
 }
@@ -65,6 +69,11 @@ var _ interface {
 	Verifier
 	SchemaKeeper
 } = Embedded{}
+
+// InsertIfNewSimilar is textindex.InsertIfNew into the index.
+func (e Embedded) InsertIfNewSimilar(ctx context.Context, d engine.Doc, k int, similarity float64) ([]textindex.Match, bool, error) {
+	return textindex.InsertIfNew(ctx, e.DB, d, k, similarity)
+}
 
 // Pairs is textindex.Pairs of the index.
 func (e Embedded) Pairs(ctx context.Context, k int, similarity float64) iter.Seq2[textindex.Pair, error] {

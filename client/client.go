@@ -176,12 +176,7 @@ func (c *Client) QueryText(ctx context.Context, text string, k int, similarity *
 	if err != nil {
 		return 0, nil, err
 	}
-	ms := api.MatchesFromProto(a.GetMatches())
-	out := make([]textindex.Match, len(ms))
-	for i, m := range ms {
-		out[i] = textindex.Match{Match: m, Similarity: a.GetMatches()[i].GetSimilarity()}
-	}
-	return a.GetFingerprint(), out, nil
+	return a.GetFingerprint(), verified(a.GetMatches()), nil
 }
 
 // distance is k as a request carries it.
@@ -206,6 +201,52 @@ func (c *Client) InsertIfNew(ctx context.Context, d engine.Doc, k int) (duplicat
 		return nil, false, err
 	}
 	return api.MatchesFromProto(a.GetDuplicates()), a.GetInserted(), nil
+}
+
+// InsertIfNewSimilar is InsertIfNew in an index of text: d (with its
+// sketch) is stored unless a stored document lies within k of it with an
+// estimated similarity of at least similarity, and those that do are
+// returned, each with it (textindex.InsertIfNew on the server). Not
+// retried, as InsertIfNew.
+func (c *Client) InsertIfNewSimilar(ctx context.Context, d engine.Doc, k int, similarity float64) (duplicates []textindex.Match, inserted bool, err error) {
+	kk, err := distance(k)
+	if err != nil {
+		return nil, false, err
+	}
+	a, err := unary(ctx, c, false, "InsertIfNew", c.rpc.InsertIfNew, &simhashdbv1.InsertIfNewRequest{Id: d.ID, Name: d.Name, Content: content(d), K: &kk, Similarity: &similarity})
+	if err != nil {
+		return nil, false, err
+	}
+	return verified(a.GetDuplicates()), a.GetInserted(), nil
+}
+
+// verified is the matches of an answer about text, with their
+// similarities.
+func verified(ps []*simhashdbv1.Match) []textindex.Match {
+	ms := api.MatchesFromProto(ps)
+	out := make([]textindex.Match, len(ms))
+	for i, m := range ms {
+		out[i] = textindex.Match{Match: m, Similarity: ps[i].GetSimilarity()}
+	}
+	return out
+}
+
+// Meta returns the setting kept with the index under name
+// (engine.DB.Meta), or engine.ErrNotFound.
+func (c *Client) Meta(ctx context.Context, name string) ([]byte, error) {
+	a, err := unary(ctx, c, true, "GetSetting", c.rpc.GetSetting, &simhashdbv1.GetSettingRequest{Name: name})
+	if err != nil {
+		return nil, err
+	}
+	return a.GetValue(), nil
+}
+
+// SetMeta keeps value under name with the index (engine.DB.SetMeta). The
+// server refuses to change a setting it keeps already (engine.ErrInput):
+// settings say how the stored documents were made.
+func (c *Client) SetMeta(ctx context.Context, name string, value []byte) error {
+	_, err := unary(ctx, c, true, "SetSetting", c.rpc.SetSetting, &simhashdbv1.SetSettingRequest{Name: name, Value: value})
+	return err
 }
 
 // InsertBatch stores docs, in requests of up to Options.BatchLines

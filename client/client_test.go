@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -228,6 +229,51 @@ func TestClientAgainstServe(t *testing.T) {
 	require.Equal(t, connect.CodeInvalidArgument, ce.Code)
 	require.Equal(t, "Query", ce.Procedure)
 	require.Contains(t, ce.Error(), "the index answers distances 0 to")
+
+	// Settings, as engine.DB.Meta and SetMeta; one kept is not changed.
+	_, err = c.Meta(ctx, "app.setting")
+	require.ErrorIs(t, err, engine.ErrNotFound)
+	require.NoError(t, c.SetMeta(ctx, "app.setting", []byte("v1")))
+	v, err := c.Meta(ctx, "app.setting")
+	require.NoError(t, err)
+	require.Equal(t, "v1", string(v))
+	require.ErrorIs(t, c.SetMeta(ctx, "app.setting", []byte("v2")), engine.ErrInput)
+}
+
+// TestClientInsertIfNewSimilar: in an index of text, the near-duplicate
+// that keeps a document out is one whose sketch reaches the similarity,
+// read here with the options the served index keeps.
+func TestClientInsertIfNewSimilar(t *testing.T) {
+	s := serve(t, freeAddr(t), "--db", t.TempDir(), "--sketches")
+	c, err := client.New(s.url, client.Options{})
+	require.NoError(t, err)
+	sc, err := c.TextSchema(ctx)
+	require.NoError(t, err)
+	require.NotNil(t, sc)
+	rd, err := sc.ReaderFor(true)
+	require.NoError(t, err)
+	doc := func(id uint64, text string) engine.Doc {
+		fp, sk, err := rd.Read(strings.NewReader(text))
+		require.NoError(t, err)
+		require.NotEmpty(t, sk)
+		return engine.Doc{ID: id, Fingerprint: fp, Sketch: sk}
+	}
+	text := "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen"
+	dups, inserted, err := c.InsertIfNewSimilar(ctx, doc(1, text), 6, 0.9)
+	require.NoError(t, err)
+	require.True(t, inserted)
+	require.Empty(t, dups)
+	dups, inserted, err = c.InsertIfNewSimilar(ctx, doc(2, text), 6, 0.9)
+	require.NoError(t, err)
+	require.False(t, inserted)
+	require.Len(t, dups, 1)
+	require.EqualValues(t, 1, dups[0].ID)
+	require.InDelta(t, 1.0, dups[0].Similarity, 1e-9)
+	_, inserted, err = c.InsertIfNewSimilar(ctx, doc(3, "entirely other words about rivers mountains valleys and the sea at dusk"), 6, 0.9)
+	require.NoError(t, err)
+	require.True(t, inserted)
+	_, err = c.Get(ctx, 2)
+	require.ErrorIs(t, err, engine.ErrNotFound)
 }
 
 func TestClientToken(t *testing.T) {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -43,6 +44,7 @@ func (s *Server) routeRPC() {
 		simhashdbv1connect.IndexServiceInsertIfNewProcedure, simhashdbv1connect.IndexServiceExportProcedure,
 		simhashdbv1connect.IndexServicePairsProcedure, simhashdbv1connect.IndexServiceClustersProcedure,
 		simhashdbv1connect.IndexServiceStatsProcedure, simhashdbv1connect.IndexServiceCheckProcedure,
+		simhashdbv1connect.IndexServiceGetSettingProcedure, simhashdbv1connect.IndexServiceSetSettingProcedure,
 	} {
 		s.route(p, rpcName(p), serve)
 	}
@@ -366,4 +368,34 @@ func chunked[T, M any](seq iter.Seq2[T, error], conv func(T) M, send func([]M) e
 		return send(buf)
 	}
 	return nil
+}
+
+func (x rpcService) GetSetting(ctx context.Context, req *connect.Request[simhashdbv1.GetSettingRequest]) (*connect.Response[simhashdbv1.GetSettingResponse], error) {
+	v, err := x.s.db.Meta(ctx, req.Msg.GetName())
+	if err != nil {
+		return nil, x.rpcError("GetSetting", err)
+	}
+	return connect.NewResponse(&simhashdbv1.GetSettingResponse{Value: v}), nil
+}
+
+// SetSetting keeps a new setting, or one as it is already: a setting
+// says how the stored documents were made (how text is read, how paths
+// name documents), and changing it under them would make new documents
+// unlike the stored ones.
+func (x rpcService) SetSetting(ctx context.Context, req *connect.Request[simhashdbv1.SetSettingRequest]) (*connect.Response[simhashdbv1.SetSettingResponse], error) {
+	name, value := req.Msg.GetName(), req.Msg.GetValue()
+	x.s.settingMu.Lock()
+	defer x.s.settingMu.Unlock()
+	old, err := x.s.db.Meta(ctx, name)
+	switch {
+	case err == nil && !bytes.Equal(old, value):
+		err = bad("setting %q is kept already, with another value: a served index's settings are not changed", name)
+	case err == nil:
+	case errors.Is(err, engine.ErrNotFound):
+		err = x.s.db.SetMeta(ctx, name, value)
+	}
+	if err != nil {
+		return nil, x.rpcError("SetSetting", err)
+	}
+	return connect.NewResponse(&simhashdbv1.SetSettingResponse{}), nil
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"io"
 	"iter"
 	"net/http"
 	"net/http/httptest"
@@ -376,5 +377,63 @@ func TestRPCSameAsJSON(t *testing.T) {
 			jsonIDs = append(jsonIDs, uint64(m.(map[string]any)["id"].(float64)))
 		}
 		require.True(t, slices.Equal(rpcIDs, jsonIDs), "%v against %v", rpcIDs, jsonIDs)
+	}
+}
+
+// TestRPCSettings: a setting kept through the RPC is the engine's
+// (DB.Meta), one kept already is not changed, and none goes in without
+// the token.
+func TestRPCSettings(t *testing.T) {
+	ts, db := rpcServer(t, Options{Token: "s3cret"})
+	c := rpcClient(ts, false, "s3cret")
+	_, err := c.GetSetting(ctx, connect.NewRequest(&simhashdbv1.GetSettingRequest{Name: "app.x"}))
+	require.Equal(t, connect.CodeNotFound, connect.CodeOf(err), "%v", err)
+	_, err = c.SetSetting(ctx, connect.NewRequest(&simhashdbv1.SetSettingRequest{Name: "app.x", Value: []byte("one")}))
+	require.NoError(t, err)
+	v, err := db.Meta(ctx, "app.x")
+	require.NoError(t, err)
+	assert.Equal(t, "one", string(v))
+	_, err = c.SetSetting(ctx, connect.NewRequest(&simhashdbv1.SetSettingRequest{Name: "app.x", Value: []byte("one")}))
+	require.NoError(t, err, "the same value again")
+	_, err = c.SetSetting(ctx, connect.NewRequest(&simhashdbv1.SetSettingRequest{Name: "app.x", Value: []byte("two")}))
+	require.Equal(t, connect.CodeInvalidArgument, connect.CodeOf(err), "%v", err)
+	assert.Contains(t, err.Error(), `setting "app.x" is kept already, with another value`)
+	_, err = c.SetSetting(ctx, connect.NewRequest(&simhashdbv1.SetSettingRequest{Name: "", Value: []byte("v")}))
+	require.Equal(t, connect.CodeInvalidArgument, connect.CodeOf(err), "no name: %v", err)
+	a, err := c.GetSetting(ctx, connect.NewRequest(&simhashdbv1.GetSettingRequest{Name: "app.x"}))
+	require.NoError(t, err)
+	assert.Equal(t, "one", string(a.Msg.GetValue()))
+	for _, token := range []string{"", "wrong"} {
+		_, err = rpcClient(ts, false, token).SetSetting(ctx, connect.NewRequest(&simhashdbv1.SetSettingRequest{Name: "app.y", Value: []byte("v")}))
+		require.Equal(t, connect.CodeUnauthenticated, connect.CodeOf(err), "token %q: %v", token, err)
+		_, err = rpcClient(ts, false, token).GetSetting(ctx, connect.NewRequest(&simhashdbv1.GetSettingRequest{Name: "app.x"}))
+		require.Equal(t, connect.CodeUnauthenticated, connect.CodeOf(err), "token %q: %v", token, err)
+	}
+	_, err = db.Meta(ctx, "app.y")
+	require.ErrorIs(t, err, engine.ErrNotFound)
+}
+
+// TestRPCRoutesEveryMethod: every method the definition declares is
+// served (a method left out of routeRPC would answer 404).
+func TestRPCRoutesEveryMethod(t *testing.T) {
+	ts, _ := rpcServer(t, Options{})
+	methods := simhashdbv1.File_simhashdb_v1_index_proto.Services().ByName("IndexService").Methods()
+	require.Positive(t, methods.Len())
+	for i := range methods.Len() {
+		m := methods.Get(i)
+		path := "/" + simhashdbv1connect.IndexServiceName + "/" + string(m.Name())
+		ct := "application/proto"
+		if m.IsStreamingServer() {
+			ct = "application/connect+proto"
+		}
+		resp, err := http.Post(ts.URL+path, ct, http.NoBody)
+		require.NoError(t, err)
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		if resp.StatusCode == http.StatusNotFound {
+			// Connect's not_found (Get of no document) is an answer.
+			assert.Contains(t, string(body), `"code":"not_found"`, "%s is not served", path)
+		}
 	}
 }

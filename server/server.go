@@ -40,6 +40,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/simhashdb/simhashdb/internal/quote"
@@ -108,6 +109,8 @@ type Server struct {
 	mux      *http.ServeMux
 	metrics  *metrics
 	inflight *inflight
+	// settingMu makes SetSetting's look and write one step.
+	settingMu sync.Mutex
 }
 
 // New returns a Server for db, which the caller opens and closes.

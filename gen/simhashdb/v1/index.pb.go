@@ -2023,6 +2023,186 @@ func (*CheckRequest) Descriptor() ([]byte, []int) {
 	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{29}
 }
 
+// GetSettingRequest names a setting.
+type GetSettingRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSettingRequest) Reset() {
+	*x = GetSettingRequest{}
+	mi := &file_simhashdb_v1_index_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSettingRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSettingRequest) ProtoMessage() {}
+
+func (x *GetSettingRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_simhashdb_v1_index_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSettingRequest.ProtoReflect.Descriptor instead.
+func (*GetSettingRequest) Descriptor() ([]byte, []int) {
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *GetSettingRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+// GetSettingResponse is its value.
+type GetSettingResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Value         []byte                 `protobuf:"bytes,1,opt,name=value,proto3" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSettingResponse) Reset() {
+	*x = GetSettingResponse{}
+	mi := &file_simhashdb_v1_index_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSettingResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSettingResponse) ProtoMessage() {}
+
+func (x *GetSettingResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_simhashdb_v1_index_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSettingResponse.ProtoReflect.Descriptor instead.
+func (*GetSettingResponse) Descriptor() ([]byte, []int) {
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *GetSettingResponse) GetValue() []byte {
+	if x != nil {
+		return x.Value
+	}
+	return nil
+}
+
+// SetSettingRequest is a setting to keep.
+type SetSettingRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Value         []byte                 `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetSettingRequest) Reset() {
+	*x = SetSettingRequest{}
+	mi := &file_simhashdb_v1_index_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetSettingRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetSettingRequest) ProtoMessage() {}
+
+func (x *SetSettingRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_simhashdb_v1_index_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetSettingRequest.ProtoReflect.Descriptor instead.
+func (*SetSettingRequest) Descriptor() ([]byte, []int) {
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *SetSettingRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SetSettingRequest) GetValue() []byte {
+	if x != nil {
+		return x.Value
+	}
+	return nil
+}
+
+// SetSettingResponse says it is kept, durably.
+type SetSettingResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetSettingResponse) Reset() {
+	*x = SetSettingResponse{}
+	mi := &file_simhashdb_v1_index_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetSettingResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetSettingResponse) ProtoMessage() {}
+
+func (x *SetSettingResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_simhashdb_v1_index_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetSettingResponse.ProtoReflect.Descriptor instead.
+func (*SetSettingResponse) Descriptor() ([]byte, []int) {
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{33}
+}
+
 // CheckResponse says what Check walked and what it found.
 type CheckResponse struct {
 	state        protoimpl.MessageState `protogen:"open.v1"`
@@ -2045,7 +2225,7 @@ type CheckResponse struct {
 
 func (x *CheckResponse) Reset() {
 	*x = CheckResponse{}
-	mi := &file_simhashdb_v1_index_proto_msgTypes[30]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2057,7 +2237,7 @@ func (x *CheckResponse) String() string {
 func (*CheckResponse) ProtoMessage() {}
 
 func (x *CheckResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_simhashdb_v1_index_proto_msgTypes[30]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2070,7 +2250,7 @@ func (x *CheckResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckResponse.ProtoReflect.Descriptor instead.
 func (*CheckResponse) Descriptor() ([]byte, []int) {
-	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{30}
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *CheckResponse) GetOk() bool {
@@ -2312,7 +2492,15 @@ const file_simhashdb_v1_index_proto_rawDesc = "" +
 	"\x05bytes\x18\x04 \x01(\x03R\x05bytes\x12\x14\n" +
 	"\x05codes\x18\x05 \x01(\x03R\x05codes\x12\x18\n" +
 	"\apending\x18\x06 \x01(\x03R\apending\"\x0e\n" +
-	"\fCheckRequest\"\x87\x03\n" +
+	"\fCheckRequest\"'\n" +
+	"\x11GetSettingRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"*\n" +
+	"\x12GetSettingResponse\x12\x14\n" +
+	"\x05value\x18\x01 \x01(\fR\x05value\"=\n" +
+	"\x11SetSettingRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\fR\x05value\"\x14\n" +
+	"\x12SetSettingResponse\"\x87\x03\n" +
 	"\rCheckResponse\x12\x0e\n" +
 	"\x02ok\x18\x01 \x01(\bR\x02ok\x12\x1c\n" +
 	"\tdocuments\x18\x02 \x01(\x03R\tdocuments\x12\x1a\n" +
@@ -2330,7 +2518,7 @@ const file_simhashdb_v1_index_proto_rawDesc = "" +
 	"\rClusterMethod\x12\x1e\n" +
 	"\x1aCLUSTER_METHOD_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19CLUSTER_METHOD_COMPONENTS\x10\x01\x12\x17\n" +
-	"\x13CLUSTER_METHOD_STAR\x10\x022\xa4\a\n" +
+	"\x13CLUSTER_METHOD_STAR\x10\x022\xd0\b\n" +
 	"\fIndexService\x12H\n" +
 	"\x06Insert\x12\x1b.simhashdb.v1.InsertRequest\x1a\x1c.simhashdb.v1.InsertResponse\"\x03\x90\x02\x02\x12W\n" +
 	"\vInsertBatch\x12 .simhashdb.v1.InsertBatchRequest\x1a!.simhashdb.v1.InsertBatchResponse\"\x03\x90\x02\x02\x12?\n" +
@@ -2344,7 +2532,11 @@ const file_simhashdb_v1_index_proto_rawDesc = "" +
 	"\x05Pairs\x12\x1a.simhashdb.v1.PairsRequest\x1a\x1b.simhashdb.v1.PairsResponse\"\x03\x90\x02\x010\x01\x12P\n" +
 	"\bClusters\x12\x1d.simhashdb.v1.ClustersRequest\x1a\x1e.simhashdb.v1.ClustersResponse\"\x03\x90\x02\x010\x01\x12E\n" +
 	"\x05Stats\x12\x1a.simhashdb.v1.StatsRequest\x1a\x1b.simhashdb.v1.StatsResponse\"\x03\x90\x02\x01\x12E\n" +
-	"\x05Check\x12\x1a.simhashdb.v1.CheckRequest\x1a\x1b.simhashdb.v1.CheckResponse\"\x03\x90\x02\x01B=Z;github.com/simhashdb/simhashdb/gen/simhashdb/v1;simhashdbv1b\x06proto3"
+	"\x05Check\x12\x1a.simhashdb.v1.CheckRequest\x1a\x1b.simhashdb.v1.CheckResponse\"\x03\x90\x02\x01\x12T\n" +
+	"\n" +
+	"GetSetting\x12\x1f.simhashdb.v1.GetSettingRequest\x1a .simhashdb.v1.GetSettingResponse\"\x03\x90\x02\x01\x12T\n" +
+	"\n" +
+	"SetSetting\x12\x1f.simhashdb.v1.SetSettingRequest\x1a .simhashdb.v1.SetSettingResponse\"\x03\x90\x02\x02B=Z;github.com/simhashdb/simhashdb/gen/simhashdb/v1;simhashdbv1b\x06proto3"
 
 var (
 	file_simhashdb_v1_index_proto_rawDescOnce sync.Once
@@ -2359,7 +2551,7 @@ func file_simhashdb_v1_index_proto_rawDescGZIP() []byte {
 }
 
 var file_simhashdb_v1_index_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_simhashdb_v1_index_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
+var file_simhashdb_v1_index_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
 var file_simhashdb_v1_index_proto_goTypes = []any{
 	(ClusterMethod)(0),          // 0: simhashdb.v1.ClusterMethod
 	(*Document)(nil),            // 1: simhashdb.v1.Document
@@ -2392,9 +2584,13 @@ var file_simhashdb_v1_index_proto_goTypes = []any{
 	(*TextSchema)(nil),          // 28: simhashdb.v1.TextSchema
 	(*TableStats)(nil),          // 29: simhashdb.v1.TableStats
 	(*CheckRequest)(nil),        // 30: simhashdb.v1.CheckRequest
-	(*CheckResponse)(nil),       // 31: simhashdb.v1.CheckResponse
-	nil,                         // 32: simhashdb.v1.StatsResponse.BlockVersionsEntry
-	nil,                         // 33: simhashdb.v1.CheckResponse.BlockVersionsEntry
+	(*GetSettingRequest)(nil),   // 31: simhashdb.v1.GetSettingRequest
+	(*GetSettingResponse)(nil),  // 32: simhashdb.v1.GetSettingResponse
+	(*SetSettingRequest)(nil),   // 33: simhashdb.v1.SetSettingRequest
+	(*SetSettingResponse)(nil),  // 34: simhashdb.v1.SetSettingResponse
+	(*CheckResponse)(nil),       // 35: simhashdb.v1.CheckResponse
+	nil,                         // 36: simhashdb.v1.StatsResponse.BlockVersionsEntry
+	nil,                         // 37: simhashdb.v1.CheckResponse.BlockVersionsEntry
 }
 var file_simhashdb_v1_index_proto_depIdxs = []int32{
 	2,  // 0: simhashdb.v1.InsertRequest.content:type_name -> simhashdb.v1.Content
@@ -2414,9 +2610,9 @@ var file_simhashdb_v1_index_proto_depIdxs = []int32{
 	0,  // 14: simhashdb.v1.ClustersRequest.method:type_name -> simhashdb.v1.ClusterMethod
 	1,  // 15: simhashdb.v1.ClustersResponse.documents:type_name -> simhashdb.v1.Document
 	29, // 16: simhashdb.v1.StatsResponse.tables:type_name -> simhashdb.v1.TableStats
-	32, // 17: simhashdb.v1.StatsResponse.block_versions:type_name -> simhashdb.v1.StatsResponse.BlockVersionsEntry
+	36, // 17: simhashdb.v1.StatsResponse.block_versions:type_name -> simhashdb.v1.StatsResponse.BlockVersionsEntry
 	28, // 18: simhashdb.v1.StatsResponse.text_schema:type_name -> simhashdb.v1.TextSchema
-	33, // 19: simhashdb.v1.CheckResponse.block_versions:type_name -> simhashdb.v1.CheckResponse.BlockVersionsEntry
+	37, // 19: simhashdb.v1.CheckResponse.block_versions:type_name -> simhashdb.v1.CheckResponse.BlockVersionsEntry
 	4,  // 20: simhashdb.v1.IndexService.Insert:input_type -> simhashdb.v1.InsertRequest
 	6,  // 21: simhashdb.v1.IndexService.InsertBatch:input_type -> simhashdb.v1.InsertBatchRequest
 	8,  // 22: simhashdb.v1.IndexService.Get:input_type -> simhashdb.v1.GetRequest
@@ -2429,20 +2625,24 @@ var file_simhashdb_v1_index_proto_depIdxs = []int32{
 	24, // 29: simhashdb.v1.IndexService.Clusters:input_type -> simhashdb.v1.ClustersRequest
 	26, // 30: simhashdb.v1.IndexService.Stats:input_type -> simhashdb.v1.StatsRequest
 	30, // 31: simhashdb.v1.IndexService.Check:input_type -> simhashdb.v1.CheckRequest
-	5,  // 32: simhashdb.v1.IndexService.Insert:output_type -> simhashdb.v1.InsertResponse
-	7,  // 33: simhashdb.v1.IndexService.InsertBatch:output_type -> simhashdb.v1.InsertBatchResponse
-	9,  // 34: simhashdb.v1.IndexService.Get:output_type -> simhashdb.v1.GetResponse
-	11, // 35: simhashdb.v1.IndexService.Delete:output_type -> simhashdb.v1.DeleteResponse
-	13, // 36: simhashdb.v1.IndexService.Query:output_type -> simhashdb.v1.QueryResponse
-	15, // 37: simhashdb.v1.IndexService.QueryBatch:output_type -> simhashdb.v1.QueryBatchResponse
-	18, // 38: simhashdb.v1.IndexService.InsertIfNew:output_type -> simhashdb.v1.InsertIfNewResponse
-	20, // 39: simhashdb.v1.IndexService.Export:output_type -> simhashdb.v1.ExportResponse
-	23, // 40: simhashdb.v1.IndexService.Pairs:output_type -> simhashdb.v1.PairsResponse
-	25, // 41: simhashdb.v1.IndexService.Clusters:output_type -> simhashdb.v1.ClustersResponse
-	27, // 42: simhashdb.v1.IndexService.Stats:output_type -> simhashdb.v1.StatsResponse
-	31, // 43: simhashdb.v1.IndexService.Check:output_type -> simhashdb.v1.CheckResponse
-	32, // [32:44] is the sub-list for method output_type
-	20, // [20:32] is the sub-list for method input_type
+	31, // 32: simhashdb.v1.IndexService.GetSetting:input_type -> simhashdb.v1.GetSettingRequest
+	33, // 33: simhashdb.v1.IndexService.SetSetting:input_type -> simhashdb.v1.SetSettingRequest
+	5,  // 34: simhashdb.v1.IndexService.Insert:output_type -> simhashdb.v1.InsertResponse
+	7,  // 35: simhashdb.v1.IndexService.InsertBatch:output_type -> simhashdb.v1.InsertBatchResponse
+	9,  // 36: simhashdb.v1.IndexService.Get:output_type -> simhashdb.v1.GetResponse
+	11, // 37: simhashdb.v1.IndexService.Delete:output_type -> simhashdb.v1.DeleteResponse
+	13, // 38: simhashdb.v1.IndexService.Query:output_type -> simhashdb.v1.QueryResponse
+	15, // 39: simhashdb.v1.IndexService.QueryBatch:output_type -> simhashdb.v1.QueryBatchResponse
+	18, // 40: simhashdb.v1.IndexService.InsertIfNew:output_type -> simhashdb.v1.InsertIfNewResponse
+	20, // 41: simhashdb.v1.IndexService.Export:output_type -> simhashdb.v1.ExportResponse
+	23, // 42: simhashdb.v1.IndexService.Pairs:output_type -> simhashdb.v1.PairsResponse
+	25, // 43: simhashdb.v1.IndexService.Clusters:output_type -> simhashdb.v1.ClustersResponse
+	27, // 44: simhashdb.v1.IndexService.Stats:output_type -> simhashdb.v1.StatsResponse
+	35, // 45: simhashdb.v1.IndexService.Check:output_type -> simhashdb.v1.CheckResponse
+	32, // 46: simhashdb.v1.IndexService.GetSetting:output_type -> simhashdb.v1.GetSettingResponse
+	34, // 47: simhashdb.v1.IndexService.SetSetting:output_type -> simhashdb.v1.SetSettingResponse
+	34, // [34:48] is the sub-list for method output_type
+	20, // [20:34] is the sub-list for method input_type
 	20, // [20:20] is the sub-list for extension type_name
 	20, // [20:20] is the sub-list for extension extendee
 	0,  // [0:20] is the sub-list for field type_name
@@ -2471,7 +2671,7 @@ func file_simhashdb_v1_index_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_simhashdb_v1_index_proto_rawDesc), len(file_simhashdb_v1_index_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   33,
+			NumMessages:   37,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -63,6 +63,10 @@ const (
 	IndexServiceStatsProcedure = "/simhashdb.v1.IndexService/Stats"
 	// IndexServiceCheckProcedure is the fully-qualified name of the IndexService's Check RPC.
 	IndexServiceCheckProcedure = "/simhashdb.v1.IndexService/Check"
+	// IndexServiceGetSettingProcedure is the fully-qualified name of the IndexService's GetSetting RPC.
+	IndexServiceGetSettingProcedure = "/simhashdb.v1.IndexService/GetSetting"
+	// IndexServiceSetSettingProcedure is the fully-qualified name of the IndexService's SetSetting RPC.
+	IndexServiceSetSettingProcedure = "/simhashdb.v1.IndexService/SetSetting"
 )
 
 // IndexServiceClient is a client for the simhashdb.v1.IndexService service.
@@ -95,6 +99,15 @@ type IndexServiceClient interface {
 	Stats(context.Context, *connect.Request[v1.StatsRequest]) (*connect.Response[v1.StatsResponse], error)
 	// Check verifies every stored byte of the index.
 	Check(context.Context, *connect.Request[v1.CheckRequest]) (*connect.Response[v1.CheckResponse], error)
+	// GetSetting returns a setting a program keeps with the index
+	// (engine.DB.Meta: how it reads text, how it names documents by path),
+	// NOT_FOUND if none is kept under the name.
+	GetSetting(context.Context, *connect.Request[v1.GetSettingRequest]) (*connect.Response[v1.GetSettingResponse], error)
+	// SetSetting keeps a setting with the index (engine.DB.SetMeta). A
+	// setting kept already is not changed through the service
+	// (INVALID_ARGUMENT): a served index's settings say how its stored
+	// documents were made.
+	SetSetting(context.Context, *connect.Request[v1.SetSettingRequest]) (*connect.Response[v1.SetSettingResponse], error)
 }
 
 // NewIndexServiceClient constructs a client for the simhashdb.v1.IndexService service. By default,
@@ -191,6 +204,20 @@ func NewIndexServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		getSetting: connect.NewClient[v1.GetSettingRequest, v1.GetSettingResponse](
+			httpClient,
+			baseURL+IndexServiceGetSettingProcedure,
+			connect.WithSchema(indexServiceMethods.ByName("GetSetting")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		setSetting: connect.NewClient[v1.SetSettingRequest, v1.SetSettingResponse](
+			httpClient,
+			baseURL+IndexServiceSetSettingProcedure,
+			connect.WithSchema(indexServiceMethods.ByName("SetSetting")),
+			connect.WithIdempotency(connect.IdempotencyIdempotent),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -208,6 +235,8 @@ type indexServiceClient struct {
 	clusters    *connect.Client[v1.ClustersRequest, v1.ClustersResponse]
 	stats       *connect.Client[v1.StatsRequest, v1.StatsResponse]
 	check       *connect.Client[v1.CheckRequest, v1.CheckResponse]
+	getSetting  *connect.Client[v1.GetSettingRequest, v1.GetSettingResponse]
+	setSetting  *connect.Client[v1.SetSettingRequest, v1.SetSettingResponse]
 }
 
 // Insert calls simhashdb.v1.IndexService.Insert.
@@ -270,6 +299,16 @@ func (c *indexServiceClient) Check(ctx context.Context, req *connect.Request[v1.
 	return c.check.CallUnary(ctx, req)
 }
 
+// GetSetting calls simhashdb.v1.IndexService.GetSetting.
+func (c *indexServiceClient) GetSetting(ctx context.Context, req *connect.Request[v1.GetSettingRequest]) (*connect.Response[v1.GetSettingResponse], error) {
+	return c.getSetting.CallUnary(ctx, req)
+}
+
+// SetSetting calls simhashdb.v1.IndexService.SetSetting.
+func (c *indexServiceClient) SetSetting(ctx context.Context, req *connect.Request[v1.SetSettingRequest]) (*connect.Response[v1.SetSettingResponse], error) {
+	return c.setSetting.CallUnary(ctx, req)
+}
+
 // IndexServiceHandler is an implementation of the simhashdb.v1.IndexService service.
 type IndexServiceHandler interface {
 	// Insert stores one document, replacing any with its id.
@@ -300,6 +339,15 @@ type IndexServiceHandler interface {
 	Stats(context.Context, *connect.Request[v1.StatsRequest]) (*connect.Response[v1.StatsResponse], error)
 	// Check verifies every stored byte of the index.
 	Check(context.Context, *connect.Request[v1.CheckRequest]) (*connect.Response[v1.CheckResponse], error)
+	// GetSetting returns a setting a program keeps with the index
+	// (engine.DB.Meta: how it reads text, how it names documents by path),
+	// NOT_FOUND if none is kept under the name.
+	GetSetting(context.Context, *connect.Request[v1.GetSettingRequest]) (*connect.Response[v1.GetSettingResponse], error)
+	// SetSetting keeps a setting with the index (engine.DB.SetMeta). A
+	// setting kept already is not changed through the service
+	// (INVALID_ARGUMENT): a served index's settings say how its stored
+	// documents were made.
+	SetSetting(context.Context, *connect.Request[v1.SetSettingRequest]) (*connect.Response[v1.SetSettingResponse], error)
 }
 
 // NewIndexServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -392,6 +440,20 @@ func NewIndexServiceHandler(svc IndexServiceHandler, opts ...connect.HandlerOpti
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
+	indexServiceGetSettingHandler := connect.NewUnaryHandler(
+		IndexServiceGetSettingProcedure,
+		svc.GetSetting,
+		connect.WithSchema(indexServiceMethods.ByName("GetSetting")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	indexServiceSetSettingHandler := connect.NewUnaryHandler(
+		IndexServiceSetSettingProcedure,
+		svc.SetSetting,
+		connect.WithSchema(indexServiceMethods.ByName("SetSetting")),
+		connect.WithIdempotency(connect.IdempotencyIdempotent),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/simhashdb.v1.IndexService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case IndexServiceInsertProcedure:
@@ -418,6 +480,10 @@ func NewIndexServiceHandler(svc IndexServiceHandler, opts ...connect.HandlerOpti
 			indexServiceStatsHandler.ServeHTTP(w, r)
 		case IndexServiceCheckProcedure:
 			indexServiceCheckHandler.ServeHTTP(w, r)
+		case IndexServiceGetSettingProcedure:
+			indexServiceGetSettingHandler.ServeHTTP(w, r)
+		case IndexServiceSetSettingProcedure:
+			indexServiceSetSettingHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -473,4 +539,12 @@ func (UnimplementedIndexServiceHandler) Stats(context.Context, *connect.Request[
 
 func (UnimplementedIndexServiceHandler) Check(context.Context, *connect.Request[v1.CheckRequest]) (*connect.Response[v1.CheckResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("simhashdb.v1.IndexService.Check is not implemented"))
+}
+
+func (UnimplementedIndexServiceHandler) GetSetting(context.Context, *connect.Request[v1.GetSettingRequest]) (*connect.Response[v1.GetSettingResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("simhashdb.v1.IndexService.GetSetting is not implemented"))
+}
+
+func (UnimplementedIndexServiceHandler) SetSetting(context.Context, *connect.Request[v1.SetSettingRequest]) (*connect.Response[v1.SetSettingResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("simhashdb.v1.IndexService.SetSetting is not implemented"))
 }
