@@ -48,9 +48,20 @@ func NewSchema() Schema {
 // this build makes: compared with new ones, they would estimate nothing.
 var ErrSketchKind = errors.New("textindex: the index's sketches are of another kind than this build makes")
 
+// Settings is where an index keeps its schema (SchemaSetting): an
+// *engine.DB, or a served index through package client.
+type Settings interface {
+	Meta(ctx context.Context, name string) ([]byte, error)
+	SetMeta(ctx context.Context, name string, value []byte) error
+}
+
 // Check refuses db's sketches if s names another kind of them.
-func (s Schema) Check(db *engine.DB) error {
-	if Sketched(db) && s.Sketch != "" && s.Sketch != sketch.Kind {
+func (s Schema) Check(db *engine.DB) error { return s.checkSketches(Sketched(db)) }
+
+// checkSketches refuses the sketches of an index that keeps them if s
+// names another kind.
+func (s Schema) checkSketches(sketched bool) error {
+	if sketched && s.Sketch != "" && s.Sketch != sketch.Kind {
 		return fmt.Errorf("%w: %s, this build's %s", ErrSketchKind, s.Sketch, sketch.Kind)
 	}
 	return nil
@@ -129,8 +140,13 @@ func (s Schema) Reading() (simhash.Reading, error) {
 
 // Reader returns the Reader of db's documents as s reads them: with
 // sketches if db keeps them.
-func (s Schema) Reader(db *engine.DB) (*Reader, error) {
-	if err := s.Check(db); err != nil {
+func (s Schema) Reader(db *engine.DB) (*Reader, error) { return s.ReaderFor(Sketched(db)) }
+
+// ReaderFor is Reader for an index that keeps sketches or not, as
+// sketched says (Sketched, or a served index's Stats.SketchSize ==
+// sketch.Size).
+func (s Schema) ReaderFor(sketched bool) (*Reader, error) {
+	if err := s.checkSketches(sketched); err != nil {
 		return nil, err
 	}
 	f, err := s.Fingerprinter()
@@ -141,12 +157,12 @@ func (s Schema) Reader(db *engine.DB) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return NewReader(f, reading, Sketched(db)), nil
+	return NewReader(f, reading, sketched), nil
 }
 
 // LoadSchema returns the schema db keeps; ok is false for an index that
 // keeps none (made before schemas were kept, or of fingerprints only).
-func LoadSchema(ctx context.Context, db *engine.DB) (s Schema, ok bool, err error) {
+func LoadSchema(ctx context.Context, db Settings) (s Schema, ok bool, err error) {
 	v, err := db.Meta(ctx, SchemaSetting)
 	if errors.Is(err, engine.ErrNotFound) {
 		return Schema{}, false, nil
@@ -161,7 +177,7 @@ func LoadSchema(ctx context.Context, db *engine.DB) (s Schema, ok bool, err erro
 }
 
 // Store keeps s with db (SchemaSetting).
-func (s Schema) Store(ctx context.Context, db *engine.DB) error {
+func (s Schema) Store(ctx context.Context, db Settings) error {
 	b, err := json.Marshal(s)
 	if err != nil {
 		return err

@@ -30,10 +30,19 @@ const (
 	Unchanged
 )
 
+// Index is what IDs reads and keeps its setting in: an *engine.DB, or a
+// served index through package client.
+type Index interface {
+	Get(ctx context.Context, id uint64) (engine.Doc, error)
+	Docs(ctx context.Context) iter.Seq2[engine.Doc, error]
+	Meta(ctx context.Context, name string) ([]byte, error)
+	SetMeta(ctx context.Context, name string, value []byte) error
+}
+
 // IDs gives documents named by a path their ids. It is not safe for
 // concurrent use.
 type IDs struct {
-	db *engine.DB
+	db Index
 	// byName is the names of an index that gave ids in order (nil for
 	// one that hashes them), and next the next id in order.
 	byName map[string]uint64
@@ -45,7 +54,7 @@ type IDs struct {
 }
 
 // Init marks a new index as one that hashes names into ids.
-func Init(ctx context.Context, db *engine.DB) error {
+func Init(ctx context.Context, db Index) error {
 	return db.SetMeta(ctx, setting, []byte(hashed))
 }
 
@@ -55,7 +64,7 @@ var ErrInOrder = errors.New("the index was made before documents named by a path
 
 // New reads how db names documents; with hashedOnly, an index that gave
 // ids in order is ErrInOrder rather than read through.
-func New(ctx context.Context, db *engine.DB, hashedOnly bool) (*IDs, error) {
+func New(ctx context.Context, db Index, hashedOnly bool) (*IDs, error) {
 	p := &IDs{db: db, taken: map[uint64]string{}}
 	v, err := db.Meta(ctx, setting)
 	switch {
@@ -81,7 +90,8 @@ func New(ctx context.Context, db *engine.DB, hashedOnly bool) (*IDs, error) {
 	case hashedOnly:
 		return nil, ErrInOrder
 	}
-	// An index made before: its documents' names say which ids are whose.
+	// An index made before: its documents' names say which ids are whose,
+	// and new ones go on after the largest (Docs is in id order).
 	p.byName = map[string]uint64{}
 	for d, err := range db.Docs(ctx) {
 		if err != nil {
@@ -90,15 +100,13 @@ func New(ctx context.Context, db *engine.DB, hashedOnly bool) (*IDs, error) {
 		if d.Name != "" {
 			p.byName[d.Name] = d.ID
 		}
-	}
-	if p.next, err = db.NextID(ctx); err != nil {
-		return nil, err
+		p.next = d.ID + 1
 	}
 	return p, nil
 }
 
 // isEmpty reports whether db stores no document.
-func isEmpty(ctx context.Context, db *engine.DB) (bool, error) {
+func isEmpty(ctx context.Context, db Index) (bool, error) {
 	next, stop := iter.Pull2(db.Docs(ctx))
 	defer stop()
 	_, err, ok := next()

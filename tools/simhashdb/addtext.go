@@ -14,6 +14,7 @@ import (
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/internal/lines"
 	"github.com/simhashdb/simhashdb/simhash"
+	"github.com/simhashdb/simhashdb/sketch"
 	"github.com/simhashdb/simhashdb/textindex"
 	"github.com/simhashdb/simhashdb/textindex/naming"
 )
@@ -28,9 +29,9 @@ const textBatchAge = time.Second
 // textAdder stores files as documents with new ids, in batches.
 type textAdder struct {
 	ctx   context.Context
-	db    *engine.DB
+	db    *addTarget
 	rd    *textindex.Reader
-	index string // the index folder, absolute: never read as input
+	index string // the index folder, absolute ("" for a served index): never read as input
 	bulk  bool   // gather everything, then Load
 	ids   *naming.IDs
 	ifNew int // >= 0: store only files with no stored document within it
@@ -57,14 +58,16 @@ type textAdder struct {
 // --sync says before its ids are printed), or loaded at once with bulk.
 // With ifNew >= 0 a file is stored only if no stored document lies within
 // ifNew of it (the engine's InsertIfNew), else reported.
-func addText(ctx context.Context, db *engine.DB, dbDir string, paths []string, ff *fingerprintFlags, progress string, bulk bool, ifNew int, similarity float64, stdout, stderr io.Writer) int {
-	rd, err := ff.textReader(db)
+func addText(ctx context.Context, db *addTarget, dbDir string, paths []string, ff *fingerprintFlags, progress string, bulk bool, ifNew int, similarity float64, stdout, stderr io.Writer) int {
+	rd, err := ff.textReader(db.sketchSize == sketch.Size)
 	if err != nil {
 		return fail(stderr, "add", exitUsage, err)
 	}
-	index, err := filepath.Abs(dbDir)
-	if err != nil {
-		return fail(stderr, "add", exitFailed, err)
+	index := ""
+	if dbDir != "" {
+		if index, err = filepath.Abs(dbDir); err != nil {
+			return fail(stderr, "add", exitFailed, err)
+		}
 	}
 	a := &textAdder{ctx: ctx, db: db, rd: rd, index: index, bulk: bulk, ifNew: ifNew, similarity: similarity, stdout: stdout, stderr: stderr}
 	var p *progressReporter
@@ -121,6 +124,9 @@ func (a *textAdder) bad(path string, err error) {
 
 // inIndex reports whether path is the index folder or inside it.
 func (a *textAdder) inIndex(path string) bool {
+	if a.index == "" {
+		return false
+	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return false
@@ -190,7 +196,7 @@ func (a *textAdder) insertIfNew(d engine.Doc, what int) error {
 	similar := ""
 	if d.Sketch != "" {
 		var vs []textindex.Match
-		vs, inserted, err = textindex.InsertIfNew(a.ctx, a.db, d, a.ifNew, a.similarity)
+		vs, inserted, err = a.db.InsertIfNewSimilar(a.ctx, d, a.ifNew, a.similarity)
 		for _, v := range vs {
 			ms = append(ms, v.Match)
 		}
@@ -222,7 +228,7 @@ func (a *textAdder) commit(p *progressReporter) error {
 	}
 	var err error
 	if a.bulk {
-		err = a.db.Load(a.ctx, a.docs)
+		err = a.db.load(a.ctx, a.docs)
 	} else {
 		err = a.db.InsertBatch(a.ctx, a.docs)
 	}

@@ -76,14 +76,14 @@ func (ff *fingerprintFlags) reading() (simhash.Reading, error) {
 	return r, nil
 }
 
-// textReader returns the reader of documents of db: its schema (ff, after
-// withIndex), and sketches if db keeps them.
-func (ff *fingerprintFlags) textReader(db *engine.DB) (*textindex.Reader, error) {
+// textReader returns the reader of an index's documents: its schema (ff,
+// after withIndex), and sketches if the index keeps them (sketched).
+func (ff *fingerprintFlags) textReader(sketched bool) (*textindex.Reader, error) {
 	st, err := ff.schema()
 	if err != nil {
 		return nil, err
 	}
-	rd, err := st.Reader(db)
+	rd, err := st.ReaderFor(sketched)
 	return rd, flagError(err)
 }
 
@@ -117,13 +117,14 @@ func schemaString(st textindex.Schema) string {
 	return strings.Join(out, " ")
 }
 
-// withIndex makes ff the fingerprint options of db: those it was created
-// with, which a new index (created) stores now. A flag given on the command
+// withIndex makes ff the fingerprint options of the index ix, which keeps
+// sketches or not as sketched says: those it was created with, which a
+// new index (created) stores now. A flag given on the command
 // line that differs from them is an error, so that text is never queried
 // or added with other options than the index's. An index created before
 // the options were stored takes the flags as given.
-func (ff *fingerprintFlags) withIndex(ctx context.Context, db *engine.DB, fl *flag.FlagSet, created bool) error {
-	st, ok, err := textindex.LoadSchema(ctx, db)
+func (ff *fingerprintFlags) withIndex(ctx context.Context, ix textindex.Settings, sketched bool, fl *flag.FlagSet, created bool) error {
+	st, ok, err := textindex.LoadSchema(ctx, ix)
 	if err != nil {
 		return err
 	}
@@ -145,12 +146,12 @@ func (ff *fingerprintFlags) withIndex(ctx context.Context, db *engine.DB, fl *fl
 		if err != nil {
 			return err
 		}
-		if textindex.Sketched(db) {
+		if sketched {
 			st.Sketch = sketch.Kind
 		}
-		return st.Store(ctx, db)
+		return st.Store(ctx, ix)
 	}
-	if err := st.Check(db); err != nil {
+	if _, err := st.ReaderFor(sketched); err != nil {
 		return err
 	}
 	stored := schemaFlags(st)
@@ -196,7 +197,7 @@ func runFingerprint(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 			fmt.Fprintf(stderr, "%s fingerprint: %v\n", programName, err)
 			return exitFailed
 		}
-		err = ff.withIndex(context.Background(), db, fl, false)
+		err = ff.withIndex(context.Background(), db, textindex.Sketched(db), fl, false)
 		db.Close()
 		if err != nil {
 			fmt.Fprintf(stderr, "%s fingerprint: %v\n", programName, err)

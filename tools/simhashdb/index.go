@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -19,7 +18,6 @@ import (
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/internal/lines"
 	"github.com/simhashdb/simhashdb/permutation"
-	"github.com/simhashdb/simhashdb/simhash"
 	"github.com/simhashdb/simhashdb/textindex"
 	"github.com/simhashdb/simhashdb/textindex/naming"
 )
@@ -257,7 +255,7 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	input := fl.String("input", "-", "records to add, one per line (- is standard input)")
 	text := fl.Bool("text", false, "fingerprint the files and folders given as arguments instead of reading records")
 	progress := fl.String("progress", "auto", "progress on stderr: auto (a bar on a terminal), bar, json or none")
-	bulk := fl.Bool("bulk", false, "into an empty index: read all records, then build the tables at once (fastest; durable only at the end)")
+	bulk := fl.Bool("bulk", false, "into an empty index: read all records, then build the tables at once (fastest; durable only at the end; with --server, stored at the end in batches)")
 	hex := registerHex(fl)
 	prune := fl.Bool("prune", false, "with --text: also remove the documents named by a path under the folders given whose file is gone (as a sync tool does)")
 	dryRun := fl.Bool("dry-run", false, "with --prune: list what it would remove, and change nothing (no file is added either)")
@@ -288,27 +286,18 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return fail(stderr, "add", exitUsage, errors.New("--dry-run lists what --prune would remove: give --prune too"))
 	}
 	if rf.server != "" {
-		only := map[string]bool{"server": true, "token-file": true, "input": true, "hex": true}
-		if *text {
-			only = map[string]bool{"server": true, "token-file": true, "text": true}
-		}
-		var other []string
+		// What only an index opened here takes: the server opened its
+		// index, and reads it with the flags it was started with.
+		var local []string
 		fl.Visit(func(f *flag.Flag) {
-			if !only[f.Name] {
-				other = append(other, "--"+f.Name)
+			switch f.Name {
+			case "k", "expect", "design", "sync", "sketches", "wal-recovery":
+				local = append(local, "--"+f.Name)
 			}
 		})
-		switch {
-		case *text && len(other) > 0:
-			return fail(stderr, "add", exitUsage, fmt.Errorf("with --server, add --text sends the files' text and the server fingerprints it with the index's options: it takes no other flags (got %s)", strings.Join(other, " ")))
-		case *text && fl.NArg() == 0:
-			return fail(stderr, "add", exitUsage, errors.New("--text needs PATH arguments"))
-		case *text:
-			return addTextRemote(&rf, fl.Args(), stdout, stderr)
-		case len(other) > 0 || fl.NArg() > 0:
-			return fail(stderr, "add", exitUsage, fmt.Errorf("with --server, add reads records from --input (or files with --text) and takes no other flags or arguments (got %s)", strings.Join(append(other, fl.Args()...), " ")))
+		if len(local) > 0 {
+			return fail(stderr, "add", exitUsage, fmt.Errorf("%s: with --server, the server opened the index as it was started to: give them to 'simhashdb serve', or add with --db", strings.Join(local, " ")))
 		}
-		return addRemote(&rf, lines.Syntax{Hex: *hex}, *input, stdin, stderr)
 	}
 	opts, err := cf.options(&d)
 	if err != nil {
@@ -350,41 +339,35 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return fail(stderr, "add", exitUsage, err)
 		}
 	}
-	if (*text && *sketches) || header != nil && header.Sketch > 0 {
+	if rf.server == "" && ((*text && *sketches) || header != nil && header.Sketch > 0) {
 		var code int
 		if opts, code, err = textOptions(opts, &d, &cf, &ff, fl, *text); err != nil {
 			return fail(stderr, "add", code, err)
 		}
 	}
-	db, code, err := cf.open(ctx, &d, opts, &ff, fl)
+	ix, closeIx, code, err := openAddTarget(ctx, &d, &rf, &cf, opts, &ff, fl, stderr)
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
-			return fail(stderr, "add", exitFailed, fmt.Errorf("interrupted while opening %s: nothing from the input is stored; run the same command again", d.dir))
+			return fail(stderr, "add", exitFailed, fmt.Errorf("interrupted while opening %s: nothing from the input is stored; run the same command again", cmp.Or(d.dir, rf.server)))
 		}
 		if header != nil && header.Fingerprint != nil && errors.Is(err, errConflict) {
-			err = fmt.Errorf("the input was exported from an index with %s, %s holds one with other options: %w", schemaString(*header.Fingerprint), d.dir, err)
+			err = fmt.Errorf("the input was exported from an index with %s, %s holds one with other options: %w", schemaString(*header.Fingerprint), cmp.Or(d.dir, rf.server), err)
 		}
 		return fail(stderr, "add", code, err)
 	}
 	switch {
 	case *text && *dryRun:
-		code = pruneGone(ctx, db, fl.Args(), true, stdout, stderr)
+		code = pruneGone(ctx, ix, fl.Args(), true, stdout, stderr)
 	case *text:
-		code = addText(ctx, db, d.dir, fl.Args(), &ff, *progress, *bulk, *ifNew, *similarity, stdout, stderr)
+		code = addText(ctx, ix, d.dir, fl.Args(), &ff, *progress, *bulk, *ifNew, *similarity, stdout, stderr)
 		if *prune && code != exitUsage && ctx.Err() == nil {
-			code = max(code, pruneGone(ctx, db, fl.Args(), false, stdout, stderr))
+			code = max(code, pruneGone(ctx, ix, fl.Args(), false, stdout, stderr))
 		}
 	default:
-		code = addRecords(ctx, db, lines.Syntax{Hex: *hex, Sketch: db.SketchSize()}, in, inName, inSize, stderr, *progress, *bulk, *ifNew)
+		code = addRecords(ctx, ix, lines.Syntax{Hex: *hex, Sketch: ix.sketchSize}, in, inName, inSize, stderr, *progress, *bulk, *ifNew)
 	}
-	if ctx.Err() != nil {
-		fmt.Fprintf(stderr, "%s add: closing %s: what is stored goes to its tables; other commands find it in use until this one exits\n", programName, d.dir)
-	}
-	if err := db.Flush(context.Background()); err != nil && code == exitOK {
-		code = fail(stderr, "add", exitFailed, err)
-	}
-	if err := db.Close(); err != nil {
-		code = fail(stderr, "add", exitFailed, err)
+	if err := closeIx(ctx.Err() != nil); err != nil {
+		code = max(code, fail(stderr, "add", exitFailed, err))
 	}
 	return code
 }
@@ -416,7 +399,7 @@ func textOptions(opts engine.Options, d *dbFlags, cf *createFlags, ff *fingerpri
 // addRecords streams records into db: a parser goroutine reads lines while
 // this one commits whatever has been parsed as one batch, so batches grow
 // with the input's speed and every commit moves "durable" forward.
-func addRecords(ctx context.Context, db *engine.DB, syn lines.Syntax, r io.Reader, name string, size int64, stderr io.Writer, progress string, bulk bool, ifNew int) int {
+func addRecords(ctx context.Context, db *addTarget, syn lines.Syntax, r io.Reader, name string, size int64, stderr io.Writer, progress string, bulk bool, ifNew int) int {
 	// Built at the first line of "simhashdb fingerprint", if any.
 	var ids *naming.IDs
 	idsFor := func() (*naming.IDs, error) {
@@ -483,7 +466,7 @@ func addRecords(ctx context.Context, db *engine.DB, syn lines.Syntax, r io.Reade
 		if err := <-scanErr; err != nil {
 			return fail(stderr, "add", exitFailed, err)
 		}
-		if err := db.Load(ctx, docs); err != nil {
+		if err := db.load(ctx, docs); err != nil {
 			return fail(stderr, "add", exitFailed, err)
 		}
 		durable.Store(read.Load())
@@ -563,73 +546,6 @@ func addRecords(ctx context.Context, db *engine.DB, syn lines.Syntax, r io.Reade
 	return code
 }
 
-// addRemote sends add's records to a server, in requests of up to 50,000,
-// each answered once durable.
-func addRemote(rf *remoteFlags, syn lines.Syntax, input string, stdin io.Reader, stderr io.Writer) int {
-	c, err := rf.client()
-	if err != nil {
-		return fail(stderr, "add", exitUsage, err)
-	}
-	ctx, stop := signalContext()
-	defer stop()
-	r, name, _, closeIn, err := openInput(ctx, input, stdin)
-	if err != nil {
-		return fail(stderr, "add", exitFailed, fmt.Errorf("%s: %w", name, err))
-	}
-	defer closeIn()
-	code := exitOK
-	var lines []string
-	var at []int
-	send := func() error {
-		base := 0
-		err := c.postLines(ctx, "/v1/documents", lines, func(body io.Reader) error {
-			var a struct {
-				Stored int
-				Errors []struct {
-					Line  int
-					Error string
-				}
-			}
-			if err := json.NewDecoder(body).Decode(&a); err != nil {
-				return err
-			}
-			for _, e := range a.Errors {
-				code = fail(stderr, "add", exitFailed, &inputError{name, at[base+e.Line-1], errors.New(e.Error)})
-			}
-			base += min(len(lines)-base, 50_000)
-			return nil
-		})
-		lines, at = lines[:0], at[:0]
-		return err
-	}
-	err = scanLines(r, name, func(n int, line string, tooLong error) error {
-		if t := strings.TrimSpace(line); tooLong == nil && (t == "" || t[0] == '#') {
-			return nil
-		}
-		doc, _, err := parseRecord(ctx, syn, line, nil)
-		if tooLong != nil {
-			err = tooLong
-		}
-		if err != nil {
-			code = fail(stderr, "add", exitFailed, &inputError{name, n, err})
-			return nil
-		}
-		b, _ := json.Marshal(map[string]any{"id": doc.ID, "fingerprint": simhash.Format(doc.Fingerprint), "name": doc.Name})
-		lines, at = append(lines, string(b)), append(at, n)
-		if len(lines) == 50_000 {
-			return send()
-		}
-		return nil
-	})
-	if err == nil && len(lines) > 0 {
-		err = send()
-	}
-	if err != nil {
-		return fail(stderr, "add", exitFailed, err)
-	}
-	return code
-}
-
 // createFlags are the flags of the commands that open an index to write
 // and create it if absent (add, serve).
 type createFlags struct {
@@ -690,7 +606,7 @@ func (c *createFlags) open(ctx context.Context, d *dbFlags, opts engine.Options,
 	if err != nil {
 		return nil, exitFailed, err
 	}
-	if err := ff.withIndex(ctx, db, fl, !existed); err != nil {
+	if err := ff.withIndex(ctx, db, textindex.Sketched(db), fl, !existed); err != nil {
 		db.Close()
 		return nil, usageOr(err), err
 	}

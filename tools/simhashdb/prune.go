@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/simhashdb/simhashdb/api"
 	"github.com/simhashdb/simhashdb/engine"
 )
 
@@ -17,7 +18,7 @@ import (
 // the folders and files given (by their document names, docName) whose file
 // is gone: add --text --prune, what users of sync tools expect. A name
 // that is not a path under them is never touched.
-func pruneGone(ctx context.Context, db *engine.DB, paths []string, dryRun bool, stdout, stderr io.Writer) int {
+func pruneGone(ctx context.Context, db api.Index, paths []string, dryRun bool, stdout, stderr io.Writer) int {
 	var roots []string
 	for _, p := range paths {
 		roots = append(roots, docName(p))

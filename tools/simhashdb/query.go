@@ -118,12 +118,12 @@ func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var K int // the largest distance the index answers
 	if e, ok := ix.(api.Embedded); ok {
 		K = e.K()
-		if err := ff.withIndex(ctx, e.DB, fl, false); err != nil {
+		sketched = textindex.Sketched(e.DB)
+		if err := ff.withIndex(ctx, e.DB, sketched, fl, false); err != nil {
 			return fail(stderr, "query", usageOr(err), err)
 		}
-		sketched = textindex.Sketched(e.DB)
 		if !given["fp"] {
-			rd, err := ff.textReader(e.DB)
+			rd, err := ff.textReader(sketched)
 			if err != nil {
 				return fail(stderr, "query", exitUsage, err)
 			}

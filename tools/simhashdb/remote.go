@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -16,6 +14,8 @@ import (
 	"github.com/simhashdb/simhashdb/api"
 	"github.com/simhashdb/simhashdb/client"
 	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/sketch"
+	"github.com/simhashdb/simhashdb/textindex/naming"
 )
 
 // remoteFlags send a command to a running "simhashdb serve" instead of
@@ -60,15 +60,75 @@ func openIndex(d *dbFlags, rf *remoteFlags, opts engine.Options) (api.Index, fun
 		}
 		return api.Embedded{DB: db}, db.Close, nil
 	}
-	token, err := rf.token()
-	if err != nil {
-		return nil, nil, err
-	}
-	c, err := client.New(rf.server, client.Options{Token: token, Timeout: remoteTimeout})
+	c, err := rf.dial()
 	if err != nil {
 		return nil, nil, err
 	}
 	return c, func() error { return nil }, nil
+}
+
+// dial returns a client of the server at --server.
+func (rf *remoteFlags) dial() (*client.Client, error) {
+	token, err := rf.token()
+	if err != nil {
+		return nil, err
+	}
+	return client.New(rf.server, client.Options{Token: token, Timeout: remoteTimeout})
+}
+
+// addIndex is what add writes to, through the same calls embedded or
+// served.
+type addIndex interface {
+	api.Index
+	api.Verifier
+	naming.Index
+}
+
+// addTarget is the index add writes to.
+type addTarget struct {
+	addIndex
+	sketchSize int // the bytes of each document's sketch, 0 for none
+	// load stores what --bulk gathered: the engine's Load, which builds
+	// the tables of an empty index at once, or a served index's
+	// InsertBatch.
+	load func(context.Context, []engine.Doc) error
+}
+
+// embeddedTarget is db as add's target.
+func embeddedTarget(db *engine.DB) *addTarget {
+	return &addTarget{api.Embedded{DB: db}, db.SketchSize(), db.Load}
+}
+
+// openAddTarget opens what add writes to: the index in --db, created with
+// opts if absent, or the one served at --server; either way ff become the
+// index's text options (withIndex). closeIx flushes and closes an index
+// opened here. On failure it returns the exit code to stop with.
+func openAddTarget(ctx context.Context, d *dbFlags, rf *remoteFlags, cf *createFlags, opts engine.Options, ff *fingerprintFlags, fl *flag.FlagSet, stderr io.Writer) (_ *addTarget, closeIx func(interrupted bool) error, code int, _ error) {
+	if rf.server == "" {
+		db, code, err := cf.open(ctx, d, opts, ff, fl)
+		if err != nil {
+			return nil, nil, code, err
+		}
+		closeIx = func(interrupted bool) error {
+			if interrupted {
+				fmt.Fprintf(stderr, "%s add: closing %s: what is stored goes to its tables; other commands find it in use until this one exits\n", programName, d.dir)
+			}
+			return errors.Join(db.Flush(context.Background()), db.Close())
+		}
+		return embeddedTarget(db), closeIx, exitOK, nil
+	}
+	c, err := rf.dial()
+	if err != nil {
+		return nil, nil, exitUsage, err
+	}
+	st, err := c.Stats(ctx)
+	if err != nil && !errors.As(err, new(*engine.StatsError)) {
+		return nil, nil, exitFailed, err
+	}
+	if err := ff.withIndex(ctx, c, st.SketchSize == sketch.Size, fl, false); err != nil {
+		return nil, nil, usageOr(err), err
+	}
+	return &addTarget{c, st.SketchSize, c.InsertBatch}, func(bool) error { return nil }, exitOK, nil
 }
 
 // remoteTimeout bounds a call to the server that is not a stream.
@@ -84,91 +144,4 @@ func (rf *remoteFlags) token() (string, error) {
 		return "", fmt.Errorf("--token-file: %w", unwrapPathError(err))
 	}
 	return strings.TrimSpace(string(b)), nil
-}
-
-// remote is a client of the server's API.
-type remote struct {
-	base, token string
-	hc          *http.Client
-}
-
-func (rf *remoteFlags) client() (*remote, error) {
-	token, err := rf.token()
-	if err != nil {
-		return nil, err
-	}
-	return &remote{base: strings.TrimRight(rf.server, "/"), hc: &http.Client{Timeout: remoteTimeout}, token: token}, nil
-}
-
-// call sends a request and decodes a JSON answer into out (if not nil), or
-// returns the server's error.
-func (r *remote) call(ctx context.Context, method, path string, body io.Reader, out any) error {
-	resp, err := r.send(ctx, method, path, body)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if out == nil {
-		return nil
-	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-		return fmt.Errorf("%s %s: the answer: %w", method, path, err)
-	}
-	return nil
-}
-
-// send sends a request; an answer other than 200 is returned as the
-// server's error.
-func (r *remote) send(ctx context.Context, method, path string, body io.Reader) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, method, r.base+path, body)
-	if err != nil {
-		return nil, err
-	}
-	if r.token != "" {
-		req.Header.Set("Authorization", "Bearer "+r.token)
-	}
-	resp, err := r.hc.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		defer resp.Body.Close()
-		var e struct{ Error string }
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		if json.Unmarshal(b, &e) != nil || e.Error == "" {
-			e.Error = strings.TrimSpace(string(b))
-		}
-		return nil, &remoteError{r.base, resp.StatusCode, resp.Status, e.Error}
-	}
-	return resp, nil
-}
-
-// remoteError is an answer of the server other than 200.
-type remoteError struct {
-	base   string
-	status int
-	text   string // the status line's text
-	msg    string // the server's {"error"}
-}
-
-func (e *remoteError) Error() string { return fmt.Sprintf("%s: %s %s", e.base, e.text, e.msg) }
-
-// postLines sends a body of lines in requests of at most chunk lines, and
-// calls each with the answer to each request.
-func (r *remote) postLines(ctx context.Context, path string, lines []string, each func(io.Reader) error) error {
-	const chunk = 50_000
-	for len(lines) > 0 {
-		n := min(len(lines), chunk)
-		resp, err := r.send(ctx, "POST", path, strings.NewReader(strings.Join(lines[:n], "\n")+"\n"))
-		if err != nil {
-			return err
-		}
-		err = each(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			return err
-		}
-		lines = lines[n:]
-	}
-	return nil
 }

@@ -366,19 +366,19 @@ func TestServeCLI(t *testing.T) {
 	assert.Contains(t, r.stderr, "unauthenticated")
 	r = runCLI(t, "", "stats", "--server", s.url, "--db", db)
 	assert.Equal(t, 2, r.code)
-	r = runCLI(t, "", "add", "--server", s.url, "--text", "--html", dir)
+	r = cli("", "add", "--text", "--html", dir)
+	assert.Equal(t, 2, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "--html true (the index's is false): the index fingerprints text as it was created to")
+	r = cli("", "add", "--k", "2", "--sync", "none")
 	assert.Equal(t, 2, r.code)
-	assert.Contains(t, r.stderr, "takes no other flags (got --html)")
-	r = runCLI(t, "", "add", "--server", s.url, "--k", "2", dir)
-	assert.Equal(t, 2, r.code)
-	assert.Contains(t, r.stderr, "takes no other flags or arguments")
+	assert.Contains(t, r.stderr, "--k --sync: with --server, the server opened the index as it was started to")
 	assert.Equal(t, 0, s.stop(t, syscall.SIGTERM), s.log())
 }
 
 // TestServeAddText: add --text --server stores files under the ids of
-// their paths, fingerprinted as a local add --text does; adding them again
-// leaves them, a changed file is replaced, and a file JSON cannot carry is
-// named.
+// their paths, fingerprinted as a local add --text does (with the index's
+// options, here, so that a file in any encoding goes as it is); adding
+// them again leaves them, a changed file is replaced.
 func TestServeAddText(t *testing.T) {
 	dir := t.TempDir()
 	files := filepath.Join(dir, "files")
@@ -391,21 +391,20 @@ func TestServeAddText(t *testing.T) {
 	write("latin1.txt", "caf\xe9 cr\xe8me")
 	s := startServe(t, "--db", filepath.Join(dir, "served"))
 	r := runCLI(t, "", "add", "--server", s.url, "--text", files)
-	assert.Equal(t, 1, r.code, r.stderr)
-	assert.Contains(t, r.stderr, "latin1.txt: not UTF-8 text")
-	assert.Contains(t, r.stderr, "3 files: 2 stored (added or replaced), 0 unchanged")
-	local := runCLI(t, "", "add", "--db", filepath.Join(dir, "local"), "--sketches=false", "--text", filepath.Join(files, "a.txt"), filepath.Join(files, "sub"))
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "simhashdb add: 3 files: 3 added, 0 replaced, 0 unchanged\n", r.stderr)
+	local := runCLI(t, "", "add", "--db", filepath.Join(dir, "local"), "--sketches=false", "--text", files)
 	require.Equal(t, 0, local.code, local.stderr)
 	assert.Equal(t, local.stdout, r.stdout, "the same ids and fingerprints as a local add")
 
 	r = runCLI(t, "", "add", "--server", s.url, "--text", filepath.Join(files, "a.txt"), filepath.Join(files, "sub"))
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stderr, "2 files: 0 stored (added or replaced), 2 unchanged")
+	assert.Contains(t, r.stderr, "2 files: 0 added, 0 replaced, 2 unchanged")
 	assert.Empty(t, r.stdout, "unchanged files are not printed, as by a local add")
 	write("a.txt", "the quick brown fox jumps over the lazy cat")
 	r = runCLI(t, "", "add", "--server", s.url, "--text", filepath.Join(files, "a.txt"))
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stderr, "1 files: 1 stored (added or replaced), 0 unchanged")
+	assert.Contains(t, r.stderr, "1 files: 0 added, 1 replaced, 0 unchanged")
 	id := strings.Split(local.stdout, "\t")[0]
 	g := runCLI(t, "", "get", "--server", s.url, id)
 	require.Equal(t, 0, g.code, g.stderr)
@@ -524,22 +523,30 @@ func TestServerSameAsDB(t *testing.T) {
 		require.Equal(t, 0, r.code, r.stderr)
 		queries := "0x0000000000000001\nq 0xfffffffffffffffe\n0xzz\n"
 		sameAsDB(t, local, []sameCase{
-			{"get", "", []string{"get", "1", "900", "4242"}},
-			{"get json", "", []string{"get", "--json", "2", "901"}},
-			{"query", "", []string{"query", "--fp", "0x0000000000000003"}},
-			{"query json", "", []string{"query", "--fp", "0xfffffffffffffff0", "--k", "2", "--json"}},
-			{"query k above K", "", []string{"query", "--fp", "0x1", "--k", "4"}},
-			{"batch", queries, []string{"batch", "--k", "2"}},
-			{"find-all", "", []string{"find-all"}},
-			{"find-all json", "", []string{"find-all", "--json", "--k", "1"}},
-			{"find-all similarity", "", []string{"find-all", "--similarity", "0.5"}},
-			{"find-clusters", "", []string{"find-clusters"}},
-			{"find-clusters star", "", []string{"find-clusters", "--method", "star", "-d", "2"}},
-			{"export", "", []string{"export"}},
-			{"export json", "", []string{"export", "--json"}},
-			{"check", "", []string{"check"}},
-			{"delete", "", []string{"delete", "3", "900", "77777"}},
-			{"export after delete", "", []string{"export"}},
+			{"get", "", []string{"get", "1", "900", "4242"}, nil},
+			{"get json", "", []string{"get", "--json", "2", "901"}, nil},
+			{"query", "", []string{"query", "--fp", "0x0000000000000003"}, nil},
+			{"query json", "", []string{"query", "--fp", "0xfffffffffffffff0", "--k", "2", "--json"}, nil},
+			{"query k above K", "", []string{"query", "--fp", "0x1", "--k", "4"}, nil},
+			{"batch", queries, []string{"batch", "--k", "2"}, nil},
+			{"find-all", "", []string{"find-all"}, nil},
+			{"find-all json", "", []string{"find-all", "--json", "--k", "1"}, nil},
+			{"find-all similarity", "", []string{"find-all", "--similarity", "0.5"}, nil},
+			{"find-clusters", "", []string{"find-clusters"}, nil},
+			{"find-clusters star", "", []string{"find-clusters", "--method", "star", "-d", "2"}, nil},
+			{"export", "", []string{"export"}, nil},
+			{"export json", "", []string{"export", "--json"}, nil},
+			{"check", "", []string{"check"}, nil},
+			{"delete", "", []string{"delete", "3", "900", "77777"}, nil},
+			{"export after delete", "", []string{"export"}, nil},
+			{"add", "1000 0x00000000000000ff added\nbad line\n1001 0xff00000000000000\n3 0x0000000000000003 back\n", []string{"add"}, nil},
+			{"add hex", "1002 00000000000000fe\n", []string{"add", "--hex"}, nil},
+			{"add a name too long", fmt.Sprintf("1003 0x1 %s\n", strings.Repeat("n", 5000)), []string{"add"}, nil},
+			{"add if-new", "1004 0x00000000000000fc near\n1005 0x5555555555555555 new\n", []string{"add", "--if-new", "2"}, nil},
+			{"add named by path", "0x0123456789abcdef\t/srv/pages/a.html\n0x0123456789abcdef\t/srv/pages/b.html\n", []string{"add"}, nil},
+			{"add named again", "0x0123456789abcdef\t/srv/pages/a.html\n0x0123456789abcdee\t/srv/pages/b.html\n", []string{"add"}, nil},
+			{"add bulk into a stored index", "1006 0x1\n", []string{"add", "--bulk"}, nil},
+			{"export after add", "", []string{"export"}, nil},
 		})
 	})
 	t.Run("text", func(t *testing.T) {
@@ -551,34 +558,55 @@ func TestServerSameAsDB(t *testing.T) {
 		require.NoError(t, err)
 		export := runCLI(t, "", "export", "--db", local)
 		require.Equal(t, 0, export.code, export.stderr)
+		more := t.TempDir()
+		for name, text := range map[string]string{"new.txt": "words never stored before in this index", "latin1.txt": "caf\xe9 cr\xe8me br\xfbl\xe9e",
+			"empty.txt": " \n", "zeros.bin": "\x00\x01\x02\x00\x00\x00"} {
+			require.NoError(t, os.WriteFile(filepath.Join(more, name), []byte(text), 0o644))
+		}
+		near := filepath.Join(t.TempDir(), "copy-of-a.txt")
+		require.NoError(t, os.WriteFile(near, page, 0o644))
 		sameAsDB(t, local, []sameCase{
-			{"query text", "", []string{"query", "--text", string(page)}},
-			{"query file", "", []string{"query", "--file", filepath.Join(pages, "near.txt")}},
-			{"query file json", "", []string{"query", "--file", filepath.Join(pages, "far.txt"), "--json"}},
-			{"query stdin, similarity", string(page), []string{"query", "--file", "-", "--similarity", "0.3", "--k", "5"}},
-			{"query text k above K", "", []string{"query", "--text", "some words", "--k", "7"}},
-			{"query text, missing file", "", []string{"query", "--file", filepath.Join(pages, "gone.txt")}},
-			{"query fp with similarity", "", []string{"query", "--fp", "0x1", "--similarity", "0.5"}},
-			{"batch of its export", export.stdout, []string{"batch"}},
-			{"batch of its export, similarity", export.stdout, []string{"batch", "--similarity", "0.95", "--k", "5"}},
-			{"batch k above K", export.stdout, []string{"batch", "--k", "7"}},
-			{"find-all", "", []string{"find-all"}},
-			{"find-all similarity", "", []string{"find-all", "--similarity", "0.5"}},
-			{"find-all distance", "", []string{"find-all", "-d", "3"}},
-			{"find-all distance above K", "", []string{"find-all", "-d", "9"}},
-			{"find-clusters", "", []string{"find-clusters"}},
-			{"find-clusters star", "", []string{"find-clusters", "--method", "star", "--similarity", "0.3"}},
-			{"export", "", []string{"export"}},
-			{"check", "", []string{"check"}},
+			{"query text", "", []string{"query", "--text", string(page)}, nil},
+			{"query file", "", []string{"query", "--file", filepath.Join(pages, "near.txt")}, nil},
+			{"query file json", "", []string{"query", "--file", filepath.Join(pages, "far.txt"), "--json"}, nil},
+			{"query stdin, similarity", string(page), []string{"query", "--file", "-", "--similarity", "0.3", "--k", "5"}, nil},
+			{"query text k above K", "", []string{"query", "--text", "some words", "--k", "7"}, nil},
+			{"query text, missing file", "", []string{"query", "--file", filepath.Join(pages, "gone.txt")}, nil},
+			{"query fp with similarity", "", []string{"query", "--fp", "0x1", "--similarity", "0.5"}, nil},
+			{"batch of its export", export.stdout, []string{"batch"}, nil},
+			{"batch of its export, similarity", export.stdout, []string{"batch", "--similarity", "0.95", "--k", "5"}, nil},
+			{"batch k above K", export.stdout, []string{"batch", "--k", "7"}, nil},
+			{"find-all", "", []string{"find-all"}, nil},
+			{"find-all similarity", "", []string{"find-all", "--similarity", "0.5"}, nil},
+			{"find-all distance", "", []string{"find-all", "-d", "3"}, nil},
+			{"find-all distance above K", "", []string{"find-all", "-d", "9"}, nil},
+			{"find-clusters", "", []string{"find-clusters"}, nil},
+			{"find-clusters star", "", []string{"find-clusters", "--method", "star", "--similarity", "0.3"}, nil},
+			{"export", "", []string{"export"}, nil},
+			{"check", "", []string{"check"}, nil},
+			{"add text again", "", []string{"add", "--text", pages}, nil},
+			{"add text, new and unreadable files", "", []string{"add", "--text", more}, nil},
+			{"add text if-new", "", []string{"add", "--text", "--if-new", "6", "--similarity", "0.5", filepath.Join(pages, "a.txt"), near}, nil},
+			{"add text, a flag against the index", "", []string{"add", "--text", "--shingle", "3", more}, nil},
+			{"add text, gone, dry run", "", []string{"add", "--text", "--prune", "--dry-run", more}, func() {
+				require.NoError(t, os.Remove(filepath.Join(more, "new.txt")))
+			}},
+			{"add text, prune", "", []string{"add", "--text", "--prune", more}, nil},
+			{"export after add", "", []string{"export"}, nil},
+			{"add its export", export.stdout, []string{"add"}, nil},
+			{"add its export, a flag against it", export.stdout, []string{"add", "--shingle", "4"}, nil},
+			{"find-all after add", "", []string{"find-all"}, nil},
 		})
 	})
 }
 
-// sameCase is a command run over --db and over --server.
+// sameCase is a command run over --db and over --server, after before
+// (if any).
 type sameCase struct {
-	name  string
-	stdin string
-	args  []string
+	name   string
+	stdin  string
+	args   []string
+	before func()
 }
 
 // sameAsDB runs each case on the index in local with --db and on a copy
@@ -589,6 +617,9 @@ func sameAsDB(t *testing.T, local string, cases []sameCase) {
 	s := startServe(t, "--db", served)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.before != nil {
+				tc.before()
+			}
 			want := runCLI(t, tc.stdin, append(tc.args, "--db", local)...)
 			got := runCLI(t, tc.stdin, append(tc.args, "--server", s.url)...)
 			require.Equal(t, want.code, got.code, "exit code: --db %q, --server %q", want.stderr, got.stderr)

@@ -267,7 +267,7 @@ func TestAddTextInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // the interrupt came before the first file
 	var stdout, stderr strings.Builder
-	code := addText(ctx, db, t.TempDir(), []string{dir}, &ff, "none", false, -1, 0, &stdout, &stderr)
+	code := addText(ctx, embeddedTarget(db), t.TempDir(), []string{dir}, &ff, "none", false, -1, 0, &stdout, &stderr)
 	assert.Equal(t, exitFailed, code)
 	assert.Contains(t, stderr.String(), "interrupted: 0 files read, 0 stored or left as they were, for good; to finish, run the same command again")
 	assert.NotContains(t, stderr.String(), "context canceled")
