@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/permutation"
 	"github.com/stretchr/testify/require"
 )
 
@@ -102,4 +103,21 @@ func TestStatsPartial(t *testing.T) {
 	}
 	_, err := StatsOf(st, nil, engine.ErrClosed)
 	require.ErrorIs(t, err, engine.ErrClosed)
+}
+
+// TestStatsDesignRoundTrip: the design crosses the wire whole (a served
+// index's stats describe its tables as a local one's do), and one that
+// does not decode is a figure unmeasured, named, not a silent nil.
+func TestStatsDesignRoundTrip(t *testing.T) {
+	d, err := permutation.ForIndex(3, 1<<20)
+	require.NoError(t, err)
+	m := StatsProto(Stats{Stats: engine.Stats{K: 3, Design: d}})
+	got := StatsFromProto(m)
+	require.NoError(t, got.Err())
+	require.Equal(t, d, got.Design)
+	m.Design = m.Design[:len(m.Design)/2]
+	got = StatsFromProto(m)
+	require.Nil(t, got.Design)
+	require.Equal(t, []string{"design"}, got.Unmeasured)
+	require.ErrorContains(t, got.Err(), "the design: ")
 }

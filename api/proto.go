@@ -3,11 +3,13 @@ package api
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"connectrpc.com/connect"
 
 	"github.com/simhashdb/simhashdb/engine"
 	simhashdbv1 "github.com/simhashdb/simhashdb/gen/simhashdb/v1"
+	"github.com/simhashdb/simhashdb/permutation"
 	"github.com/simhashdb/simhashdb/textindex"
 )
 
@@ -70,6 +72,9 @@ func StatsProto(s Stats) *simhashdbv1.StatsResponse {
 		CacheSizeForPebbleIndex: s.CacheForIndex, FileReads: s.FileReads, ReadRing: s.ReadRing,
 		Unmeasured: s.Unmeasured, Problem: s.Problem, BlockVersions: map[string]int64{},
 	}
+	if s.Design != nil {
+		m.Design, _ = s.Design.MarshalBinary() // a design in use encodes
+	}
 	for _, t := range s.Tables {
 		m.Tables = append(m.Tables, &simhashdbv1.TableStats{PrefixBits: uint32(t.Prefix), Layout: t.Layout,
 			Blocks: int64(t.Blocks), Bytes: t.Bytes, Codes: int64(t.Codes), Pending: t.Pending})
@@ -103,6 +108,15 @@ func StatsFromProto(m *simhashdbv1.StatsResponse) Stats {
 	}
 	for v, n := range m.GetBlockVersions() {
 		s.BlockVersions[v] = int(n)
+	}
+	if b := m.GetDesign(); b != nil {
+		d := new(permutation.Design)
+		if err := d.UnmarshalBinary(b); err != nil {
+			s.Unmeasured = append(s.Unmeasured, "design")
+			s.Problem = strings.TrimPrefix(s.Problem+"; ", "; ") + "the design: " + err.Error()
+		} else {
+			s.Design = d
+		}
 	}
 	if sc := m.GetTextSchema(); sc != nil {
 		s.Fingerprint = &textindex.Schema{Shingle: int(sc.GetShingle()), Weighting: sc.GetWeighting(), StopWords: sc.GetStopwords(),

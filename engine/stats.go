@@ -9,6 +9,7 @@ import (
 	"github.com/simhashdb/simhashdb/engine/internal/store"
 
 	"github.com/simhashdb/simhashdb/codec"
+	"github.com/simhashdb/simhashdb/permutation"
 )
 
 // TableStats describes one permuted table.
@@ -28,10 +29,13 @@ type TableStats struct {
 // fingerprints of the tables, which a flush brings up to date;
 // PendingWrites counts the memtable's writes not yet flushed.
 type Stats struct {
-	K            int          `json:"k"`
-	Documents    int64        `json:"documents"`
-	Fingerprints int64        `json:"fingerprints"`
-	Tables       []TableStats `json:"tables"`
+	K int `json:"k"`
+	// Design is the index's table design (a copy: Design()), which says
+	// each table's permutation; Tables says it as text.
+	Design       *permutation.Design `json:"-"`
+	Documents    int64               `json:"documents"`
+	Fingerprints int64               `json:"fingerprints"`
+	Tables       []TableStats        `json:"tables"`
 	// TableBytes is the size of every table block.
 	TableBytes int64 `json:"table_bytes"`
 	// BitsPerFingerprint is the codec's cost of one fingerprint in one
@@ -111,7 +115,7 @@ func (db *DB) Stats(ctx context.Context) (_ Stats, err error) {
 	if err != nil {
 		return Stats{}, err
 	}
-	s := Stats{K: db.design.K, SketchSize: db.sketch, Documents: docs, Fingerprints: st.fps, BlockSize: db.block, MemtableBudget: db.memtableBudget(),
+	s := Stats{K: db.design.K, Design: db.design.Clone(), SketchSize: db.sketch, Documents: docs, Fingerprints: st.fps, BlockSize: db.block, MemtableBudget: db.memtableBudget(),
 		BlockVersions: map[string]int{}}
 	var versions [256]int // by codec version: a map per block would cost a stats call on a large index
 	for t, ti := range st.tables {

@@ -490,7 +490,6 @@ func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "stats", exitFailed, err)
 	}
-	local, isLocal := ix.(api.Embedded)
 	st, fpOpts := out.Stats, out.Fingerprint
 	if *asJSON {
 		b, _ := json.MarshalIndent(out, "", "  ")
@@ -527,12 +526,12 @@ func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	switch {
 	case fpOpts != nil:
 		fmt.Fprintf(stdout, "text options       %s (kept with the index: add --text, query --text/--file and serve use them)\n", schemaString(*fpOpts))
-	case isLocal:
+	default:
 		fmt.Fprintf(stdout, "text options       none stored (an index made before they were kept: text is fingerprinted with the flags given)\n")
 	}
-	if isLocal {
+	if st.Design != nil {
 		fmt.Fprintln(stdout)
-		describeDesign(stdout, local.Design(), st.Fingerprints)
+		describeDesign(stdout, st.Design, st.Fingerprints)
 	}
 	return exitOK
 }

@@ -1538,7 +1538,10 @@ type StatsResponse struct {
 	Unmeasured []string `protobuf:"bytes,28,rep,name=unmeasured,proto3" json:"unmeasured,omitempty"`
 	Problem    string   `protobuf:"bytes,29,opt,name=problem,proto3" json:"problem,omitempty"`
 	// How an index of text reads text, absent in an index of fingerprints.
-	TextSchema    *TextSchema `protobuf:"bytes,30,opt,name=text_schema,json=textSchema,proto3" json:"text_schema,omitempty"`
+	TextSchema *TextSchema `protobuf:"bytes,30,opt,name=text_schema,json=textSchema,proto3" json:"text_schema,omitempty"`
+	// The table design, each table's permutation, in the binary encoding of
+	// package permutation (Design.MarshalBinary).
+	Design        []byte `protobuf:"bytes,31,opt,name=design,proto3" json:"design,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1779,6 +1782,13 @@ func (x *StatsResponse) GetProblem() string {
 func (x *StatsResponse) GetTextSchema() *TextSchema {
 	if x != nil {
 		return x.TextSchema
+	}
+	return nil
+}
+
+func (x *StatsResponse) GetDesign() []byte {
+	if x != nil {
+		return x.Design
 	}
 	return nil
 }
@@ -2425,7 +2435,8 @@ const file_simhashdb_v1_index_proto_rawDesc = "" +
 	"\v_similarity\"H\n" +
 	"\x10ClustersResponse\x124\n" +
 	"\tdocuments\x18\x01 \x03(\v2\x16.simhashdb.v1.DocumentR\tdocuments\"\x0e\n" +
-	"\fStatsRequest\"\xeb\t\n" +
+	"\fStatsRequest\"\x83\n" +
+	"\n" +
 	"\rStatsResponse\x12\f\n" +
 	"\x01k\x18\x01 \x01(\rR\x01k\x12\x1c\n" +
 	"\tdocuments\x18\x02 \x01(\x03R\tdocuments\x12\"\n" +
@@ -2467,7 +2478,8 @@ const file_simhashdb_v1_index_proto_rawDesc = "" +
 	"unmeasured\x12\x18\n" +
 	"\aproblem\x18\x1d \x01(\tR\aproblem\x129\n" +
 	"\vtext_schema\x18\x1e \x01(\v2\x18.simhashdb.v1.TextSchemaR\n" +
-	"textSchema\x1a@\n" +
+	"textSchema\x12\x16\n" +
+	"\x06design\x18\x1f \x01(\fR\x06design\x1a@\n" +
 	"\x12BlockVersionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xfb\x01\n" +
