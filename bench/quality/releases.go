@@ -95,6 +95,29 @@ func (r *Release) recall(found func(p ReleasePair) bool) (near, changed float64)
 	return ratio(nHit, n), ratio(cHit, c)
 }
 
+// NearCount is the number of near pairs (Jaccard >= NearJaccard), and
+// ChangedCount of those whose text changed: what a recall is over.
+func (r *Release) NearCount() int {
+	n, _ := r.counts()
+	return n
+}
+
+// ChangedCount: see NearCount.
+func (r *Release) ChangedCount() int {
+	_, c := r.counts()
+	return c
+}
+
+func (r *Release) counts() (near, changed int) {
+	for _, p := range r.Pairs {
+		if p.Jaccard >= NearJaccard {
+			near++
+			changed += b2i(p.Changed)
+		}
+	}
+	return near, changed
+}
+
 // jaccard is the Jaccard similarity of old page i and new page j; 0 when
 // either has no visible words (an image: it has nothing in common with
 // anything).

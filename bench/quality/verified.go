@@ -2,8 +2,11 @@ package quality
 
 import (
 	"fmt"
+
 	"math/bits"
 	"strings"
+
+	"github.com/cespare/xxhash/v2"
 
 	"github.com/simhashdb/simhashdb/permutation"
 	"github.com/simhashdb/simhashdb/simhash"
@@ -37,48 +40,96 @@ type VerifiedResult struct {
 // EvaluateVerified scores rd's fingerprints as candidates within each of
 // within, verified by sketches at threshold.
 func (r *Release) EvaluateVerified(rd Reader, within []int, threshold float64) []VerifiedResult {
-	oldFP, oldOK, oldSk := sketched(rd, r.Old)
-	newFP, newOK, newSk := sketched(rd, r.New)
+	var out []VerifiedResult
+	for _, d := range within {
+		out = append(out, r.EvaluateUnion([]Reader{rd}, d, threshold))
+	}
+	return out
+}
+
+// EvaluateUnion scores candidates that any of rds' fingerprints finds
+// within d (an index of one fingerprint each, asked together), verified
+// by sketches at threshold.
+func (r *Release) EvaluateUnion(rds []Reader, d int, threshold float64) VerifiedResult {
+	type fps struct {
+		old, new     []uint64
+		oldOK, newOK []bool
+	}
+	var all []fps
+	var oldSk, newSk []sketch.Sketch
+	var names []string
+	for _, rd := range rds {
+		var f fps
+		f.old, f.oldOK, oldSk = sketched(rd, r.Old)
+		f.new, f.newOK, newSk = sketched(rd, r.New)
+		all = append(all, f)
+		names = append(names, rd.Name)
+	}
+	near := func(i, j int) bool {
+		for _, f := range all {
+			if f.oldOK[i] && f.newOK[j] && bits.OnesCount64(f.old[i]^f.new[j]) <= d {
+				return true
+			}
+		}
+		return false
+	}
 	paired := map[[2]int]bool{}
 	for _, p := range r.Pairs {
 		paired[[2]int{p.Old, p.New}] = true
 	}
-	var out []VerifiedResult
-	for _, d := range within {
-		res := VerifiedResult{Collection: r.Name, Reader: rd.Name, Within: d, Threshold: threshold}
-		res.RecallNear, res.RecallChanged = r.recall(func(p ReleasePair) bool {
-			return oldOK[p.Old] && newOK[p.New] && bits.OnesCount64(oldFP[p.Old]^newFP[p.New]) <= d &&
-				sketch.Similarity(oldSk[p.Old], newSk[p.New]) >= threshold
-		})
-		type row struct{ cand, unrel, fls int }
-		rows := make([]row, len(r.Old))
-		parallel(len(r.Old), func(i int) {
-			for j := range r.New {
-				if !oldOK[i] || !newOK[j] || paired[[2]int{i, j}] || bits.OnesCount64(oldFP[i]^newFP[j]) > d {
-					continue
-				}
-				rows[i].cand++
-				if r.jaccard(i, j) >= UnrelatedJaccard {
-					continue
-				}
-				rows[i].unrel++
-				if sketch.Similarity(oldSk[i], newSk[j]) >= threshold {
-					rows[i].fls++
-				}
+	res := VerifiedResult{Collection: r.Name, Reader: strings.Join(names, " or "), Within: d, Threshold: threshold}
+	res.RecallNear, res.RecallChanged = r.recall(func(p ReleasePair) bool {
+		return near(p.Old, p.New) && sketch.Similarity(oldSk[p.Old], newSk[p.New]) >= threshold
+	})
+	type row struct{ cand, unrel, fls int }
+	rows := make([]row, len(r.Old))
+	parallel(len(r.Old), func(i int) {
+		for j := range r.New {
+			if paired[[2]int{i, j}] || !near(i, j) {
+				continue
 			}
-		})
-		unrel := 0
-		for _, rw := range rows {
-			res.Candidates += rw.cand
-			res.False += rw.fls
-			unrel += rw.unrel
+			rows[i].cand++
+			if r.jaccard(i, j) >= UnrelatedJaccard {
+				continue
+			}
+			rows[i].unrel++
+			if sketch.Similarity(oldSk[i], newSk[j]) >= threshold {
+				rows[i].fls++
+			}
 		}
-		cross := max(len(r.Old)*len(r.New)-len(r.Pairs), 1)
-		res.FalseRate = float64(res.False) / float64(cross)
-		res.Unverified = float64(unrel) / float64(cross)
-		out = append(out, res)
+	})
+	unrel := 0
+	for _, rw := range rows {
+		res.Candidates += rw.cand
+		res.False += rw.fls
+		unrel += rw.unrel
 	}
-	return out
+	cross := max(len(r.Old)*len(r.New)-len(r.Pairs), 1)
+	res.FalseRate = float64(res.False) / float64(cross)
+	res.Unverified = float64(unrel) / float64(cross)
+	return res
+}
+
+// UnionReaders are single-word v3 fingerprints of three feature hashes
+// (xxHash, FNV-1, xxHash of the token and a salt byte): independent
+// hyperplanes over the same features, whose union EvaluateUnion scores as
+// a text index's candidates at a small k.
+func UnionReaders() ([]Reader, error) {
+	salted := func(tok []byte) uint64 {
+		return xxhash.Sum64(append(append(make([]byte, 0, len(tok)+1), tok...), 0x9e))
+	}
+	var rs []Reader
+	for _, h := range []struct {
+		name string
+		hash simhash.Hash
+	}{{"xxhash", nil}, {"fnv1", simhash.FNV1}, {"xxhash salted", salted}} {
+		f, err := simhash.New(simhash.Options{Pipeline: simhash.PipelineV3, Shingle: 1, Hash: h.hash})
+		if err != nil {
+			return nil, err
+		}
+		rs = append(rs, Reader{"w=1 " + h.name, document(f)})
+	}
+	return rs, nil
 }
 
 // VerifiedTable is the results as a Markdown table.

@@ -31,6 +31,7 @@ func main() {
 	releases := flag.String("releases", "", "evaluate on the release collections under this folder instead")
 	features := flag.Bool("features", false, "with -releases: compare features and weights, not pipelines")
 	verified := flag.Float64("verified", 0, "with -releases: instead, candidates within 3, 4, 5, 6 and 8 bits verified by a 32-byte sketch at this estimated Jaccard (package sketch)")
+	union := flag.Float64("union", 0, "with -releases: instead, candidates that any of two or three single-word fingerprints (xxHash, FNV-1, salted xxHash features) finds within 3 or 4 bits, verified by a 32-byte sketch at this estimated Jaccard")
 	index := flag.Bool("index", false, "instead, build a text index (package textindex) and a pipeline v3 index of the license set (with -releases: of each collection's two releases) and score what find-all reports")
 	man := flag.String("man", "", "instead: compare the roff reader with man's own text on the manual pages under this folder (e.g. /usr/share/man)")
 	manLimit := flag.Int("man-limit", 0, "with -man: an even sample of this many pages (0: all)")
@@ -55,6 +56,9 @@ func main() {
 		run = func(dir, out string) error { return runReleases(dir, out, *features) }
 		if *verified > 0 {
 			run = func(dir, _ string) error { return runVerified(dir, *verified) }
+		}
+		if *union > 0 {
+			run = func(dir, _ string) error { return runUnion(dir, *union) }
 		}
 		if *index {
 			run = func(dir, _ string) error { return runIndex(dir) }
@@ -162,6 +166,36 @@ func runVerified(dir string, threshold float64) error {
 		}
 		m := c.EvaluateMinHash(1)
 		fmt.Printf("%s: minhash 128 recall %.3f changed %.3f false %d/%d\n", c.Name, m.RecallNear, m.RecallChanged, m.CrossFalse, m.CrossSampled)
+	}
+	fmt.Print(quality.VerifiedTable(all))
+	return nil
+}
+
+// runUnion scores the candidates of several fingerprints together
+// (quality.EvaluateUnion) beside one fingerprint's.
+func runUnion(dir string, threshold float64) error {
+	colls, err := quality.LoadReleases(dir)
+	if err != nil {
+		return err
+	}
+	rs, err := quality.UnionReaders()
+	if err != nil {
+		return err
+	}
+	xx, fnv, salted := rs[0], rs[1], rs[2]
+	var all []quality.VerifiedResult
+	for _, c := range colls {
+		for _, u := range []struct {
+			rds []quality.Reader
+			d   int
+		}{
+			{[]quality.Reader{xx}, 3}, {[]quality.Reader{xx}, 4}, {[]quality.Reader{xx}, 6},
+			{[]quality.Reader{xx, fnv}, 3}, {[]quality.Reader{xx, salted}, 3}, {[]quality.Reader{xx, fnv, salted}, 3},
+			{[]quality.Reader{xx, salted}, 4},
+		} {
+			all = append(all, c.EvaluateUnion(u.rds, u.d, threshold))
+		}
+		fmt.Printf("%s: %d near pairs, %d of them changed\n", c.Name, c.NearCount(), c.ChangedCount())
 	}
 	fmt.Print(quality.VerifiedTable(all))
 	return nil
