@@ -65,6 +65,9 @@ type DB struct {
 	sketch int // the bytes of each document's sketch, 0 for none
 	cache  *cache.Cache
 
+	// Locks are taken in this order: flushMu, dedupMu, commitMu, mu; the
+	// cache's and the store's own locks come after mu. st is replaced by
+	// install alone (install.go), with flushMu held.
 	mu   sync.RWMutex
 	cond *sync.Cond // on mu: publication order, stalls, flush completion
 	st   *state

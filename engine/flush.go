@@ -6,7 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/simhashdb/simhashdb/engine/internal/cache"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/simhashdb/simhashdb/engine/internal/memtable"
 	"github.com/simhashdb/simhashdb/engine/internal/store"
@@ -47,7 +46,7 @@ func (db *DB) flush() error {
 		if i == 0 {
 			from = wal.Position{Segment: seg}
 		}
-		s, err := db.flushMemtable(list[i], from, true)
+		s, err := db.flushMemtable(list[i], from, true, i == 0)
 		if err != nil {
 			return err
 		}
@@ -61,7 +60,6 @@ func (db *DB) flush() error {
 	}
 	db.cond.Broadcast()
 	db.mu.Unlock()
-	db.splitCache()
 	if err := db.currentLog().RemoveBefore(seg); err != nil {
 		return store.DiskErr("removing flushed log segments", err)
 	}
@@ -157,9 +155,10 @@ func (db *DB) heldBy(it *pebble.Iterator, fp uint64, counts func(id uint64) bool
 	return false, it.Error()
 }
 
-// flushMemtable commits m to Pebble at once and installs the new state;
-// frozen says m is the oldest frozen memtable, which leaves the list then.
-func (db *DB) flushMemtable(m *memtable.Memtable, walFrom wal.Position, frozen bool) (flushStats, error) {
+// flushMemtable commits m to Pebble at once and publishes the new state;
+// frozen says m is the oldest frozen memtable, which leaves the list then,
+// and split that the cache's split is sized again after it.
+func (db *DB) flushMemtable(m *memtable.Memtable, walFrom wal.Position, frozen, split bool) (flushStats, error) {
 	f := &flushJob{db: db, m: m, old: db.st, metaB: db.store.DB.NewBatch(),
 		orphans: map[uint64]bool{}}
 	defer f.close()
@@ -200,29 +199,5 @@ func (db *DB) flushMemtable(m *memtable.Memtable, walFrom wal.Position, frozen b
 	if err := f.commit(); err != nil {
 		return f.stats, err
 	}
-	st.open(db.store.DB)
-	db.mu.Lock()
-	db.st = st
-	for _, s := range dropped {
-		db.cache.Drop(s)
-	}
-	if frozen {
-		// Reads freeze newer memtables meanwhile, never older ones.
-		db.frozen = db.frozen[:len(db.frozen)-1]
-	}
-	db.cond.Broadcast()
-	db.mu.Unlock()
-	// Outside the lock: a query may have cached a new block first, and put
-	// then keeps its copy.
-	for _, fl := range fills {
-		if fl.FPs == nil {
-			db.cache.PutEntry(fl.Slot, cache.NewEntry(fl.Packed, fl.Pend))
-		} else {
-			db.cache.Put(fl.Slot, fl.FPs, fl.Pend)
-		}
-	}
-	for _, c := range carry {
-		db.cache.PutEntry(c.slot, c.b)
-	}
-	return f.stats, old.unref()
+	return f.stats, db.install(st, successor{dropped: dropped, fills: fills, carry: carry, merged: frozen, split: split})
 }

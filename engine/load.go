@@ -125,13 +125,7 @@ func (db *DB) loadEmpty(ctx context.Context, in []Doc) error {
 	if err := db.store.DB.Ingest(ctx, j.paths); err != nil {
 		return fmt.Errorf("engine: ingesting the loaded tables: %w", err)
 	}
-	st := newState(j.tables, int64(len(docs)), int64(j.fps), db.st.walFrom, db.newUnits(int64(len(docs)))).open(db.store.DB)
-	db.mu.Lock()
-	old := db.st
-	db.st = st
-	db.mu.Unlock()
-	db.splitCache()
-	return old.unref()
+	return db.install(newState(j.tables, int64(len(docs)), int64(j.fps), db.st.walFrom, db.newUnits(int64(len(docs)))), successor{split: true})
 }
 
 // byID returns docs by id, the last of a repeated id winning. Input already

@@ -122,7 +122,6 @@ func Open(dir string, opts Options) (*DB, error) {
 		}
 		return nil, err
 	}
-	db.splitCache()
 	db.mem = memtable.New(db.design)
 	if err := db.openWAL(); err != nil {
 		db.close()
@@ -166,8 +165,7 @@ func (db *DB) load() error {
 			return err
 		}
 	}
-	db.st = newState(tables, docs, fps, walFrom, db.newUnits(docs)).open(db.store.DB)
-	return nil
+	return db.install(newState(tables, docs, fps, walFrom, db.newUnits(docs)), successor{split: true})
 }
 
 // getMeta returns the value of metadata key k, which every index has.

@@ -68,7 +68,7 @@ func (db *DB) openWAL() error {
 
 // replayStep flushes the memtable that a replay filled up to end.
 func (db *DB) replayStep(end wal.Position) error {
-	if _, err := db.flushMemtable(db.mem, end, false); err != nil {
+	if _, err := db.flushMemtable(db.mem, end, false, false); err != nil {
 		return err
 	}
 	db.mem = memtable.New(db.design)
