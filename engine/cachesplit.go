@@ -36,18 +36,40 @@ const minPebbleCache = 8 << 20
 // (BenchmarkColdQuerySplit; docs/performance.md).
 const pebbleHeadroom = 2.0
 
-// baseShare is Pebble's share of the cache while its index blocks fit.
-func (db *DB) baseShare() int64 {
-	return max(db.opts.CacheSize/pebbleCacheShare, cmp.Or(db.opts.knobs.minPebbleCache, minPebbleCache))
+// cacheBudget divides Options.CacheSize between Pebble's block cache and
+// the engine's (table blocks and postings units, which share it as their
+// entries come): the one reader of CacheSize. Stats reports the division
+// (CacheSize, PebbleCacheSize, CacheForIndex).
+type cacheBudget struct {
+	total     int64 // Options.CacheSize
+	minPebble int64 // the least Pebble's share gets
+	fixed     bool  // Pebble's share stays at base (a benchmark's baseline)
 }
 
-// maxShare is the most Pebble's share grows to.
-func (db *DB) maxShare() int64 {
-	return max(int64(float64(db.opts.CacheSize)*maxPebbleShare), db.baseShare())
+// newCacheBudget is the budget of o.
+func newCacheBudget(o Options) cacheBudget {
+	return cacheBudget{total: o.CacheSize, minPebble: cmp.Or(o.knobs.minPebbleCache, minPebbleCache), fixed: o.knobs.fixedSplit}
 }
 
-// engineBudget is what the engine's cache holds when Pebble's has share.
-func (db *DB) engineBudget(share int64) int64 { return max(db.opts.CacheSize-share, 1<<20) }
+// base is Pebble's share while its index blocks fit.
+func (b cacheBudget) base() int64 { return max(b.total/pebbleCacheShare, b.minPebble) }
+
+// most is the most Pebble's share grows to.
+func (b cacheBudget) most() int64 { return max(int64(float64(b.total)*maxPebbleShare), b.base()) }
+
+// engine is what the engine's cache holds when Pebble's has share.
+func (b cacheBudget) engine(share int64) int64 { return max(b.total-share, 1<<20) }
+
+// pebbleFor is Pebble's share for index and filter blocks of idx bytes.
+func (b cacheBudget) pebbleFor(idx int64) int64 {
+	return min(max(int64(float64(idx)*pebbleHeadroom), b.base()), b.most())
+}
+
+// totalFor is the CacheSize whose Pebble share would hold index and filter
+// blocks of idx bytes with their headroom.
+func (b cacheBudget) totalFor(idx int64) int64 {
+	return int64(float64(idx) * pebbleHeadroom / maxPebbleShare)
+}
 
 // tableIndexBytes is the size of the blocks a cold query reads besides
 // its data blocks: the index and filter blocks of the Pebble files that
@@ -70,18 +92,12 @@ func spanOf(space byte) [2][]byte {
 	return [2][]byte{lo, hi}
 }
 
-// pebbleShare is Pebble's share of the cache for index and filter blocks
-// of idx bytes.
-func (db *DB) pebbleShare(idx int64) int64 {
-	return min(max(int64(float64(idx)*pebbleHeadroom), db.baseShare()), db.maxShare())
-}
-
 // splitCache sizes Pebble's share of the cache for the index as it is now
 // (at open, and after a flush or a load changed its files). Where Pebble
 // cannot read its files' properties the split stays as it is: a damaged
 // file is for Check to name, not for Open or a flush to fail on.
 func (db *DB) splitCache() {
-	if db.opts.knobs.fixedSplit {
+	if db.budget.fixed {
 		return
 	}
 	idx, err := db.tableIndexBytes()
@@ -89,17 +105,17 @@ func (db *DB) splitCache() {
 		db.log.Warn("simhashdb: sizing Pebble's share of the cache", "error", err)
 		return
 	}
-	share := db.pebbleShare(idx)
+	share := db.budget.pebbleFor(idx)
 	if share == db.store.CacheShare() {
 		return
 	}
 	// The cache that grows grows after the other shrank.
 	if share > db.store.CacheShare() {
-		db.cache.SetBudget(db.engineBudget(share))
+		db.cache.SetBudget(db.budget.engine(share))
 		db.store.SetCacheShare(share)
 	} else {
 		db.store.SetCacheShare(share)
-		db.cache.SetBudget(db.engineBudget(share))
+		db.cache.SetBudget(db.budget.engine(share))
 	}
-	db.log.Debug("simhashdb: cache split", "pebble_index_bytes", idx, "pebble_share", share, "engine_cache", db.engineBudget(share))
+	db.log.Debug("simhashdb: cache split", "pebble_index_bytes", idx, "pebble_share", share, "engine_cache", db.budget.engine(share))
 }

@@ -64,6 +64,7 @@ type DB struct {
 	block  int
 	sketch int // the bytes of each document's sketch, 0 for none
 	cache  *cache.Cache
+	budget cacheBudget // divides Options.CacheSize between cache and Pebble's
 
 	// Locks are taken in this order: flushMu, dedupMu, commitMu, mu; the
 	// cache's and the store's own locks come after mu. st is replaced by

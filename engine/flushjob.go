@@ -212,7 +212,7 @@ func (f *flushJob) fresh(adds []uint64) ([]uint64, error) {
 	// the filter saves a data block read from disk per fingerprint, but
 	// only while the filters (1.25 bytes per posting) stay in the cache;
 	// otherwise they would be read again and again.
-	useL6 := db.store.PrefixSeek && old.docs*10/8 <= db.store.CacheSize/2
+	useL6 := db.store.PrefixSeek && old.docs*10/8 <= db.budget.base()/2
 	parts := min(runtime.GOMAXPROCS(0), max(len(adds)/4096, 1))
 	fresh, err := parallel(context.Background(), parts, func(part int) ([]uint64, error) {
 		share := adds[part*len(adds)/parts : (part+1)*len(adds)/parts]

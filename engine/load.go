@@ -32,7 +32,7 @@ func (db *DB) postingsPerSST() int {
 	if n := db.opts.knobs.postingsPerSST; n > 0 {
 		return n
 	}
-	shard := db.store.CacheSize / int64(4*runtime.GOMAXPROCS(0))
+	shard := db.budget.base() / int64(4*runtime.GOMAXPROCS(0))
 	return int(max(shard/16*8/10, 1<<16))
 }
 

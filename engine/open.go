@@ -100,14 +100,15 @@ func Open(dir string, opts Options) (*DB, error) {
 	db.cond = sync.NewCond(&db.mu)
 	// The engine's block cache and Pebble's share Options.CacheSize
 	// (cachesplit.go).
-	db.cache = cache.New(db.engineBudget(db.baseShare()))
+	db.budget = newCacheBudget(opts)
+	db.cache = cache.New(db.budget.engine(db.budget.base()))
 	if opts.FS == nil && !opts.BlockingReads {
 		if db.ring, err = uring.New(readRingEntries); err != nil {
 			db.log.Debug("reading sstables with pread", "why", err)
 		}
 	}
 	db.store, err = store.Open(dir, store.Options{FS: db.fs, ReadOnly: opts.ReadOnly, Logger: opts.Logger,
-		CacheSize: db.baseShare(), CacheMax: db.maxShare(), NewOrder: cmp.Or(opts.knobs.newStoreOrder, store.KeyOrder), Ring: db.ring})
+		CacheSize: db.budget.base(), CacheMax: db.budget.most(), NewOrder: cmp.Or(opts.knobs.newStoreOrder, store.KeyOrder), Ring: db.ring})
 	if err != nil {
 		if db.ring != nil {
 			db.ring.Close()

@@ -151,7 +151,7 @@ func (db *DB) Stats(ctx context.Context) (_ Stats, err error) {
 	pm := db.store.DB.Metrics()
 	s.PebbleBytes = store.DirSize(db.fs, filepath.Join(db.dir, store.Dir))
 	s.BytesOnDisk = s.PebbleBytes + store.DirSize(db.fs, filepath.Join(db.dir, walDir))
-	s.CacheSize = db.opts.CacheSize
+	s.CacheSize = db.budget.total
 	s.CacheBytes, s.CacheHits, s.CacheMisses = db.cache.Stats()
 	s.PebbleCacheHit, s.PebbleCacheBytes = pm.BlockCache.Hits, pm.BlockCache.Size
 	s.FileReads, s.ReadRing = db.store.Reads(), db.ring != nil
@@ -161,7 +161,7 @@ func (db *DB) Stats(ctx context.Context) (_ Stats, err error) {
 		return s, &StatsError{Fields: []string{"PebbleIndexBytes", "CacheForIndex"}, Err: storeErr(err)}
 	}
 	s.PebbleIndexBytes = idx
-	s.CacheForIndex = int64(float64(idx) * pebbleHeadroom / maxPebbleShare)
+	s.CacheForIndex = db.budget.totalFor(idx)
 	return s, nil
 }
 

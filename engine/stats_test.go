@@ -77,10 +77,11 @@ func TestPebbleShare(t *testing.T) {
 		{32 << 20, 10 << 20, 20 << 20, 12 << 20},
 		{32 << 20, 40 << 20, 24 << 20, 8 << 20},
 	} {
-		db := &DB{opts: Options{CacheSize: tc.cache}}
-		share := db.pebbleShare(tc.index)
+		b := newCacheBudget(Options{CacheSize: tc.cache})
+		share := b.pebbleFor(tc.index)
 		require.Equal(t, tc.share, share, "%d MiB of index blocks in a cache of %d MiB", tc.index>>20, tc.cache>>20)
-		require.Equal(t, tc.engine, db.engineBudget(share))
+		require.Equal(t, tc.engine, b.engine(share))
+		require.Equal(t, b.total, b.engine(share)+share, "the two caches take the budget")
 	}
 }
 
