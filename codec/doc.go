@@ -55,6 +55,6 @@
 // makes them absolute. An out-of-order core overlaps the chains. On amd64
 // that loop is written in assembly (lanes_amd64.s), because Go's register
 // allocator spills the three chains' state on every step (the gain is in
-// docs/performance.md); build with the purego tag for the Go loop, which is
+// bench/results/journal.md); build with the purego tag for the Go loop, which is
 // also its reference in tests.
 package codec

@@ -33,7 +33,7 @@ const minPebbleCache = 8 << 20
 // pebbleHeadroom is Pebble's share over its index and filter blocks:
 // every data block a cold read brings in passes through its cache too,
 // and with little room over them they push index blocks out
-// (BenchmarkColdQuerySplit; docs/performance.md).
+// (BenchmarkColdQuerySplit; bench/results/journal.md).
 const pebbleHeadroom = 2.0
 
 // cacheBudget divides Options.CacheSize between Pebble's block cache and

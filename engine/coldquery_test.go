@@ -15,7 +15,7 @@ import (
 // slowFS models a disk whose reads take delay each and overlap: every
 // read of an sstable sleeps first. (A sleep lasts at least the timer's
 // resolution, so the delay models a slow disk rather than a fast SSD;
-// docs/performance.md says what it came to here.)
+// bench/results/journal.md says what it came to here.)
 type slowFS struct {
 	vfs.FS
 	delay time.Duration

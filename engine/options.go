@@ -121,7 +121,7 @@ type Options struct {
 	// io_uring, they are read through a ring instead, so that the reads a
 	// cold query issues together reach the disk together: a goroutine
 	// blocked in pread holds one of the runtime's Ps, and with few cores
-	// the others wait for them (docs/performance.md, "The disk's round").
+	// the others wait for them (bench/results/journal.md, "The disk's round").
 	BlockingReads bool
 	// WALRecovery says what opening does with a damaged record in the
 	// write-ahead log (a torn tail, an unfinished write, is skipped in
@@ -157,7 +157,7 @@ const maxAutoMemtable = 1 << 30
 // fingerprints fall in, so what it writes per document grows with the
 // index over the memtable (docs/design.md, the write path). Unless the
 // caller set a size, the budget grows with the index to keep that ratio: 5
-// bytes per stored fingerprint (docs/performance.md has the trade-off).
+// bytes per stored fingerprint (bench/results/journal.md has the trade-off).
 func (o Options) memtableBudget(fps int64) int64 {
 	if !o.autoMemtable {
 		return o.MemtableSize
