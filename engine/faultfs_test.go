@@ -43,6 +43,13 @@ func (q *quotaFS) take(n int) int {
 	return int(got)
 }
 
+// usedBytes is what the disk holds.
+func (q *quotaFS) usedBytes() int64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.used
+}
+
 func (q *quotaFS) give(n int64) {
 	q.mu.Lock()
 	q.used = max(q.used-n, 0)

@@ -9,11 +9,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/simhashdb/simhashdb/engine/internal/store"
+	"github.com/simhashdb/simhashdb/internal/fingerprints"
 	"github.com/simhashdb/simhashdb/wal"
 	"github.com/stretchr/testify/require"
 )
@@ -440,4 +442,66 @@ func TestDamagedLogRecord(t *testing.T) {
 	}
 	t.Logf("last record: %d flips reported as damage, %d looked like a torn tail", damaged, torn)
 	require.Positive(t, damaged)
+}
+
+// TestLoadDiskFull: a bulk load that the disk has no room for is refused
+// as ErrDiskFull: before it writes a file where the disk says so, and when
+// a write of its files fails with ENOSPC; nothing of it is stored, no
+// scratch folder is left, and the index takes the same load once there is
+// room.
+func TestLoadDiskFull(t *testing.T) {
+	docs := make([]Doc, 200_000)
+	for i, fp := range fingerprints.Uniform(len(docs), 3) {
+		docs[i] = Doc{ID: uint64(i + 1), Fingerprint: fp, Name: fmt.Sprintf("https://example.com/page/%d", i)}
+	}
+	for _, tc := range []struct {
+		name     string
+		written  bool // the load writes files before it fails
+		shortBy  int64
+		failFile string
+	}{
+		{name: "no room for its estimate", shortBy: 1 << 20},
+		{name: "a write fails", written: true, failFile: "table-002.sst"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			q := newQuotaFS(1 << 40)
+			var full atomic.Bool
+			o := testOptions()
+			o.FS = &faultFS{FS: q, fail: func(op, path string) error {
+				if op == "write" && full.Load() && strings.HasSuffix(path, tc.failFile) && tc.failFile != "" {
+					return injected(op, path, syscall.ENOSPC)
+				}
+				return nil
+			}}
+			db := openT(t, dir, o)
+			before := q.usedBytes()
+			if tc.shortBy > 0 {
+				q.setLimit(before + int64(loadSize(docs, len(db.design.Tables))) - tc.shortBy)
+			}
+			full.Store(true)
+			err := db.Load(ctx, docs)
+			require.ErrorIs(t, err, ErrDiskFull)
+			if !tc.written {
+				require.Less(t, q.usedBytes()-before, int64(1<<20), "refused before writing its files")
+			}
+			ents, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			for _, e := range ents {
+				require.False(t, strings.HasPrefix(e.Name(), store.TmpPrefix), "scratch folder %s left", e.Name())
+			}
+			st, err := db.Stats(ctx)
+			require.NoError(t, err)
+			require.Zero(t, st.Documents, "nothing of the load is stored")
+			q.setLimit(1 << 40)
+			full.Store(false)
+			require.NoError(t, db.Load(ctx, docs))
+			got, err := db.Get(ctx, 123)
+			require.NoError(t, err)
+			require.Equal(t, docs[122], got)
+			_, err = db.Check(ctx)
+			require.NoError(t, err)
+			require.NoError(t, db.Close())
+		})
+	}
 }

@@ -4,14 +4,10 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"path/filepath"
 	"runtime"
 	"slices"
-	"sync"
 
-	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
 	"github.com/cockroachdb/pebble/v2/sstable"
-	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/simhashdb/simhashdb/codec"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/simhashdb/simhashdb/engine/internal/store"
@@ -82,10 +78,8 @@ type loadJob struct {
 	db     *DB
 	docs   []Doc    // by id, each id once
 	all    []uint64 // the documents' fingerprints, in id order
-	tmp    string
+	out    *store.Load
 	pool   *taskPool
-	mu     sync.Mutex
-	paths  []string
 	tables []table.Index // the new directory and code of each table
 	fps    int           // distinct fingerprints
 }
@@ -93,13 +87,13 @@ type loadJob struct {
 // loadEmpty is Load into an empty index: the tables, documents and
 // postings written as sstables and ingested at once.
 func (db *DB) loadEmpty(ctx context.Context, in []Doc) error {
-	tmp, err := store.MkdirTemp(db.fs, db.dir, store.TmpPrefix)
+	docs := byID(in)
+	out, err := db.store.NewLoad(loadSize(docs, len(db.design.Tables)))
 	if err != nil {
 		return err
 	}
-	defer db.fs.RemoveAll(tmp)
-	docs := byID(in)
-	j := &loadJob{db: db, docs: docs, tmp: tmp, all: make([]uint64, len(docs)), tables: make([]table.Index, len(db.design.Tables))}
+	defer out.Close()
+	j := &loadJob{db: db, docs: docs, out: out, all: make([]uint64, len(docs)), tables: make([]table.Index, len(db.design.Tables))}
 	// The documents' fingerprints, in id order: the tables permute and
 	// sort them, and drop repeats after sorting (a permutation keeps equal
 	// fingerprints equal), so they need not wait for the postings' sort.
@@ -117,13 +111,13 @@ func (db *DB) loadEmpty(ctx context.Context, in []Doc) error {
 	j.pool.run("loading postings", j.postings)
 	j.buildTables(procs)
 	if err := j.pool.wait(); err != nil {
-		return fmt.Errorf("engine: %w", err)
+		return store.DiskErr("writing a bulk load", err)
 	}
 	if err := j.meta(); err != nil {
-		return err
+		return store.DiskErr("writing a bulk load", err)
 	}
-	if err := db.store.DB.Ingest(ctx, j.paths); err != nil {
-		return fmt.Errorf("engine: ingesting the loaded tables: %w", err)
+	if err := out.Ingest(ctx); err != nil {
+		return err
 	}
 	return db.install(newState(j.tables, int64(len(docs)), int64(j.fps), db.st.walFrom, db.newUnits(int64(len(docs)))), successor{split: true})
 }
@@ -148,16 +142,21 @@ func byID(in []Doc) []Doc {
 }
 
 // newSST starts an sstable of the load, named name.
-func (j *loadJob) newSST(name string) (*sstable.Writer, error) {
-	path := filepath.Join(j.tmp, name+".sst")
-	f, err := j.db.fs.Create(path, vfs.WriteCategoryUnspecified)
-	if err != nil {
-		return nil, err
+func (j *loadJob) newSST(name string) (*sstable.Writer, error) { return j.out.Create(name) }
+
+// loadSize is about what a bulk load of docs into tables tables writes:
+// each document's record and posting with their keys and the sstables'
+// index and filter bytes, and each table's fingerprints at the
+// information bound's bits and a byte more. The disk must have that room
+// (store.NewLoad).
+func loadSize(docs []Doc, tables int) uint64 {
+	const perKey = 2*format.PostingKeyLen + 8 + 8 // a record's and a posting's keys, the fingerprint, index and filter bytes
+	size := uint64(0)
+	for _, d := range docs {
+		size += perKey + 2*uint64(len(d.Name)+len(d.Sketch))
 	}
-	j.mu.Lock()
-	j.paths = append(j.paths, path)
-	j.mu.Unlock()
-	return sstable.NewWriter(objstorageprovider.NewFileWritable(f), j.db.store.WriterOptions(6)), nil
+	perFP := codec.Bound(len(docs))/8 + 1
+	return size + uint64(float64(len(docs)*tables)*perFP)
 }
 
 // documents starts the tasks that write the documents, a file per chunk
