@@ -68,7 +68,7 @@ type DB struct {
 
 	// Locks are taken in this order: flushMu, dedupMu, commitMu, mu; the
 	// cache's and the store's own locks come after mu. st is replaced by
-	// install alone (install.go), with flushMu held.
+	// install alone (state.go), with flushMu held.
 	mu   sync.RWMutex
 	cond *sync.Cond // on mu: publication order, stalls, flush completion
 	st   *state
