@@ -250,10 +250,8 @@ func BenchmarkQueryGrown(b *testing.B) {
 		}
 	}
 	pending := 0
-	for _, ti := range db.st.tables {
-		for _, c := range ti.Pend {
-			pending += int(c)
-		}
+	for t := range db.st.tables {
+		pending += int(db.st.tables[t].PendingTotal())
 	}
 	b.ReportMetric(float64(pending)/float64(len(db.st.tables))/float64(n), "pending-share")
 }

@@ -20,7 +20,7 @@ func (db *DB) tableBlock(st *state, t, j int) (*cache.Entry, error) {
 	// the heap grow well past the cache between collections.
 	buf := decodeBufs.Get().(*[]uint64)
 	defer decodeBufs.Put(buf)
-	fps, pend, err := table.DecodeBlock(st.snap, ti.Codes, t, ti.Keys[j], ti.Pending(j), (*buf)[:0])
+	fps, pend, err := table.DecodeBlock(st.snap, ti.Codes(), t, ti.Key(j), ti.Pending(j), (*buf)[:0])
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +39,7 @@ func (db *DB) readBlock(st *state, t, j int) (fps, pend []uint64, err error) {
 	if b := db.cache.Get(ti.Slot(j)); b != nil {
 		return b.Packed.AppendTo(make([]uint64, 0, b.Packed.Len())), b.Pending(), nil
 	}
-	if fps, pend, err = table.DecodeBlock(st.snap, ti.Codes, t, ti.Keys[j], ti.Pending(j), nil); err != nil {
+	if fps, pend, err = table.DecodeBlock(st.snap, ti.Codes(), t, ti.Key(j), ti.Pending(j), nil); err != nil {
 		return nil, nil, err
 	}
 	db.cache.Put(ti.Slot(j), fps, pend)
@@ -57,7 +57,7 @@ func walkBlocks(st *state, t int, fn func(j int, key uint64, v []byte) error) er
 		if err != nil {
 			return err
 		}
-		if j >= len(ti.Keys) || ti.Keys[j] != key {
+		if j >= ti.Len() || ti.Key(j) != key {
 			return format.CorruptBlock(t, key, "not in the block directory")
 		}
 		j++

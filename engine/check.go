@@ -195,15 +195,15 @@ func (c *checker) table(t int, tb *permutation.Table, want digest) error {
 		c.rep.Blocks++
 		version := codec.BlockVersion(v)
 		c.rep.BlockVersions[strconv.Itoa(int(version))]++
-		if n >= len(dir.Keys) || dir.Keys[n] != key {
+		if n >= dir.Len() || dir.Key(n) != key {
 			c.badErr(format.CorruptBlock(t, key, "not in the block directory at position %d", n))
-		} else if e := dir.Dir[n]; e.Size() != len(v) {
+		} else if e := dir.Entry(n); e.Size() != len(v) {
 			c.badErr(format.CorruptBlock(t, key, "%d bytes, the directory says %d", len(v), e.Size()))
 		} else if e.Version() != 0 && e.Version() != version {
 			c.badErr(format.CorruptBlock(t, key, "codec version %d, the directory says %d", version, e.Version()))
 		}
 		n++
-		blk, err := table.DecodeValue(nil, v, dir.Codes, t, key)
+		blk, err := table.DecodeValue(nil, v, dir.Codes(), t, key)
 		if err != nil {
 			c.badErr(err)
 			return nil
@@ -217,7 +217,7 @@ func (c *checker) table(t int, tb *permutation.Table, want digest) error {
 				c.badErr(err)
 				return nil
 			}
-			if n < len(dir.Keys) && all[len(all)-1] != key {
+			if n < dir.Len() && all[len(all)-1] != key {
 				c.badErr(format.CorruptBlock(t, key, "pending %016x lies above the block", all[len(all)-1]))
 			}
 			if n > 1 && all[0] <= prev {
@@ -235,8 +235,8 @@ func (c *checker) table(t int, tb *permutation.Table, want digest) error {
 		return err
 	}
 	// Directory entries without a block are found by count.
-	if n != len(dir.Keys) {
-		c.bad("table %d: %d blocks stored, %d in the block directory", t, n, len(dir.Keys))
+	if n != dir.Len() {
+		c.bad("table %d: %d blocks stored, %d in the block directory", t, n, dir.Len())
 	}
 	stored := 0
 	if err := scanReader(snap, format.TablePrefix(format.SpacePending, t), func(k, v []byte) error {

@@ -28,7 +28,7 @@ func TestDamagedBlock(t *testing.T) {
 	db := openT(t, dir, testOptions())
 	docs := corpus(3000, 4)
 	require.NoError(t, db.Load(ctx, docs))
-	key := db.st.tables[1].Keys[3]
+	key := db.st.tables[1].Key(3)
 	v, c, err := db.store.DB.Get(format.TableKey(format.SpaceTables, 1, key))
 	require.NoError(t, err)
 	block := slices.Clone(v)
@@ -86,7 +86,7 @@ func TestRewrittenBlock(t *testing.T) {
 	dir := t.TempDir()
 	db := openT(t, dir, testOptions())
 	require.NoError(t, db.Load(ctx, corpus(3000, 4)))
-	key := db.st.tables[1].Keys[3]
+	key := db.st.tables[1].Key(3)
 	v, c, err := db.store.DB.Get(format.TableKey(format.SpaceTables, 1, key))
 	require.NoError(t, err)
 	bad := slices.Clone(v)
@@ -168,9 +168,9 @@ func TestDamagedPendingList(t *testing.T) {
 	require.NoError(t, db.InsertBatch(ctx, batch))
 	require.NoError(t, db.Flush(ctx))
 	ti := db.st.tables[1]
-	j := slices.IndexFunc(ti.Pend, func(n uint16) bool { return n > 0 })
+	j := slices.IndexFunc(pendingCounts(&ti), func(n uint16) bool { return n > 0 })
 	require.GreaterOrEqual(t, j, 0)
-	key := ti.Keys[j]
+	key := ti.Key(j)
 	setRaw(t, db, format.TableKey(format.SpacePending, 1, key), []byte{1, 2, 3})
 	require.NoError(t, db.Close())
 

@@ -349,7 +349,7 @@ func (db *DB) tablePairs(ctx context.Context, st *state, f *join.Finder) ([][]jo
 				return ctx.Err()
 			}
 			var err error
-			if buf, err = table.DecodeValue(buf[:0], v, ti.Codes, t, last); err != nil {
+			if buf, err = table.DecodeValue(buf[:0], v, ti.Codes(), t, last); err != nil {
 				return err
 			}
 			fps, err := table.WithPending(st.snap, t, last, ti.Pending(j), buf)

@@ -180,7 +180,7 @@ func (db *DB) flushMemtable(m *memtable.Memtable, walFrom wal.Position, frozen, 
 	var fills []table.Filled
 	for t, r := range outs {
 		if r.Code != nil {
-			if err := f.metaB.Set(format.MetaCodeKey(t, st.tables[t].Code), r.Code, nil); err != nil {
+			if err := f.metaB.Set(format.MetaCodeKey(t, st.tables[t].Code()), r.Code, nil); err != nil {
 				return f.stats, err
 			}
 		}

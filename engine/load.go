@@ -289,7 +289,7 @@ func (j *loadJob) buildTable(t int, sc *[2][]uint64) error {
 		return err
 	}
 	ti := &j.tables[t]
-	ti.Codes, ti.Code = codec.CodeMap{1: code}, 1
+	ti.AddCode(1, code)
 	tw, err := j.newSST(fmt.Sprintf("table-%03d", t))
 	if err != nil {
 		return err
@@ -314,7 +314,7 @@ func (j *loadJob) meta() error {
 		return err
 	}
 	for t := range j.tables {
-		cb, err := j.tables[t].Codes[1].MarshalBinary()
+		cb, err := j.tables[t].Codes()[1].MarshalBinary()
 		if err == nil {
 			err = sw.Set(format.MetaCodeKey(t, 1), cb)
 		}

@@ -278,7 +278,7 @@ func (db *DB) loadSketchSize(version uint32) error {
 // loadCodes reads every table's Huffman codes.
 func (db *DB) loadCodes(tables []table.Index) error {
 	for t := range tables {
-		tables[t].Codes = codec.CodeMap{}
+		tables[t] = table.Sized(codec.CodeMap{}, 0, 0)
 	}
 	return db.scan(format.MetaCodes, func(k, v []byte) error {
 		t, id, err := format.ParseMetaCodeKey(k, len(tables))
@@ -289,8 +289,7 @@ func (db *DB) loadCodes(tables []table.Index) error {
 		if err != nil {
 			return format.Corrupt(fmt.Sprintf("table %d code %d", t, id), err)
 		}
-		tables[t].Codes[id] = c
-		tables[t].Code = max(tables[t].Code, id)
+		tables[t].AddCode(id, c)
 		return nil
 	})
 }
@@ -315,9 +314,7 @@ func (db *DB) loadDirectory(tables []table.Index) error {
 	// The directory grows with the index (a block holds a few hundred
 	// fingerprints at most): exact slices, and the slots in one array.
 	for t := range tables {
-		ti := &tables[t]
-		ti.Keys, ti.Dir = slices.Clone(ti.Keys), slices.Clone(ti.Dir)
-		ti.SlabSlots()
+		tables[t].Exact()
 	}
 	return nil
 }
@@ -336,7 +333,7 @@ func (db *DB) loadPending(tables []table.Index) error {
 			return err
 		}
 		ti := &tables[t]
-		j, found := slices.BinarySearch(ti.Keys, key)
+		j, found := slices.BinarySearch(ti.Keys(), key)
 		if !found {
 			return format.CorruptBlock(t, key, "a pending list for a block the directory does not have")
 		}
@@ -347,10 +344,7 @@ func (db *DB) loadPending(tables []table.Index) error {
 			db.log.Warn("simhashdb: damaged pending list", "table", t, "block", fmt.Sprintf("%016x", key), "err", err)
 			n = pendingDamaged
 		}
-		if ti.Pend == nil {
-			ti.Pend = make([]uint16, len(ti.Keys))
-		}
-		ti.Pend[j] = uint16(n)
+		ti.SetPending(j, uint16(n))
 		return nil
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/simhashdb/simhashdb/engine/internal/format"
+	"github.com/simhashdb/simhashdb/engine/internal/table"
 	"github.com/simhashdb/simhashdb/internal/fingerprints"
 	"github.com/stretchr/testify/require"
 )
@@ -69,14 +70,14 @@ func TestPendingLists(t *testing.T) {
 		model[re.ID] = re
 		require.NoError(t, db.Flush(ctx))
 		for t, ti := range db.st.tables {
-			sawPending = sawPending || ti.Pend != nil
+			sawPending = sawPending || ti.PendingTotal() > 0
 			// A list near full that a later flush merged into its block.
-			if j, ok := slices.BinarySearch(ti.Keys, nearFull[t]); nearFull[t] != 0 && (!ok || ti.Pending(j) < format.PendingMax-8) {
+			if j, ok := slices.BinarySearch(ti.Keys(), nearFull[t]); nearFull[t] != 0 && (!ok || ti.Pending(j) < format.PendingMax-8) {
 				sawFull = true
 			}
-			for j := range ti.Keys {
+			for j := range ti.Keys() {
 				if ti.Pending(j) >= format.PendingMax-8 {
-					nearFull[t] = ti.Keys[j]
+					nearFull[t] = ti.Key(j)
 				}
 			}
 		}
@@ -129,10 +130,8 @@ func TestPendingAddsReadNoBlocks(t *testing.T) {
 	_, _, misses := db.cache.Stats()
 	require.Equal(t, missed, misses, "blocks read by the flush")
 	pending := 0
-	for _, ti := range db.st.tables {
-		for _, n := range ti.Pend {
-			pending += int(n)
-		}
+	for t := range db.st.tables {
+		pending += int(db.st.tables[t].PendingTotal())
 	}
 	require.Equal(t, 6*len(db.st.tables), pending, "the 6 new fingerprints, in a pending list of every table")
 	for _, d := range batch {
@@ -167,7 +166,7 @@ func TestPendingAppendsReadNoLists(t *testing.T) {
 	insert(40)
 	damaged := 0
 	for t2, ti := range db.st.tables {
-		for j, key := range ti.Keys {
+		for j, key := range ti.Keys() {
 			if ti.Pending(j) > 0 {
 				// Its first fingerprint again, as one more run: open counts
 				// the list without noticing, a read fails on it.
@@ -186,11 +185,11 @@ func TestPendingAppendsReadNoLists(t *testing.T) {
 	// cached block.
 	require.NoError(t, db.Close())
 	db = openT(t, dir, testOptions())
-	before := db.st.tables[0].Pend
+	before := pendingCounts(&db.st.tables[0])
 	insert(40)
 	appended := 0
-	for j, n := range db.st.tables[0].Pend {
-		if before != nil && before[j] > 0 && n > before[j] {
+	for j, n := range pendingCounts(&db.st.tables[0]) {
+		if j < len(before) && before[j] > 0 && n > before[j] {
 			appended++
 		}
 	}
@@ -229,9 +228,9 @@ func TestOpensVersion2(t *testing.T) {
 	// Version 2's directory entries: the size, then the pending count.
 	pending := 0
 	for t2, ti := range db.st.tables {
-		for j, key := range ti.Keys {
+		for j, key := range ti.Keys() {
 			if n := ti.Pending(j); n > 0 {
-				v := binary.AppendUvarint(format.DirValue(ti.Dir[j]), uint64(n))
+				v := binary.AppendUvarint(format.DirValue(ti.Entry(j)), uint64(n))
 				setRaw(t, db, format.TableKey(format.SpaceBlockDir, t2, key), v)
 				pending += n
 			}
@@ -244,7 +243,7 @@ func TestOpensVersion2(t *testing.T) {
 	db = openT(t, dir, testOptions())
 	reopened := 0
 	for _, ti := range db.st.tables {
-		for j := range ti.Keys {
+		for j := range ti.Keys() {
 			reopened += ti.Pending(j)
 		}
 	}
@@ -259,4 +258,13 @@ func TestOpensVersion2(t *testing.T) {
 	checkQueries(t, db, model, qs, "version 3")
 	_, err = db.Check(ctx)
 	require.NoError(t, err)
+}
+
+// pendingCounts is each block's count of pending fingerprints.
+func pendingCounts(ti *table.Index) []uint16 {
+	out := make([]uint16, ti.Len())
+	for j := range out {
+		out[j] = uint16(ti.Pending(j))
+	}
+	return out
 }

@@ -44,7 +44,7 @@ func (db *DB) probeAll(st *state, q uint64, k int, add func(fp uint64, d int)) e
 	}
 	hits := 0
 	for t := range ps {
-		if ti := &st.tables[t]; ps[t].j < len(ti.Keys) {
+		if ti := &st.tables[t]; ps[t].j < ti.Len() {
 			b := ps[t].b
 			if !ps[t].held {
 				b = ti.Slot(ps[t].j).Peek()
@@ -109,7 +109,7 @@ func (db *DB) readMisses(st *state, ps []probeState) error {
 	for t := range ps {
 		ti := &st.tables[t]
 		since := 0 // bytes of blocks since the last one read
-		for j := ps[t].j; j < len(ti.Keys); j++ {
+		for j := ps[t].j; j < ti.Len(); j++ {
 			switch {
 			case j == ps[t].j:
 				if ps[t].b == nil {
@@ -125,8 +125,8 @@ func (db *DB) readMisses(st *state, ps []probeState) error {
 				}
 				since = 0
 			}
-			since += ti.Dir[j].Size()
-			if ti.Keys[j] >= ps[t].hi {
+			since += ti.Entry(j).Size()
+			if ti.Key(j) >= ps[t].hi {
 				break
 			}
 		}
@@ -169,7 +169,7 @@ func (db *DB) readMisses(st *state, ps []probeState) error {
 // probeAll did not find in the cache.
 func (db *DB) probe(st *state, t int, p *probeState, k int, add func(fp uint64, d int)) error {
 	tb := &db.design.Tables[t]
-	keys := st.tables[t].Keys
+	keys := st.tables[t].Keys()
 	for j := p.j; j < len(keys); j++ {
 		b, i := p.b, p.i
 		if j != p.j || b == nil {

@@ -148,6 +148,7 @@ func (db *DB) batchTable(ctx context.Context, st *state, t int, queries []uint64
 	var hits []batchHit
 	cur := -1 // the block in blk
 	var blk *cache.Entry
+	keys := ti.Keys()
 	for i := 0; i < len(pq); {
 		if i&1023 == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -157,7 +158,7 @@ func (db *DB) batchTable(ctx context.Context, st *state, t int, queries []uint64
 		for j < len(pq) && pq[j] <= hi {
 			j++
 		}
-		for b := ti.Start(lo); b < len(ti.Keys); b++ {
+		for b := ti.Start(lo); b < len(keys); b++ {
 			if b != cur {
 				var err error
 				if blk, err = db.tableBlock(st, t, b); err != nil {
@@ -173,7 +174,7 @@ func (db *DB) batchTable(ctx context.Context, st *state, t int, queries []uint64
 				}
 			}
 			blk.Each(lo, hi, match)
-			if ti.Keys[b] >= hi {
+			if keys[b] >= hi {
 				break
 			}
 		}

@@ -118,14 +118,12 @@ func (db *DB) Stats(ctx context.Context) (_ Stats, err error) {
 	s := Stats{K: db.design.K, Design: db.design.Clone(), SketchSize: db.sketch, Documents: docs, Fingerprints: st.fps, BlockSize: db.block, MemtableBudget: db.memtableBudget(),
 		BlockVersions: map[string]int{}}
 	var versions [256]int // by codec version: a map per block would cost a stats call on a large index
-	for t, ti := range st.tables {
-		ts := TableStats{Prefix: db.design.Tables[t].Prefix, Layout: db.design.Tables[t].String(), Blocks: len(ti.Keys), Codes: len(ti.Codes)}
-		for _, e := range ti.Dir {
-			ts.Bytes += int64(e.Size())
-			versions[e.Version()]++
-		}
-		for _, n := range ti.Pend {
-			ts.Pending += int64(n)
+	for t := range st.tables {
+		ti := &st.tables[t]
+		ts := TableStats{Prefix: db.design.Tables[t].Prefix, Layout: db.design.Tables[t].String(), Blocks: ti.Len(), Codes: len(ti.Codes()),
+			Bytes: ti.Bytes(), Pending: ti.PendingTotal()}
+		for j := range ti.Len() {
+			versions[ti.Entry(j).Version()]++
 		}
 		s.TableBytes += ts.Bytes
 		s.Tables = append(s.Tables, ts)

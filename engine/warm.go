@@ -76,7 +76,7 @@ func (db *DB) warmTable(ctx context.Context, st *state, t int, room int64) (int6
 			return errCacheFull
 		}
 		if db.cache.Load(ti.Slot(j)) == nil {
-			fps, err := table.DecodeValue(buf[:0], v, ti.Codes, t, last)
+			fps, err := table.DecodeValue(buf[:0], v, ti.Codes(), t, last)
 			if err != nil {
 				return err
 			}

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/simhashdb/simhashdb/engine/internal/format"
+	"github.com/simhashdb/simhashdb/huffman"
 
 	"github.com/simhashdb/simhashdb/codec"
 	"github.com/simhashdb/simhashdb/engine/internal/cache"
@@ -20,31 +21,96 @@ type Index struct {
 	// the rest of a warm probe).
 	radix []uint32
 	shift uint
-	Keys  []uint64 // last permuted fingerprint of each block, ascending
-	// Pend counts each block's pending fingerprints: added by flushes but
+	keys  []uint64 // last permuted fingerprint of each block, ascending
+	// pend counts each block's pending fingerprints: added by flushes but
 	// not yet merged into the block, kept beside it (format.SpacePending) so that
 	// a flush rewrites a whole block only once it has gathered format.PendingMax
 	// of them. A block covers (keys[j-1], keys[j]], the last one also
 	// what lies above its key; readers see the block and its pending list
 	// merged. Nil when no block has any.
-	Pend []uint16
+	pend []uint16
 	// The blocks' cache slots: in slab, one array in block order, for a
 	// directory read at open or written by a bulk load (a probe finds slot
 	// j by address, one dependent load less), or else in slots, which a
 	// flush's new directory shares with the one before.
 	slab  []cache.Slot
 	slots []*cache.Slot
-	Dir   []format.DirEntry // each block's size and codec version
+	dir   []format.DirEntry // each block's size and codec version
 
-	Codes codec.CodeMap // by id; every block names the code it was written with
-	Code  uint32        // the id of the code new blocks use; 0: none yet
+	codes codec.CodeMap // by id; every block names the code it was written with
+	code  uint32        // the id of the code new blocks use; 0: none yet
+}
+
+// Len is the number of blocks.
+func (ti *Index) Len() int { return len(ti.keys) }
+
+// Key is block j's key: its last permuted fingerprint.
+func (ti *Index) Key(j int) uint64 { return ti.keys[j] }
+
+// Keys are the blocks' keys, ascending: the caller reads them, never
+// writes.
+func (ti *Index) Keys() []uint64 { return ti.keys }
+
+// Entry is block j's directory entry (its size and codec version).
+func (ti *Index) Entry(j int) format.DirEntry { return ti.dir[j] }
+
+// Codes are the table's Huffman codes by id; Code is the id new blocks
+// are written with (0: none yet).
+func (ti *Index) Codes() codec.CodeMap { return ti.codes }
+
+// Code: see Codes.
+func (ti *Index) Code() uint32 { return ti.code }
+
+// AddCode adds code id, which becomes the one new blocks use if it is the
+// newest.
+func (ti *Index) AddCode(id uint32, c *huffman.Code) {
+	if ti.codes == nil {
+		ti.codes = codec.CodeMap{}
+	}
+	ti.codes[id] = c
+	ti.code = max(ti.code, id)
+}
+
+// SetPending sets block j's count of pending fingerprints (at open: the
+// directory's entries do not hold it).
+func (ti *Index) SetPending(j int, n uint16) {
+	if ti.pend == nil {
+		ti.pend = make([]uint16, len(ti.keys))
+	}
+	ti.pend[j] = n
+}
+
+// Exact trims the directory's slices to their length (a loaded
+// directory does not grow) and gives its blocks new, empty slots in one
+// array.
+func (ti *Index) Exact() {
+	ti.keys, ti.dir = slices.Clone(ti.keys), slices.Clone(ti.dir)
+	ti.SlabSlots()
+}
+
+// PendingTotal is the fingerprints in every block's pending list.
+func (ti *Index) PendingTotal() int64 {
+	n := int64(0)
+	for _, p := range ti.pend {
+		n += int64(p)
+	}
+	return n
+}
+
+// Bytes is the size of every block.
+func (ti *Index) Bytes() int64 {
+	n := int64(0)
+	for _, e := range ti.dir {
+		n += int64(e.Size())
+	}
+	return n
 }
 
 // Sized returns the empty directory of a table with codes, with room for
 // size blocks: a flush fills it (AppendRange, AppendBlock), then Builds it.
 func Sized(codes codec.CodeMap, code uint32, size int) Index {
-	return Index{Codes: codes, Code: code, Keys: make([]uint64, 0, size), Dir: make([]format.DirEntry, 0, size),
-		Pend: make([]uint16, 0, size), slots: make([]*cache.Slot, 0, size)}
+	return Index{codes: codes, code: code, keys: make([]uint64, 0, size), dir: make([]format.DirEntry, 0, size),
+		pend: make([]uint16, 0, size), slots: make([]*cache.Slot, 0, size)}
 }
 
 // Built reports whether Build has indexed the directory.
@@ -54,14 +120,14 @@ func (ti *Index) Built() bool { return ti.radix != nil }
 // pending count and cache slot. The caller indexes the table once it is
 // whole.
 func (ti *Index) AppendBlock(key uint64, e format.DirEntry, pending uint16, s *cache.Slot) {
-	ti.Keys = append(ti.Keys, key)
-	ti.Dir = append(ti.Dir, e)
+	ti.keys = append(ti.keys, key)
+	ti.dir = append(ti.dir, e)
 	ti.slots = append(ti.slots, s)
-	if ti.Pend != nil || pending > 0 {
-		if ti.Pend == nil {
-			ti.Pend = make([]uint16, len(ti.Keys)-1, cap(ti.Keys))
+	if ti.pend != nil || pending > 0 {
+		if ti.pend == nil {
+			ti.pend = make([]uint16, len(ti.keys)-1, cap(ti.keys))
 		}
-		ti.Pend = append(ti.Pend, pending)
+		ti.pend = append(ti.pend, pending)
 	}
 }
 
@@ -75,14 +141,14 @@ func (ti *Index) Slot(j int) *cache.Slot {
 
 // SlabSlots gives the directory's blocks new, empty slots in one array.
 func (ti *Index) SlabSlots() {
-	ti.slab, ti.slots = make([]cache.Slot, len(ti.Keys)), nil
+	ti.slab, ti.slots = make([]cache.Slot, len(ti.keys)), nil
 }
 
 // AppendRange appends blocks from..to-1 of old, with their slots and
 // pending counts.
 func (ti *Index) AppendRange(old *Index, from, to int) {
-	ti.Keys = append(ti.Keys, old.Keys[from:to]...)
-	ti.Dir = append(ti.Dir, old.Dir[from:to]...)
+	ti.keys = append(ti.keys, old.keys[from:to]...)
+	ti.dir = append(ti.dir, old.dir[from:to]...)
 	if old.slab == nil {
 		ti.slots = append(ti.slots, old.slots[from:to]...)
 	} else {
@@ -91,13 +157,13 @@ func (ti *Index) AppendRange(old *Index, from, to int) {
 		}
 	}
 	switch {
-	case old.Pend != nil:
-		if ti.Pend == nil {
-			ti.Pend = make([]uint16, len(ti.Keys)-(to-from), cap(ti.Keys))
+	case old.pend != nil:
+		if ti.pend == nil {
+			ti.pend = make([]uint16, len(ti.keys)-(to-from), cap(ti.keys))
 		}
-		ti.Pend = append(ti.Pend, old.Pend[from:to]...)
-	case ti.Pend != nil:
-		ti.Pend = append(ti.Pend, make([]uint16, to-from)...)
+		ti.pend = append(ti.pend, old.pend[from:to]...)
+	case ti.pend != nil:
+		ti.pend = append(ti.pend, make([]uint16, to-from)...)
 	}
 }
 
@@ -106,19 +172,19 @@ func (ti *Index) AppendRange(old *Index, from, to int) {
 // 30-40 bytes a block).
 func (ti *Index) Build() {
 	bitsN := 1
-	for 1<<bitsN < 2*len(ti.Keys) && bitsN < 24 {
+	for 1<<bitsN < 2*len(ti.keys) && bitsN < 24 {
 		bitsN++
 	}
 	ti.shift = uint(64 - bitsN)
 	ti.radix = make([]uint32, 1<<bitsN+1)
 	j := 0
 	for b := range 1 << bitsN {
-		for j < len(ti.Keys) && ti.Keys[j]>>ti.shift < uint64(b) {
+		for j < len(ti.keys) && ti.keys[j]>>ti.shift < uint64(b) {
 			j++
 		}
 		ti.radix[b] = uint32(j)
 	}
-	ti.radix[1<<bitsN] = uint32(len(ti.Keys))
+	ti.radix[1<<bitsN] = uint32(len(ti.keys))
 }
 
 // Start returns the first block a probe of the range from lo must read:
@@ -126,7 +192,7 @@ func (ti *Index) Build() {
 // pending list may hold values there.
 func (ti *Index) Start(lo uint64) int {
 	j := ti.Find(lo)
-	if j == len(ti.Keys) && j > 0 && ti.Pending(j-1) > 0 {
+	if j == len(ti.keys) && j > 0 && ti.Pending(j-1) > 0 {
 		j--
 	}
 	return j
@@ -144,16 +210,16 @@ func (ti *Index) StartCached(lo uint64) (j int, b *cache.Entry, ok bool) {
 	}
 	r := lo >> ti.shift
 	first, end := int(ti.radix[r]), int(ti.radix[r+1])
-	if end-first > 2 || first+1 >= len(ti.Keys) {
+	if end-first > 2 || first+1 >= len(ti.keys) {
 		return ti.Start(lo), nil, false
 	}
 	held := [2]*cache.Entry{ti.slab[first].Peek(), ti.slab[first+1].Peek()}
 	// Counted without a branch on the keys, as in find.
 	c := 0
-	if ti.Keys[first] < lo {
+	if ti.keys[first] < lo {
 		c++
 	}
-	if ti.Keys[first+1] < lo {
+	if ti.keys[first+1] < lo {
 		c++
 	}
 	c = min(c, end-first)
@@ -165,15 +231,15 @@ func (ti *Index) StartCached(lo uint64) (j int, b *cache.Entry, ok bool) {
 
 // Pending returns block j's pending count.
 func (ti *Index) Pending(j int) int {
-	if ti.Pend == nil {
+	if ti.pend == nil {
 		return 0
 	}
-	return int(ti.Pend[j])
+	return int(ti.pend[j])
 }
 
 // PendingAt is pending for any j, 0 outside the directory.
 func (ti *Index) PendingAt(j int) int {
-	if j < 0 || j >= len(ti.Keys) {
+	if j < 0 || j >= len(ti.keys) {
 		return 0
 	}
 	return ti.Pending(j)
@@ -184,22 +250,22 @@ func (ti *Index) Find(v uint64) int {
 	b := v >> ti.shift
 	lo, hi := int(ti.radix[b]), int(ti.radix[b+1])
 	if hi-lo > 2 { // a crowded bucket (clustered fingerprints)
-		j, _ := slices.BinarySearch(ti.Keys[lo:hi], v)
+		j, _ := slices.BinarySearch(ti.keys[lo:hi], v)
 		return lo + j
 	}
 	// Without a branch on the keys, which no predictor would guess right
 	// and which would hold back the other tables' loads until the miss is
 	// back: read both (hi == lo, an empty bucket, reads the key of the
 	// next block, harmless) and count.
-	last := len(ti.Keys) - 1
+	last := len(ti.keys) - 1
 	if last < 0 {
 		return 0
 	}
 	c := 0
-	if ti.Keys[min(lo, last)] < v {
+	if ti.keys[min(lo, last)] < v {
 		c++
 	}
-	if ti.Keys[min(lo+1, last)] < v {
+	if ti.keys[min(lo+1, last)] < v {
 		c++
 	}
 	return lo + min(c, hi-lo)

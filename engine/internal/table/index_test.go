@@ -20,7 +20,7 @@ func TestSearchHelpers(t *testing.T) {
 		"close": {1 << 40, 1<<40 + 1, 1<<40 + 2, 1<<41 + 7, 1<<41 + 9, 3 << 60, 3<<60 + 1<<20},
 		"empty": nil,
 	} {
-		ti := Index{Keys: keys}
+		ti := Index{keys: keys}
 		ti.Build()
 		probes := []uint64{0, ^uint64(0), 41, 42, 43}
 		for range 2000 {
@@ -39,10 +39,10 @@ func TestSearchHelpers(t *testing.T) {
 		// slots apart and in a slab whose blocks are cached or not, and a
 		// pending list on the last block (start may then step back).
 		for _, pendLast := range []bool{false, true} {
-			ti.Pend = nil
+			ti.pend = nil
 			if pendLast && len(keys) > 0 {
-				ti.Pend = make([]uint16, len(keys))
-				ti.Pend[len(keys)-1] = 1
+				ti.pend = make([]uint16, len(keys))
+				ti.pend[len(keys)-1] = 1
 			}
 			for _, slab := range []bool{false, true} {
 				ti.slab, ti.slots = nil, make([]*cache.Slot, len(keys))
@@ -95,7 +95,7 @@ func TestStartReadsLastPendingList(t *testing.T) {
 		{"above, last block pending", []uint16{0, 0, 2}, 35, 2},
 	}
 	for _, tt := range tests {
-		ti := Index{Keys: []uint64{10, 20, 30}, Pend: tt.pend}
+		ti := Index{keys: []uint64{10, 20, 30}, pend: tt.pend}
 		ti.Build()
 		require.Equal(t, tt.want, ti.Start(tt.lo), tt.name)
 	}

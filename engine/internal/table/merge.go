@@ -113,8 +113,8 @@ func (in Merge) Run(adds, dels []uint64) (MergeResult, error) {
 	// and a split per group, so that building it copies the old one once:
 	// it has a few hundred thousand entries in a large index, and a flush
 	// builds it anew for every table.
-	size := len(m.oldIdx.Keys) + len(groups) + 16
-	*m.nt = Sized(m.nt.Codes, m.nt.Code, size)
+	size := len(m.oldIdx.keys) + len(groups) + 16
+	*m.nt = Sized(m.nt.codes, m.nt.code, size)
 	m.w = Writer{Table: m.t, Blocks: batchSetter{m.b.Blocks}, Dir: batchSetter{m.b.Dir}, Index: m.nt}
 	next := 0
 	var pbuf []byte
@@ -134,9 +134,9 @@ func (in Merge) Run(adds, dels []uint64) (MergeResult, error) {
 			return m.r, err
 		}
 	}
-	m.nt.AppendRange(m.oldIdx, next, len(m.oldIdx.Keys))
-	if !slices.ContainsFunc(m.nt.Pend, func(n uint16) bool { return n > 0 }) {
-		m.nt.Pend = nil
+	m.nt.AppendRange(m.oldIdx, next, len(m.oldIdx.keys))
+	if !slices.ContainsFunc(m.nt.pend, func(n uint16) bool { return n > 0 }) {
+		m.nt.pend = nil
 	}
 	m.nt.Build()
 	return m.r, nil
@@ -146,7 +146,7 @@ func (in Merge) Run(adds, dels []uint64) (MergeResult, error) {
 // each, with one binary search per block (the last block also takes what
 // lies above its key; an empty table is one group, j = -1).
 func (m *merger) groups(adds, dels []uint64) []group {
-	keys := m.oldIdx.Keys
+	keys := m.oldIdx.keys
 	if len(keys) == 0 {
 		if len(adds) > 0 {
 			return []group{{j: -1, adds: adds}}
@@ -203,7 +203,7 @@ func (m *merger) plan(g *group, hist *[huffman.Symbols]uint64) error {
 		if g.base, g.prev, err = m.in.Read(g.j); err != nil {
 			return err
 		}
-		if cur, err = MergePending(m.t, oldIdx.Keys[g.j], g.base, g.prev); err != nil {
+		if cur, err = MergePending(m.t, oldIdx.keys[g.j], g.base, g.prev); err != nil {
 			return err
 		}
 	}
@@ -255,8 +255,8 @@ func (m *merger) plan(g *group, hist *[huffman.Symbols]uint64) error {
 // table's, or a new one (codec.Retrain) that the new state takes and the
 // result carries for the caller to store.
 func (m *merger) retrain(hist *[huffman.Symbols]uint64) (*huffman.Code, uint32, error) {
-	id := m.nt.Code
-	code, trained := codec.Retrain(m.nt.Codes[id], hist)
+	id := m.nt.code
+	code, trained := codec.Retrain(m.nt.codes[id], hist)
 	if !trained {
 		return code, id, nil
 	}
@@ -266,9 +266,9 @@ func (m *merger) retrain(hist *[huffman.Symbols]uint64) (*huffman.Code, uint32, 
 		return nil, 0, err
 	}
 	m.r.Code = cb
-	codes := maps.Clone(m.nt.Codes)
+	codes := maps.Clone(m.nt.codes)
 	codes[id] = code
-	m.nt.Codes, m.nt.Code = codes, id
+	m.nt.codes, m.nt.code = codes, id
 	return code, id, nil
 }
 
@@ -277,7 +277,7 @@ func (m *merger) retrain(hist *[huffman.Symbols]uint64) (*huffman.Code, uint32, 
 // buffer to reuse, returned.
 func (m *merger) appendPending(g *group, pbuf []byte) ([]byte, error) {
 	t, oldIdx := m.t, m.oldIdx
-	key, had := oldIdx.Keys[g.j], oldIdx.Pending(g.j)
+	key, had := oldIdx.keys[g.j], oldIdx.Pending(g.j)
 	sl := oldIdx.Slot(g.j)
 	if len(g.fresh) > 0 {
 		// g.fresh is sorted, and none of it is stored: a run to append.
@@ -305,7 +305,7 @@ func (m *merger) appendPending(g *group, pbuf []byte) ([]byte, error) {
 		had += len(g.fresh)
 		m.r.Pended += len(g.fresh)
 	}
-	m.nt.AppendBlock(key, oldIdx.Dir[g.j], uint16(had), sl)
+	m.nt.AppendBlock(key, oldIdx.dir[g.j], uint16(had), sl)
 	return pbuf, nil
 }
 
@@ -316,7 +316,7 @@ func (m *merger) rewrite(g *group, code *huffman.Code, id uint32) error {
 	if g.j >= 0 {
 		m.r.Replaced = append(m.r.Replaced, oldIdx.Slot(g.j))
 		if oldIdx.Pending(g.j) > 0 {
-			if err := m.b.Pend.Delete(format.TableKey(format.SpacePending, t, oldIdx.Keys[g.j]), nil); err != nil {
+			if err := m.b.Pend.Delete(format.TableKey(format.SpacePending, t, oldIdx.keys[g.j]), nil); err != nil {
 				return err
 			}
 		}
@@ -325,14 +325,14 @@ func (m *merger) rewrite(g *group, code *huffman.Code, id uint32) error {
 	// key falls among the new ones, to keep the batches in order.
 	gone := g.j >= 0
 	drop := func(upTo uint64) error {
-		if !gone || oldIdx.Keys[g.j] > upTo {
+		if !gone || oldIdx.keys[g.j] > upTo {
 			return nil
 		}
 		gone = false
-		if err := m.b.Blocks.Delete(format.TableKey(format.SpaceTables, t, oldIdx.Keys[g.j]), nil); err != nil {
+		if err := m.b.Blocks.Delete(format.TableKey(format.SpaceTables, t, oldIdx.keys[g.j]), nil); err != nil {
 			return err
 		}
-		return m.b.Dir.Delete(format.TableKey(format.SpaceBlockDir, t, oldIdx.Keys[g.j]), nil)
+		return m.b.Dir.Delete(format.TableKey(format.SpaceBlockDir, t, oldIdx.keys[g.j]), nil)
 	}
 	if len(g.merged) > 0 {
 		bl, err := codec.NewBuilder(code, id, m.in.BlockSize)
@@ -344,7 +344,7 @@ func (m *merger) rewrite(g *group, code *huffman.Code, id uint32) error {
 		emit := func(to int) error {
 			var key uint64
 			key, buf = bl.Finish(buf[:0])
-			if gone && key == oldIdx.Keys[g.j] {
+			if gone && key == oldIdx.keys[g.j] {
 				gone = false // rewritten in place
 			} else if key > 0 {
 				if err := drop(key - 1); err != nil {

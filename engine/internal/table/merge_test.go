@@ -33,12 +33,13 @@ func newMergeTable(t *testing.T, initial []uint64, block int) *mergeTable {
 	db, err := pebble.Open("", &pebble.Options{FS: vfs.NewMem(), Logger: quietLog{}})
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
-	m := &mergeTable{t: t, db: db, idx: Index{Codes: codec.CodeMap{}}, cache: cache.New(1 << 20), want: map[uint64]bool{}, block: block}
+	m := &mergeTable{t: t, db: db, idx: Index{codes: codec.CodeMap{}}, cache: cache.New(1 << 20), want: map[uint64]bool{}, block: block}
 	initial = slices.Compact(fingerprints.Sorted(initial))
 	if len(initial) > 0 {
 		code, err := codec.Train(initial)
 		require.NoError(t, err)
-		m.idx = Index{Codes: codec.CodeMap{1: code}, Code: 1}
+		m.idx = Index{}
+		m.idx.AddCode(1, code)
 		b := db.NewBatch()
 		w := Writer{Table: mergeTestTable, Blocks: batchSetter{b}, Dir: batchSetter{b}, Index: &m.idx}
 		require.NoError(t, codec.Encode(initial, code, 1, block, func(key uint64, blk []byte) error { return w.Block(key, blk, nil) }))
@@ -58,12 +59,12 @@ func (m *mergeTable) merge(adds, dels []uint64) MergeResult {
 	t := m.t
 	adds, dels = fingerprints.Sorted(slices.Clone(adds)), fingerprints.Sorted(slices.Clone(dels))
 	old := m.idx
-	next := Index{Codes: old.Codes, Code: old.Code}
+	next := Index{codes: old.codes, code: old.code}
 	bs := Batches{Blocks: m.db.NewBatch(), Dir: m.db.NewBatch(), Pend: m.db.NewBatch()}
 	defer bs.Close()
 	in := Merge{Table: mergeTestTable, Old: &old, New: &next, BlockSize: m.block, Cache: m.cache,
 		Read: func(j int) ([]uint64, []uint64, error) {
-			return DecodeBlock(m.db, old.Codes, mergeTestTable, old.Keys[j], old.Pending(j), nil)
+			return DecodeBlock(m.db, old.Codes(), mergeTestTable, old.Keys()[j], old.Pending(j), nil)
 		},
 		Batches: &bs}
 	r, err := in.Run(adds, dels)
@@ -72,7 +73,7 @@ func (m *mergeTable) merge(adds, dels []uint64) MergeResult {
 		require.NoError(t, b.Commit(pebble.NoSync))
 	}
 	if r.Code != nil { // a new code, which the caller keeps
-		require.Contains(t, next.Codes, next.Code)
+		require.Contains(t, next.Codes(), next.Code())
 	}
 	require.Equal(t, len(adds), r.Added, "every add is new")
 	require.Equal(t, len(dels), r.Removed, "every del was stored")
@@ -93,8 +94,8 @@ func (m *mergeTable) merge(adds, dels []uint64) MergeResult {
 func (m *mergeTable) check() {
 	t, ti := m.t, &m.idx
 	var got []uint64
-	for j, key := range ti.Keys {
-		fps, pend, err := DecodeBlock(m.db, ti.Codes, mergeTestTable, key, ti.Pending(j), nil)
+	for j, key := range ti.Keys() {
+		fps, pend, err := DecodeBlock(m.db, ti.Codes(), mergeTestTable, key, ti.Pending(j), nil)
 		require.NoError(t, err, "block %d", j)
 		all, err := MergePending(mergeTestTable, key, fps, pend)
 		require.NoError(t, err)
@@ -102,9 +103,9 @@ func (m *mergeTable) check() {
 		require.Equal(t, key, fps[len(fps)-1], "block %d ends with its key", j)
 		for _, v := range all {
 			if j > 0 {
-				require.Greater(t, v, ti.Keys[j-1], "block %d holds %016x below its range", j, v)
+				require.Greater(t, v, ti.Keys()[j-1], "block %d holds %016x below its range", j, v)
 			}
-			if j < len(ti.Keys)-1 {
+			if j < len(ti.Keys())-1 {
 				require.LessOrEqual(t, v, key, "block %d holds %016x above its key", j, v)
 			}
 		}
@@ -133,13 +134,13 @@ func (m *mergeTable) check() {
 		}
 		require.NoError(t, it.Close())
 		var wantKeys []uint64
-		for _, key := range ti.Keys {
+		for _, key := range ti.Keys() {
 			if space != format.SpacePending {
 				wantKeys = append(wantKeys, key)
 			}
 		}
 		if space == format.SpacePending {
-			for j, key := range ti.Keys {
+			for j, key := range ti.Keys() {
 				if ti.Pending(j) > 0 {
 					wantKeys = append(wantKeys, key)
 				}
@@ -229,7 +230,7 @@ func TestMergeAgainstSet(t *testing.T) {
 			require.Positive(t, pended, "some adds joined pending lists")
 			require.Positive(t, written, "some blocks were rewritten")
 			m.merge(nil, m.some(r, len(m.want)))
-			require.Empty(t, m.idx.Keys, "a table emptied has no block")
+			require.Empty(t, m.idx.Keys(), "a table emptied has no block")
 			m.merge(m.notIn(r, 500, gen), nil)
 		})
 	}
@@ -240,21 +241,21 @@ func TestMergeAgainstSet(t *testing.T) {
 func TestMergeLosesNoBlock(t *testing.T) {
 	initial := fingerprints.Uniform(5000, 9)
 	m := newMergeTable(t, initial, 256)
-	require.Greater(t, len(m.idx.Keys), 10)
+	require.Greater(t, len(m.idx.Keys()), 10)
 	before := map[uint64][]byte{}
-	for _, key := range m.idx.Keys {
+	for _, key := range m.idx.Keys() {
 		v, c, err := m.db.Get(format.TableKey(format.SpaceTables, mergeTestTable, key))
 		require.NoError(t, err)
 		before[key] = bytes.Clone(v)
 		c.Close()
 	}
-	j := len(m.idx.Keys) / 2
-	lo, hi := m.idx.Keys[j-1]+1, m.idx.Keys[j]
+	j := len(m.idx.Keys()) / 2
+	lo, hi := m.idx.Keys()[j-1]+1, m.idx.Keys()[j]
 	r := rand.New(rand.NewPCG(3, 3))
 	adds := m.notIn(r, format.PendingMax+5, func() uint64 { return lo + r.Uint64N(hi-lo) })
 	m.merge(adds, nil)
-	for _, key := range m.idx.Keys {
-		if key > m.idx.Keys[0] && key >= lo && key <= hi {
+	for _, key := range m.idx.Keys() {
+		if key > m.idx.Keys()[0] && key >= lo && key <= hi {
 			continue
 		}
 		if old, ok := before[key]; ok {
