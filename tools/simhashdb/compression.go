@@ -21,13 +21,14 @@ import (
 type compressionFlags struct {
 	inputs     inputList
 	db         string
+	rf         remoteFlags
 	blockSizes string
 	asJSON     bool
 	chart      string
 }
 
 func runCompression(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fl := newFlagSet("compression", "[--input FILE]... | --db DIR [--block-sizes LIST] [--json] [--chart FILE.png]",
+	fl := newFlagSet("compression", "[--input FILE]... | --db DIR | --server URL [--block-sizes LIST] [--json] [--chart FILE.png]",
 		"  simhashdb compression -i fingerprints.txt\n"+
 			"  simhashdb compression --db idx --json\n\n"+
 			"Reports the bits per fingerprint of the distinct fingerprints of the input (as find-all and\n"+
@@ -43,6 +44,7 @@ func runCompression(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 		fl.Var(&f.inputs, n, "fingerprints, one a line; a path, a glob (quoted), or - for standard input (the default); repeat it to read several")
 	}
 	fl.StringVar(&f.db, "db", "", "measure this index's documents instead of --input")
+	f.rf.register(fl)
 	fl.StringVar(&f.blockSizes, "block-sizes", joinInts(compression.DefaultBlockSizes), "the codec's block sizes to measure, in bytes, comma-separated")
 	fl.BoolVar(&f.asJSON, "json", false, "print the report as one JSON object")
 	fl.StringVar(&f.chart, "chart", "", "also draw the bits per fingerprint of each method into this PNG file")
@@ -52,8 +54,13 @@ func runCompression(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 	if fl.NArg() > 0 {
 		return fail(stderr, "compression", exitUsage, fmt.Errorf("unexpected argument %s: inputs go after --input", quoteShort(fl.Arg(0))))
 	}
-	if f.db != "" && len(f.inputs) > 0 {
-		return fail(stderr, "compression", exitUsage, errors.New("--db and --input: give one"))
+	if (f.db != "" || f.rf.server != "") && len(f.inputs) > 0 {
+		return fail(stderr, "compression", exitUsage, errors.New("--db or --server, and --input: give one"))
+	}
+	if f.db != "" || f.rf.server != "" || f.rf.tokenFile != "" {
+		if err := checkTarget(&dbFlags{dir: f.db}, &f.rf, fl); err != nil {
+			return fail(stderr, "compression", exitUsage, err)
+		}
 	}
 	sizes, err := parseBlockSizes(f.blockSizes)
 	if err != nil {
@@ -94,14 +101,13 @@ func runCompression(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 // documents (lines) it held.
 func (f *compressionFlags) read(ctx context.Context, stdin io.Reader) ([]uint64, int, error) {
 	var fps []uint64
-	if f.db != "" {
-		d := dbFlags{dir: f.db}
-		db, err := d.open(engine.Options{ReadOnly: true}, false)
+	if f.db != "" || f.rf.server != "" {
+		ix, closeIx, err := openIndex(&dbFlags{dir: f.db}, &f.rf, engine.Options{ReadOnly: true})
 		if err != nil {
 			return nil, 0, err
 		}
-		defer db.Close()
-		for doc, err := range db.Docs(ctx) {
+		defer closeIx()
+		for doc, err := range ix.Docs(ctx) {
 			if err != nil {
 				return nil, 0, err
 			}

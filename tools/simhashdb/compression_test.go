@@ -92,7 +92,7 @@ func TestCompressionCommand(t *testing.T) {
 		}{
 			{"0x0000000000000001\nnot a fingerprint\n", nil, 1, "<stdin>:2: want a fingerprint"},
 			{"", []string{"--block-sizes", "1024,7"}, 2, `--block-sizes: "7" is not a block size (64..1048576 bytes)`},
-			{"", []string{"--db", dir, "-i", input}, 2, "--db and --input: give one"},
+			{"", []string{"--db", dir, "-i", input}, 2, "--db or --server, and --input: give one"},
 			{"", []string{"-i", filepath.Join(dir, "missing.txt")}, 1, "missing.txt"},
 			{"", []string{"extra"}, 2, "unexpected argument"},
 			{"\n# only a comment\n", nil, 1, "no fingerprints in the input"},

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/internal/lines"
 	"github.com/simhashdb/simhashdb/simhash"
 	"github.com/simhashdb/simhashdb/sketch"
@@ -180,6 +179,8 @@ func runFingerprint(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 			"  simhashdb fingerprint --db idx page.html  # as the index fingerprints text (a text index: single words)\n\n"+walkHelp, stderr)
 	asJSON := fl.Bool("json", false, `one JSON object a file: {"path":..,"fp":"0x.."}`)
 	dbDir := fl.String("db", "", "fingerprint as this index does, with the options it keeps (the other fingerprint flags must agree)")
+	var rf remoteFlags
+	rf.register(fl)
 	var ff fingerprintFlags
 	ff.register(fl)
 	if code := parseFlags(fl, args); code >= 0 {
@@ -190,18 +191,20 @@ func runFingerprint(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 		fl.Usage()
 		return exitUsage
 	}
-	if *dbDir != "" {
+	if *dbDir != "" || rf.server != "" || rf.tokenFile != "" {
 		d := dbFlags{dir: *dbDir}
-		db, err := d.open(engine.Options{ReadOnly: true}, false)
-		if err != nil {
-			fmt.Fprintf(stderr, "%s fingerprint: %v\n", programName, err)
-			return exitFailed
+		if err := checkTarget(&d, &rf, fl); err != nil {
+			return fail(stderr, "fingerprint", exitUsage, err)
 		}
-		err = ff.withIndex(context.Background(), db, textindex.Sketched(db), fl, false)
-		db.Close()
+		ctx := context.Background()
+		settings, sketched, closeIx, err := openSettings(ctx, &d, &rf)
 		if err != nil {
-			fmt.Fprintf(stderr, "%s fingerprint: %v\n", programName, err)
-			return usageOr(err)
+			return fail(stderr, "fingerprint", exitFailed, err)
+		}
+		err = ff.withIndex(ctx, settings, sketched, fl, false)
+		closeIx()
+		if err != nil {
+			return fail(stderr, "fingerprint", usageOr(err), err)
 		}
 	}
 	f, err := ff.fingerprinter()

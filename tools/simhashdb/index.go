@@ -100,7 +100,7 @@ func (d *dbFlags) open(opts engine.Options, create bool) (*engine.DB, error) {
 	}
 	db, err := engine.Open(d.dir, opts)
 	if errors.Is(err, engine.ErrLocked) {
-		return nil, fmt.Errorf("%s: the index is in use by another process (one process opens an index at a time; to share it, run 'simhashdb serve --db %s' and give --server to query, batch, get, add, delete, stats, export, find-all, find-clusters or check)", d.dir, d.dir)
+		return nil, fmt.Errorf("%s: the index is in use by another process (one process opens an index at a time; to share it, run 'simhashdb serve --db %s' and give --server to any command that takes --db)", d.dir, d.dir)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", d.dir, err)

@@ -15,6 +15,7 @@ import (
 	"github.com/simhashdb/simhashdb/client"
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/sketch"
+	"github.com/simhashdb/simhashdb/textindex"
 	"github.com/simhashdb/simhashdb/textindex/naming"
 )
 
@@ -65,6 +66,27 @@ func openIndex(d *dbFlags, rf *remoteFlags, opts engine.Options) (api.Index, fun
 		return nil, nil, err
 	}
 	return c, func() error { return nil }, nil
+}
+
+// openSettings opens what a command reads an index's text options from:
+// the index in --db, read-only, or the one served at --server; sketched
+// says whether it keeps sketches.
+func openSettings(ctx context.Context, d *dbFlags, rf *remoteFlags) (_ textindex.Settings, sketched bool, closeIx func() error, _ error) {
+	ix, closeIx, err := openIndex(d, rf, engine.Options{ReadOnly: true})
+	if err != nil {
+		return nil, false, nil, err
+	}
+	st, err := ix.Stats(ctx)
+	if err != nil && !errors.As(err, new(*engine.StatsError)) {
+		closeIx()
+		return nil, false, nil, err
+	}
+	settings, ok := ix.(textindex.Settings)
+	if !ok { // every api.Index this command opens keeps settings
+		closeIx()
+		return nil, false, nil, fmt.Errorf("%T keeps no settings", ix)
+	}
+	return settings, st.SketchSize == sketch.Size, closeIx, nil
 }
 
 // dial returns a client of the server at --server.
