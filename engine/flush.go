@@ -171,7 +171,7 @@ func (db *DB) flushMemtable(m *memtable.Memtable, walFrom wal.Position, frozen, 
 		return f.stats, err
 	}
 	old := f.old
-	units, dropped, carry := old.units.next(f.docs, f.changes)
+	units, dropped, carry := old.units.Next(f.docs, f.changes)
 	st := newState(slices.Clone(old.tables), f.docs, old.fps, walFrom, units)
 	outs, err := f.mergeTables(st, adds, dels)
 	if err != nil {

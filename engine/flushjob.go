@@ -12,6 +12,7 @@ import (
 	"github.com/simhashdb/simhashdb/engine/internal/memtable"
 	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/simhashdb/simhashdb/engine/internal/table"
+	"github.com/simhashdb/simhashdb/engine/internal/units"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/simhashdb/simhashdb/internal/radix"
@@ -31,8 +32,8 @@ type flushJob struct {
 	postW   store.Writes
 	metaB   *pebble.Batch
 	tables  []table.Batches
-	docs    int64           // documents after the flush
-	changes []postingChange // the postings it writes: the cache's units take them
+	docs    int64          // documents after the flush
+	changes []units.Change // the postings it writes: the cache's units take them
 	// orphans are fingerprints that may have lost their last document,
 	// checked once the batch holds every change.
 	orphans map[uint64]bool
@@ -64,7 +65,7 @@ func (f *flushJob) writeDocuments() error {
 		size += format.DocKeyLen + 8 + len(d.Name) + batchEntryOverhead
 	}
 	radix.Sort(ids)
-	f.changes = make([]postingChange, 0, len(ids))
+	f.changes = make([]units.Change, 0, len(ids))
 	// An id above every stored one is new: no look-up, which a caller that
 	// numbers its documents as it goes (NextID) would otherwise pay for
 	// every insert.
@@ -80,7 +81,7 @@ func (f *flushJob) writeDocuments() error {
 				return err
 			}
 			if found {
-				f.changes = append(f.changes, postingChange{fp: ofp, id: id})
+				f.changes = append(f.changes, units.Change{FP: ofp, ID: id})
 				if !d.Live || d.FP != ofp {
 					f.orphans[ofp] = true
 				}
@@ -88,7 +89,7 @@ func (f *flushJob) writeDocuments() error {
 			}
 		}
 		if d.Live {
-			f.changes = append(f.changes, postingChange{fp: d.FP, id: id, name: d.Name, add: true})
+			f.changes = append(f.changes, units.Change{FP: d.FP, ID: id, Name: d.Name, Add: true})
 			f.docs++
 		}
 	}
@@ -130,18 +131,18 @@ func (f *flushJob) writePostings() {
 	sortChangesByFP(f.changes)
 	size := 0
 	for _, c := range f.changes {
-		size += format.PostingKeyLen + len(c.name) + batchEntryOverhead
+		size += format.PostingKeyLen + len(c.Name) + batchEntryOverhead
 	}
 	ch := f.changes
 	f.postW = store.Writes{Size: uint64(size), Each: func(w store.Writer) error {
 		var key, value []byte
 		for i, c := range ch {
-			if i+1 < len(ch) && ch[i+1].fp == c.fp && ch[i+1].id == c.id {
+			if i+1 < len(ch) && ch[i+1].FP == c.FP && ch[i+1].ID == c.ID {
 				continue
 			}
-			key = format.AppendPostingKey(key[:0], c.fp, c.id)
-			value = append(value[:0], c.name...)
-			if err := setOrDelete(w, key, value, c.add); err != nil {
+			key = format.AppendPostingKey(key[:0], c.FP, c.ID)
+			value = append(value[:0], c.Name...)
+			if err := setOrDelete(w, key, value, c.Add); err != nil {
 				return err
 			}
 		}
@@ -317,14 +318,14 @@ func (f *flushJob) commit() error {
 
 // sortChangesByFP sorts ch by fingerprint, stably: changes in id order,
 // removal before addition, end up in posting key order.
-func sortChangesByFP(ch []postingChange) {
+func sortChangesByFP(ch []units.Change) {
 	keys := make([]uint64, len(ch))
 	order := make([]uint32, len(ch))
 	for i, c := range ch {
-		keys[i], order[i] = c.fp, uint32(i)
+		keys[i], order[i] = c.FP, uint32(i)
 	}
 	radix.SortPairs(keys, order)
-	sorted := make([]postingChange, len(ch))
+	sorted := make([]units.Change, len(ch))
 	for i, o := range order {
 		sorted[i] = ch[o]
 	}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/simhashdb/simhashdb/engine/internal/units"
 	"github.com/simhashdb/simhashdb/engine/internal/uring"
 	"github.com/simhashdb/simhashdb/internal/fingerprints"
 	"github.com/simhashdb/simhashdb/permutation"
@@ -204,7 +205,7 @@ func TestExactAgainstOracle(t *testing.T) {
 // at most 1, 8 or the default count: most units are then big (look-ups
 // seek in Pebble), some, or none.
 func TestUnits(t *testing.T) {
-	for _, max := range []int{1, 8, defaultUnitMax} {
+	for _, max := range []int{1, 8, units.DefaultMax} {
 		t.Run(fmt.Sprint(max), func(t *testing.T) {
 			exactAgainstOracle(t, nil, max)
 		})

@@ -115,7 +115,7 @@ func (db *DB) postingsOf(v *view, it **pebble.Iterator, cs []candidate, out []Ma
 	var at [lookupBatch]int
 	var first [lookupBatch]uint64 // the fingerprint at at[x], where there is one
 	for x, c := range cs {
-		bs[x] = st.units.slot(st.units.unit(c.fp)).Peek()
+		bs[x] = st.units.Slot(st.units.Unit(c.fp)).Peek()
 	}
 	for x, c := range cs {
 		if b := db.cache.Mark(bs[x]); b != nil && !b.Big {
@@ -149,7 +149,7 @@ func (db *DB) postings(v *view, it **pebble.Iterator, fp uint64, d int, out []Ma
 	// A cached unit needs no iterator: taking one from the pool and giving
 	// it back costs more than the look-up.
 	units := v.st.units
-	if b := db.cache.Load(units.slot(units.unit(fp))); b != nil && !b.Big {
+	if b := db.cache.Load(units.Slot(units.Unit(fp))); b != nil && !b.Big {
 		return unitDocs(v, b, b.Packed.LowerBound(fp), fp, d, out), nil
 	}
 	return db.readPostings(v, it, fp, d, out)

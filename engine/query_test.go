@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/simhashdb/simhashdb/engine/internal/units"
 	"github.com/simhashdb/simhashdb/internal/fingerprints"
 	"github.com/stretchr/testify/require"
 )
@@ -31,7 +32,7 @@ func TestQueryManyCandidates(t *testing.T) {
 		}
 	}
 	model := oracleOf(docs)
-	for _, max := range []int{1, 8, defaultUnitMax} {
+	for _, max := range []int{1, 8, units.DefaultMax} {
 		t.Run(fmt.Sprint("unitMax ", max), func(t *testing.T) {
 			o := testOptions()
 			o.knobs.unitMax = max

@@ -7,6 +7,7 @@ import (
 	"github.com/simhashdb/simhashdb/engine/internal/cache"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/simhashdb/simhashdb/engine/internal/table"
+	"github.com/simhashdb/simhashdb/engine/internal/units"
 	"github.com/simhashdb/simhashdb/wal"
 )
 
@@ -19,7 +20,7 @@ type state struct {
 	docs    int64
 	fps     int64
 	walFrom wal.Position
-	units   *unitDir // the postings' units in the cache
+	units   *units.Dir // the postings' units in the cache
 	// iters keeps postings iterators on snap for reuse: opening one costs
 	// about as much as the seek a match needs.
 	iters chan *pebble.Iterator
@@ -50,7 +51,7 @@ func (st *state) unref() error {
 // here), with the counters and the WAL position that go with them, and
 // the directory of units. Its snapshot is taken by open, once Pebble holds
 // what it describes.
-func newState(tables []table.Index, docs, fps int64, walFrom wal.Position, units *unitDir) *state {
+func newState(tables []table.Index, docs, fps int64, walFrom wal.Position, units *units.Dir) *state {
 	for t := range tables {
 		if !tables[t].Built() {
 			tables[t].Build()
@@ -114,7 +115,7 @@ type successor struct {
 	// units it carried over: the cache takes them, so that neither
 	// queries nor the next flush decode them again.
 	fills []table.Filled
-	carry []carried
+	carry []units.Carried
 	// merged says the new state holds the oldest frozen memtable, which
 	// leaves the list.
 	merged bool
@@ -153,7 +154,7 @@ func (db *DB) install(st *state, s successor) error {
 		}
 	}
 	for _, c := range s.carry {
-		db.cache.PutEntry(c.slot, c.b)
+		db.cache.PutEntry(c.Slot, c.Entry)
 	}
 	if s.split {
 		db.splitCache()

@@ -106,18 +106,18 @@ func (db *DB) warmUnits(ctx context.Context, st *state, room int64) error {
 		return err
 	}
 	defer st.release(it)
-	for u := range st.units.len() {
+	for u := range st.units.Len() {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		if room <= 0 {
 			return nil
 		}
-		s := st.units.peek(u)
+		s := st.units.Peek(u)
 		if s != nil && db.cache.Load(s) != nil {
 			continue // cached already
 		}
-		b, _, err := db.unitOf(st, it, u<<st.units.shift)
+		b, _, err := db.unitOf(st, it, u<<st.units.Shift())
 		if err != nil {
 			return err
 		}

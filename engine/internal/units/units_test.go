@@ -1,6 +1,7 @@
-package engine
+package units
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -23,10 +24,10 @@ func TestUnitDirNext(t *testing.T) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 1))
 			const docs = 64 * 2 // two unit bits
-			d := newUnitDir(docs, defaultUnitMax)
+			d := New(docs, DefaultMax)
 			require.Equal(t, uint(62), d.shift)
 			if seed%2 == 1 {
-				d = &unitDir{shift: d.shift, max: d.max, slots: make([]atomic.Pointer[cache.Slot], 4)}
+				d = &Dir{shift: d.shift, max: d.max, slots: make([]atomic.Pointer[cache.Slot], 4)}
 			}
 			fpOf := func() uint64 { return uint64(r.IntN(4))<<62 | uint64(r.IntN(5)) }
 			model := map[posting]string{}
@@ -45,9 +46,9 @@ func TestUnitDirNext(t *testing.T) {
 					}
 				}, func(a, b posting) int {
 					if a.fp != b.fp {
-						return cmpU64(a.fp, b.fp)
+						return cmp.Compare(a.fp, b.fp)
 					}
-					return cmpU64(a.id, b.id)
+					return cmp.Compare(a.id, b.id)
 				})
 				for _, p := range keys {
 					fps, ids, names = append(fps, p.fp), append(ids, p.id), append(names, model[p])
@@ -56,35 +57,35 @@ func TestUnitDirNext(t *testing.T) {
 			}
 			for u := range uint64(3) {
 				fps, ids, names := unit(u)
-				d.slot(u).Store(cache.NewUnit(fps, ids, names))
+				d.Slot(u).Store(cache.NewUnit(fps, ids, names))
 			}
 			// As a flush makes them: each document once, its old posting
 			// removed and its new one added.
-			var ch []postingChange
+			var ch []Change
 			for _, id := range r.Perm(16)[:r.IntN(16)] {
 				id := uint64(id)
 				for p := range model {
 					if p.id == id {
 						delete(model, p)
-						ch = append(ch, postingChange{fp: p.fp, id: id})
+						ch = append(ch, Change{FP: p.fp, ID: id})
 					}
 				}
 				if r.IntN(3) > 0 {
 					p := posting{fpOf(), id}
 					model[p] = []string{"", "c"}[r.IntN(2)]
-					ch = append(ch, postingChange{fp: p.fp, id: id, name: model[p], add: true})
+					ch = append(ch, Change{FP: p.fp, ID: id, Name: model[p], Add: true})
 				}
 			}
 			d.max = 6
-			n, dropped, carry := d.next(docs, slices.Clone(ch))
+			n, dropped, carry := d.Next(docs, slices.Clone(ch))
 			require.Nil(t, n.slab, "a flush's directory shares slots")
 			changed := map[uint64]bool{}
 			for _, c := range ch {
-				changed[c.fp>>62] = true
+				changed[c.FP>>62] = true
 			}
 			nDropped := 0
 			for u := range uint64(4) {
-				old := d.peek(u)
+				old := d.Peek(u)
 				got := n.slots[u].Load()
 				if !changed[u] {
 					require.Same(t, old, got, "unit %d: unchanged, same slot", u)
@@ -99,10 +100,10 @@ func TestUnitDirNext(t *testing.T) {
 					continue
 				}
 				require.NotSame(t, old, got)
-				i := slices.IndexFunc(carry, func(c carried) bool { return c.slot == got })
+				i := slices.IndexFunc(carry, func(c Carried) bool { return c.Slot == got })
 				require.GreaterOrEqual(t, i, 0, "unit %d: a new slot is a carried one", u)
 				fps, ids, names := unit(u)
-				b := carry[i].b
+				b := carry[i].Entry
 				require.False(t, b.Big, "unit %d: a carried unit is not big", u)
 				require.LessOrEqual(t, b.Packed.Len(), d.max, "unit %d: a carried unit is cacheable", u)
 				require.Equal(t, fps, b.Packed.AppendTo(nil), "unit %d", u)
@@ -126,18 +127,18 @@ func TestUnitDirNext(t *testing.T) {
 // documents starts again empty and gives back every slot; one bit off, it
 // keeps its units.
 func TestUnitDirResize(t *testing.T) {
-	d := newUnitDir(64*4, defaultUnitMax) // 3 bits
+	d := New(64*4, DefaultMax) // 3 bits
 	for u := range uint64(8) {
-		d.slot(u)
+		d.Slot(u)
 	}
 	for _, tc := range []struct {
 		docs    int64
 		bits    int
 		dropped int
 	}{{64 * 8, 3, 0}, {64 * 2, 3, 0}, {64 * 16, 5, 8}, {64, 1, 8}, {0, 0, 8}} {
-		n, dropped, _ := d.next(tc.docs, nil)
+		n, dropped, _ := d.Next(tc.docs, nil)
 		assert.Equal(t, tc.bits, 64-int(n.shift), "docs %d", tc.docs)
-		assert.Equal(t, uint64(1)<<tc.bits, n.len(), "docs %d", tc.docs)
+		assert.Equal(t, uint64(1)<<tc.bits, n.Len(), "docs %d", tc.docs)
 		assert.Equal(t, tc.dropped > 0, n.slab != nil, "docs %d: a directory made again is a slab", tc.docs)
 		assert.Len(t, dropped, tc.dropped, "docs %d", tc.docs)
 	}
