@@ -6,8 +6,7 @@ import (
 
 	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/simhashdb/simhashdb/engine/internal/memtable"
-
-	"github.com/cockroachdb/pebble/v2"
+	"github.com/simhashdb/simhashdb/engine/internal/store"
 )
 
 // docCount counts the documents a reader finds: the flushed ones, and what
@@ -68,7 +67,7 @@ func (v *view) storedBelow(id uint64, i int) (bool, error) {
 		}
 	}
 	_, c, err := v.st.snap.Get(format.DocKey(id))
-	if errors.Is(err, pebble.ErrNotFound) {
+	if errors.Is(err, store.ErrKeyNotFound) {
 		return false, nil
 	}
 	if err != nil {

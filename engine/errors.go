@@ -6,7 +6,6 @@ import (
 	"iter"
 	"strings"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/simhashdb/simhashdb/engine/internal/store"
 )
@@ -72,7 +71,7 @@ func (e *StatsError) Unwrap() error { return e.Err }
 // storeErr makes damage that Pebble found (a checksum that failed in one
 // of its files: the message names the file and block) match ErrCorrupt.
 func storeErr(err error) error {
-	if err != nil && pebble.IsCorruptionError(err) && !errors.Is(err, ErrCorrupt) {
+	if err != nil && store.IsCorruption(err) && !errors.Is(err, ErrCorrupt) {
 		return fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
 	return err

@@ -113,7 +113,7 @@ func (f *flushJob) writeDocuments() error {
 // storedFingerprint returns the fingerprint Pebble holds for document id.
 func (f *flushJob) storedFingerprint(id uint64) (fp uint64, found bool, err error) {
 	v, c, err := f.db.store.DB.Get(format.DocKey(id))
-	if errors.Is(err, pebble.ErrNotFound) {
+	if errors.Is(err, store.ErrKeyNotFound) {
 		return 0, false, nil
 	}
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
+	"github.com/simhashdb/simhashdb/engine/internal/store"
 )
 
 // Get returns the document with the id, or ErrNotFound.
@@ -32,7 +33,7 @@ func (db *DB) Get(ctx context.Context, id uint64) (_ Doc, err error) {
 		return out, nil
 	}
 	v, c, err := db.st.snap.Get(format.DocKey(id))
-	if errors.Is(err, pebble.ErrNotFound) {
+	if errors.Is(err, store.ErrKeyNotFound) {
 		return Doc{}, fmt.Errorf("%w: document %d", ErrNotFound, id)
 	}
 	if err != nil {

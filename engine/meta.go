@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
+	"github.com/simhashdb/simhashdb/engine/internal/store"
 )
 
 // Limits of an application's settings.
@@ -54,7 +54,7 @@ func (db *DB) Meta(ctx context.Context, name string) (_ []byte, err error) {
 	}
 	defer db.mu.RUnlock()
 	v, c, err := db.store.DB.Get(format.MetaUserKey(name))
-	if errors.Is(err, pebble.ErrNotFound) {
+	if errors.Is(err, store.ErrKeyNotFound) {
 		return nil, fmt.Errorf("%w: setting %q", ErrNotFound, name)
 	}
 	if err != nil {

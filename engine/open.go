@@ -181,7 +181,7 @@ func (db *DB) getMeta(k []byte) ([]byte, error) {
 // getMetaIf returns the value of metadata key k, if it is stored.
 func (db *DB) getMetaIf(k []byte) ([]byte, bool, error) {
 	v, c, err := db.store.DB.Get(k)
-	if errors.Is(err, pebble.ErrNotFound) {
+	if errors.Is(err, store.ErrKeyNotFound) {
 		return nil, false, nil
 	}
 	if err != nil {

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
+	"github.com/simhashdb/simhashdb/engine/internal/store"
 )
 
 // MaxSketch is the longest sketch a document keeps, in bytes.
@@ -81,7 +81,7 @@ func (db *DB) docValueName(stored string) string {
 // from its posting in r: Get's and Docs' read in an index with sketches.
 func postingName(r reader, id, fp uint64) (string, error) {
 	v, c, err := r.Get(format.PostingKey(fp, id))
-	if errors.Is(err, pebble.ErrNotFound) {
+	if errors.Is(err, store.ErrKeyNotFound) {
 		return "", fmt.Errorf("%w: document %d: no posting of its fingerprint %016x", ErrCorrupt, id, fp)
 	}
 	if err != nil {

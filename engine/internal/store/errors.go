@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"syscall"
+
+	"github.com/cockroachdb/pebble/v2"
 )
 
 // Errors of the store, which the engine exports under the same names
@@ -19,6 +21,13 @@ var (
 	// ErrDiskFull: a write needed disk space there was not.
 	ErrDiskFull = errors.New("engine: disk full")
 )
+
+// ErrKeyNotFound is a read of a key the store does not hold (Pebble's
+// ErrNotFound): the engine's callers ask the store, not Pebble.
+var ErrKeyNotFound = pebble.ErrNotFound
+
+// IsCorruption reports whether err is Pebble's report of damaged data.
+func IsCorruption(err error) bool { return pebble.IsCorruptionError(err) }
 
 // DiskErr names what failed and makes an out-of-space error match
 // ErrDiskFull too.
