@@ -83,6 +83,7 @@ type DB struct {
 	sealSeg   uint64
 	sealed    bool
 	published uint64 // sequence number of the last write applied to mem
+	admitting int64  // memtable bytes of the commits stall let in, not yet in mem
 	closed    bool
 	bgErr     error          // a failed background flush
 	readers   sync.WaitGroup // pinned views (pinView); Close waits for them

@@ -220,3 +220,17 @@ func ExampleOptions_inMemory() {
 	// Output:
 	// a 1
 }
+
+// The memory an index works within, for a process that bounds its own
+// (as simhashdb serve does with runtime/debug.SetMemoryLimit).
+func ExampleDB_MemoryBudget() {
+	db, err := engine.Open("/index", engine.Options{FS: vfs.NewMem(), CacheSize: 256 << 20, MemtableSize: 64 << 20})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	b := db.MemoryBudget()
+	fmt.Printf("cache %d MiB, memtables at most %d MiB\n", b.Cache>>20, b.Memtables>>20)
+	// Output:
+	// cache 256 MiB, memtables at most 128 MiB
+}

@@ -147,11 +147,7 @@ func (db *DB) install(st *state, s successor) error {
 	db.cond.Broadcast()
 	db.mu.Unlock()
 	for _, fl := range s.fills {
-		if fl.FPs == nil {
-			db.cache.PutEntry(fl.Slot, cache.NewEntry(fl.Packed, fl.Pend))
-		} else {
-			db.cache.Put(fl.Slot, fl.FPs, fl.Pend)
-		}
+		db.cache.PutEntry(fl.Slot, cache.NewEntry(fl.Packed, fl.Pend))
 	}
 	for _, c := range s.carry {
 		db.cache.PutEntry(c.Slot, c.Entry)

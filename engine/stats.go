@@ -56,8 +56,12 @@ type Stats struct {
 	BlockSize     int   `json:"block_size"`
 	PendingWrites int   `json:"pending_writes"`
 	MemtableBytes int64 `json:"memtable_bytes"`
-	// MemtableBudget is the memtable size that triggers a flush now.
+	// MemtableBudget is the memtable size that triggers a flush now;
+	// MemtablesMax the memory of all memtables at which writes wait for
+	// a flush (one filling while one is flushed): what the memtables take
+	// in a process's memory.
 	MemtableBudget int64 `json:"memtable_budget"`
+	MemtablesMax   int64 `json:"memtables_max"`
 	WALBytes       int64 `json:"wal_bytes"`
 	// PebbleBytes and BytesOnDisk count what the files take on disk
 	// (allocated blocks: Pebble preallocates its logs), Pebble's and the
@@ -115,7 +119,7 @@ func (db *DB) Stats(ctx context.Context) (_ Stats, err error) {
 	if err != nil {
 		return Stats{}, err
 	}
-	s := Stats{K: db.design.K, Design: db.design.Clone(), SketchSize: db.sketch, Documents: docs, Fingerprints: st.fps, BlockSize: db.block, MemtableBudget: db.memtableBudget(),
+	s := Stats{K: db.design.K, Design: db.design.Clone(), SketchSize: db.sketch, Documents: docs, Fingerprints: st.fps, BlockSize: db.block, MemtableBudget: db.memtableBudget(), MemtablesMax: db.memtablesMax(),
 		BlockVersions: map[string]int{}}
 	var versions [256]int // by codec version: a map per block would cost a stats call on a large index
 	for t := range st.tables {
@@ -169,4 +173,26 @@ func blockVersionName(v uint8) string {
 		return "1-2"
 	}
 	return strconv.Itoa(int(v))
+}
+
+// MemoryBudget is the memory an index's own structures work within, as
+// the options and the index's size set it now (Stats has the same
+// figures, with what they hold).
+type MemoryBudget struct {
+	// Cache is Options.CacheSize as resolved, Pebble's block cache
+	// included; PebbleCache is Pebble's share of it, which Pebble keeps
+	// outside the Go heap where cgo is enabled.
+	Cache, PebbleCache int64
+	// Memtables is the memory of all memtables at which writes wait for a
+	// flush (Stats.MemtablesMax); it grows with the index unless
+	// Options.MemtableSize was given.
+	Memtables int64
+}
+
+// MemoryBudget returns the index's memory budget now. It costs a lock, not
+// a walk of the index as Stats does: a server may ask it often.
+func (db *DB) MemoryBudget() MemoryBudget {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	return MemoryBudget{Cache: db.budget.total, PebbleCache: db.store.CacheShare(), Memtables: db.memtablesMax()}
 }

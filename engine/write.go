@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/simhashdb/simhashdb/engine/internal/format"
+	"github.com/simhashdb/simhashdb/engine/internal/memtable"
 	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/simhashdb/simhashdb/wal"
 )
@@ -67,10 +68,16 @@ func (db *DB) write(ctx context.Context, docs []Doc, deletes []uint64) (err erro
 	if len(docs)+len(deletes) == 0 {
 		return nil
 	}
-	if err := db.stall(); err != nil {
+	names := int64(0)
+	for i := range docs {
+		names += int64(len(docs[i].Name))
+	}
+	cost := memtable.WriteCost(len(db.design.Tables), len(docs), names, len(deletes))
+	if err := db.stall(cost); err != nil {
 		return err
 	}
-	log, lsn, seq, err := db.appendCommit(docs, deletes)
+	defer db.admitted(cost)
+	log, lsn, seq, err := db.appendCommit(docs, names, deletes)
 	if err != nil {
 		return err
 	}
@@ -84,16 +91,13 @@ func (db *DB) write(ctx context.Context, docs []Doc, deletes []uint64) (err erro
 	return nil
 }
 
-// appendCommit appends a commit's records to the log and returns the log,
+// appendCommit appends a commit's records (docs with names bytes of
+// names, and deletes) to the log and returns the log,
 // the last record's LSN and the commit's sequence number. The records of
 // one commit are appended under one hold of commitMu: nothing comes
 // between them, and no flush starts a segment among them.
-func (db *DB) appendCommit(docs []Doc, deletes []uint64) (*wal.Log, wal.LSN, uint64, error) {
-	names := 0
-	for i := range docs {
-		names += len(docs[i].Name)
-	}
-	size := format.CommitBytes(len(docs), names, len(deletes))
+func (db *DB) appendCommit(docs []Doc, names int64, deletes []uint64) (*wal.Log, wal.LSN, uint64, error) {
+	size := format.CommitBytes(len(docs), int(names), len(deletes))
 	db.commitMu.Lock()
 	defer db.commitMu.Unlock()
 	db.mu.RLock()
@@ -184,13 +188,19 @@ func (db *DB) liveLog() (*wal.Log, error) {
 // flushMu is held (db.st is replaced under both).
 func (db *DB) memtableBudget() int64 { return db.opts.memtableBudget(db.st.fps) }
 
-// stall holds a writer back while the writes not flushed take three times
-// the memtable's budget and some of them wait for a flush (the live
-// memtable at twice its budget, the frozen ones being flushed at one).
-// While flushes fail on a full disk,
-// writes go on into the log up to that point, and fail with ErrDiskFull
-// past it rather than wait.
-func (db *DB) stall() error {
+// memtablesMax is the memory of the memtables at which writes wait for a
+// flush: one budget filling while one is flushed.
+func (db *DB) memtablesMax() int64 { return 2 * db.memtableBudget() }
+
+// stall holds back a writer whose commit would add cost to the memtables
+// while it finds no room for it within memtablesMax: the live memtable
+// fills to its budget while the frozen ones are flushed, so that the
+// memtables hold at most two budgets, or a single commit larger than that
+// once they are empty. A writer let in counts its cost as admitting until
+// its commit is in the memtable (admitted). While
+// flushes fail on a full disk, writes go on into the log up to that point,
+// and fail with ErrDiskFull past it rather than wait.
+func (db *DB) stall(cost int64) error {
 	if err := db.store.Damaged(); err != nil {
 		return err
 	}
@@ -200,15 +210,33 @@ func (db *DB) stall() error {
 		if db.closed {
 			return ErrClosed
 		}
-		over := len(db.frozen) > 0 && db.unflushed() >= 3*db.memtableBudget()
+		held := db.unflushed() + db.admitting
+		over := held > 0 && held+cost > db.memtablesMax()
 		switch {
 		case db.bgErr != nil && (over || !errors.Is(db.bgErr, ErrDiskFull)):
 			return db.bgErr
 		case !over:
+			db.admitting += cost
 			return nil
+		}
+		// The memtables may be under their budget (frozen by a read, or
+		// a commit too large for what is left): the flush that makes
+		// room may not have been asked for.
+		db.signalFlush()
+		if hook := db.opts.knobs.stalled; hook != nil {
+			hook()
 		}
 		db.cond.Wait()
 	}
+}
+
+// admitted ends what stall let in: the commit is in the memtable (whose
+// Size counts it now) or failed.
+func (db *DB) admitted(cost int64) {
+	db.mu.Lock()
+	db.admitting -= cost
+	db.cond.Broadcast()
+	db.mu.Unlock()
 }
 
 func (db *DB) signalFlush() {

@@ -54,6 +54,13 @@ const (
 	tableCost = prefixSlotBytes
 )
 
+// WriteCost is the most a commit of docs documents with nameBytes of
+// names, and of deletes deletions, adds to the Size of a memtable of
+// tables tables: what a writer waits for room for.
+func WriteCost(tables, docs int, nameBytes int64, deletes int) int64 {
+	return int64(docs)*(docCost+fpCost+int64(tables)*tableCost) + nameBytes + int64(deletes)*docCost
+}
+
 // Empty reports whether m holds no write.
 func (m *Memtable) Empty() bool { return len(m.docs) == 0 }
 

@@ -56,11 +56,13 @@ type MergeResult struct {
 
 // Filled is a new block's decoded contents, which a flush knows already:
 // it goes to the cache once the flush is committed, so that neither
-// queries nor the next flush decode the blocks a flush just wrote.
+// queries nor the next flush decode the blocks a flush just wrote. It is
+// packed as the block is written, so that a flush holds its merged
+// fingerprints for one group at a time.
 type Filled struct {
-	Slot      *cache.Slot
-	FPs, Pend []uint64
-	Packed    cache.Packed // the block packed already: FPs is nil
+	Slot   *cache.Slot
+	Packed cache.Packed
+	Pend   []uint64
 }
 
 // group is the part of a flush that falls in one block: block j covers
@@ -70,7 +72,6 @@ type group struct {
 	adds, dels []uint64
 	merged     []uint64     // the block's new contents, pending list included
 	fresh      []uint64     // adds not stored before
-	base       []uint64     // the block without its pending list, if read
 	cached     cache.Packed // the block, if the pending list grows and it is cached
 	prev       []uint64     // the block's pending list before the flush, if known
 	removed    int
@@ -133,6 +134,7 @@ func (in Merge) Run(adds, dels []uint64) (MergeResult, error) {
 		if err := m.rewrite(g, code, id); err != nil {
 			return m.r, err
 		}
+		g.merged = nil // written, and packed for the cache
 	}
 	m.nt.AppendRange(m.oldIdx, next, len(m.oldIdx.keys))
 	if !slices.ContainsFunc(m.nt.pend, func(n uint16) bool { return n > 0 }) {
@@ -199,11 +201,12 @@ func (m *merger) plan(g *group, hist *[huffman.Symbols]uint64) error {
 	}
 	var cur []uint64
 	if g.j >= 0 {
-		var err error
-		if g.base, g.prev, err = m.in.Read(g.j); err != nil {
+		base, prev, err := m.in.Read(g.j)
+		if err != nil {
 			return err
 		}
-		if cur, err = MergePending(m.t, oldIdx.keys[g.j], g.base, g.prev); err != nil {
+		g.prev = prev
+		if cur, err = MergePending(m.t, oldIdx.keys[g.j], base, prev); err != nil {
 			return err
 		}
 	}
@@ -241,7 +244,9 @@ func (m *merger) plan(g *group, hist *[huffman.Symbols]uint64) error {
 		// Nothing leaves: the block stays, with the fresh fingerprints (if
 		// any) in its pending list while it has room.
 		if len(g.fresh) == 0 || oldIdx.Pending(g.j)+len(g.fresh) <= format.PendingMax {
-			g.pend = true
+			// Every group is planned before any is written: what a
+			// group keeps till then is what the flush holds.
+			g.pend, g.merged = true, nil
 			return nil
 		}
 	}
@@ -355,7 +360,7 @@ func (m *merger) rewrite(g *group, code *huffman.Code, id uint32) error {
 			if err := m.w.Block(key, buf, sl); err != nil {
 				return err
 			}
-			m.r.Fill = append(m.r.Fill, Filled{Slot: sl, FPs: g.merged[from:to:to]})
+			m.r.Fill = append(m.r.Fill, Filled{Slot: sl, Packed: cache.Pack(g.merged[from:to])})
 			from = to
 			m.r.Written++
 			return nil

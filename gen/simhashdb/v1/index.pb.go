@@ -1541,7 +1541,9 @@ type StatsResponse struct {
 	TextSchema *TextSchema `protobuf:"bytes,30,opt,name=text_schema,json=textSchema,proto3" json:"text_schema,omitempty"`
 	// The table design, each table's permutation, in the binary encoding of
 	// package permutation (Design.MarshalBinary).
-	Design        []byte `protobuf:"bytes,31,opt,name=design,proto3" json:"design,omitempty"`
+	Design []byte `protobuf:"bytes,31,opt,name=design,proto3" json:"design,omitempty"`
+	// The memory of all memtables at which writes wait for a flush.
+	MemtablesMax  int64 `protobuf:"varint,32,opt,name=memtables_max,json=memtablesMax,proto3" json:"memtables_max,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1791,6 +1793,13 @@ func (x *StatsResponse) GetDesign() []byte {
 		return x.Design
 	}
 	return nil
+}
+
+func (x *StatsResponse) GetMemtablesMax() int64 {
+	if x != nil {
+		return x.MemtablesMax
+	}
+	return 0
 }
 
 // TextSchema is how an index of text reads and fingerprints text, which
@@ -2435,7 +2444,7 @@ const file_simhashdb_v1_index_proto_rawDesc = "" +
 	"\v_similarity\"H\n" +
 	"\x10ClustersResponse\x124\n" +
 	"\tdocuments\x18\x01 \x03(\v2\x16.simhashdb.v1.DocumentR\tdocuments\"\x0e\n" +
-	"\fStatsRequest\"\x83\n" +
+	"\fStatsRequest\"\xa8\n" +
 	"\n" +
 	"\rStatsResponse\x12\f\n" +
 	"\x01k\x18\x01 \x01(\rR\x01k\x12\x1c\n" +
@@ -2479,7 +2488,8 @@ const file_simhashdb_v1_index_proto_rawDesc = "" +
 	"\aproblem\x18\x1d \x01(\tR\aproblem\x129\n" +
 	"\vtext_schema\x18\x1e \x01(\v2\x18.simhashdb.v1.TextSchemaR\n" +
 	"textSchema\x12\x16\n" +
-	"\x06design\x18\x1f \x01(\fR\x06design\x1a@\n" +
+	"\x06design\x18\x1f \x01(\fR\x06design\x12#\n" +
+	"\rmemtables_max\x18  \x01(\x03R\fmemtablesMax\x1a@\n" +
 	"\x12BlockVersionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xfb\x01\n" +
