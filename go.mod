@@ -8,6 +8,7 @@ require (
 	github.com/RoaringBitmap/roaring/v2 v2.30.0
 	github.com/cespare/xxhash/v2 v2.3.0
 	github.com/cockroachdb/pebble/v2 v2.1.7
+	github.com/dustin/go-humanize v1.1.0
 	github.com/klauspost/compress v1.17.11
 	github.com/prometheus/client_golang v1.16.0
 	github.com/stretchr/testify v1.12.1

@@ -291,7 +291,7 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		var local []string
 		fl.Visit(func(f *flag.Flag) {
 			switch f.Name {
-			case "k", "expect", "design", "sync", "sketches", "wal-recovery":
+			case "k", "expect", "design", "sync", "sketches", "wal-recovery", "cache-size", "memtable-size":
 				local = append(local, "--"+f.Name)
 			}
 		})
@@ -552,6 +552,9 @@ type createFlags struct {
 	expect int64
 	design string
 	sync   string
+	// cache and memtable bound the index's memory (0: the engine's
+	// defaults).
+	cache, memtable byteSize
 	// created is set by open: the index did not exist before.
 	created bool
 }
@@ -560,6 +563,8 @@ func (c *createFlags) register(fl *flag.FlagSet) {
 	fl.Int64Var(&c.expect, "expect", 0, "expected number of fingerprints, which sizes the table design (default 2^24); only at creation")
 	fl.StringVar(&c.design, "design", "memory", "the table design, only at creation: memory (queries cheapest when the tables are cached) or disk (fewest disk reads a query, for an index much larger than its cache: fewer tables up to about 100M fingerprints at k = 3)")
 	fl.StringVar(&c.sync, "sync", "always", "durability of each write: always (fsync), interval (fsync every 100ms) or none")
+	fl.Var(&c.cache, "cache-size", "the cache of table blocks, postings and Pebble's blocks, in bytes (units allowed: 256MiB); default a quarter of the memory the process may use (GOMEMLIMIT, its cgroup's limit or the machine's)")
+	fl.Var(&c.memtable, "memtable-size", "the recent writes held in memory before a flush, in bytes; writes wait while twice that is unflushed; default 64MiB, growing with the index (5 bytes a fingerprint, up to 1GiB)")
 }
 
 // options checks the flags (usage errors) and returns the index's options.
@@ -574,7 +579,10 @@ func (c *createFlags) options(d *dbFlags) (engine.Options, error) {
 	if c.expect < 0 {
 		return engine.Options{}, fmt.Errorf("--expect %d: want a number of fingerprints, 0 for the default", c.expect)
 	}
-	opts := engine.Options{Sync: mode, SizeHint: c.expect}
+	if c.memtable != 0 && c.memtable < 1<<10 {
+		return engine.Options{}, fmt.Errorf("--memtable-size %d: want at least 1KiB", c.memtable)
+	}
+	opts := engine.Options{Sync: mode, SizeHint: c.expect, CacheSize: int64(c.cache), MemtableSize: int64(c.memtable)}
 	if d.k > 0 {
 		opts.K = d.k
 	}

@@ -22,7 +22,7 @@ import (
 // serveFlags are serve's limits and addresses.
 type serveFlags struct {
 	addr, tokenFile, tlsCert, tlsKey          string
-	maxBody, maxBatchBody, maxInflight        int64
+	maxBody, maxBatchBody, maxInflight        byteSize
 	maxBatch, maxHeader                       int
 	readHeader, read, write, idle, shutdownTO time.Duration
 }
@@ -32,10 +32,11 @@ func (s *serveFlags) register(fl *flag.FlagSet) {
 	fl.StringVar(&s.tokenFile, "token-file", "", "a file holding the bearer token every endpoint but /healthz requires; without one, only loopback addresses are served")
 	fl.StringVar(&s.tlsCert, "tls-cert", "", "TLS certificate file (with --tls-key): serve HTTPS")
 	fl.StringVar(&s.tlsKey, "tls-key", "", "TLS key file")
-	fl.Int64Var(&s.maxBody, "max-body", server.DefaultMaxBody, "the largest request body in bytes")
-	fl.Int64Var(&s.maxBatchBody, "max-batch-body", server.DefaultMaxBatchBody, "the largest body of POST /v1/documents and /v1/batch, in bytes")
+	s.maxBody, s.maxBatchBody, s.maxInflight = server.DefaultMaxBody, server.DefaultMaxBatchBody, server.DefaultMaxInflight
+	fl.Var(&s.maxBody, "max-body", "the largest request body in bytes (units allowed: 1MiB)")
+	fl.Var(&s.maxBatchBody, "max-batch-body", "the largest body of POST /v1/documents and /v1/batch, in bytes")
 	fl.IntVar(&s.maxBatch, "max-batch", server.DefaultMaxBatch, "the most lines in one POST /v1/documents or /v1/batch")
-	fl.Int64Var(&s.maxInflight, "max-inflight-bytes", server.DefaultMaxInflight, "the most bytes of batch bodies read at once (others wait): the server's memory grows with it, about 3x")
+	fl.Var(&s.maxInflight, "max-inflight-bytes", "the most bytes of batch bodies read at once (others wait); part of the server's memory bound")
 	fl.IntVar(&s.maxHeader, "max-header-bytes", server.DefaultMaxHeader, "the largest request header in bytes")
 	fl.DurationVar(&s.readHeader, "read-header-timeout", 5*time.Second, "time to read a request's headers")
 	fl.DurationVar(&s.read, "read-timeout", time.Minute, "time to read a whole request")
@@ -52,8 +53,8 @@ func (s *serveFlags) check() (string, error) {
 	for _, l := range []struct {
 		name string
 		v    int64
-	}{{"--max-body", s.maxBody}, {"--max-batch-body", s.maxBatchBody}, {"--max-batch", int64(s.maxBatch)},
-		{"--max-inflight-bytes", s.maxInflight}, {"--max-header-bytes", int64(s.maxHeader)}} {
+	}{{"--max-body", int64(s.maxBody)}, {"--max-batch-body", int64(s.maxBatchBody)}, {"--max-batch", int64(s.maxBatch)},
+		{"--max-inflight-bytes", int64(s.maxInflight)}, {"--max-header-bytes", int64(s.maxHeader)}} {
 		if l.v <= 0 {
 			return "", fmt.Errorf("%s %d: want a positive limit", l.name, l.v)
 		}
@@ -168,8 +169,8 @@ func serve(ctx context.Context, db *engine.DB, d *dbFlags, ff *fingerprintFlags,
 	if err != nil {
 		return fail(stderr, "serve", exitUsage, err)
 	}
-	h := server.New(db, server.Options{Token: token, MaxBody: sf.maxBody, MaxBatchBody: sf.maxBatchBody,
-		MaxBatch: sf.maxBatch, MaxInflight: sf.maxInflight, MaxWait: sf.read / 2, MaxHeader: sf.maxHeader, Fingerprinter: f, TextReading: reading, Logger: quietLogger()})
+	h := server.New(db, server.Options{Token: token, MaxBody: int64(sf.maxBody), MaxBatchBody: int64(sf.maxBatchBody),
+		MaxBatch: sf.maxBatch, MaxInflight: int64(sf.maxInflight), MaxWait: sf.read / 2, MaxHeader: sf.maxHeader, Fingerprinter: f, TextReading: reading, Logger: quietLogger()})
 	if w := sf.plainTokenWarning(token); w != "" {
 		fmt.Fprintf(stderr, "%s serve: %s\n", programName, w)
 	}
@@ -194,6 +195,7 @@ func serve(ctx context.Context, db *engine.DB, d *dbFlags, ff *fingerprintFlags,
 	if token != "" {
 		auth = "bearer token required"
 	}
+	defer holdMemory(ctx, db, int64(sf.maxInflight), stderr)()
 	fmt.Fprintf(stderr, "%s serve: listening on %s://%s (index %s, K = %d, %s)\n", programName, scheme, listenedOn(sf.addr, ln.Addr()), d.dir, db.K(), auth)
 	// Warm the cache meanwhile: the first queries then find their blocks
 	// decoded. Stopped and waited for before the index closes.

@@ -223,6 +223,9 @@ func TestServeRefuses(t *testing.T) {
 		{[]string{"--tls-cert", "x.pem"}, "go together"},
 		{[]string{"--max-body", "0"}, "want a positive limit"},
 		{[]string{"--max-inflight-bytes", "1000"}, "below --max-batch-body"},
+		{[]string{"--max-inflight-bytes", "64 parsecs"}, `invalid value "64 parsecs" for flag -max-inflight-bytes: want a number of bytes`},
+		{[]string{"--cache-size", "-1"}, "invalid value \"-1\" for flag -cache-size"},
+		{[]string{"--memtable-size", "100"}, "--memtable-size 100: want at least 1KiB"},
 	} {
 		r := runCLI(t, "", append([]string{"serve", "--db", db}, c.args...)...)
 		assert.Equal(t, 2, r.code, "%v: %s", c.args, r.stderr)
@@ -633,4 +636,18 @@ func sameAsDB(t *testing.T, local string, cases []sameCase) {
 			require.Equal(t, strings.ReplaceAll(want.stderr, local, "INDEX"), strings.ReplaceAll(got.stderr, s.url, "INDEX"))
 		})
 	}
+}
+
+// TestServeMemoryBound: serve says the memory bound it keeps, from its
+// flags, and leaves the runtime's limit to GOMEMLIMIT when that is set.
+func TestServeMemoryBound(t *testing.T) {
+	s := startServeBinary(t, binary, "--db", t.TempDir(), "--max-inflight-bytes", "64MiB", "--cache-size", "256MiB", "--memtable-size", "64MiB")
+	assert.Contains(t, s.log(), "memory bound 512 MiB: 64 MiB in flight, 256 MiB of cache, 128 MiB of memtables and 64 MiB besides (GOMEMLIMIT overrides)")
+	assert.Equal(t, 0, s.stop(t, syscall.SIGTERM), s.log())
+
+	t.Setenv("GOMEMLIMIT", "1GiB")
+	s = startServeBinary(t, binary, "--db", t.TempDir(), "--max-inflight-bytes", "64MiB", "--cache-size", "256MiB", "--memtable-size", "64MiB")
+	assert.Contains(t, s.log(), "GOMEMLIMIT is set and kept")
+	assert.NotContains(t, s.log(), "memory bound")
+	assert.Equal(t, 0, s.stop(t, syscall.SIGTERM), s.log())
 }

@@ -12,12 +12,14 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/simhashdb/simhashdb/engine"
 	"github.com/stretchr/testify/require"
 )
 
 // BenchmarkServeMemory sends many large POST /v1/documents bodies at once
 // to a "simhashdb serve" process with --max-inflight-bytes 64 MiB and
-// reports its peak RSS (the kernel's VmHWM) beside what each client got:
+// reports its peak RSS (the kernel's VmHWM), and its ratio to the bound
+// serve keeps with --cache-size 256 MiB, beside what each client got:
 // every one an answer, 200 or 503 with Retry-After, none a cut
 // connection. SIMHASHDB_SERVE_BINARY runs another build of the command (a
 // baseline) under the same load.
@@ -30,11 +32,14 @@ func BenchmarkServeMemory(b *testing.B) {
 		lines    = 100_000
 		lineLen  = 568 // 56.8 MB a body
 		inflight = 64 << 20
+		cache    = 256 << 20
+		// The bound serve keeps: in flight, cache, two memtables, 64 MiB.
+		bound = inflight + cache + 2*engine.DefaultMemtableSize + memoryOther
 	)
 	for _, clients := range []int{12, 48} {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
 			for range b.N {
-				srv := startServeBinary(b, bin, "--db", b.TempDir(), "--max-inflight-bytes", strconv.Itoa(inflight))
+				srv := startServeBinary(b, bin, "--db", b.TempDir(), "--max-inflight-bytes", strconv.Itoa(inflight), "--cache-size", strconv.Itoa(cache))
 				var mu sync.Mutex
 				codes := map[string]int{}
 				var wg sync.WaitGroup
@@ -68,8 +73,9 @@ func BenchmarkServeMemory(b *testing.B) {
 				wg.Wait()
 				peak := peakRSS(b, srv.cmd.Process.Pid)
 				b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
+				b.ReportMetric(float64(peak)/bound, "peak/bound")
 				b.ReportMetric(float64(codes["200"]), "stored-bodies")
-				b.Logf("%d clients: %v; peak RSS %d MiB", clients, codes, peak>>20)
+				b.Logf("%d clients: %v; peak RSS %d MiB, the bound %d MiB", clients, codes, peak>>20, bound>>20)
 				for what := range codes {
 					if what != "200" && what != "503" {
 						b.Errorf("a client got %s", what)
