@@ -41,21 +41,21 @@ const pebbleHeadroom = 2.0
 // entries come): the one reader of CacheSize. Stats reports the division
 // (CacheSize, PebbleCacheSize, CacheForIndex).
 type cacheBudget struct {
-	total     int64 // Options.CacheSize
-	minPebble int64 // the least Pebble's share gets
-	fixed     bool  // Pebble's share stays at base (a benchmark's baseline)
+	total     int64   // Options.CacheSize
+	minPebble int64   // the least Pebble's share gets
+	maxShare  float64 // the part of total Pebble's share grows to at most
 }
 
 // newCacheBudget is the budget of o.
 func newCacheBudget(o Options) cacheBudget {
-	return cacheBudget{total: o.CacheSize, minPebble: cmp.Or(o.knobs.minPebbleCache, minPebbleCache), fixed: o.knobs.fixedSplit}
+	return cacheBudget{total: o.CacheSize, minPebble: cmp.Or(o.knobs.minPebbleCache, minPebbleCache), maxShare: cmp.Or(o.knobs.maxPebbleShare, maxPebbleShare)}
 }
 
 // base is Pebble's share while its index blocks fit.
 func (b cacheBudget) base() int64 { return max(b.total/pebbleCacheShare, b.minPebble) }
 
 // most is the most Pebble's share grows to.
-func (b cacheBudget) most() int64 { return max(int64(float64(b.total)*maxPebbleShare), b.base()) }
+func (b cacheBudget) most() int64 { return max(int64(float64(b.total)*b.maxShare), b.base()) }
 
 // engine is what the engine's cache holds when Pebble's has share.
 func (b cacheBudget) engine(share int64) int64 { return max(b.total-share, 1<<20) }
@@ -68,7 +68,7 @@ func (b cacheBudget) pebbleFor(idx int64) int64 {
 // totalFor is the CacheSize whose Pebble share would hold index and filter
 // blocks of idx bytes with their headroom.
 func (b cacheBudget) totalFor(idx int64) int64 {
-	return int64(float64(idx) * pebbleHeadroom / maxPebbleShare)
+	return int64(float64(idx) * pebbleHeadroom / b.maxShare)
 }
 
 // tableIndexBytes is the size of the blocks a cold query reads besides
@@ -97,9 +97,6 @@ func spanOf(space byte) [2][]byte {
 // cannot read its files' properties the split stays as it is: a damaged
 // file is for Check to name, not for Open or a flush to fail on.
 func (db *DB) splitCache() {
-	if db.budget.fixed {
-		return
-	}
 	idx, err := db.tableIndexBytes()
 	if err != nil {
 		db.log.Warn("simhashdb: sizing Pebble's share of the cache", "error", err)

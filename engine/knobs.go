@@ -33,11 +33,7 @@ type testingKnobs struct {
 	// minPebbleCache, if not 0, replaces minPebbleCache: tests make an
 	// index whose Pebble index blocks outgrow a small share.
 	minPebbleCache int64
-	// fixedSplit keeps Pebble's share of the cache at its base: the
-	// baseline of BenchmarkColdQuerySplit.
-	fixedSplit bool
-	// serialMisses makes a probe read the blocks it missed one table after
-	// another, as it did before it read them together: the baseline of
-	// BenchmarkColdQuery.
-	serialMisses bool
+	// maxPebbleShare, if not 0, replaces maxPebbleShare: the baseline of
+	// BenchmarkColdQuerySplit keeps Pebble's share at its base.
+	maxPebbleShare float64
 }

@@ -55,7 +55,7 @@ func (db *DB) probeAll(st *state, q uint64, k int, add func(fp uint64, d int)) e
 		}
 	}
 	db.cache.Hit(hits)
-	if hits < len(ps) && !db.opts.knobs.serialMisses {
+	if hits < len(ps) {
 		if err := db.readMisses(st, ps); err != nil {
 			return err
 		}
