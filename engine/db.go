@@ -87,6 +87,11 @@ type DB struct {
 	closed    bool
 	bgErr     error          // a failed background flush
 	readers   sync.WaitGroup // pinned views (pinView); Close waits for them
+	// stallHead is the turn of the writer stall lets in next, stallTail
+	// the next turn to give; stallGone the turns whose writers left
+	// before theirs came.
+	stallHead, stallTail uint64
+	stallGone            map[uint64]bool
 	// docCount keeps Stats' count of the documents a reader finds.
 	docCount docCount
 	// missReads counts the block reads that probes have in flight together

@@ -27,9 +27,9 @@ type testingKnobs struct {
 	newStoreOrder *pebble.Comparer
 	// afterPin runs when a read has pinned its view, before it computes.
 	afterPin func()
-	// stalled runs, with db.mu held, when a writer waits for room in the
-	// memtables.
-	stalled func()
+	// stalled runs, with db.mu held, when a writer of a commit of cost
+	// waits for room in the memtables or for its turn.
+	stalled func(cost int64)
 	// minPebbleCache, if not 0, replaces minPebbleCache: tests make an
 	// index whose Pebble index blocks outgrow a small share.
 	minPebbleCache int64

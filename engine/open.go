@@ -98,6 +98,7 @@ func Open(dir string, opts Options) (*DB, error) {
 		db.fs = store.ReadOnlyFS{FS: db.fs}
 	}
 	db.cond = sync.NewCond(&db.mu)
+	db.stallGone = map[uint64]bool{}
 	// The engine's block cache and Pebble's share Options.CacheSize
 	// (cachesplit.go).
 	db.budget = newCacheBudget(opts)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/simhashdb/simhashdb/engine/internal/memtable"
 	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/stretchr/testify/require"
 )
@@ -34,7 +35,7 @@ func TestStallBoundsMemtables(t *testing.T) {
 		once.Do(func() { close(flushing); <-release })
 	}
 	stalled := make(chan struct{}, 1)
-	o.knobs.stalled = func() {
+	o.knobs.stalled = func(int64) {
 		select {
 		case stalled <- struct{}{}:
 		default:
@@ -104,4 +105,105 @@ func TestStallLargeCommit(t *testing.T) {
 	st, err := db.Stats(ctx)
 	require.NoError(t, err)
 	require.EqualValues(t, 4010, st.Documents)
+}
+
+// TestStallLargeCommitAmongSmall: a commit larger than the memtables'
+// bound goes in while writers of small commits keep the live memtable
+// busy; they run until it has.
+func TestStallLargeCommitAmongSmall(t *testing.T) {
+	o := testOptions()
+	o.MemtableSize = 64 << 10
+	db := openT(t, t.TempDir(), o)
+	defer db.Close()
+	done, started := make(chan struct{}), make(chan struct{}, 2)
+	errs := make(chan error, 2)
+	for w := range 2 {
+		go func() {
+			r := rand.New(rand.NewPCG(uint64(w), 5))
+			for id := 1_000_000 * (w + 1); ; id += 20 {
+				if id == 1_000_000*(w+1)+20 {
+					started <- struct{}{}
+				}
+				select {
+				case <-done:
+					errs <- nil
+					return
+				default:
+				}
+				if err := db.InsertBatch(ctx, stallDocs(r, id, 20)); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	<-started
+	<-started // the memtables are written to from now on
+	r := rand.New(rand.NewPCG(6, 6))
+	big := stallDocs(r, 0, 2000) // about ten budgets
+	require.NoError(t, db.InsertBatch(ctx, big))
+	close(done)
+	for range 2 {
+		require.NoError(t, <-errs)
+	}
+	got, err := db.Get(ctx, big[len(big)-1].ID)
+	require.NoError(t, err)
+	require.Equal(t, big[len(big)-1].Fingerprint, got.Fingerprint)
+}
+
+// TestStallInTurn: a commit that waits for room holds back a small one
+// that came after it, though the small one would fit: writers are let in
+// in the order they came, so that the small ones cannot keep a large one
+// waiting.
+func TestStallInTurn(t *testing.T) {
+	o := testOptions()
+	o.MemtableSize = 256 << 10
+	flushing, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	o.knobs.flushWrites = func([]store.Writes, []*pebble.Batch) {
+		once.Do(func() { close(flushing); <-release })
+	}
+	waits := make(chan int64, 64)
+	o.knobs.stalled = func(cost int64) {
+		select {
+		case waits <- cost:
+		default:
+		}
+	}
+	db := openT(t, t.TempDir(), o)
+	defer db.Close()
+	var released sync.Once
+	unblock := func() { released.Do(func() { close(release) }) }
+	defer unblock()
+	r := rand.New(rand.NewPCG(7, 7))
+	// A budget's worth: the flush starts, and waits.
+	require.NoError(t, db.InsertBatch(ctx, stallDocs(r, 0, 600)))
+	<-flushing
+	big, small := stallDocs(r, 1000, 600), stallDocs(r, 5000, 1)
+	done := make(chan string, 2)
+	insert := func(name string, docs []Doc) {
+		if err := db.InsertBatch(ctx, docs); err != nil {
+			name += ": " + err.Error()
+		}
+		done <- name
+	}
+	go insert("big", big)
+	bigCost := <-waits // the big commit waits for room
+	go insert("small", small)
+	for waiting := true; waiting; {
+		select {
+		case cost := <-waits:
+			waiting = cost == bigCost // until the small one waits too
+		case who := <-done:
+			t.Fatalf("%s went in while the big commit waited", who)
+		}
+	}
+	db.mu.RLock()
+	room := db.memtablesMax() - db.unflushed() - db.admitting
+	cost := memtable.WriteCost(len(db.design.Tables), 1, int64(len(small[0].Name)), 0)
+	db.mu.RUnlock()
+	require.GreaterOrEqual(t, room, cost, "the small commit would fit")
+	unblock()
+	require.Equal(t, "big", <-done)
+	require.Equal(t, "small", <-done)
 }

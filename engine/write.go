@@ -196,8 +196,11 @@ func (db *DB) memtablesMax() int64 { return 2 * db.memtableBudget() }
 // while it finds no room for it within memtablesMax: the live memtable
 // fills to its budget while the frozen ones are flushed, so that the
 // memtables hold at most two budgets, or a single commit larger than that
-// once they are empty. A writer let in counts its cost as admitting until
-// its commit is in the memtable (admitted). While
+// once they are empty. Writers are let in in the order they came: a large
+// commit waiting for room holds back the small ones after it, which would
+// otherwise take the room as it comes and keep it waiting. A writer let in
+// counts its cost as admitting until its commit is in the memtable
+// (admitted). While
 // flushes fail on a full disk, writes go on into the log up to that point,
 // and fail with ErrDiskFull past it rather than wait.
 func (db *DB) stall(cost int64) error {
@@ -206,6 +209,9 @@ func (db *DB) stall(cost int64) error {
 	}
 	db.mu.Lock()
 	defer db.mu.Unlock()
+	turn := db.stallTail
+	db.stallTail++
+	defer db.leaveStall(turn)
 	for {
 		if db.closed {
 			return ErrClosed
@@ -215,7 +221,7 @@ func (db *DB) stall(cost int64) error {
 		switch {
 		case db.bgErr != nil && (over || !errors.Is(db.bgErr, ErrDiskFull)):
 			return db.bgErr
-		case !over:
+		case !over && turn == db.stallHead:
 			db.admitting += cost
 			return nil
 		}
@@ -224,10 +230,25 @@ func (db *DB) stall(cost int64) error {
 		// room may not have been asked for.
 		db.signalFlush()
 		if hook := db.opts.knobs.stalled; hook != nil {
-			hook()
+			hook(cost)
 		}
 		db.cond.Wait()
 	}
+}
+
+// leaveStall notes that the writer of turn left stall, let in or not;
+// db.mu is held. The turn passes to the first writer still waiting.
+func (db *DB) leaveStall(turn uint64) {
+	if turn == db.stallHead {
+		db.stallHead++
+	} else {
+		db.stallGone[turn] = true // an error, out of turn
+	}
+	for db.stallGone[db.stallHead] {
+		delete(db.stallGone, db.stallHead)
+		db.stallHead++
+	}
+	db.cond.Broadcast()
 }
 
 // admitted ends what stall let in: the commit is in the memtable (whose
