@@ -22,6 +22,17 @@ func stallDocs(r *rand.Rand, id, n int) []Doc {
 	return docs
 }
 
+// holdFirstFlush makes o's first flush wait, once its writes are made,
+// until unblock is called; flushing is closed when it waits.
+func holdFirstFlush(o *Options) (flushing <-chan struct{}, unblock func()) {
+	waiting, release := make(chan struct{}), make(chan struct{})
+	var once, released sync.Once
+	o.knobs.flushWrites = func([]store.Writes, []*pebble.Batch) {
+		once.Do(func() { close(waiting); <-release })
+	}
+	return waiting, func() { released.Do(func() { close(release) }) }
+}
+
 // TestStallBoundsMemtables holds a flush while writers go on: they wait
 // once the memtables, with the commits let in, would pass MemtablesMax
 // (two budgets), and the memtables are within it then; once the flush
@@ -29,11 +40,7 @@ func stallDocs(r *rand.Rand, id, n int) []Doc {
 func TestStallBoundsMemtables(t *testing.T) {
 	o := testOptions()
 	o.MemtableSize = 256 << 10
-	flushing, release := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	o.knobs.flushWrites = func([]store.Writes, []*pebble.Batch) {
-		once.Do(func() { close(flushing); <-release })
-	}
+	flushing, unblock := holdFirstFlush(&o)
 	stalled := make(chan struct{}, 1)
 	o.knobs.stalled = func(int64) {
 		select {
@@ -43,8 +50,6 @@ func TestStallBoundsMemtables(t *testing.T) {
 	}
 	db := openT(t, t.TempDir(), o)
 	defer db.Close()
-	var released sync.Once
-	unblock := func() { released.Do(func() { close(release) }) }
 	defer unblock() // before Close, which waits for the flush
 	r := rand.New(rand.NewPCG(3, 3))
 	const writers, batches, batch = 3, 40, 100
@@ -158,11 +163,7 @@ func TestStallLargeCommitAmongSmall(t *testing.T) {
 func TestStallInTurn(t *testing.T) {
 	o := testOptions()
 	o.MemtableSize = 256 << 10
-	flushing, release := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	o.knobs.flushWrites = func([]store.Writes, []*pebble.Batch) {
-		once.Do(func() { close(flushing); <-release })
-	}
+	flushing, unblock := holdFirstFlush(&o)
 	waits := make(chan int64, 64)
 	o.knobs.stalled = func(cost int64) {
 		select {
@@ -172,9 +173,7 @@ func TestStallInTurn(t *testing.T) {
 	}
 	db := openT(t, t.TempDir(), o)
 	defer db.Close()
-	var released sync.Once
-	unblock := func() { released.Do(func() { close(release) }) }
-	defer unblock()
+	defer unblock() // before Close, which waits for the flush
 	r := rand.New(rand.NewPCG(7, 7))
 	// A budget's worth: the flush starts, and waits.
 	require.NoError(t, db.InsertBatch(ctx, stallDocs(r, 0, 600)))
