@@ -28,8 +28,8 @@ func (b *byteSize) String() string {
 	if b == nil {
 		return "0"
 	}
-	return humanize.IBytes(uint64(*b))
+	return sizeText(int64(*b))
 }
 
-// mib writes n bytes in MiB, rounded up, for messages.
-func mib(n int64) string { return fmt.Sprintf("%d MiB", (n+1<<20-1)>>20) }
+// sizeText writes n bytes for messages, in IEC units.
+func sizeText(n int64) string { return humanize.IBytes(uint64(n)) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime/debug"
 	"time"
@@ -28,8 +29,17 @@ const memoryFollow = 30 * time.Second
 
 // memoryBound is the memory serve keeps within: the batch bodies in flight,
 // the index's cache and memtables, and memoryOther.
+// The sum stops at math.MaxInt64: flags of exabytes must not wrap it into
+// a small limit.
 func memoryBound(inflight int64, b engine.MemoryBudget) int64 {
-	return inflight + b.Cache + b.Memtables + memoryOther
+	sum := int64(0)
+	for _, n := range []int64{inflight, b.Cache, b.Memtables, memoryOther} {
+		if n > math.MaxInt64-sum {
+			return math.MaxInt64
+		}
+		sum += n
+	}
+	return sum
 }
 
 // goMemoryLimit is the Go runtime's soft limit for a bound: less what is
@@ -50,13 +60,13 @@ func holdMemory(ctx context.Context, db *engine.DB, inflight int64, stderr io.Wr
 	bound := memoryBound(inflight, b)
 	if os.Getenv("GOMEMLIMIT") != "" {
 		fmt.Fprintf(stderr, "%s serve: memory: %s in flight, %s of cache, %s of memtables and %s besides; GOMEMLIMIT is set and kept\n",
-			programName, mib(inflight), mib(b.Cache), mib(b.Memtables), mib(memoryOther))
+			programName, sizeText(inflight), sizeText(b.Cache), sizeText(b.Memtables), sizeText(memoryOther))
 		return func() {}
 	}
 	limit := goMemoryLimit(bound, b)
 	old := debug.SetMemoryLimit(limit)
 	fmt.Fprintf(stderr, "%s serve: memory bound %s: %s in flight, %s of cache, %s of memtables and %s besides (GOMEMLIMIT overrides)\n",
-		programName, mib(bound), mib(inflight), mib(b.Cache), mib(b.Memtables), mib(memoryOther))
+		programName, sizeText(bound), sizeText(inflight), sizeText(b.Cache), sizeText(b.Memtables), sizeText(memoryOther))
 	done := make(chan struct{})
 	stopped := make(chan struct{})
 	go func() {
