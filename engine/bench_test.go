@@ -94,7 +94,7 @@ func BenchmarkQuery(b *testing.B) {
 		db.Query(ctx, q, 3)
 	}
 	_, _, missed := db.cache.Stats()
-	pm := db.store.DB.Metrics().BlockCache.Misses
+	pm := db.store.Metrics().BlockCache.Misses
 	runtime.GC() // warming's garbage is collected before the timed loop, not during it
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
@@ -106,7 +106,7 @@ func BenchmarkQuery(b *testing.B) {
 	// Pebble's.
 	_, _, misses := db.cache.Stats()
 	b.ReportMetric(float64(misses-missed)/float64(b.N), "block-misses/op")
-	b.ReportMetric(float64(db.store.DB.Metrics().BlockCache.Misses-pm)/float64(b.N), "pebble-misses/op")
+	b.ReportMetric(float64(db.store.Metrics().BlockCache.Misses-pm)/float64(b.N), "pebble-misses/op")
 }
 
 // BenchmarkQueryMatch is BenchmarkQuery on the queries that match: each
@@ -333,7 +333,7 @@ func BenchmarkOnlineInsert(b *testing.B) {
 	n := benchN(b)
 	db, _, loadRate := loadedRate(b, n, 1)
 	written := func() uint64 {
-		t := db.store.DB.Metrics().Total()
+		t := db.store.Metrics().Total()
 		return t.TableBytesFlushed + t.TableBytesCompacted + t.TableBytesIngested
 	}
 	r := rand.New(rand.NewPCG(9, 9))
@@ -364,7 +364,7 @@ func BenchmarkOnlineInsert(b *testing.B) {
 	b.ReportMetric(10*inserted/elapsed.Seconds()/loadRate, "tenths-of-load")
 	b.ReportMetric(float64(written()-before)/inserted, "B-written/doc")
 	if os.Getenv("SIMHASHDB_BENCH_METRICS") != "" {
-		fmt.Fprintf(os.Stderr, "Pebble after the inserts:\n%s\n", db.store.DB.Metrics())
+		fmt.Fprintf(os.Stderr, "Pebble after the inserts:\n%s\n", db.store.Metrics())
 	}
 }
 

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"errors"
-	"io"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -12,10 +11,8 @@ import (
 	"github.com/simhashdb/simhashdb/engine/internal/memtable"
 	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/simhashdb/simhashdb/engine/internal/uring"
-
-	"github.com/cockroachdb/pebble/v2"
-	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/simhashdb/simhashdb/permutation"
+	"github.com/simhashdb/simhashdb/vfs"
 	"github.com/simhashdb/simhashdb/wal"
 )
 
@@ -42,11 +39,8 @@ type Match struct {
 	Distance int
 }
 
-// reader is what queries read from: a Pebble snapshot.
-type reader interface {
-	Get(key []byte) ([]byte, io.Closer, error)
-	NewIter(o *pebble.IterOptions) (*pebble.Iterator, error)
-}
+// reader is what queries read from: a snapshot of the store.
+type reader = store.Reader
 
 // DB is an open index. Its methods are safe for concurrent use.
 type DB struct {

@@ -7,8 +7,8 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/vfs"
 )
 
 // An index in a folder: insert documents, then ask for near-duplicates.

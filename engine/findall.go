@@ -7,8 +7,8 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
+	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/simhashdb/simhashdb/engine/internal/table"
 	"github.com/simhashdb/simhashdb/internal/radix"
 	"github.com/simhashdb/simhashdb/join"
@@ -285,7 +285,7 @@ func (db *DB) flushedDocs(v *view, want []uint64, mem map[uint64][]Doc) (map[uin
 	st := v.st
 	docs := map[uint64][]Doc{}
 	if st.docs == st.fps {
-		var it *pebble.Iterator
+		var it *store.Iter
 		defer func() { st.release(it) }()
 		var ms []Match
 		for _, fp := range want {

@@ -10,8 +10,6 @@ import (
 	"github.com/simhashdb/simhashdb/engine/internal/memtable"
 	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/simhashdb/simhashdb/engine/internal/table"
-
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/simhashdb/simhashdb/wal"
 )
 
@@ -119,7 +117,7 @@ func (s *flushStats) add(o flushStats) {
 // it holds none.
 func lastDocID(r reader) (id uint64, stored bool, err error) {
 	lo, hi := format.SpaceBounds(format.SpaceDocs)
-	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	it, err := r.NewIter(store.IterOptions{Lower: lo, Upper: hi})
 	if err != nil {
 		return 0, false, err
 	}
@@ -139,7 +137,7 @@ func lastDocID(r reader) (id uint64, stored bool, err error) {
 // heldBy reports whether the postings that it iterates hold fingerprint fp
 // for an id that counts. An iterator's error is returned at once: Pebble
 // clears it on the next seek, and a read that failed is not "not stored".
-func (db *DB) heldBy(it *pebble.Iterator, fp uint64, counts func(id uint64) bool) (bool, error) {
+func (db *DB) heldBy(it *store.Iter, fp uint64, counts func(id uint64) bool) (bool, error) {
 	for db.seekPostings(it, fp); it.Valid(); it.Next() {
 		f, id, err := format.ParsePostingKey(it.Key())
 		if err != nil {
@@ -159,7 +157,7 @@ func (db *DB) heldBy(it *pebble.Iterator, fp uint64, counts func(id uint64) bool
 // frozen says m is the oldest frozen memtable, which leaves the list then,
 // and split that the cache's split is sized again after it.
 func (db *DB) flushMemtable(m *memtable.Memtable, walFrom wal.Position, frozen, split bool) (flushStats, error) {
-	f := &flushJob{db: db, m: m, old: db.st, metaB: db.store.DB.NewBatch(),
+	f := &flushJob{db: db, m: m, old: db.st, metaB: db.store.NewBatch(),
 		orphans: map[uint64]bool{}}
 	defer f.close()
 	if err := f.writeDocuments(); err != nil {
@@ -180,7 +178,7 @@ func (db *DB) flushMemtable(m *memtable.Memtable, walFrom wal.Position, frozen, 
 	var fills []table.Filled
 	for t, r := range outs {
 		if r.Code != nil {
-			if err := f.metaB.Set(format.MetaCodeKey(t, st.tables[t].Code()), r.Code, nil); err != nil {
+			if err := f.metaB.Set(format.MetaCodeKey(t, st.tables[t].Code()), r.Code); err != nil {
 				return f.stats, err
 			}
 		}

@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/simhashdb/simhashdb/internal/fingerprints"
 	"github.com/stretchr/testify/require"
@@ -42,7 +41,7 @@ func (c *orderCheck) Merge(k, _ []byte) error { return c.key(k) }
 func TestFlushBatchInOrder(t *testing.T) {
 	var batches, keys, disorder int
 	o := testOptions()
-	o.knobs.flushWrites = func(parts []store.Writes, raw []*pebble.Batch) {
+	o.knobs.flushWrites = func(parts []store.Writes, raw []*store.Batch) {
 		batches++
 		w := &orderCheck{t: t, flush: batches}
 		for _, p := range parts {
@@ -54,15 +53,7 @@ func TestFlushBatchInOrder(t *testing.T) {
 		// sorted in memory before it is written.
 		for _, b := range raw {
 			w := &orderCheck{t: t, flush: batches}
-			r := b.Reader()
-			for {
-				_, k, _, ok, err := r.Next()
-				require.NoError(t, err)
-				if !ok {
-					break
-				}
-				w.key(k)
-			}
+			require.NoError(t, b.EachKey(w.key))
 			disorder += w.disorder
 		}
 	}

@@ -13,8 +13,6 @@ import (
 	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/simhashdb/simhashdb/engine/internal/table"
 	"github.com/simhashdb/simhashdb/engine/internal/units"
-
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/simhashdb/simhashdb/internal/radix"
 	"github.com/simhashdb/simhashdb/permutation"
 )
@@ -30,7 +28,7 @@ type flushJob struct {
 	old     *state // only flushes replace it, and flushMu is held
 	docsW   store.Writes
 	postW   store.Writes
-	metaB   *pebble.Batch
+	metaB   *store.Batch
 	tables  []table.Batches
 	docs    int64          // documents after the flush
 	changes []units.Change // the postings it writes: the cache's units take them
@@ -112,7 +110,7 @@ func (f *flushJob) writeDocuments() error {
 
 // storedFingerprint returns the fingerprint Pebble holds for document id.
 func (f *flushJob) storedFingerprint(id uint64) (fp uint64, found bool, err error) {
-	v, c, err := f.db.store.DB.Get(format.DocKey(id))
+	v, c, err := f.db.store.Get(format.DocKey(id))
 	if errors.Is(err, store.ErrKeyNotFound) {
 		return 0, false, nil
 	}
@@ -177,7 +175,7 @@ func (f *flushJob) tableChanges() (adds, dels []uint64, err error) {
 		return nil, nil, err
 	}
 	lo, hi := format.SpaceBounds(format.SpacePostings)
-	it, err := f.old.snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	it, err := f.old.snap.NewIter(store.IterOptions{Lower: lo, Upper: hi})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -218,7 +216,7 @@ func (f *flushJob) fresh(adds []uint64) ([]uint64, error) {
 	fresh, err := parallel(context.Background(), parts, func(part int) ([]uint64, error) {
 		share := adds[part*len(adds)/parts : (part+1)*len(adds)/parts]
 		lo, hi := format.SpaceBounds(format.SpacePostings)
-		it, err := old.snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi, UseL6Filters: useL6})
+		it, err := old.snap.NewIter(store.IterOptions{Lower: lo, Upper: hi, UseL6Filters: useL6})
 		if err != nil {
 			return nil, err
 		}
@@ -245,7 +243,7 @@ func (f *flushJob) mergeTables(st *state, adds, dels []uint64) ([]table.MergeRes
 	f.tables = make([]table.Batches, len(db.design.Tables))
 	outs, err := parallel(context.Background(), len(db.design.Tables), func(t int) ([]table.MergeResult, error) {
 		tb := &db.design.Tables[t]
-		f.tables[t] = table.Batches{Blocks: db.store.DB.NewBatch(), Dir: db.store.DB.NewBatch(), Pend: db.store.DB.NewBatch()}
+		f.tables[t] = table.Batches{Blocks: db.store.NewBatch(), Dir: db.store.NewBatch(), Pend: db.store.NewBatch()}
 		m := table.Merge{Table: t, Old: &f.old.tables[t], New: &st.tables[t], BlockSize: db.block, Cache: db.cache,
 			Read:    func(j int) (fps, pend []uint64, err error) { return db.readBlock(f.old, t, j) },
 			Batches: &f.tables[t]}
@@ -280,7 +278,7 @@ func (f *flushJob) writeMeta(st *state) error {
 		{format.MetaCounts, format.CountsValue(st.docs, st.fps)},
 		{format.MetaWALFrom, format.WALPosValue(st.walFrom)},
 	} {
-		if err := f.metaB.Set(kv[0], kv[1], nil); err != nil {
+		if err := f.metaB.Set(kv[0], kv[1]); err != nil {
 			return err
 		}
 	}
@@ -292,12 +290,12 @@ func (f *flushJob) writeMeta(st *state) error {
 // durably and at once.
 func (f *flushJob) commit() error {
 	st := f.db.store
-	batches := []*pebble.Batch{f.metaB}
+	batches := []*store.Batch{f.metaB}
 	// In key order: the keyspaces, then the tables in each.
-	for _, space := range []func(table.Batches) *pebble.Batch{
-		func(b table.Batches) *pebble.Batch { return b.Blocks },
-		func(b table.Batches) *pebble.Batch { return b.Dir },
-		func(b table.Batches) *pebble.Batch { return b.Pend },
+	for _, space := range []func(table.Batches) *store.Batch{
+		func(b table.Batches) *store.Batch { return b.Blocks },
+		func(b table.Batches) *store.Batch { return b.Dir },
+		func(b table.Batches) *store.Batch { return b.Pend },
 	} {
 		for _, tb := range f.tables {
 			batches = append(batches, space(tb))

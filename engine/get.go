@@ -8,7 +8,6 @@ import (
 	"iter"
 	"slices"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/simhashdb/simhashdb/engine/internal/store"
 )
@@ -69,7 +68,7 @@ func (db *DB) NextID(ctx context.Context) (_ uint64, err error) {
 		top = max(top, d.ID)
 	}
 	lo, hi := format.SpaceBounds(format.SpaceDocs)
-	it, err := db.st.snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	it, err := db.st.snap.NewIter(store.IterOptions{Lower: lo, Upper: hi})
 	if err != nil {
 		return 0, err
 	}
@@ -116,7 +115,7 @@ func (db *DB) Docs(ctx context.Context) iter.Seq2[Doc, error] {
 		st, mem := v.st, v.memDocs()
 		slices.SortFunc(mem, func(a, b Doc) int { return cmp.Compare(a.ID, b.ID) })
 		lo, hi := format.SpaceBounds(format.SpaceDocs)
-		it, err := st.snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+		it, err := st.snap.NewIter(store.IterOptions{Lower: lo, Upper: hi})
 		if err != nil {
 			yield(Doc{}, err)
 			return
@@ -142,7 +141,7 @@ func (db *DB) Docs(ctx context.Context) iter.Seq2[Doc, error] {
 			if v.hidden(id) {
 				continue // the memtable has its newest write, in mem if live
 			}
-			val, err := it.ValueAndErr()
+			val, err := it.Value()
 			if err == nil {
 				var d Doc
 				d.ID = id

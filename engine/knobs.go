@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/simhashdb/simhashdb/engine/internal/store"
 )
 
@@ -11,7 +10,7 @@ import (
 type testingKnobs struct {
 	// flushWrites sees each flush's runs of writes before they are
 	// committed, and the batches among them.
-	flushWrites func([]store.Writes, []*pebble.Batch)
+	flushWrites func([]store.Writes, []*store.Batch)
 	// replayStep runs after each flush of a replay; an error stops Open
 	// there, as a crash would.
 	replayStep func() error
@@ -24,7 +23,7 @@ type testingKnobs struct {
 	unitMax int
 	// newStoreOrder, when set, orders the keys of a new store (tests make
 	// the stores of earlier builds with Pebble's default).
-	newStoreOrder *pebble.Comparer
+	newStoreOrder *store.Order
 	// afterPin runs when a read has pinned its view, before it computes.
 	afterPin func()
 	// stalled runs, with db.mu held, when a writer of a commit of cost

@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"slices"
 
-	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/simhashdb/simhashdb/codec"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/simhashdb/simhashdb/engine/internal/store"
@@ -142,7 +141,7 @@ func byID(in []Doc) []Doc {
 }
 
 // newSST starts an sstable of the load, named name.
-func (j *loadJob) newSST(name string) (*sstable.Writer, error) { return j.out.Create(name) }
+func (j *loadJob) newSST(name string) (*store.SSTable, error) { return j.out.Create(name) }
 
 // loadSize is about what a bulk load of docs into tables tables writes:
 // each document's record and posting with their keys and the sstables'

@@ -35,9 +35,9 @@ func (db *DB) SetMeta(ctx context.Context, name string, value []byte) (err error
 		return err
 	}
 	defer db.mu.RUnlock()
-	b := db.store.DB.NewBatch()
+	b := db.store.NewBatch()
 	defer b.Close()
-	if err := b.Set(format.MetaUserKey(name), value, nil); err != nil {
+	if err := b.Set(format.MetaUserKey(name), value); err != nil {
 		return err
 	}
 	return db.store.Commit(ctx, db.store.BatchWrites(b))
@@ -53,7 +53,7 @@ func (db *DB) Meta(ctx context.Context, name string) (_ []byte, err error) {
 		return nil, err
 	}
 	defer db.mu.RUnlock()
-	v, c, err := db.store.DB.Get(format.MetaUserKey(name))
+	v, c, err := db.store.Get(format.MetaUserKey(name))
 	if errors.Is(err, store.ErrKeyNotFound) {
 		return nil, fmt.Errorf("%w: setting %q", ErrNotFound, name)
 	}

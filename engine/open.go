@@ -10,18 +10,16 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/simhashdb/simhashdb/codec"
 	"github.com/simhashdb/simhashdb/engine/internal/cache"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/simhashdb/simhashdb/engine/internal/memtable"
 	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/simhashdb/simhashdb/engine/internal/table"
 	"github.com/simhashdb/simhashdb/engine/internal/uring"
-
-	"github.com/cockroachdb/pebble/v2"
-	"github.com/cockroachdb/pebble/v2/vfs"
-	"github.com/simhashdb/simhashdb/codec"
 	"github.com/simhashdb/simhashdb/huffman"
 	"github.com/simhashdb/simhashdb/permutation"
+	"github.com/simhashdb/simhashdb/vfs"
 	"github.com/simhashdb/simhashdb/wal"
 )
 
@@ -181,7 +179,7 @@ func (db *DB) getMeta(k []byte) ([]byte, error) {
 
 // getMetaIf returns the value of metadata key k, if it is stored.
 func (db *DB) getMetaIf(k []byte) ([]byte, bool, error) {
-	v, c, err := db.store.DB.Get(k)
+	v, c, err := db.store.Get(k)
 	if errors.Is(err, store.ErrKeyNotFound) {
 		return nil, false, nil
 	}
@@ -369,7 +367,7 @@ func (db *DB) create() error {
 	if err != nil {
 		return err
 	}
-	b := db.store.DB.NewBatch()
+	b := db.store.NewBatch()
 	defer b.Close()
 	for _, kv := range [][2][]byte{
 		{format.MetaFormat, format.VersionValue(format.VersionFor(db.opts.SketchSize > 0))},
@@ -378,12 +376,12 @@ func (db *DB) create() error {
 		{format.MetaWALFrom, format.WALPosValue(wal.Position{Segment: 1})},
 		{format.MetaCounts, format.CountsValue(0, 0)},
 	} {
-		if err := b.Set(kv[0], kv[1], nil); err != nil {
+		if err := b.Set(kv[0], kv[1]); err != nil {
 			return err
 		}
 	}
 	if db.opts.SketchSize > 0 {
-		if err := b.Set(format.MetaSketch, format.UvarintValue(uint64(db.opts.SketchSize)), nil); err != nil {
+		if err := b.Set(format.MetaSketch, format.UvarintValue(uint64(db.opts.SketchSize))); err != nil {
 			return err
 		}
 	}
@@ -393,16 +391,16 @@ func (db *DB) create() error {
 
 // scan calls fn for every key with the prefix p in the live database.
 func (db *DB) scan(p []byte, fn func(k, v []byte) error) error {
-	return scanReader(db.store.DB, p, fn)
+	return scanReader(db.store, p, fn)
 }
 
 func scanReader(r reader, p []byte, fn func(k, v []byte) error) error {
-	it, err := r.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: format.PrefixEnd(p)})
+	it, err := r.NewIter(store.IterOptions{Lower: p, Upper: format.PrefixEnd(p)})
 	if err != nil {
 		return err
 	}
 	for it.First(); it.Valid(); it.Next() {
-		v, err := it.ValueAndErr()
+		v, err := it.Value()
 		if err != nil {
 			it.Close()
 			return err

@@ -6,9 +6,9 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/simhashdb/simhashdb/codec"
 	"github.com/simhashdb/simhashdb/permutation"
+	"github.com/simhashdb/simhashdb/vfs"
 	"github.com/simhashdb/simhashdb/wal"
 )
 

@@ -327,9 +327,9 @@ func oracleClusters(pairs []Pair) [][]Doc {
 // there, durably: tests that damage or age stored data use it.
 func setRaw(t *testing.T, db *DB, key, value []byte) {
 	t.Helper()
-	b := db.store.DB.NewBatch()
+	b := db.store.NewBatch()
 	defer b.Close()
-	require.NoError(t, b.Set(key, value, nil))
+	require.NoError(t, b.Set(key, value))
 	require.NoError(t, db.store.Commit(ctx, db.store.BatchWrites(b)))
 }
 

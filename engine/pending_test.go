@@ -171,7 +171,7 @@ func TestPendingAppendsReadNoLists(t *testing.T) {
 				// Its first fingerprint again, as one more run: open counts
 				// the list without noticing, a read fails on it.
 				k := format.TableKey(format.SpacePending, t2, key)
-				v, c, err := db.store.DB.Get(k)
+				v, c, err := db.store.Get(k)
 				require.NoError(t, err)
 				bad := append(slices.Clone(v), format.AppendPendingRun([]byte{0}, []uint64{binary.BigEndian.Uint64(v)})...)
 				require.NoError(t, c.Close())
@@ -251,7 +251,7 @@ func TestOpensVersion2(t *testing.T) {
 	qs := queries(model, 3, 100, r)
 	checkQueries(t, db, model, qs, "version 2")
 	insert(40)
-	v, c, err := db.store.DB.Get(format.MetaFormat)
+	v, c, err := db.store.Get(format.MetaFormat)
 	require.NoError(t, err)
 	require.Equal(t, format.VersionFor(false), binary.BigEndian.Uint32(v))
 	require.NoError(t, c.Close())

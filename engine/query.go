@@ -4,14 +4,14 @@ import (
 	"context"
 	"slices"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/simhashdb/simhashdb/engine/internal/cache"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
+	"github.com/simhashdb/simhashdb/engine/internal/store"
 )
 
 // seekPostings positions it at the first posting of fp, if any: a prefix
 // seek where the bloom filters hold fingerprints (store.KeyOrder).
-func (db *DB) seekPostings(it *pebble.Iterator, fp uint64) bool {
+func (db *DB) seekPostings(it *store.Iter, fp uint64) bool {
 	if db.store.PrefixSeek {
 		return it.SeekPrefixGE(format.PostingPrefix(fp))
 	}
@@ -66,7 +66,7 @@ func (db *DB) query(v *view, dst []Match, q uint64, k int) ([]Match, error) {
 	if len(cands) == 0 {
 		return dst, nil
 	}
-	var it *pebble.Iterator
+	var it *store.Iter
 	defer func() { st.release(it) }()
 	return db.expand(v, cands, &it, dst)
 }
@@ -76,7 +76,7 @@ func (db *DB) query(v *view, dst []Match, q uint64, k int) ([]Match, error) {
 // memtables replace or delete), nearest first and then by id. *it is the
 // postings iterator, opened on first use so that callers with many queries
 // share one.
-func (db *DB) expand(v *view, cands []candidate, it **pebble.Iterator, dst []Match) ([]Match, error) {
+func (db *DB) expand(v *view, cands []candidate, it **store.Iter, dst []Match) ([]Match, error) {
 	slices.SortFunc(cands, func(a, b candidate) int { return cmpU64(a.fp, b.fp) })
 	cands = slices.CompactFunc(cands, func(a, b candidate) bool { return a.fp == b.fp })
 	out, from := dst, len(dst)
@@ -109,7 +109,7 @@ const lookupBatch = 16
 // of its pairs), each likely a cache miss; as probeAll does for the
 // tables, it takes each step for every candidate before the next, so that
 // the core overlaps the candidates' misses.
-func (db *DB) postingsOf(v *view, it **pebble.Iterator, cs []candidate, out []Match) ([]Match, error) {
+func (db *DB) postingsOf(v *view, it **store.Iter, cs []candidate, out []Match) ([]Match, error) {
 	st := v.st
 	var bs [lookupBatch]*cache.Entry
 	var at [lookupBatch]int
@@ -145,7 +145,7 @@ func (db *DB) postingsOf(v *view, it **pebble.Iterator, cs []candidate, out []Ma
 
 // postings appends the flushed documents of fp that no memtable hides,
 // reading its unit if it is not cached.
-func (db *DB) postings(v *view, it **pebble.Iterator, fp uint64, d int, out []Match) ([]Match, error) {
+func (db *DB) postings(v *view, it **store.Iter, fp uint64, d int, out []Match) ([]Match, error) {
 	// A cached unit needs no iterator: taking one from the pool and giving
 	// it back costs more than the look-up.
 	units := v.st.units
@@ -157,7 +157,7 @@ func (db *DB) postings(v *view, it **pebble.Iterator, fp uint64, d int, out []Ma
 
 // readPostings is postings for a unit not cached, or too big to cache:
 // read with the iterator *it, which it opens if nil.
-func (db *DB) readPostings(v *view, it **pebble.Iterator, fp uint64, d int, out []Match) ([]Match, error) {
+func (db *DB) readPostings(v *view, it **store.Iter, fp uint64, d int, out []Match) ([]Match, error) {
 	st := v.st
 	if *it == nil {
 		var err error
@@ -190,7 +190,7 @@ func unitDocs(v *view, b *cache.Entry, i int, fp uint64, d int, out []Match) []M
 
 // seekDocs appends the documents of fp read from the postings with pi: a
 // unit too big to cache.
-func (db *DB) seekDocs(v *view, pi *pebble.Iterator, fp uint64, d int, out []Match) ([]Match, error) {
+func (db *DB) seekDocs(v *view, pi *store.Iter, fp uint64, d int, out []Match) ([]Match, error) {
 	for db.seekPostings(pi, fp); pi.Valid(); pi.Next() {
 		f, id, err := format.ParsePostingKey(pi.Key())
 		if err != nil {
@@ -202,7 +202,7 @@ func (db *DB) seekDocs(v *view, pi *pebble.Iterator, fp uint64, d int, out []Mat
 		if v.hidden(id) {
 			continue
 		}
-		v, err := pi.ValueAndErr()
+		v, err := pi.Value()
 		if err != nil {
 			return nil, err
 		}

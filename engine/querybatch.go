@@ -9,8 +9,8 @@ import (
 	"runtime"
 	"slices"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/simhashdb/simhashdb/engine/internal/cache"
+	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/simhashdb/simhashdb/internal/radix"
 )
 
@@ -108,7 +108,7 @@ func (db *DB) queryBatch(ctx context.Context, queries []uint64, k int) ([][]Matc
 // expandBatch fills out[lo:hi] from the hits of those queries (sorted by
 // query) and the memtables.
 func (db *DB) expandBatch(ctx context.Context, v *view, queries []uint64, hits []batchHit, lo, hi, k int, memEmpty bool, out [][]Match) error {
-	var it *pebble.Iterator
+	var it *store.Iter
 	defer func() { v.st.release(it) }()
 	var cands []candidate
 	for i := lo; i < hi; i++ {

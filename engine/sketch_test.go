@@ -5,8 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
+	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -118,13 +118,13 @@ func TestSketchRules(t *testing.T) {
 	// Version 5 without a sketch size, and version 4 with one: refused.
 	for _, c := range []struct {
 		dir   string
-		apply func(b *pebble.Batch) error
+		apply func(b *store.Batch) error
 	}{
-		{dir, func(b *pebble.Batch) error { return b.Delete(format.MetaSketch, nil) }},
-		{plain, func(b *pebble.Batch) error { return b.Set(format.MetaSketch, format.UvarintValue(32), nil) }},
+		{dir, func(b *store.Batch) error { return b.Delete(format.MetaSketch) }},
+		{plain, func(b *store.Batch) error { return b.Set(format.MetaSketch, format.UvarintValue(32)) }},
 	} {
 		db = openT(t, c.dir, Options{})
-		b := db.store.DB.NewBatch()
+		b := db.store.NewBatch()
 		require.NoError(t, c.apply(b))
 		require.NoError(t, db.store.Commit(ctx, db.store.BatchWrites(b)))
 		require.NoError(t, db.Close())

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/simhashdb/simhashdb/engine/internal/memtable"
 	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/stretchr/testify/require"
@@ -27,7 +26,7 @@ func stallDocs(r *rand.Rand, id, n int) []Doc {
 func holdFirstFlush(o *Options) (flushing <-chan struct{}, unblock func()) {
 	waiting, release := make(chan struct{}), make(chan struct{})
 	var once, released sync.Once
-	o.knobs.flushWrites = func([]store.Writes, []*pebble.Batch) {
+	o.knobs.flushWrites = func([]store.Writes, []*store.Batch) {
 		once.Do(func() { close(waiting); <-release })
 	}
 	return waiting, func() { released.Do(func() { close(release) }) }

@@ -3,9 +3,9 @@ package engine
 import (
 	"sync/atomic"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/simhashdb/simhashdb/engine/internal/cache"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
+	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/simhashdb/simhashdb/engine/internal/table"
 	"github.com/simhashdb/simhashdb/engine/internal/units"
 	"github.com/simhashdb/simhashdb/wal"
@@ -15,7 +15,7 @@ import (
 // and codes that describe it. A flush, a bulk load and Open make one, and
 // install alone puts it in place (and does what follows).
 type state struct {
-	snap    *pebble.Snapshot
+	snap    *store.Snapshot
 	tables  []table.Index
 	docs    int64
 	fps     int64
@@ -23,7 +23,7 @@ type state struct {
 	units   *units.Dir // the postings' units in the cache
 	// iters keeps postings iterators on snap for reuse: opening one costs
 	// about as much as the seek a match needs.
-	iters chan *pebble.Iterator
+	iters chan *store.Iter
 	// refs counts the DB's reference (while st is db.st) and those of
 	// readers that use st without holding db.mu (acquire): the snapshot is
 	// closed when the last goes.
@@ -63,25 +63,25 @@ func newState(tables []table.Index, docs, fps int64, walFrom wal.Position, units
 }
 
 // open takes st's snapshot of db: queries see db as it is now.
-func (st *state) open(db *pebble.DB) *state {
-	st.snap, st.iters = db.NewSnapshot(), make(chan *pebble.Iterator, 8)
+func (st *state) open(s *store.Store) *state {
+	st.snap, st.iters = s.NewSnapshot(), make(chan *store.Iter, 8)
 	return st
 }
 
 // postingsIter returns an iterator over st's postings, reused if one is
 // free.
-func (st *state) postingsIter() (*pebble.Iterator, error) {
+func (st *state) postingsIter() (*store.Iter, error) {
 	select {
 	case it := <-st.iters:
 		return it, nil
 	default:
 		lo, hi := format.SpaceBounds(format.SpacePostings)
-		return st.snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+		return st.snap.NewIter(store.IterOptions{Lower: lo, Upper: hi})
 	}
 }
 
 // release gives an iterator from postingsIter back.
-func (st *state) release(it *pebble.Iterator) {
+func (st *state) release(it *store.Iter) {
 	if it == nil {
 		return
 	}
@@ -133,7 +133,7 @@ type successor struct {
 // Pebble holds what st describes. The caller holds flushMu (at Open,
 // nothing else runs yet).
 func (db *DB) install(st *state, s successor) error {
-	st.open(db.store.DB)
+	st.open(db.store)
 	db.mu.Lock()
 	old := db.st
 	db.st = st

@@ -150,12 +150,11 @@ func (db *DB) Stats(ctx context.Context) (_ Stats, err error) {
 	if log != nil {
 		s.WALBytes = log.Size()
 	}
-	pm := db.store.DB.Metrics()
 	s.PebbleBytes = store.DirSize(db.fs, filepath.Join(db.dir, store.Dir))
 	s.BytesOnDisk = s.PebbleBytes + store.DirSize(db.fs, filepath.Join(db.dir, walDir))
 	s.CacheSize = db.budget.total
 	s.CacheBytes, s.CacheHits, s.CacheMisses = db.cache.Stats()
-	s.PebbleCacheHit, s.PebbleCacheBytes = pm.BlockCache.Hits, pm.BlockCache.Size
+	s.PebbleCacheHit, _, s.PebbleCacheBytes = db.store.CacheStats()
 	s.FileReads, s.ReadRing = db.store.Reads(), db.ring != nil
 	s.PebbleCacheSize = db.store.CacheShare()
 	idx, err := db.tableIndexBytes()

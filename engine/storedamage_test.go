@@ -406,7 +406,7 @@ func sstValueBlocks(db *DB, path string) ([]block.Handle, error) {
 		f.Close()
 		return nil, err
 	}
-	r, err := sstable.NewReader(ctx, rd, sstable.ReaderOptions{Comparer: db.store.Opts.Comparer, KeySchemas: db.store.Opts.KeySchemas})
+	r, err := sstable.NewReader(ctx, rd, db.store.ReaderOptions())
 	if err != nil {
 		rd.Close()
 		return nil, err

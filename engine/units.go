@@ -5,9 +5,9 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/simhashdb/simhashdb/engine/internal/cache"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
+	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/simhashdb/simhashdb/engine/internal/units"
 )
 
@@ -30,7 +30,7 @@ var unitBufs = sync.Pool{New: func() any { return new(unitScratch) }}
 // unitOf returns the cached postings of fp's unit in st, reading the unit
 // from st's snapshot with it if it is not cached. ok is false for a big
 // unit, whose postings the caller seeks in Pebble.
-func (db *DB) unitOf(st *state, it *pebble.Iterator, fp uint64) (b *cache.Entry, ok bool, err error) {
+func (db *DB) unitOf(st *state, it *store.Iter, fp uint64) (b *cache.Entry, ok bool, err error) {
 	u := st.units.Unit(fp)
 	s := st.units.Slot(u)
 	if b = db.cache.Load(s); b != nil {
@@ -56,7 +56,7 @@ func (db *DB) unitOf(st *state, it *pebble.Iterator, fp uint64) (b *cache.Entry,
 			db.cache.PutEntry(s, cache.BigUnit())
 			return nil, false, nil
 		}
-		v, err := it.ValueAndErr()
+		v, err := it.Value()
 		if err != nil {
 			return nil, false, err
 		}

@@ -47,7 +47,7 @@ func (db *DB) Warm(ctx context.Context) (err error) {
 	if r := db.opts.knobs.warmPebbleRoom; r != nil {
 		pebbleRoom = *r
 	}
-	defer db.store.Cache.Reserve(int(max(db.store.CacheShare()-pebbleRoom, 0)))()
+	defer db.store.ReserveCache(int(max(db.store.CacheShare()-pebbleRoom, 0)))()
 	room := db.cache.Room()
 	share := room / int64(max(len(st.tables), 1))
 	spent, err := parallel(ctx, len(st.tables), func(t int) ([]int64, error) {

@@ -30,7 +30,7 @@ func (s *Store) CheckFiles(ctx context.Context, bad func(error)) (unlisted []str
 	if err := CheckManifest(s.fs, pdir); err != nil {
 		bad(err)
 	}
-	levels, err := s.DB.SSTables()
+	levels, err := s.db.SSTables()
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +87,7 @@ func (s *Store) compactedAway(name string, err error) bool {
 	if !errors.Is(err, os.ErrNotExist) {
 		return false
 	}
-	levels, lerr := s.DB.SSTables()
+	levels, lerr := s.db.SSTables()
 	if lerr != nil {
 		return false
 	}
@@ -113,7 +113,7 @@ func (s *Store) checkSSTable(path string) error {
 		return format.Corrupt("sstable "+path, err)
 	}
 	r, err := sstable.NewReader(context.Background(), readable, sstable.ReaderOptions{
-		Comparer: s.Opts.Comparer, KeySchemas: s.Opts.KeySchemas})
+		Comparer: s.opts.Comparer, KeySchemas: s.opts.KeySchemas})
 	if err != nil {
 		readable.Close()
 		return format.Corrupt("sstable "+path, err)

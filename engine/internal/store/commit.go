@@ -51,7 +51,8 @@ type Writes struct {
 // BatchWrites is the writes of b, in key order, a key's last write only
 // (a merge must be a key's only write: it would need the one before). A
 // batch already in order, as a flush makes them, is streamed as it is.
-func (s *Store) BatchWrites(b *pebble.Batch) Writes {
+func (s *Store) BatchWrites(batch *Batch) Writes {
+	b := batch.b
 	return Writes{Size: uint64(b.Len()), Each: func(w Writer) error {
 		inOrder, err := s.batchInOrder(b)
 		if err != nil {
@@ -119,7 +120,7 @@ func (s *Store) Commit(ctx context.Context, parts ...Writes) error {
 	if err := s.CheckRoom(0); err != nil {
 		return err
 	}
-	if err := s.DB.Ingest(ctx, []string{path}); err != nil {
+	if err := s.db.Ingest(ctx, []string{path}); err != nil {
 		return DiskErr("ingesting "+path, err)
 	}
 	return nil
@@ -170,7 +171,7 @@ func (c *countingWriter) Merge(k, v []byte) error { c.n++; return c.w.Merge(k, v
 // batchInOrder reports whether b's keys are in strictly increasing order,
 // each written once.
 func (s *Store) batchInOrder(b *pebble.Batch) (bool, error) {
-	cmp := s.Opts.Comparer.Compare
+	cmp := s.opts.Comparer.Compare
 	var prev []byte
 	inOrder := true
 	err := eachBatchOp(b, func(op batchOp) error {
@@ -229,7 +230,7 @@ func (s *Store) batchOps(b *pebble.Batch, ops []batchOp) ([]batchOp, error) {
 	if err != nil {
 		return ops, err
 	}
-	cmp := s.Opts.Comparer.Compare
+	cmp := s.opts.Comparer.Compare
 	byKey := func(a, b batchOp) int { return cmp(a.key, b.key) }
 	if !slices.IsSortedFunc(ops, byKey) {
 		slices.SortStableFunc(ops, byKey)

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"testing"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/stretchr/testify/require"
 )
@@ -42,29 +41,29 @@ func TestBatchWrites(t *testing.T) {
 	s := openStore(t)
 	for _, tc := range []struct {
 		name  string
-		write func(b *pebble.Batch)
+		write func(b *Batch)
 		want  []string
 		err   string
 	}{
-		{"in order", func(b *pebble.Batch) {
-			b.Set([]byte("\x01a"), []byte("1"), nil)
-			b.Delete([]byte("\x01b"), nil)
-			b.Merge([]byte("\x01c"), []byte("3"), nil)
+		{"in order", func(b *Batch) {
+			b.Set([]byte("\x01a"), []byte("1"))
+			b.Delete([]byte("\x01b"))
+			b.Merge([]byte("\x01c"), []byte("3"))
 		}, []string{"set \x01a=1", "del \x01b", "merge \x01c=3"}, ""},
-		{"out of order, a key twice", func(b *pebble.Batch) {
-			b.Set([]byte("\x01c"), []byte("old"), nil)
-			b.Set([]byte("\x01a"), []byte("1"), nil)
-			b.Delete([]byte("\x01c"), nil)
-			b.Set([]byte("\x01c"), []byte("new"), nil)
-			b.Delete([]byte("\x01b"), nil)
+		{"out of order, a key twice", func(b *Batch) {
+			b.Set([]byte("\x01c"), []byte("old"))
+			b.Set([]byte("\x01a"), []byte("1"))
+			b.Delete([]byte("\x01c"))
+			b.Set([]byte("\x01c"), []byte("new"))
+			b.Delete([]byte("\x01b"))
 		}, []string{"set \x01a=1", "del \x01b", "set \x01c=new"}, ""},
-		{"a merge after a set", func(b *pebble.Batch) {
-			b.Set([]byte("\x01a"), []byte("1"), nil)
-			b.Merge([]byte("\x01a"), []byte("2"), nil)
+		{"a merge after a set", func(b *Batch) {
+			b.Set([]byte("\x01a"), []byte("1"))
+			b.Merge([]byte("\x01a"), []byte("2"))
 		}, nil, "merges into key"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := s.DB.NewBatch()
+			b := s.NewBatch()
 			defer b.Close()
 			tc.write(b)
 			var r recorder
@@ -85,9 +84,9 @@ func TestBatchWrites(t *testing.T) {
 func TestCommitStreams(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
-	b := s.DB.NewBatch()
+	b := s.NewBatch()
 	defer b.Close()
-	require.NoError(t, b.Set([]byte("\x01a"), []byte("batch"), nil))
+	require.NoError(t, b.Set([]byte("\x01a"), []byte("batch")))
 	stream := Writes{Size: 10, Each: func(w Writer) error {
 		for _, k := range []string{"\x02a", "\x02b"} {
 			if err := w.Set([]byte(k), []byte("stream")); err != nil {
@@ -98,17 +97,17 @@ func TestCommitStreams(t *testing.T) {
 	}}
 	require.NoError(t, s.Commit(ctx, s.BatchWrites(b), stream))
 	for k, want := range map[string]string{"\x01a": "batch", "\x02a": "stream", "\x02b": "stream"} {
-		v, c, err := s.DB.Get([]byte(k))
+		v, c, err := s.Get([]byte(k))
 		require.NoError(t, err, "%q", k)
 		require.Equal(t, want, string(v))
 		c.Close()
 	}
-	late := s.DB.NewBatch()
+	late := s.NewBatch()
 	defer late.Close()
-	require.NoError(t, late.Set([]byte("\x02c"), []byte("late"), nil))
+	require.NoError(t, late.Set([]byte("\x02c"), []byte("late")))
 	err := s.Commit(ctx, stream, s.BatchWrites(late), s.BatchWrites(b)) // 0x02 keys before 0x01
 	require.ErrorContains(t, err, "strictly increasing")
-	_, c, err := s.DB.Get([]byte("\x02c"))
-	require.ErrorIs(t, err, pebble.ErrNotFound)
+	_, c, err := s.Get([]byte("\x02c"))
+	require.ErrorIs(t, err, ErrKeyNotFound)
 	require.Nil(t, c)
 }

@@ -21,7 +21,7 @@ import (
 // Indexes created with Pebble's default comparer keep it (Pebble refuses to
 // open a store with another): Open reads which one a store has, and seeks
 // postings with SeekGE there.
-var KeyOrder = func() *pebble.Comparer {
+var KeyOrder = func() *Order {
 	c := *pebble.DefaultComparer
 	c.Name = "simhashdb.keys.v1"
 	c.Split = splitKey
@@ -87,3 +87,7 @@ func storedOrder(fs vfs.FS, pdir string, newOrder *pebble.Comparer) (*pebble.Com
 	}
 	return pebble.DefaultComparer, nil
 }
+
+// Order is a key order a store is created with: KeyOrder, or Pebble's
+// default in stores older builds made.
+type Order = pebble.Comparer

@@ -38,7 +38,7 @@ func (s *Store) NewLoad(size uint64) (*Load, error) {
 }
 
 // Create starts the load's sstable named name; safe for concurrent use.
-func (l *Load) Create(name string) (*sstable.Writer, error) {
+func (l *Load) Create(name string) (*SSTable, error) {
 	path := filepath.Join(l.dir, name+".sst")
 	f, err := l.s.fs.Create(path, vfs.WriteCategoryUnspecified)
 	if err != nil {
@@ -47,8 +47,17 @@ func (l *Load) Create(name string) (*sstable.Writer, error) {
 	l.mu.Lock()
 	l.paths = append(l.paths, path)
 	l.mu.Unlock()
-	return sstable.NewWriter(objstorageprovider.NewFileWritable(f), l.s.WriterOptions(6)), nil
+	return &SSTable{sstable.NewWriter(objstorageprovider.NewFileWritable(f), l.s.WriterOptions(6))}, nil
 }
+
+// SSTable is a load's sstable being written.
+type SSTable struct{ w *sstable.Writer }
+
+// Set writes key's value; keys come in increasing order.
+func (t *SSTable) Set(key, value []byte) error { return t.w.Set(key, value) }
+
+// Close finishes the file.
+func (t *SSTable) Close() error { return t.w.Close() }
 
 // Ingest makes every sstable of the load part of the store, atomically
 // and durably.
@@ -56,7 +65,7 @@ func (l *Load) Ingest(ctx context.Context) error {
 	if err := l.s.CheckRoom(0); err != nil {
 		return err
 	}
-	if err := l.s.DB.Ingest(ctx, l.paths); err != nil {
+	if err := l.s.db.Ingest(ctx, l.paths); err != nil {
 		return DiskErr("ingesting a bulk load", err)
 	}
 	return nil

@@ -26,18 +26,19 @@ const Dir = "pebble"
 // pebble/v2.1 (Pebble's default is an old row format).
 const pebbleFormat = pebble.FormatValueSeparation
 
-// Store is an index's Pebble store. The engine reads it through DB (its
-// snapshots and iterators) and writes it only with Commit.
+// Store is an index's Pebble store, which it keeps to itself: the engine
+// reads it through snapshots and iterators (iter.go) and writes it only
+// with Commit and Load.
 type Store struct {
-	DB   *pebble.DB
-	Opts *pebble.Options
+	db   *pebble.DB
+	opts *pebble.Options
 	// PrefixSeek: the store orders keys with KeyOrder, so a posting look-up
 	// can seek by prefix and Pebble's bloom filters answer it.
 	PrefixSeek bool
-	// Cache is Pebble's block cache. CacheSize is its size at open, which
+	// cache is Pebble's block cache. CacheSize is its size at open, which
 	// the store's heuristics use; the share it may hold now is
 	// CacheShare, which SetCacheShare moves up to CacheMax.
-	Cache     *pebble.Cache
+	cache     *pebble.Cache
 	CacheSize int64
 	CacheMax  int64
 
@@ -65,7 +66,7 @@ type Options struct {
 	CacheMax  int64 // what SetCacheShare may give it; CacheSize if less
 	// NewOrder is the key order of a store Open creates: KeyOrder, unless
 	// a test makes a store as earlier builds did.
-	NewOrder *pebble.Comparer
+	NewOrder *Order
 	// Ring, when set, is what Pebble reads its sstables through; the
 	// caller closes it after the store.
 	Ring *uring.Ring
@@ -87,12 +88,12 @@ func Open(dir string, o Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{dir: dir, fs: o.FS, log: o.Logger, PrefixSeek: order == KeyOrder, CacheSize: o.CacheSize, CacheMax: max(o.CacheMax, o.CacheSize)}
-	s.Cache = pebble.NewCache(s.CacheMax)
+	s.cache = pebble.NewCache(s.CacheMax)
 	s.SetCacheShare(o.CacheSize)
-	s.Opts = s.pebbleOptions(order, o.ReadOnly)
-	s.Opts.FS = readFS{FS: s.fs, ring: o.Ring, reads: &s.reads}
-	if s.DB, err = pebble.Open(pdir, s.Opts); err != nil {
-		s.Cache.Unref()
+	s.opts = s.pebbleOptions(order, o.ReadOnly)
+	s.opts.FS = readFS{FS: s.fs, ring: o.Ring, reads: &s.reads}
+	if s.db, err = pebble.Open(pdir, s.opts); err != nil {
+		s.cache.Unref()
 		if lockHeld(err) {
 			return nil, fmt.Errorf("%w: %s (%v)", ErrLocked, dir, err)
 		}
@@ -138,9 +139,30 @@ func (s *Store) Reads() int64 { return s.reads.Load() }
 
 // Close closes the store and lets go of its cache.
 func (s *Store) Close() error {
-	err := s.DB.Close()
-	s.Cache.Unref()
+	err := s.db.Close()
+	s.cache.Unref()
 	return err
+}
+
+// ReserveCache keeps n bytes of Pebble's block cache from its blocks
+// until release is called: a reader that fills the engine's cache leaves
+// Pebble's little room, which its index blocks then keep.
+func (s *Store) ReserveCache(n int) (release func()) { return s.cache.Reserve(n) }
+
+// CacheStats are Pebble's block cache's hits, misses and bytes held.
+func (s *Store) CacheStats() (hits, misses, size int64) {
+	bc := s.db.Metrics().BlockCache
+	return bc.Hits, bc.Misses, bc.Size
+}
+
+// Metrics is Pebble's own report on the store, for benchmarks and
+// debugging: its types are Pebble's.
+func (s *Store) Metrics() *pebble.Metrics { return s.db.Metrics() }
+
+// ReaderOptions are the options an sstable of the store reads with, for
+// tests that read its files themselves.
+func (s *Store) ReaderOptions() sstable.ReaderOptions {
+	return sstable.ReaderOptions{Comparer: s.opts.Comparer, KeySchemas: s.opts.KeySchemas}
 }
 
 // CacheShare is what Pebble's block cache may hold now.
@@ -159,7 +181,7 @@ func (s *Store) SetCacheShare(n int64) {
 		}
 		s.release()
 	}
-	s.release = s.Cache.Reserve(int(s.CacheMax - n))
+	s.release = s.cache.Reserve(int(s.CacheMax - n))
 	s.share.Store(n)
 }
 
@@ -175,12 +197,12 @@ func (s *Store) Damaged() error {
 // WriterOptions are the options of an sstable the engine writes for
 // level (0 for a flush's commit; a bulk load's go to the bottom).
 func (s *Store) WriterOptions(level int) sstable.WriterOptions {
-	return s.Opts.MakeWriterOptions(level, pebbleFormat.MaxTableFormat())
+	return s.opts.MakeWriterOptions(level, pebbleFormat.MaxTableFormat())
 }
 
 // pebbleOptions are the options of the store.
 func (s *Store) pebbleOptions(order *pebble.Comparer, readOnly bool) *pebble.Options {
-	po := &pebble.Options{Cache: s.Cache, Comparer: order, FormatMajorVersion: pebbleFormat, ReadOnly: readOnly,
+	po := &pebble.Options{Cache: s.cache, Comparer: order, FormatMajorVersion: pebbleFormat, ReadOnly: readOnly,
 		FS: s.fs, Logger: pebbleLogger{s.log}, EventListener: s.pebbleEvents(),
 		// The engine's log holds what Pebble does not yet (Commit.go).
 		DisableWAL: true}
@@ -210,7 +232,7 @@ func (s *Store) indexBytes(filters bool, spans [][2][]byte) (int64, error) {
 	var n int64
 	seen := map[uint64]bool{} // a file in two spans; virtual files share their backing's blocks
 	for _, sp := range spans {
-		levels, err := s.DB.SSTables(pebble.WithProperties(), pebble.WithKeyRangeFilter(sp[0], sp[1]))
+		levels, err := s.db.SSTables(pebble.WithProperties(), pebble.WithKeyRangeFilter(sp[0], sp[1]))
 		if err != nil {
 			return 0, err
 		}

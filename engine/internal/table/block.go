@@ -5,9 +5,9 @@ import (
 	"io"
 	"slices"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/simhashdb/simhashdb/codec"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
+	"github.com/simhashdb/simhashdb/engine/internal/store"
 )
 
 // Getter reads one key: a Pebble snapshot or DB.
@@ -19,7 +19,7 @@ type Getter interface {
 // pending list of the given length.
 func DecodeBlock(r Getter, codes codec.CodeMap, t int, key uint64, pending int, dst []uint64) (fps, pend []uint64, err error) {
 	v, c, err := r.Get(format.TableKey(format.SpaceTables, t, key))
-	if errors.Is(err, pebble.ErrNotFound) {
+	if errors.Is(err, store.ErrKeyNotFound) {
 		return nil, nil, format.CorruptBlock(t, key, "in the block directory but not stored")
 	}
 	if err != nil {
@@ -57,7 +57,7 @@ func ReadPending(r Getter, t int, key uint64, n int) ([]uint64, error) {
 		return nil, nil
 	}
 	v, c, err := r.Get(format.TableKey(format.SpacePending, t, key))
-	if errors.Is(err, pebble.ErrNotFound) {
+	if errors.Is(err, store.ErrKeyNotFound) {
 		return nil, format.CorruptBlock(t, key, "the directory counts %d pending fingerprints, none are stored", n)
 	}
 	if err != nil {

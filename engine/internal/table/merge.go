@@ -6,10 +6,10 @@ import (
 	"math"
 	"slices"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/simhashdb/simhashdb/codec"
 	"github.com/simhashdb/simhashdb/engine/internal/cache"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
+	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/simhashdb/simhashdb/huffman"
 )
 
@@ -20,11 +20,11 @@ import (
 
 // Batches are a table's writes in a flush, a Pebble batch per keyspace
 // (format.SpaceTables, SpaceBlockDir, SpacePending).
-type Batches struct{ Blocks, Dir, Pend *pebble.Batch }
+type Batches struct{ Blocks, Dir, Pend *store.Batch }
 
 // Close closes the batches.
 func (b Batches) Close() {
-	for _, x := range []*pebble.Batch{b.Blocks, b.Dir, b.Pend} {
+	for _, x := range []*store.Batch{b.Blocks, b.Dir, b.Pend} {
 		if x != nil {
 			x.Close()
 		}
@@ -289,10 +289,10 @@ func (m *merger) appendPending(g *group, pbuf []byte) ([]byte, error) {
 		var err error
 		if had == 0 {
 			pbuf = format.AppendPendingRun(pbuf[:0], g.fresh)
-			err = m.b.Pend.Set(format.TableKey(format.SpacePending, t, key), pbuf, nil)
+			err = m.b.Pend.Set(format.TableKey(format.SpacePending, t, key), pbuf)
 		} else {
 			pbuf = format.AppendPendingRun(append(pbuf[:0], 0), g.fresh)
-			err = m.b.Pend.Merge(format.TableKey(format.SpacePending, t, key), pbuf, nil)
+			err = m.b.Pend.Merge(format.TableKey(format.SpacePending, t, key), pbuf)
 		}
 		if err != nil {
 			return pbuf, err
@@ -321,7 +321,7 @@ func (m *merger) rewrite(g *group, code *huffman.Code, id uint32) error {
 	if g.j >= 0 {
 		m.r.Replaced = append(m.r.Replaced, oldIdx.Slot(g.j))
 		if oldIdx.Pending(g.j) > 0 {
-			if err := m.b.Pend.Delete(format.TableKey(format.SpacePending, t, oldIdx.keys[g.j]), nil); err != nil {
+			if err := m.b.Pend.Delete(format.TableKey(format.SpacePending, t, oldIdx.keys[g.j])); err != nil {
 				return err
 			}
 		}
@@ -334,10 +334,10 @@ func (m *merger) rewrite(g *group, code *huffman.Code, id uint32) error {
 			return nil
 		}
 		gone = false
-		if err := m.b.Blocks.Delete(format.TableKey(format.SpaceTables, t, oldIdx.keys[g.j]), nil); err != nil {
+		if err := m.b.Blocks.Delete(format.TableKey(format.SpaceTables, t, oldIdx.keys[g.j])); err != nil {
 			return err
 		}
-		return m.b.Dir.Delete(format.TableKey(format.SpaceBlockDir, t, oldIdx.keys[g.j]), nil)
+		return m.b.Dir.Delete(format.TableKey(format.SpaceBlockDir, t, oldIdx.keys[g.j]))
 	}
 	if len(g.merged) > 0 {
 		bl, err := codec.NewBuilder(code, id, m.in.BlockSize)
@@ -387,6 +387,6 @@ func (m *merger) rewrite(g *group, code *huffman.Code, id uint32) error {
 }
 
 // batchSetter sets keys in a Pebble batch.
-type batchSetter struct{ b *pebble.Batch }
+type batchSetter struct{ b *store.Batch }
 
-func (s batchSetter) Set(key, value []byte) error { return s.b.Set(key, value, nil) }
+func (s batchSetter) Set(key, value []byte) error { return s.b.Set(key, value) }

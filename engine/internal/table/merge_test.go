@@ -2,17 +2,19 @@ package table
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
-	"github.com/cockroachdb/pebble/v2"
-	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/simhashdb/simhashdb/codec"
 	"github.com/simhashdb/simhashdb/engine/internal/cache"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
+	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/simhashdb/simhashdb/internal/fingerprints"
+	"github.com/simhashdb/simhashdb/vfs"
 	"github.com/stretchr/testify/require"
 )
 
@@ -20,7 +22,7 @@ import (
 // round after round as flushes do, against the set it must hold.
 type mergeTable struct {
 	t     *testing.T
-	db    *pebble.DB
+	db    *store.Store
 	idx   Index
 	cache *cache.Cache
 	want  map[uint64]bool
@@ -30,7 +32,7 @@ type mergeTable struct {
 const mergeTestTable = 3
 
 func newMergeTable(t *testing.T, initial []uint64, block int) *mergeTable {
-	db, err := pebble.Open("", &pebble.Options{FS: vfs.NewMem(), Logger: quietLog{}})
+	db, err := store.Open(t.TempDir(), store.Options{FS: vfs.Default, Logger: slog.New(slog.DiscardHandler), CacheSize: 1 << 20, NewOrder: store.KeyOrder})
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	m := &mergeTable{t: t, db: db, idx: Index{codes: codec.CodeMap{}}, cache: cache.New(1 << 20), want: map[uint64]bool{}, block: block}
@@ -43,7 +45,8 @@ func newMergeTable(t *testing.T, initial []uint64, block int) *mergeTable {
 		b := db.NewBatch()
 		w := Writer{Table: mergeTestTable, Blocks: batchSetter{b}, Dir: batchSetter{b}, Index: &m.idx}
 		require.NoError(t, codec.Encode(initial, code, 1, block, func(key uint64, blk []byte) error { return w.Block(key, blk, nil) }))
-		require.NoError(t, b.Commit(pebble.NoSync))
+		require.NoError(t, db.Commit(context.Background(), db.BatchWrites(b)))
+		b.Close()
 		m.idx.SlabSlots()
 	}
 	m.idx.Build()
@@ -69,9 +72,7 @@ func (m *mergeTable) merge(adds, dels []uint64) MergeResult {
 		Batches: &bs}
 	r, err := in.Run(adds, dels)
 	require.NoError(t, err)
-	for _, b := range []*pebble.Batch{bs.Blocks, bs.Dir, bs.Pend} {
-		require.NoError(t, b.Commit(pebble.NoSync))
-	}
+	require.NoError(t, m.db.Commit(context.Background(), m.db.BatchWrites(bs.Blocks), m.db.BatchWrites(bs.Dir), m.db.BatchWrites(bs.Pend)))
 	if r.Code != nil { // a new code, which the caller keeps
 		require.Contains(t, next.Codes(), next.Code())
 	}
@@ -123,7 +124,7 @@ func (m *mergeTable) check() {
 	// What the store holds of the table is what the directory says.
 	for _, space := range []byte{format.SpaceTables, format.SpaceBlockDir, format.SpacePending} {
 		lo, hi := format.TableKey(space, mergeTestTable, 0), format.TableKey(space, mergeTestTable+1, 0)
-		it, err := m.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+		it, err := m.db.NewIter(store.IterOptions{Lower: lo, Upper: hi})
 		require.NoError(t, err)
 		var keys []uint64
 		for it.First(); it.Valid(); it.Next() {
@@ -265,13 +266,4 @@ func TestMergeLosesNoBlock(t *testing.T) {
 			c.Close()
 		}
 	}
-}
-
-// quietLog keeps Pebble's notes out of the test's output.
-type quietLog struct{}
-
-func (quietLog) Infof(string, ...any)  {}
-func (quietLog) Errorf(string, ...any) {}
-func (quietLog) Fatalf(format string, args ...any) {
-	panic(fmt.Sprintf(format, args...))
 }

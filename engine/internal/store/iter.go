@@ -1,0 +1,105 @@
+package store
+
+import (
+	"io"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// The engine reads the store through the types of this file, so that
+// only this package knows Pebble: a snapshot (what a state of the index
+// reads), the store itself (what is written and not yet in a state), and
+// iterators on either.
+
+// Reader is what reads see of the store: a Snapshot or the Store itself.
+type Reader interface {
+	// Get returns key's value, valid until the closer is closed, or
+	// ErrKeyNotFound.
+	Get(key []byte) ([]byte, io.Closer, error)
+	// NewIter returns an iterator over the keys o bounds.
+	NewIter(o IterOptions) (*Iter, error)
+}
+
+// IterOptions bound an iterator: [Lower, Upper).
+type IterOptions struct {
+	Lower, Upper []byte
+	// UseL6Filters asks the bloom filters of the bottom level too, which a
+	// prefix seek skips unless told: they pay where most seeks find
+	// nothing.
+	UseL6Filters bool
+}
+
+func (o IterOptions) pebble() *pebble.IterOptions {
+	return &pebble.IterOptions{LowerBound: o.Lower, UpperBound: o.Upper, UseL6Filters: o.UseL6Filters}
+}
+
+// Iter iterates over keys in order. Its methods are Pebble's, which
+// Pebble's documentation describes; an error stops it (Valid is false),
+// and Error returns it.
+type Iter struct{ it *pebble.Iterator }
+
+func newIter(it *pebble.Iterator, err error) (*Iter, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &Iter{it}, nil
+}
+
+// First moves to the first key.
+func (i *Iter) First() bool { return i.it.First() }
+
+// Last moves to the last key.
+func (i *Iter) Last() bool { return i.it.Last() }
+
+// Next moves to the next key.
+func (i *Iter) Next() bool { return i.it.Next() }
+
+// Prev moves to the key before.
+func (i *Iter) Prev() bool { return i.it.Prev() }
+
+// SeekGE moves to the first key at or after key.
+func (i *Iter) SeekGE(key []byte) bool { return i.it.SeekGE(key) }
+
+// SeekPrefixGE is SeekGE for keys that share key's prefix (the
+// comparer's Split), which the bloom filters can answer; the iterator
+// then stays within that prefix.
+func (i *Iter) SeekPrefixGE(key []byte) bool { return i.it.SeekPrefixGE(key) }
+
+// Valid reports whether the iterator is at a key.
+func (i *Iter) Valid() bool { return i.it.Valid() }
+
+// Key is the current key, valid until the iterator moves.
+func (i *Iter) Key() []byte { return i.it.Key() }
+
+// Value is the current value, valid until the iterator moves, or the
+// error reading it.
+func (i *Iter) Value() ([]byte, error) { return i.it.ValueAndErr() }
+
+// Error is the error that stopped the iterator, if any.
+func (i *Iter) Error() error { return i.it.Error() }
+
+// Close closes the iterator and returns its error, if any.
+func (i *Iter) Close() error { return i.it.Close() }
+
+// Snapshot is the store as it was when NewSnapshot took it.
+type Snapshot struct{ s *pebble.Snapshot }
+
+// NewSnapshot takes a snapshot of the store now.
+func (s *Store) NewSnapshot() *Snapshot { return &Snapshot{s.db.NewSnapshot()} }
+
+// Get returns key's value in the snapshot, valid until the closer is
+// closed, or ErrKeyNotFound.
+func (s *Snapshot) Get(key []byte) ([]byte, io.Closer, error) { return s.s.Get(key) }
+
+// NewIter returns an iterator over the snapshot.
+func (s *Snapshot) NewIter(o IterOptions) (*Iter, error) { return newIter(s.s.NewIter(o.pebble())) }
+
+// Close lets go of the snapshot.
+func (s *Snapshot) Close() error { return s.s.Close() }
+
+// Get returns key's value in the store now, valid until the closer is
+// closed, or ErrKeyNotFound.
+func (s *Store) Get(key []byte) ([]byte, io.Closer, error) { return s.db.Get(key) }
+
+// NewIter returns an iterator over the store now.
+func (s *Store) NewIter(o IterOptions) (*Iter, error) { return newIter(s.db.NewIter(o.pebble())) }
