@@ -9,6 +9,7 @@ import (
 
 	"github.com/simhashdb/simhashdb/codec"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
+	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/simhashdb/simhashdb/engine/internal/table"
 	"github.com/simhashdb/simhashdb/permutation"
 	"github.com/simhashdb/simhashdb/wal"
@@ -134,7 +135,7 @@ func (c *checker) badErr(err error) {
 // documents digests the (id, fingerprint) pairs of the documents.
 func (c *checker) documents() (digest, error) {
 	var docs digest
-	err := scanReader(c.st.snap, format.SpacePrefix(format.SpaceDocs), func(k, v []byte) error {
+	err := store.Scan(c.st.snap, format.SpacePrefix(format.SpaceDocs), func(k, v []byte) error {
 		id, err := format.ParseDocKey(k)
 		if err != nil {
 			c.badErr(err)
@@ -159,7 +160,7 @@ func (c *checker) documents() (digest, error) {
 func (c *checker) postings() (posts, fps digest, err error) {
 	var lastFP uint64
 	first := true
-	err = scanReader(c.st.snap, format.SpacePrefix(format.SpacePostings), func(k, v []byte) error {
+	err = store.Scan(c.st.snap, format.SpacePrefix(format.SpacePostings), func(k, v []byte) error {
 		fp, id, err := format.ParsePostingKey(k)
 		if err != nil {
 			c.badErr(err)
@@ -186,7 +187,7 @@ func (c *checker) table(t int, tb *permutation.Table, want digest) error {
 	n, pendBlocks := 0, 0
 	dir := &c.st.tables[t]
 	snap := c.st.snap
-	if err := scanReader(snap, format.TablePrefix(format.SpaceTables, t), func(k, v []byte) error {
+	if err := store.Scan(snap, format.TablePrefix(format.SpaceTables, t), func(k, v []byte) error {
 		_, key, err := format.ParseTableKey(format.SpaceTables, k, len(c.st.tables))
 		if err != nil {
 			c.badErr(err)
@@ -239,7 +240,7 @@ func (c *checker) table(t int, tb *permutation.Table, want digest) error {
 		c.bad("table %d: %d blocks stored, %d in the block directory", t, n, dir.Len())
 	}
 	stored := 0
-	if err := scanReader(snap, format.TablePrefix(format.SpacePending, t), func(k, v []byte) error {
+	if err := store.Scan(snap, format.TablePrefix(format.SpacePending, t), func(k, v []byte) error {
 		stored++
 		return nil
 	}); err != nil {

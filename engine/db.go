@@ -89,7 +89,7 @@ type DB struct {
 	// docCount keeps Stats' count of the documents a reader finds.
 	docCount docCount
 	// missReads counts the block reads that probes have in flight together
-	// (readMisses).
+	// (table.Reader.readMisses).
 	missReads atomic.Int64
 
 	commitMu sync.Mutex // orders WAL appends and sequence numbers

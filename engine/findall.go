@@ -268,7 +268,7 @@ func (db *DB) memPairs(ctx context.Context, v *view, mem map[uint64][]Doc, k int
 				out = append(out, join.Pair{A: min(fp, c), B: max(fp, c), Distance: d})
 			}
 		}
-		if err := db.probeAll(v.st, fp, k, add); err != nil {
+		if err := v.st.blocks.ProbeAll(fp, k, add); err != nil {
 			return nil, err
 		}
 		v.search(fp, k, add)
@@ -309,7 +309,7 @@ func (db *DB) flushedDocs(v *view, want []uint64, mem map[uint64][]Doc) (map[uin
 		}
 		group = group[:0]
 	}
-	err := scanReader(st.snap, format.SpacePrefix(format.SpacePostings), func(key, val []byte) error {
+	err := store.Scan(st.snap, format.SpacePrefix(format.SpacePostings), func(key, val []byte) error {
 		fp, id, err := format.ParsePostingKey(key)
 		if err != nil {
 			return err
@@ -344,7 +344,7 @@ func (db *DB) tablePairs(ctx context.Context, st *state, f *join.Finder) ([][]jo
 		s := f.NewScan(t, func(p join.Pair) bool { out = append(out, p); return true })
 		var buf []uint64
 		ti := &st.tables[t]
-		err := walkBlocks(st, t, func(j int, last uint64, v []byte) error {
+		err := st.blocks.Walk(t, func(j int, last uint64, v []byte) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}

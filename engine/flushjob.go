@@ -245,7 +245,7 @@ func (f *flushJob) mergeTables(st *state, adds, dels []uint64) ([]table.MergeRes
 		tb := &db.design.Tables[t]
 		f.tables[t] = table.Batches{Blocks: db.store.NewBatch(), Dir: db.store.NewBatch(), Pend: db.store.NewBatch()}
 		m := table.Merge{Table: t, Old: &f.old.tables[t], New: &st.tables[t], BlockSize: db.block, Cache: db.cache,
-			Read:    func(j int) (fps, pend []uint64, err error) { return db.readBlock(f.old, t, j) },
+			Read:    func(j int) (fps, pend []uint64, err error) { return f.old.blocks.Decoded(t, j) },
 			Batches: &f.tables[t]}
 		r, err := m.Run(permuteSorted(tb, adds), permuteSorted(tb, dels))
 		return []table.MergeResult{r}, err

@@ -391,24 +391,5 @@ func (db *DB) create() error {
 
 // scan calls fn for every key with the prefix p in the live database.
 func (db *DB) scan(p []byte, fn func(k, v []byte) error) error {
-	return scanReader(db.store, p, fn)
-}
-
-func scanReader(r reader, p []byte, fn func(k, v []byte) error) error {
-	it, err := r.NewIter(store.IterOptions{Lower: p, Upper: format.PrefixEnd(p)})
-	if err != nil {
-		return err
-	}
-	for it.First(); it.Valid(); it.Next() {
-		v, err := it.Value()
-		if err != nil {
-			it.Close()
-			return err
-		}
-		if err := fn(it.Key(), v); err != nil {
-			it.Close()
-			return err
-		}
-	}
-	return it.Close()
+	return store.Scan(db.store, p, fn)
 }

@@ -59,7 +59,7 @@ func (db *DB) query(v *view, dst []Match, q uint64, k int) ([]Match, error) {
 	var stack [64]candidate
 	cands := stack[:0]
 	add := func(fp uint64, d int) { cands = append(cands, candidate{fp, d}) }
-	if err := db.probeAll(st, q, k, add); err != nil {
+	if err := st.blocks.ProbeAll(q, k, add); err != nil {
 		return dst, err
 	}
 	v.search(q, k, add)
@@ -106,7 +106,7 @@ const lookupBatch = 16
 // postingsOf appends the flushed documents of the candidates cs (at most
 // lookupBatch) that no memtable hides. A look-up in a cached unit is a
 // chain of dependent loads (the unit's slot, the entry's header, the line
-// of its pairs), each likely a cache miss; as probeAll does for the
+// of its pairs), each likely a cache miss; as ProbeAll does for the
 // tables, it takes each step for every candidate before the next, so that
 // the core overlaps the candidates' misses.
 func (db *DB) postingsOf(v *view, it **store.Iter, cs []candidate, out []Match) ([]Match, error) {

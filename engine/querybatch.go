@@ -161,7 +161,7 @@ func (db *DB) batchTable(ctx context.Context, st *state, t int, queries []uint64
 		for b := ti.Start(lo); b < len(keys); b++ {
 			if b != cur {
 				var err error
-				if blk, err = db.tableBlock(st, t, b); err != nil {
+				if blk, err = st.blocks.Block(t, b); err != nil {
 					return nil, err
 				}
 				cur = b

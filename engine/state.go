@@ -17,6 +17,7 @@ import (
 type state struct {
 	snap    *store.Snapshot
 	tables  []table.Index
+	blocks  table.Reader // the tables read from snap, through the cache
 	docs    int64
 	fps     int64
 	walFrom wal.Position
@@ -62,9 +63,10 @@ func newState(tables []table.Index, docs, fps int64, walFrom wal.Position, units
 	return st
 }
 
-// open takes st's snapshot of db: queries see db as it is now.
-func (st *state) open(s *store.Store) *state {
-	st.snap, st.iters = s.NewSnapshot(), make(chan *store.Iter, 8)
+// open takes st's snapshot of db's store: queries see it as it is now.
+func (st *state) open(db *DB) *state {
+	st.snap, st.iters = db.store.NewSnapshot(), make(chan *store.Iter, 8)
+	st.blocks = table.Reader{Design: db.design.Tables, Tables: st.tables, Snap: st.snap, Cache: db.cache, Reads: &db.missReads}
 	return st
 }
 
@@ -133,7 +135,7 @@ type successor struct {
 // Pebble holds what st describes. The caller holds flushMu (at Open,
 // nothing else runs yet).
 func (db *DB) install(st *state, s successor) error {
-	st.open(db.store)
+	st.open(db)
 	db.mu.Lock()
 	old := db.st
 	db.st = st

@@ -68,7 +68,7 @@ func (db *DB) Warm(ctx context.Context) (err error) {
 func (db *DB) warmTable(ctx context.Context, st *state, t int, room int64) (int64, error) {
 	ti, spent := &st.tables[t], int64(0)
 	var buf []uint64 // the cache keeps blocks packed: one decode buffer
-	err := walkBlocks(st, t, func(j int, last uint64, v []byte) error {
+	err := st.blocks.Walk(t, func(j int, last uint64, v []byte) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}

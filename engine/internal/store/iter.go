@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/simhashdb/simhashdb/engine/internal/format"
 )
 
 // The engine reads the store through the types of this file, so that
@@ -103,3 +104,24 @@ func (s *Store) Get(key []byte) ([]byte, io.Closer, error) { return s.db.Get(key
 
 // NewIter returns an iterator over the store now.
 func (s *Store) NewIter(o IterOptions) (*Iter, error) { return newIter(s.db.NewIter(o.pebble())) }
+
+// Scan calls fn with every key of r that starts with prefix, and its
+// value, in order, until fn fails.
+func Scan(r Reader, prefix []byte, fn func(k, v []byte) error) error {
+	it, err := r.NewIter(IterOptions{Lower: prefix, Upper: format.PrefixEnd(prefix)})
+	if err != nil {
+		return err
+	}
+	for it.First(); it.Valid(); it.Next() {
+		v, err := it.Value()
+		if err != nil {
+			it.Close()
+			return err
+		}
+		if err := fn(it.Key(), v); err != nil {
+			it.Close()
+			return err
+		}
+	}
+	return it.Close()
+}

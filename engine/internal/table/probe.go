@@ -1,4 +1,4 @@
-package engine
+package table
 
 import (
 	"slices"
@@ -19,16 +19,16 @@ type probeState struct {
 	at         uint64       // b.Packed.At(i) once guessed
 }
 
-// probeAll finds the fingerprints within distance k of q in every table and
+// ProbeAll finds the fingerprints within distance k of q in every table and
 // calls add for each. A probe is a chain of dependent reads: the block
 // directory, the block's cache slot, the packed block, each likely a cache
 // miss in a large index, and on their own they would run one after
-// another, table after table. The tables are independent, so probeAll takes
+// another, table after table. The tables are independent, so ProbeAll takes
 // each step for every table before the next: the core then overlaps the
 // tables' misses; the blocks not cached are read together (readMisses).
 // Ranges that span blocks finish on the one-table path.
-func (db *DB) probeAll(st *state, q uint64, k int, add func(fp uint64, d int)) error {
-	tabs := db.design.Tables
+func (r *Reader) ProbeAll(q uint64, k int, add func(fp uint64, d int)) error {
+	tabs := r.Design
 	var stack [24]probeState
 	ps := stack[:0]
 	if len(tabs) > len(stack) {
@@ -40,23 +40,23 @@ func (db *DB) probeAll(st *state, q uint64, k int, add func(fp uint64, d int)) e
 		ps = append(ps, probeState{pq: pq, lo: lo, hi: hi})
 	}
 	for t := range ps {
-		ps[t].j, ps[t].b, ps[t].held = st.tables[t].StartCached(ps[t].lo)
+		ps[t].j, ps[t].b, ps[t].held = r.Tables[t].StartCached(ps[t].lo)
 	}
 	hits := 0
 	for t := range ps {
-		if ti := &st.tables[t]; ps[t].j < ti.Len() {
+		if ti := &r.Tables[t]; ps[t].j < ti.Len() {
 			b := ps[t].b
 			if !ps[t].held {
 				b = ti.Slot(ps[t].j).Peek()
 			}
-			if ps[t].b = db.cache.Mark(b); ps[t].b != nil {
+			if ps[t].b = r.Cache.Mark(b); ps[t].b != nil {
 				hits++
 			}
 		}
 	}
-	db.cache.Hit(hits)
+	r.Cache.Hit(hits)
 	if hits < len(ps) {
-		if err := db.readMisses(st, ps); err != nil {
+		if err := r.readMisses(ps); err != nil {
 			return err
 		}
 	}
@@ -75,7 +75,7 @@ func (db *DB) probeAll(st *state, q uint64, k int, add func(fp uint64, d int)) e
 		}
 	}
 	for t := range ps {
-		if err := db.probe(st, t, &ps[t], k, add); err != nil {
+		if err := r.probe(t, &ps[t], k, add); err != nil {
 			return err
 		}
 	}
@@ -99,7 +99,7 @@ const (
 // blocks read go to the cache, where the probe finds them. (The goroutines
 // get their own records, not ps, which would then escape to the heap on the
 // warm path too.)
-func (db *DB) readMisses(st *state, ps []probeState) error {
+func (r *Reader) readMisses(ps []probeState) error {
 	type read struct {
 		t, j int
 		b    *cache.Entry
@@ -107,7 +107,7 @@ func (db *DB) readMisses(st *state, ps []probeState) error {
 	}
 	var reads []read
 	for t := range ps {
-		ti := &st.tables[t]
+		ti := &r.Tables[t]
 		since := 0 // bytes of blocks since the last one read
 		for j := ps[t].j; j < ti.Len(); j++ {
 			switch {
@@ -132,7 +132,7 @@ func (db *DB) readMisses(st *state, ps []probeState) error {
 		}
 	}
 	if len(reads) > maxQueryReads { // the first blocks only
-		reads = slices.DeleteFunc(reads, func(r read) bool { return r.j != ps[r.t].j })
+		reads = slices.DeleteFunc(reads, func(rd read) bool { return rd.j != ps[rd.t].j })
 	}
 	if len(reads) < 2 { // one read: probe reads it as it goes
 		return nil
@@ -140,41 +140,41 @@ func (db *DB) readMisses(st *state, ps []probeState) error {
 	// Reads together help a query wait less while the disk has reads to
 	// spare; once other queries keep it busy, more reads at once only
 	// queue there (and hold a thread each), so the probe reads as it goes.
-	if n := int64(len(reads)); db.missReads.Add(n) > max(maxMissReads, n) {
-		db.missReads.Add(-n)
+	if n := int64(len(reads)); r.Reads.Add(n) > max(maxMissReads, n) {
+		r.Reads.Add(-n)
 		return nil
 	}
-	defer db.missReads.Add(-int64(len(reads)))
+	defer r.Reads.Add(-int64(len(reads)))
 	var wg sync.WaitGroup
 	for i := range reads {
 		wg.Add(1)
-		go func(r *read) {
+		go func(rd *read) {
 			defer wg.Done()
-			r.b, r.err = db.tableBlock(st, r.t, r.j)
+			rd.b, rd.err = r.Block(rd.t, rd.j)
 		}(&reads[i])
 	}
 	wg.Wait()
-	for _, r := range reads { // the first table's error, as a probe table by table says
-		if r.err != nil {
-			return r.err
+	for _, rd := range reads { // the first table's error, as a probe table by table says
+		if rd.err != nil {
+			return rd.err
 		}
-		if r.j == ps[r.t].j {
-			ps[r.t].b = r.b
+		if rd.j == ps[rd.t].j {
+			ps[rd.t].b = rd.b
 		}
 	}
 	return nil
 }
 
 // probe scans table t for p's range from block p.j on, reading blocks that
-// probeAll did not find in the cache.
-func (db *DB) probe(st *state, t int, p *probeState, k int, add func(fp uint64, d int)) error {
-	tb := &db.design.Tables[t]
-	keys := st.tables[t].Keys()
+// ProbeAll did not find in the cache.
+func (r *Reader) probe(t int, p *probeState, k int, add func(fp uint64, d int)) error {
+	tb := &r.Design[t]
+	keys := r.Tables[t].Keys()
 	for j := p.j; j < len(keys); j++ {
 		b, i := p.b, p.i
 		if j != p.j || b == nil {
 			var err error
-			if b, err = db.tableBlock(st, t, j); err != nil {
+			if b, err = r.Block(t, j); err != nil {
 				return err
 			}
 			i = b.Packed.LowerBound(p.lo)

@@ -1,0 +1,100 @@
+package table
+
+import (
+	"context"
+	"log/slog"
+	"math/bits"
+	"math/rand/v2"
+	"slices"
+	"sync/atomic"
+	"testing"
+
+	"github.com/simhashdb/simhashdb/codec"
+	"github.com/simhashdb/simhashdb/engine/internal/cache"
+	"github.com/simhashdb/simhashdb/engine/internal/store"
+	"github.com/simhashdb/simhashdb/internal/fingerprints"
+	"github.com/simhashdb/simhashdb/permutation"
+	"github.com/simhashdb/simhashdb/vfs"
+	"github.com/stretchr/testify/require"
+)
+
+// readerOf stores fps in every table of a design for k, as a flush into
+// empty tables does, and returns a Reader over them with a cache of
+// cacheSize bytes.
+func readerOf(t *testing.T, fps []uint64, k, block int, cacheSize int64) *Reader {
+	t.Helper()
+	d, err := permutation.Optimize(k, 6)
+	require.NoError(t, err)
+	s, err := store.Open(t.TempDir(), store.Options{FS: vfs.Default, Logger: slog.New(slog.DiscardHandler), CacheSize: 1 << 20, NewOrder: store.KeyOrder})
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	r := &Reader{Design: d.Tables, Tables: make([]Index, len(d.Tables)), Snap: s, Cache: cache.New(cacheSize), Reads: new(atomic.Int64)}
+	var parts []store.Writes
+	var all []Batches
+	for tb := range d.Tables {
+		perm := make([]uint64, len(fps))
+		for i, fp := range fps {
+			perm[i] = d.Tables[tb].Permute(fp)
+		}
+		bs := Batches{Blocks: s.NewBatch(), Dir: s.NewBatch(), Pend: s.NewBatch()}
+		t.Cleanup(bs.Close)
+		all = append(all, bs)
+		old := Index{codes: codec.CodeMap{}}
+		r.Tables[tb] = Index{codes: old.codes}
+		_, err := Merge{Table: tb, Old: &old, New: &r.Tables[tb], BlockSize: block, Cache: r.Cache, Batches: &bs}.Run(slices.Compact(fingerprints.Sorted(perm)), nil)
+		require.NoError(t, err)
+	}
+	for _, space := range []func(Batches) *store.Batch{
+		func(b Batches) *store.Batch { return b.Blocks },
+		func(b Batches) *store.Batch { return b.Dir },
+		func(b Batches) *store.Batch { return b.Pend },
+	} {
+		for _, bs := range all {
+			parts = append(parts, s.BatchWrites(space(bs)))
+		}
+	}
+	require.NoError(t, s.Commit(context.Background(), parts...))
+	return r
+}
+
+// TestReaderProbe checks ProbeAll against a scan of every stored
+// fingerprint, on uniform, clustered and planted sets with 0 and all-ones
+// among them, with a cache that holds every block and with one that holds
+// almost none (each probe then reads its blocks, together).
+func TestReaderProbe(t *testing.T) {
+	const k = 3
+	rng := rand.New(rand.NewPCG(5, 5))
+	for _, tc := range []struct {
+		name string
+		fps  []uint64
+	}{
+		{"uniform", fingerprints.Uniform(4000, 1)},
+		{"clustered", fingerprints.Clustered(4000, 2)},
+		{"planted", fingerprints.Planted(4000, k, 0.5, 3)},
+	} {
+		fps := append(slices.Clone(tc.fps), 0, ^uint64(0), 1, ^uint64(0)-1)
+		set := slices.Compact(fingerprints.Sorted(slices.Clone(fps)))
+		for _, cacheSize := range []int64{1 << 24, 1 << 10} {
+			r := readerOf(t, fps, k, 128, cacheSize)
+			queries := append(fingerprints.Queries(fps, 300, 4), 0, ^uint64(0))
+			for i := range 100 { // planted at every distance up to k+1
+				queries = append(queries, fingerprints.Flip(fps[rng.IntN(len(fps))], i%(k+2), rng))
+			}
+			for _, q := range queries {
+				want := map[uint64]int{}
+				for _, fp := range set {
+					if d := bits.OnesCount64(fp ^ q); d <= k {
+						want[fp] = d
+					}
+				}
+				got := map[uint64]int{}
+				require.NoError(t, r.ProbeAll(q, k, func(fp uint64, d int) {
+					require.Equal(t, bits.OnesCount64(fp^q), d, "%s: distance of %016x to %016x", tc.name, fp, q)
+					got[fp] = d
+				}))
+				require.Equal(t, want, got, "%s, cache %d: query %016x", tc.name, cacheSize, q)
+			}
+			require.Zero(t, r.Reads.Load(), "reads in flight after the probes")
+		}
+	}
+}
