@@ -165,7 +165,7 @@ func (db *DB) readPostings(v *view, it **store.Iter, fp uint64, d int, out []Mat
 			return nil, err
 		}
 	}
-	b, ok, err := db.unitOf(st, *it, fp)
+	b, ok, err := st.units.Read(db.cache, *it, fp)
 	if err != nil {
 		return nil, err
 	} else if !ok {

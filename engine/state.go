@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"sync/atomic"
 
 	"github.com/simhashdb/simhashdb/engine/internal/cache"
@@ -105,6 +106,11 @@ func (st *state) close() error {
 			return st.snap.Close()
 		}
 	}
+}
+
+// newUnits returns an empty directory of units for docs documents.
+func (db *DB) newUnits(docs int64) *units.Dir {
+	return units.New(docs, cmp.Or(db.opts.knobs.unitMax, units.DefaultMax))
 }
 
 // successor is what follows the installation of a new state, as its

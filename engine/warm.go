@@ -117,7 +117,7 @@ func (db *DB) warmUnits(ctx context.Context, st *state, room int64) error {
 		if s != nil && db.cache.Load(s) != nil {
 			continue // cached already
 		}
-		b, _, err := db.unitOf(st, it, u<<st.units.Shift())
+		b, _, err := st.units.Read(db.cache, it, u<<st.units.Shift())
 		if err != nil {
 			return err
 		}

@@ -1,25 +1,15 @@
-package engine
+package units
 
 import (
-	"cmp"
 	"slices"
 	"sync"
 
 	"github.com/simhashdb/simhashdb/engine/internal/cache"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/simhashdb/simhashdb/engine/internal/store"
-	"github.com/simhashdb/simhashdb/engine/internal/units"
 )
 
-// The postings of a query's matches are cached by unit (package units):
-// unitOf reads a unit that is not.
-
-// newUnits returns an empty directory of units for docs documents.
-func (db *DB) newUnits(docs int64) *units.Dir {
-	return units.New(docs, cmp.Or(db.opts.knobs.unitMax, units.DefaultMax))
-}
-
-// unitScratch holds the buffers unitOf gathers a unit in.
+// unitScratch holds the buffers Read gathers a unit in.
 type unitScratch struct {
 	fps, ids []uint64
 	names    []string
@@ -27,16 +17,17 @@ type unitScratch struct {
 
 var unitBufs = sync.Pool{New: func() any { return new(unitScratch) }}
 
-// unitOf returns the cached postings of fp's unit in st, reading the unit
-// from st's snapshot with it if it is not cached. ok is false for a big
-// unit, whose postings the caller seeks in Pebble.
-func (db *DB) unitOf(st *state, it *store.Iter, fp uint64) (b *cache.Entry, ok bool, err error) {
-	u := st.units.Unit(fp)
-	s := st.units.Slot(u)
-	if b = db.cache.Load(s); b != nil {
+// Read returns the cached postings of fp's unit, reading the unit with
+// it (an iterator over the postings of the snapshot d describes) into c
+// if it is not cached. ok is false for a big unit, whose postings the
+// caller seeks in the store.
+func (d *Dir) Read(c *cache.Cache, it *store.Iter, fp uint64) (b *cache.Entry, ok bool, err error) {
+	u := d.Unit(fp)
+	s := d.Slot(u)
+	if b = c.Load(s); b != nil {
 		return b, !b.Big, nil
 	}
-	lo := u << st.units.Shift()
+	lo := u << d.Shift()
 	// Gathered in buffers kept for the next unit, and copied at their
 	// length into the cache: what append leaves behind would be garbage
 	// that lets the heap grow past the cache between collections.
@@ -49,11 +40,11 @@ func (db *DB) unitOf(st *state, it *store.Iter, fp uint64) (b *cache.Entry, ok b
 		if err != nil {
 			return nil, false, err
 		}
-		if st.units.Unit(f) != u {
+		if d.Unit(f) != u {
 			break
 		}
-		if len(fps) == st.units.Max() {
-			db.cache.PutEntry(s, cache.BigUnit())
+		if len(fps) == d.Max() {
+			c.PutEntry(s, cache.BigUnit())
 			return nil, false, nil
 		}
 		v, err := it.Value()
@@ -73,6 +64,6 @@ func (db *DB) unitOf(st *state, it *store.Iter, fp uint64) (b *cache.Entry, ok b
 		nm = slices.Clone(names)
 	}
 	b = cache.NewUnit(fps, ids, nm)
-	db.cache.PutEntry(s, b)
+	c.PutEntry(s, b)
 	return b, true, nil
 }
