@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/simhashdb/simhashdb/engine/internal/cache"
 	"github.com/simhashdb/simhashdb/internal/fingerprints"
 	"github.com/simhashdb/simhashdb/permutation"
 	"github.com/stretchr/testify/require"
@@ -149,7 +150,7 @@ func BenchmarkColdQuerySplit(b *testing.B) {
 			o := Options{ReadOnly: true, CacheSize: 1 << 20, FS: slowFS{vfs.Default, 100 * time.Microsecond, nil}}
 			o.knobs.minPebbleCache = 64 << 10
 			if mode.fixed {
-				o.knobs.maxPebbleShare = 1.0 / pebbleCacheShare
+				o.knobs.maxPebbleShare = 1.0 / cache.PebbleCacheShare
 			}
 			db, err := Open(dir, o)
 			require.NoError(b, err)

@@ -10,6 +10,7 @@ import (
 	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/simhashdb/simhashdb/engine/internal/table"
+	"github.com/simhashdb/simhashdb/engine/internal/tasks"
 	"github.com/simhashdb/simhashdb/internal/radix"
 	"github.com/simhashdb/simhashdb/join"
 )
@@ -339,7 +340,7 @@ func memDocsByFP(docs []Doc) map[uint64][]Doc {
 // finds, table by table: each table is read once, in order, its blocks
 // merged with their pending lists.
 func (db *DB) tablePairs(ctx context.Context, st *state, f *join.Finder) ([][]join.Pair, error) {
-	return parallel(ctx, len(db.design.Tables), func(t int) ([]join.Pair, error) {
+	return tasks.Parallel(ctx, len(db.design.Tables), func(t int) ([]join.Pair, error) {
 		var out []join.Pair
 		s := f.NewScan(t, func(p join.Pair) bool { out = append(out, p); return true })
 		var buf []uint64

@@ -12,6 +12,7 @@ import (
 	"github.com/simhashdb/simhashdb/engine/internal/memtable"
 	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/simhashdb/simhashdb/engine/internal/table"
+	"github.com/simhashdb/simhashdb/engine/internal/tasks"
 	"github.com/simhashdb/simhashdb/engine/internal/units"
 	"github.com/simhashdb/simhashdb/internal/radix"
 	"github.com/simhashdb/simhashdb/permutation"
@@ -211,9 +212,9 @@ func (f *flushJob) fresh(adds []uint64) ([]uint64, error) {
 	// the filter saves a data block read from disk per fingerprint, but
 	// only while the filters (1.25 bytes per posting) stay in the cache;
 	// otherwise they would be read again and again.
-	useL6 := db.store.PrefixSeek && old.docs*10/8 <= db.budget.base()/2
+	useL6 := db.store.PrefixSeek && old.docs*10/8 <= db.budget.Base()/2
 	parts := min(runtime.GOMAXPROCS(0), max(len(adds)/4096, 1))
-	fresh, err := parallel(context.Background(), parts, func(part int) ([]uint64, error) {
+	fresh, err := tasks.Parallel(context.Background(), parts, func(part int) ([]uint64, error) {
 		share := adds[part*len(adds)/parts : (part+1)*len(adds)/parts]
 		lo, hi := format.SpaceBounds(format.SpacePostings)
 		it, err := old.snap.NewIter(store.IterOptions{Lower: lo, Upper: hi, UseL6Filters: useL6})
@@ -241,7 +242,7 @@ func (f *flushJob) fresh(adds []uint64) ([]uint64, error) {
 func (f *flushJob) mergeTables(st *state, adds, dels []uint64) ([]table.MergeResult, error) {
 	db := f.db
 	f.tables = make([]table.Batches, len(db.design.Tables))
-	outs, err := parallel(context.Background(), len(db.design.Tables), func(t int) ([]table.MergeResult, error) {
+	outs, err := tasks.Parallel(context.Background(), len(db.design.Tables), func(t int) ([]table.MergeResult, error) {
 		tb := &db.design.Tables[t]
 		f.tables[t] = table.Batches{Blocks: db.store.NewBatch(), Dir: db.store.NewBatch(), Pend: db.store.NewBatch()}
 		m := table.Merge{Table: t, Old: &f.old.tables[t], New: &st.tables[t], BlockSize: db.block, Cache: db.cache,

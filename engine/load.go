@@ -11,6 +11,7 @@ import (
 	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/simhashdb/simhashdb/engine/internal/table"
+	"github.com/simhashdb/simhashdb/engine/internal/tasks"
 	"github.com/simhashdb/simhashdb/internal/radix"
 )
 
@@ -27,7 +28,7 @@ func (db *DB) postingsPerSST() int {
 	if n := db.opts.knobs.postingsPerSST; n > 0 {
 		return n
 	}
-	shard := db.budget.base() / int64(4*runtime.GOMAXPROCS(0))
+	shard := db.budget.Base() / int64(4*runtime.GOMAXPROCS(0))
 	return int(max(shard/16*8/10, 1<<16))
 }
 
@@ -78,7 +79,7 @@ type loadJob struct {
 	docs   []Doc    // by id, each id once
 	all    []uint64 // the documents' fingerprints, in id order
 	out    *store.Load
-	pool   *taskPool
+	pool   *tasks.Pool
 	tables []table.Index // the new directory and code of each table
 	fps    int           // distinct fingerprints
 }
@@ -105,11 +106,11 @@ func (db *DB) loadEmpty(ctx context.Context, in []Doc) error {
 	// as long as all the tables take to build: on one goroutine they would
 	// be the load's critical path, with a core idle at the end.
 	procs := runtime.GOMAXPROCS(0)
-	j.pool = newTaskPool(ctx, procs)
+	j.pool = tasks.New(ctx, procs)
 	j.documents(procs)
-	j.pool.run("loading postings", j.postings)
+	j.pool.Run("loading postings", j.postings)
 	j.buildTables(procs)
-	if err := j.pool.wait(); err != nil {
+	if err := j.pool.Wait(); err != nil {
 		return store.DiskErr("writing a bulk load", err)
 	}
 	if err := j.meta(); err != nil {
@@ -168,7 +169,7 @@ func (j *loadJob) documents(procs int) {
 	}
 	for lo := 0; lo < len(docs); lo += chunk {
 		part := docs[lo:min(lo+chunk, len(docs))]
-		j.pool.run("loading documents", func() error {
+		j.pool.Run("loading documents", func() error {
 			sw, err := j.newSST(fmt.Sprintf("docs-%d", lo))
 			if err != nil {
 				return err
@@ -224,7 +225,7 @@ func (j *loadJob) postings() error {
 			hi++
 		}
 		from := lo
-		j.pool.run("loading postings", func() error {
+		j.pool.Run("loading postings", func() error {
 			sw, err := j.newSST(fmt.Sprintf("postings-%d", from))
 			if err != nil {
 				return err
@@ -260,7 +261,7 @@ func (j *loadJob) buildTables(procs int) {
 		scratch <- new([2][]uint64)
 	}
 	for t := range j.db.design.Tables {
-		j.pool.run(fmt.Sprintf("loading table %d", t), func() error {
+		j.pool.Run(fmt.Sprintf("loading table %d", t), func() error {
 			sc := <-scratch
 			defer func() { scratch <- sc }()
 			return j.buildTable(t, sc)

@@ -98,16 +98,16 @@ func Open(dir string, opts Options) (*DB, error) {
 	db.cond = sync.NewCond(&db.mu)
 	db.stallGone = map[uint64]bool{}
 	// The engine's block cache and Pebble's share Options.CacheSize
-	// (cachesplit.go).
-	db.budget = newCacheBudget(opts)
-	db.cache = cache.New(db.budget.engine(db.budget.base()))
+	// (cache.Budget).
+	db.budget = cache.Budget{Total: opts.CacheSize, MinPebble: cmp.Or(opts.knobs.minPebbleCache, cache.MinPebbleCache), MaxShare: cmp.Or(opts.knobs.maxPebbleShare, cache.MaxPebbleShare)}
+	db.cache = cache.New(db.budget.Engine(db.budget.Base()))
 	if opts.FS == nil && !opts.BlockingReads {
 		if db.ring, err = uring.New(readRingEntries); err != nil {
 			db.log.Debug("reading sstables with pread", "why", err)
 		}
 	}
 	db.store, err = store.Open(dir, store.Options{FS: db.fs, ReadOnly: opts.ReadOnly, Logger: opts.Logger,
-		CacheSize: db.budget.base(), CacheMax: db.budget.most(), NewOrder: cmp.Or(opts.knobs.newStoreOrder, store.KeyOrder), Ring: db.ring})
+		CacheSize: db.budget.Base(), CacheMax: db.budget.Most(), NewOrder: cmp.Or(opts.knobs.newStoreOrder, store.KeyOrder), Ring: db.ring})
 	if err != nil {
 		if db.ring != nil {
 			db.ring.Close()

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/simhashdb/simhashdb/codec"
+	"github.com/simhashdb/simhashdb/engine/internal/memlimit"
+	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/simhashdb/simhashdb/permutation"
 	"github.com/simhashdb/simhashdb/vfs"
 	"github.com/simhashdb/simhashdb/wal"
@@ -222,4 +224,55 @@ func (o Options) design() (*permutation.Design, error) {
 		return o.Design, nil
 	}
 	return permutation.ForIndex(o.K, int(o.SizeHint))
+}
+
+// autoCacheShare is the part of the memory the process may use that the
+// default cache takes: the cached blocks are Go heap, which a collection
+// lets grow to about twice what is live (GOGC), so a quarter keeps the
+// worst case near half.
+const autoCacheShare = 4
+
+// autoCacheSize is the cache budget when Options.CacheSize is left at
+// zero: a quarter of the memory the process may use, or DefaultCacheSize
+// where that is unknown. The cache holds only what queries read, so a
+// small index takes no more than its cached blocks whatever the budget.
+func autoCacheSize() int64 {
+	limit := memlimit.Of("")
+	if limit <= 0 {
+		return DefaultCacheSize
+	}
+	return max(limit/autoCacheShare, DefaultCacheSize/4)
+}
+
+// testingKnobs are what only tests set, in the Options of the index they
+// open: no test changes a package variable, so tests may run in parallel.
+// The zero value is the engine's behaviour.
+type testingKnobs struct {
+	// flushWrites sees each flush's runs of writes before they are
+	// committed, and the batches among them.
+	flushWrites func([]store.Writes, []*store.Batch)
+	// replayStep runs after each flush of a replay; an error stops Open
+	// there, as a crash would.
+	replayStep func() error
+	// postingsPerSST and docsPerSST, when positive, are how many postings
+	// and documents a bulk load writes to one sstable.
+	postingsPerSST, docsPerSST int
+	// warmPebbleRoom, when set, is the room Warm leaves in Pebble's cache.
+	warmPebbleRoom *int64
+	// unitMax, when positive, is the most postings a cached unit holds.
+	unitMax int
+	// newStoreOrder, when set, orders the keys of a new store (tests make
+	// the stores of earlier builds with Pebble's default).
+	newStoreOrder *store.Order
+	// afterPin runs when a read has pinned its view, before it computes.
+	afterPin func()
+	// stalled runs, with db.mu held, when a writer of a commit of cost
+	// waits for room in the memtables or for its turn.
+	stalled func(cost int64)
+	// minPebbleCache, if not 0, replaces minPebbleCache: tests make an
+	// index whose Pebble index blocks outgrow a small share.
+	minPebbleCache int64
+	// maxPebbleShare, if not 0, replaces maxPebbleShare: the baseline of
+	// BenchmarkColdQuerySplit keeps Pebble's share at its base.
+	maxPebbleShare float64
 }

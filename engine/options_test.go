@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"runtime/debug"
 	"testing"
 
 	"github.com/simhashdb/simhashdb/codec"
+	"github.com/simhashdb/simhashdb/engine/internal/memlimit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -122,4 +124,25 @@ func TestLocked(t *testing.T) {
 	require.ErrorIs(t, err, ErrLocked)
 	_, err = Open(dir, Options{ReadOnly: true})
 	require.ErrorIs(t, err, ErrLocked)
+}
+
+// The zero Options take a quarter of the memory limit, and Stats says what
+// the budget resolved to.
+func TestAutoCacheSize(t *testing.T) {
+	want := int64(2<<30) / autoCacheShare
+	if l := memlimit.Of(""); l > 0 && l < 2<<30 { // a machine or container smaller than that
+		want = max(l/autoCacheShare, DefaultCacheSize/4)
+	}
+	old := debug.SetMemoryLimit(2 << 30)
+	defer debug.SetMemoryLimit(old)
+	require.Equal(t, want, autoCacheSize())
+	db, err := Open(t.TempDir(), Options{})
+	require.NoError(t, err)
+	defer db.Close()
+	st, err := db.Stats(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, want, st.CacheSize)
+
+	debug.SetMemoryLimit(64 << 20) // a quarter would be too little to be of use
+	require.Equal(t, int64(DefaultCacheSize/4), autoCacheSize())
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/simhashdb/simhashdb/engine/internal/cache"
 	"github.com/simhashdb/simhashdb/engine/internal/store"
+	"github.com/simhashdb/simhashdb/engine/internal/tasks"
 	"github.com/simhashdb/simhashdb/internal/radix"
 )
 
@@ -83,7 +84,7 @@ func (db *DB) queryBatch(ctx context.Context, queries []uint64, k int) ([][]Matc
 		v = &lv
 	}
 	st := v.st
-	hits, err := parallel(ctx, len(db.design.Tables), func(t int) ([]batchHit, error) {
+	hits, err := tasks.Parallel(ctx, len(db.design.Tables), func(t int) ([]batchHit, error) {
 		return db.batchTable(ctx, st, t, queries, k)
 	})
 	if err != nil {
@@ -96,7 +97,7 @@ func (db *DB) queryBatch(ctx context.Context, queries []uint64, k int) ([][]Matc
 	// Expanding fingerprints to documents seeks the postings: spread the
 	// queries over every core, each part with its own iterator.
 	parts := min(len(queries), 4*runtime.GOMAXPROCS(0))
-	_, err = parallel(ctx, parts, func(p int) ([]struct{}, error) {
+	_, err = tasks.Parallel(ctx, parts, func(p int) ([]struct{}, error) {
 		lo, hi := p*len(queries)/parts, (p+1)*len(queries)/parts
 		a, _ := slices.BinarySearchFunc(all, uint32(lo), func(h batchHit, q uint32) int { return cmp.Compare(h.q, q) })
 		b, _ := slices.BinarySearchFunc(all, uint32(hi), func(h batchHit, q uint32) int { return cmp.Compare(h.q, q) })

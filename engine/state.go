@@ -168,3 +168,49 @@ func (db *DB) install(st *state, s successor) error {
 	}
 	return old.unref()
 }
+
+// tableIndexBytes is the size of the blocks a cold query reads besides
+// its data blocks: the index and filter blocks of the Pebble files that
+// hold table blocks and pending lists, and the index blocks of those that
+// hold postings (a query's look-up of its matches' postings seeks without
+// the filters). Without the postings' index blocks, a query with a match
+// waits for two reads in a row after its table blocks.
+func (db *DB) tableIndexBytes() (int64, error) {
+	tables, err := db.store.IndexBytes(spanOf(format.SpaceTables), spanOf(format.SpacePending))
+	if err != nil {
+		return 0, err
+	}
+	postings, err := db.store.IndexOnlyBytes(spanOf(format.SpacePostings))
+	return tables + postings, err
+}
+
+// spanOf is the key span of a keyspace.
+func spanOf(space byte) [2][]byte {
+	lo, hi := format.SpaceBounds(space)
+	return [2][]byte{lo, hi}
+}
+
+// splitCache sizes Pebble's share of the cache for the index as it is now
+// (at open, and after a flush or a load changed its files). Where Pebble
+// cannot read its files' properties the split stays as it is: a damaged
+// file is for Check to name, not for Open or a flush to fail on.
+func (db *DB) splitCache() {
+	idx, err := db.tableIndexBytes()
+	if err != nil {
+		db.log.Warn("simhashdb: sizing Pebble's share of the cache", "error", err)
+		return
+	}
+	share := db.budget.PebbleFor(idx)
+	if share == db.store.CacheShare() {
+		return
+	}
+	// The cache that grows grows after the other shrank.
+	if share > db.store.CacheShare() {
+		db.cache.SetBudget(db.budget.Engine(share))
+		db.store.SetCacheShare(share)
+	} else {
+		db.store.SetCacheShare(share)
+		db.cache.SetBudget(db.budget.Engine(share))
+	}
+	db.log.Debug("simhashdb: cache split", "pebble_index_bytes", idx, "pebble_share", share, "engine_cache", db.budget.Engine(share))
+}

@@ -1,10 +1,12 @@
 package engine
 
 import (
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/simhashdb/simhashdb/engine/internal/cache"
 	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/simhashdb/simhashdb/internal/fingerprints"
 	"github.com/stretchr/testify/require"
@@ -32,7 +34,7 @@ func TestStatsPebbleIndex(t *testing.T) {
 		require.NoError(t, db.Close())
 		require.Positive(t, st.PebbleIndexBytes)
 		require.Less(t, st.PebbleIndexBytes, st.PebbleBytes/10, "a small part of the files")
-		require.Equal(t, int64(256<<20/pebbleCacheShare), st.PebbleCacheSize, "the base share holds them")
+		require.Equal(t, int64(256<<20/cache.PebbleCacheShare), st.PebbleCacheSize, "the base share holds them")
 		require.Less(t, st.CacheForIndex, st.CacheSize)
 		index = append(index, st.PebbleIndexBytes)
 	}
@@ -47,13 +49,13 @@ func TestCacheSplit(t *testing.T) {
 	o := Options{SizeHint: 1 << 20, CacheSize: 1 << 20, Sync: SyncNone}
 	o.knobs.minPebbleCache = 64 << 10
 	db := openT(t, dir, o)
-	base := int64(1 << 20 / pebbleCacheShare)
+	base := int64(1 << 20 / cache.PebbleCacheShare)
 	require.Equal(t, base, db.store.CacheShare(), "an empty index")
 	loadUniform(t, db, 1<<20)
 	st, err := db.Stats(ctx)
 	require.NoError(t, err)
 	require.Greater(t, st.PebbleIndexBytes, base, "the test's premise")
-	require.Equal(t, int64(float64(st.PebbleIndexBytes)*pebbleHeadroom), st.PebbleCacheSize, "grown to hold them")
+	require.Equal(t, int64(float64(st.PebbleIndexBytes)*cache.PebbleHeadroom), st.PebbleCacheSize, "grown to hold them")
 	require.Equal(t, int64(1<<20), db.cache.Budget(), "the engine's cache keeps its floor")
 	require.NoError(t, db.Close())
 
@@ -61,28 +63,6 @@ func TestCacheSplit(t *testing.T) {
 	db = openT(t, dir, o)
 	defer db.Close()
 	require.Equal(t, st.PebbleCacheSize, db.store.CacheShare(), "sized at open")
-}
-
-// TestPebbleShare: Pebble's share is an eighth of the budget (8 MiB at
-// least) while its index blocks fit, grows with them, and stops at three
-// quarters of the budget.
-func TestPebbleShare(t *testing.T) {
-	for _, tc := range []struct {
-		cache, index, share, engine int64
-	}{
-		{256 << 20, 2 << 20, 32 << 20, 224 << 20},
-		{256 << 20, 40 << 20, 80 << 20, 176 << 20},
-		{256 << 20, 400 << 20, 192 << 20, 64 << 20},
-		{32 << 20, 1 << 20, 8 << 20, 24 << 20},
-		{32 << 20, 10 << 20, 20 << 20, 12 << 20},
-		{32 << 20, 40 << 20, 24 << 20, 8 << 20},
-	} {
-		b := newCacheBudget(Options{CacheSize: tc.cache})
-		share := b.pebbleFor(tc.index)
-		require.Equal(t, tc.share, share, "%d MiB of index blocks in a cache of %d MiB", tc.index>>20, tc.cache>>20)
-		require.Equal(t, tc.engine, b.engine(share))
-		require.Equal(t, b.total, b.engine(share)+share, "the two caches take the budget")
-	}
 }
 
 // TestStatsDamaged: where Pebble cannot read a table file's properties
@@ -128,4 +108,41 @@ func TestStatsDamaged(t *testing.T) {
 		partial++
 	}
 	require.Positive(t, partial, "a damaged table file whose index opens (%d files)", len(ssts))
+}
+
+// TestStatsCountsWhatReadersFind: Stats' Documents is the number of
+// documents Get finds, through inserts, replacements and deletes in the
+// memtable, a flush, and more writes on top of flushed ones.
+func TestStatsCountsWhatReadersFind(t *testing.T) {
+	db := openT(t, t.TempDir(), Options{SizeHint: 1 << 12, MemtableSize: 1 << 30, Sync: SyncNone})
+	defer db.Close()
+	r := rand.New(rand.NewPCG(9, 9))
+	model := map[uint64]bool{}
+	check := func(when string) {
+		st, err := db.Stats(ctx)
+		require.NoError(t, err)
+		require.Equal(t, int64(len(model)), st.Documents, when)
+	}
+	write := func(n int) {
+		for range n {
+			id := uint64(r.IntN(5000))
+			if r.IntN(4) == 0 {
+				require.NoError(t, db.Delete(ctx, id))
+				delete(model, id)
+			} else {
+				require.NoError(t, db.Insert(ctx, Doc{ID: id, Fingerprint: r.Uint64()}))
+				model[id] = true
+			}
+		}
+	}
+	check("empty")
+	write(3224)
+	check("all in the memtable")
+	check("again, from the kept count")
+	require.NoError(t, db.Flush(ctx))
+	check("flushed")
+	write(2000)
+	check("writes over flushed documents")
+	require.NoError(t, db.Flush(ctx))
+	check("flushed again")
 }

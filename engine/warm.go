@@ -6,6 +6,7 @@ import (
 
 	"github.com/simhashdb/simhashdb/engine/internal/cache"
 	"github.com/simhashdb/simhashdb/engine/internal/table"
+	"github.com/simhashdb/simhashdb/engine/internal/tasks"
 )
 
 // errCacheFull stops a warm-up scan once its share of the cache is spent.
@@ -50,7 +51,7 @@ func (db *DB) Warm(ctx context.Context) (err error) {
 	defer db.store.ReserveCache(int(max(db.store.CacheShare()-pebbleRoom, 0)))()
 	room := db.cache.Room()
 	share := room / int64(max(len(st.tables), 1))
-	spent, err := parallel(ctx, len(st.tables), func(t int) ([]int64, error) {
+	spent, err := tasks.Parallel(ctx, len(st.tables), func(t int) ([]int64, error) {
 		n, err := db.warmTable(ctx, st, t, share)
 		return []int64{n}, err
 	})

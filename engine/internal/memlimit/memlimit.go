@@ -1,4 +1,7 @@
-package engine
+// Package memlimit finds the memory a process may use: the Go runtime's
+// limit (GOMEMLIMIT), the memory cgroup's (v1 or v2, its ancestors
+// included) and the machine's physical memory, whichever binds first.
+package memlimit
 
 import (
 	"math"
@@ -9,29 +12,11 @@ import (
 	"strings"
 )
 
-// autoCacheShare is the part of the memory the process may use that the
-// default cache takes: the cached blocks are Go heap, which a collection
-// lets grow to about twice what is live (GOGC), so a quarter keeps the
-// worst case near half.
-const autoCacheShare = 4
-
-// autoCacheSize is the cache budget when Options.CacheSize is left at
-// zero: a quarter of the memory the process may use, or DefaultCacheSize
-// where that is unknown. The cache holds only what queries read, so a
-// small index takes no more than its cached blocks whatever the budget.
-func autoCacheSize() int64 {
-	limit := memoryLimit("")
-	if limit <= 0 {
-		return DefaultCacheSize
-	}
-	return max(limit/autoCacheShare, DefaultCacheSize/4)
-}
-
-// memoryLimit is the least of the memory limits that bind this process:
+// Of is the least of the memory limits that bind this process:
 // the Go runtime's (GOMEMLIMIT), the memory cgroup's (v1 or v2, its
 // ancestors included) and the machine's physical memory; 0 if none is
 // known. root prefixes /proc and /sys (tests give a fake tree).
-func memoryLimit(root string) int64 {
+func Of(root string) int64 {
 	limit := int64(math.MaxInt64)
 	if l := debug.SetMemoryLimit(-1); l > 0 {
 		limit = l

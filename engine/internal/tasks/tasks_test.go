@@ -1,4 +1,4 @@
-package engine
+package tasks
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 
 func TestTaskPool(t *testing.T) {
 	t.Run("runs every task, nested ones too, at most n at a time", func(t *testing.T) {
-		p := newTaskPool(ctx, 2)
+		p := New(t.Context(), 2)
 		var running, peak, done atomic.Int32
 		task := func() error {
 			n := running.Add(1)
@@ -25,34 +25,34 @@ func TestTaskPool(t *testing.T) {
 			return nil
 		}
 		for range 10 {
-			p.run("outer", func() error {
-				p.run("inner", task)
+			p.Run("outer", func() error {
+				p.Run("inner", task)
 				return task()
 			})
 		}
-		require.NoError(t, p.wait())
+		require.NoError(t, p.Wait())
 		assert.Equal(t, int32(20), done.Load())
 		assert.LessOrEqual(t, peak.Load(), int32(2))
 	})
 	t.Run("the first error, named; later tasks skipped", func(t *testing.T) {
-		p := newTaskPool(ctx, 1)
+		p := New(t.Context(), 1)
 		boom := errors.New("boom")
 		var after atomic.Int32
-		p.run("table 3", func() error { return boom })
-		p.wait()
-		p.run("table 4", func() error { after.Add(1); return errors.New("second") })
-		err := p.wait()
+		p.Run("table 3", func() error { return boom })
+		p.Wait()
+		p.Run("table 4", func() error { after.Add(1); return errors.New("second") })
+		err := p.Wait()
 		require.ErrorIs(t, err, boom)
 		assert.Contains(t, err.Error(), "table 3")
 		assert.Zero(t, after.Load())
 	})
 	t.Run("a done context skips the tasks", func(t *testing.T) {
-		cctx, cancel := context.WithCancel(ctx)
+		cctx, cancel := context.WithCancel(t.Context())
 		cancel()
-		p := newTaskPool(cctx, 2)
+		p := New(cctx, 2)
 		ran := false
-		p.run("docs", func() error { ran = true; return nil })
-		err := p.wait()
+		p.Run("docs", func() error { ran = true; return nil })
+		err := p.Wait()
 		require.ErrorIs(t, err, context.Canceled)
 		assert.Equal(t, context.Canceled.Error(), err.Error(), "not a task's error")
 		assert.False(t, ran)

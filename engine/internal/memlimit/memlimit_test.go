@@ -1,4 +1,4 @@
-package engine
+package memlimit
 
 import (
 	"os"
@@ -81,7 +81,7 @@ func TestMemoryLimit(t *testing.T) {
 				require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 				require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
 			}
-			require.Equal(t, tc.want, memoryLimit(root))
+			require.Equal(t, tc.want, Of(root))
 		})
 	}
 	t.Run("GOMEMLIMIT", func(t *testing.T) {
@@ -90,27 +90,6 @@ func TestMemoryLimit(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(root, "proc/meminfo"), []byte(meminfo), 0o644))
 		old := debug.SetMemoryLimit(3 * gib / 2)
 		defer debug.SetMemoryLimit(old)
-		require.Equal(t, 3*gib/2, memoryLimit(root))
+		require.Equal(t, 3*gib/2, Of(root))
 	})
-}
-
-// The zero Options take a quarter of the memory limit, and Stats says what
-// the budget resolved to.
-func TestAutoCacheSize(t *testing.T) {
-	want := int64(2<<30) / autoCacheShare
-	if l := memoryLimit(""); l > 0 && l < 2<<30 { // a machine or container smaller than that
-		want = max(l/autoCacheShare, DefaultCacheSize/4)
-	}
-	old := debug.SetMemoryLimit(2 << 30)
-	defer debug.SetMemoryLimit(old)
-	require.Equal(t, want, autoCacheSize())
-	db, err := Open(t.TempDir(), Options{})
-	require.NoError(t, err)
-	defer db.Close()
-	st, err := db.Stats(t.Context())
-	require.NoError(t, err)
-	require.Equal(t, want, st.CacheSize)
-
-	debug.SetMemoryLimit(64 << 20) // a quarter would be too little to be of use
-	require.Equal(t, int64(DefaultCacheSize/4), autoCacheSize())
 }
