@@ -31,6 +31,7 @@ func bigBatch(n int, base uint64) []Doc {
 // the commits before it stay, and its records never join a commit that a
 // later process writes.
 func TestBatchAtomicAcrossRecords(t *testing.T) {
+	t.Parallel()
 	if raceEnabled {
 		t.Skip("one writer and replays of its log: no concurrency for the race detector, and 11 MB of ops to encode")
 	}
@@ -96,6 +97,7 @@ func TestBatchAtomicAcrossRecords(t *testing.T) {
 
 // TestBatchAtomicToReaders: a reader never sees part of a commit.
 func TestBatchAtomicToReaders(t *testing.T) {
+	t.Parallel()
 	db := openT(t, t.TempDir(), Options{SizeHint: 1 << 12, MemtableSize: 1 << 30, Sync: SyncNone})
 	defer db.Close()
 	batch := bigBatch(300_000, 1<<32)

@@ -11,6 +11,7 @@ import (
 // TestCanceled: every call given a context already done returns its error
 // (a stream yields it) and changes nothing.
 func TestCanceled(t *testing.T) {
+	t.Parallel()
 	db := openT(t, t.TempDir(), testOptions())
 	require.NoError(t, db.Load(ctx, corpus(500, 1)))
 	require.NoError(t, db.Insert(ctx, Doc{ID: 1000, Fingerprint: 7, Name: "in the memtable"}))

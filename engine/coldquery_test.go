@@ -178,6 +178,7 @@ func BenchmarkColdQuerySplit(b *testing.B) {
 // cached (the oracle tests check the rest), also where ranges span
 // several blocks (the paper's 4 tables, small blocks).
 func TestColdQueryReadsTogether(t *testing.T) {
+	t.Parallel()
 	paper4, err := permutation.Paper(4)
 	require.NoError(t, err)
 	for _, tc := range []struct {

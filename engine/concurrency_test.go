@@ -17,6 +17,7 @@ import (
 // document acknowledged before a query starts must be in its answer, and
 // flushes run underneath. Meant for go test -race.
 func TestConcurrentReadersWriters(t *testing.T) {
+	t.Parallel()
 	db := openT(t, t.TempDir(), Options{SizeHint: 1 << 12, MemtableSize: 16 << 10, Sync: SyncInterval})
 	defer db.Close()
 	const writers, each = 4, 300
@@ -69,6 +70,7 @@ func TestConcurrentReadersWriters(t *testing.T) {
 }
 
 func TestInsertIfNew(t *testing.T) {
+	t.Parallel()
 	db := openT(t, t.TempDir(), testOptions())
 	defer db.Close()
 	m, ok, err := db.InsertIfNew(ctx, Doc{ID: 1, Fingerprint: 0xff00, Name: "a"}, 3)

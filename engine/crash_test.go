@@ -19,6 +19,7 @@ import (
 // TestCrashChild is the writer that TestCrash kills; it does nothing unless
 // started by TestCrash.
 func TestCrashChild(t *testing.T) {
+	t.Parallel()
 	dir := os.Getenv("SIMHASHDB_CRASH_DIR")
 	if dir == "" {
 		t.Skip("run by TestCrash")
@@ -253,6 +254,7 @@ func (m *crashModel) verify(t *testing.T, db *DB, round int) {
 // that Check passes. SIMHASHDB_CRASH_ROUNDS sets the number of kills (CI
 // runs 1000).
 func TestCrash(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills child processes")
 	}

@@ -43,6 +43,7 @@ func (c crashableFS) CrashClone(cfg vfs.CrashCloneCfg) crashableFS {
 // hang Pebble's MemFS by itself within seconds, finish through
 // crashableFS.
 func TestCrashableFSLinkDuringClone(t *testing.T) {
+	t.Parallel()
 	fs := newCrashableFS()
 	f, err := fs.Create("a", vfs.WriteCategoryUnspecified)
 	require.NoError(t, err)

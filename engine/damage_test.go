@@ -24,6 +24,7 @@ import (
 // the store's file, fails with the table and block it read, never a wrong
 // answer; one that does not answers as the oracle; Check fails.
 func TestDamagedBlock(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := openT(t, dir, testOptions())
 	docs := corpus(3000, 4)
@@ -83,6 +84,7 @@ func flipInFiles(t *testing.T, dir string, data []byte, at int) {
 // a writer, not the disk: every checksum holds) is caught by Check, which
 // counts each table's fingerprints against the postings.
 func TestRewrittenBlock(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := openT(t, dir, testOptions())
 	require.NoError(t, db.Load(ctx, corpus(3000, 4)))
@@ -103,6 +105,7 @@ func TestRewrittenBlock(t *testing.T) {
 }
 
 func TestDamagedWAL(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := openT(t, dir, testOptions())
 	for i := range 20 {
@@ -129,6 +132,7 @@ func TestDamagedWAL(t *testing.T) {
 }
 
 func TestMissingFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := openT(t, dir, testOptions())
 	require.NoError(t, db.Load(ctx, corpus(3000, 5)))
@@ -156,6 +160,7 @@ func TestMissingFile(t *testing.T) {
 // opens; Check, and a query that reads the list, report it with its place,
 // and queries elsewhere answer.
 func TestDamagedPendingList(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(8, 8))
 	dir := t.TempDir()
 	db := openT(t, dir, testOptions())

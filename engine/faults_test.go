@@ -100,6 +100,7 @@ func fillIndex(t *testing.T, dir string, m *ackModel, flushed, logged int) {
 // disk returns, every acknowledged document survives, and once space is
 // freed writes work again, first on the same DB, then after a reopen.
 func TestDiskFull(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	q := newQuotaFS(6 << 20)
 	o := testOptions()
@@ -171,6 +172,7 @@ func TestDiskFull(t *testing.T) {
 // that met it (ErrDiskFull for ENOSPC), and after a reopen every
 // acknowledged document is there and Check passes.
 func TestWriteFaults(t *testing.T) {
+	t.Parallel()
 	ours := func(path string) bool {
 		return strings.Contains(path, string(filepath.Separator)+walDir) || strings.Contains(path, store.TmpPrefix)
 	}
@@ -244,6 +246,7 @@ func TestWriteFaults(t *testing.T) {
 // with EROFS (a read-only mount): with ReadOnly it opens and answers
 // queries, and writes fail with ErrReadOnly.
 func TestReadOnlyMedium(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	m := newAckModel(3)
 	fillIndex(t, dir, m, 2000, 100)
@@ -269,6 +272,7 @@ func os_() *quotaFS { return newQuotaFS(1 << 40) }
 // budget in flushes of that budget, and an open that dies after a step
 // leaves the next one less to replay.
 func TestReplayInSteps(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	big := testOptions()
 	big.MemtableSize = 1 << 30 // everything stays in the log
@@ -315,6 +319,7 @@ func TestReplayInSteps(t *testing.T) {
 // reads through the API return errors (or the right answer, where the
 // flip missed what they read), and the process lives.
 func TestDamagedSSTable(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	m := newAckModel(5)
 	fillIndex(t, dir, m, 20_000, 0)
@@ -365,6 +370,7 @@ func TestDamagedSSTable(t *testing.T) {
 // that looks cut off is a torn tail. Damage in the middle refuses to open
 // unless point-in-time recovery is asked for.
 func TestDamagedLogRecord(t *testing.T) {
+	t.Parallel()
 	src := t.TempDir()
 	db := openT(t, src, testOptions())
 	m := newAckModel(6)
@@ -450,6 +456,7 @@ func TestDamagedLogRecord(t *testing.T) {
 // scratch folder is left, and the index takes the same load once there is
 // room.
 func TestLoadDiskFull(t *testing.T) {
+	t.Parallel()
 	docs := make([]Doc, 200_000)
 	for i, fp := range fingerprints.Uniform(len(docs), 3) {
 		docs[i] = Doc{ID: uint64(i + 1), Fingerprint: fp, Name: fmt.Sprintf("https://example.com/page/%d", i)}

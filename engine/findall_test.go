@@ -10,6 +10,7 @@ import (
 )
 
 func TestClustersChain(t *testing.T) {
+	t.Parallel()
 	d := func(id, fp uint64) Doc { return Doc{ID: id, Fingerprint: fp} }
 	g := &nearGraph{
 		pairs: []join.Pair{{A: 10, B: 20, Distance: 1}, {A: 20, B: 30, Distance: 2}, {A: 10, B: 30, Distance: 3}}, // a chain with a cycle
@@ -83,6 +84,7 @@ func TestFindAllDuplicates(t *testing.T) {
 // TestDocsDuringFlush: Docs reads the state it began with while writes and
 // flushes go on; the writer does not wait for it.
 func TestDocsDuringFlush(t *testing.T) {
+	t.Parallel()
 	db := openT(t, t.TempDir(), testOptions())
 	defer db.Close()
 	docs := corpus(2000, 11)
@@ -111,6 +113,7 @@ func TestDocsDuringFlush(t *testing.T) {
 // document with a neighbour is in exactly one star, and the centres are
 // taken by id.
 func TestStars(t *testing.T) {
+	t.Parallel()
 	db := openT(t, t.TempDir(), testOptions())
 	defer db.Close()
 	docs := corpus(3000, 21)
@@ -145,6 +148,7 @@ func TestStars(t *testing.T) {
 // moved them into the tables: what a flush does in the background is not
 // visible in the output.
 func TestWholeCorpusFlushed(t *testing.T) {
+	t.Parallel()
 	docs := corpus(900, 5)
 	reads := map[string]func(db *DB) (any, error){
 		"FindAll":  func(db *DB) (any, error) { return collect2(db.FindAll(ctx, 3)) },

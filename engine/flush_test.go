@@ -39,6 +39,7 @@ func (c *orderCheck) Delete(k []byte) error   { return c.key(k) }
 func (c *orderCheck) Merge(k, _ []byte) error { return c.key(k) }
 
 func TestFlushBatchInOrder(t *testing.T) {
+	t.Parallel()
 	var batches, keys, disorder int
 	o := testOptions()
 	o.knobs.flushWrites = func(parts []store.Writes, raw []*store.Batch) {

@@ -31,6 +31,7 @@ func treeSum(t *testing.T, dir string) map[string][32]byte {
 // TestForeignFolders: Open refuses a folder that is neither empty nor a
 // simhashdb index with ErrNotIndex, and writes not a byte into it.
 func TestForeignFolders(t *testing.T) {
+	t.Parallel()
 	foreignStore := func(cmp *pebble.Comparer) func(t *testing.T, dir string) {
 		return func(t *testing.T, dir string) {
 			o := &pebble.Options{Comparer: cmp}

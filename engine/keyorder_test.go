@@ -18,6 +18,7 @@ import (
 // seeks its postings without prefixes. In both, queries match the oracle
 // and a flush of fingerprints already stored does not store them again.
 func TestKeyOrderOfStores(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		order *pebble.Comparer
@@ -75,6 +76,7 @@ func TestKeyOrderOfStores(t *testing.T) {
 // build does not know is refused with ErrCorrupt naming the file, and
 // nothing in it is changed.
 func TestUnknownKeyOrder(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := openT(t, dir, testOptions())
 	require.NoError(t, db.Insert(ctx, Doc{ID: 1, Fingerprint: 42}))

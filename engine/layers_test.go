@@ -17,6 +17,7 @@ import (
 // damage Pebble's files on purpose) imports it, so that a change of
 // storage touches one package.
 func TestOnlyStoreImportsPebble(t *testing.T) {
+	t.Parallel()
 	var dirs []string
 	require.NoError(t, filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
 		if err != nil {

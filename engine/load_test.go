@@ -11,6 +11,7 @@ import (
 )
 
 func TestLoad(t *testing.T) {
+	t.Parallel()
 	// With names the loader fetches them by index; without, postings come
 	// from the sorted (fingerprint, id) pairs alone.
 	for _, named := range []bool{true, false} {
@@ -69,6 +70,7 @@ func TestLoad(t *testing.T) {
 // TestLoadCanceled: a Load whose context is done stores nothing, and the
 // index takes a Load afterwards.
 func TestLoadCanceled(t *testing.T) {
+	t.Parallel()
 	db := openT(t, t.TempDir(), testOptions())
 	defer db.Close()
 	docs := corpus(3000, 4)

@@ -29,6 +29,7 @@ import (
 // layers. SIMHASHDB_METAMORPHIC_RUNS sets how many sequences (CI runs
 // many); SIMHASHDB_METAMORPHIC_SEED replays one. A failure names its seed.
 func TestMetamorphic(t *testing.T) {
+	t.Parallel()
 	runs := 3
 	if s := os.Getenv("SIMHASHDB_METAMORPHIC_RUNS"); s != "" {
 		n, err := strconv.Atoi(s)

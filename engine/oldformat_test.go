@@ -18,6 +18,7 @@ import (
 // and a flush writes new blocks in version 3 beside the old ones and
 // makes the index format 4, which the older build refuses.
 func TestFormat3Index(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	copyDir(t, filepath.Join("testdata", "format3", "pebble"), filepath.Join(dir, "pebble"))
 	copyDir(t, filepath.Join("testdata", "format3", "wal"), filepath.Join(dir, "wal"))

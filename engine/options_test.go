@@ -11,6 +11,7 @@ import (
 )
 
 func TestOptionsAgainstStoredIndex(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := openT(t, dir, testOptions())
 	require.NoError(t, db.Close())
@@ -42,6 +43,7 @@ func TestOptionsAgainstStoredIndex(t *testing.T) {
 // grows with the index, 5 bytes per fingerprint, between 64 MiB and
 // 1 GiB. Stats reports the budget in force.
 func TestMemtableBudget(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		set  int64
@@ -72,6 +74,7 @@ func TestMemtableBudget(t *testing.T) {
 // the index even when it equals the default (a K = 4 index opened with
 // K = 3 is refused, not opened with another K than asked).
 func TestOptionsGivenAsDefault(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	o := testOptions()
 	o.K, o.BlockSize = 4, 2048
@@ -88,6 +91,7 @@ func TestOptionsGivenAsDefault(t *testing.T) {
 }
 
 func TestParseSyncMode(t *testing.T) {
+	t.Parallel()
 	for name, want := range map[string]SyncMode{"always": SyncAlways, "interval": SyncInterval, "none": SyncNone} {
 		got, err := ParseSyncMode(name)
 		require.NoError(t, err)
@@ -98,6 +102,7 @@ func TestParseSyncMode(t *testing.T) {
 }
 
 func TestMeta(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := openT(t, dir, testOptions())
 	_, err := db.Meta(ctx, "app.settings")
@@ -117,6 +122,7 @@ func TestMeta(t *testing.T) {
 }
 
 func TestLocked(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := openT(t, dir, testOptions())
 	defer db.Close()

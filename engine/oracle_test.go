@@ -191,6 +191,7 @@ func corpus(n int, seed uint64) []Doc {
 }
 
 func TestExactAgainstOracle(t *testing.T) {
+	t.Parallel()
 	designs := map[string]func() *permutation.Design{
 		"optimised": func() *permutation.Design { return nil },
 		"blocks-5":  func() *permutation.Design { d, _ := permutation.Blocks(3, 5); return d },
@@ -205,6 +206,7 @@ func TestExactAgainstOracle(t *testing.T) {
 // at most 1, 8 or the default count: most units are then big (look-ups
 // seek in Pebble), some, or none.
 func TestUnits(t *testing.T) {
+	t.Parallel()
 	for _, max := range []int{1, 8, units.DefaultMax} {
 		t.Run(fmt.Sprint(max), func(t *testing.T) {
 			exactAgainstOracle(t, nil, max)
@@ -337,6 +339,7 @@ func setRaw(t *testing.T, db *DB, key, value []byte) {
 // the kernel allows one) answers as the oracle does, cold and after
 // writes, and as the same index read with pread.
 func TestReadRing(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	docs := corpus(20000, 11)
 	model := oracleOf(docs)

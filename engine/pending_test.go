@@ -18,6 +18,7 @@ import (
 // all-ones arrive late), and checks every query, Check and a reopen against
 // the oracle.
 func TestPendingLists(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(3, 3))
 	dir := t.TempDir()
 	db := openT(t, dir, testOptions())
@@ -107,6 +108,7 @@ func TestPendingLists(t *testing.T) {
 // flush's writes. A fingerprint stored already must not join a pending
 // list (it would be in its block twice): Check and the oracle see to that.
 func TestPendingAddsReadNoBlocks(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(4, 4))
 	db := openT(t, t.TempDir(), testOptions())
 	defer db.Close()
@@ -148,6 +150,7 @@ func TestPendingAddsReadNoBlocks(t *testing.T) {
 // those blocks still succeeds (a read would have failed on the damage).
 // Check then finds the damage and names where it is.
 func TestPendingAppendsReadNoLists(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(5, 5))
 	dir := t.TempDir()
 	db := openT(t, dir, testOptions())
@@ -205,6 +208,7 @@ func TestPendingAppendsReadNoLists(t *testing.T) {
 // one run, counted in the directory entries) and checks that it answers,
 // takes more flushes and becomes version 3.
 func TestOpensVersion2(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(6, 6))
 	dir := t.TempDir()
 	db := openT(t, dir, testOptions())

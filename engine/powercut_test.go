@@ -22,6 +22,7 @@ import (
 // cut is there, the large commit is whole or absent, Check passes.
 // SIMHASHDB_POWERCUT_ROUNDS sets the number of cuts (CI runs 1000).
 func TestPowerCut(t *testing.T) {
+	t.Parallel()
 	rounds := 25
 	if n, err := strconv.Atoi(os.Getenv("SIMHASHDB_POWERCUT_ROUNDS")); err == nil && n > 0 {
 		rounds = n

@@ -14,6 +14,7 @@ import (
 // fingerprints than postingsOf looks up at once, with their units cached,
 // not cached, or some of each, and units big or not.
 func TestQueryManyCandidates(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(11, 12))
 	center := r.Uint64()
 	var docs []Doc

@@ -19,6 +19,7 @@ func lastErr[T any](seq iter.Seq2[T, error]) error {
 }
 
 func TestBatchCallsRejectDistance(t *testing.T) {
+	t.Parallel()
 	db := openT(t, t.TempDir(), testOptions())
 	defer db.Close()
 	for _, k := range []int{-1, 4} {

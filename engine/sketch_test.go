@@ -40,6 +40,7 @@ func sketched(docs []Doc, size int, seed uint64) []Doc {
 // Clusters, Docs), from the memtable, after a flush, after a replay of
 // the log, and after a bulk load, exactly as the oracle has them.
 func TestSketchesKept(t *testing.T) {
+	t.Parallel()
 	const size = 32
 	docs := sketched(corpus(900, 41), size, 41)
 	r := rand.New(rand.NewPCG(41, 1))
@@ -84,6 +85,7 @@ func TestSketchesKept(t *testing.T) {
 // sketches refuses one and stays version 4; the size is fixed at creation;
 // a version 5 index without its size is damage.
 func TestSketchRules(t *testing.T) {
+	t.Parallel()
 	opts := testOptions()
 	opts.SketchSize = 32
 	dir := t.TempDir()

@@ -37,6 +37,7 @@ func holdFirstFlush(o *Options) (flushing <-chan struct{}, unblock func()) {
 // (two budgets), and the memtables are within it then; once the flush
 // goes on, every write is stored.
 func TestStallBoundsMemtables(t *testing.T) {
+	t.Parallel()
 	o := testOptions()
 	o.MemtableSize = 256 << 10
 	flushing, unblock := holdFirstFlush(&o)
@@ -94,6 +95,7 @@ func TestStallBoundsMemtables(t *testing.T) {
 // let in, with the memtables frozen by a read under their budget and with
 // a full one being flushed: it waits for the flush, never for ever.
 func TestStallLargeCommit(t *testing.T) {
+	t.Parallel()
 	o := testOptions()
 	o.MemtableSize = 64 << 10
 	db := openT(t, t.TempDir(), o)
@@ -115,6 +117,7 @@ func TestStallLargeCommit(t *testing.T) {
 // bound goes in while writers of small commits keep the live memtable
 // busy; they run until it has.
 func TestStallLargeCommitAmongSmall(t *testing.T) {
+	t.Parallel()
 	o := testOptions()
 	o.MemtableSize = 64 << 10
 	db := openT(t, t.TempDir(), o)
@@ -160,6 +163,7 @@ func TestStallLargeCommitAmongSmall(t *testing.T) {
 // in the order they came, so that the small ones cannot keep a large one
 // waiting.
 func TestStallInTurn(t *testing.T) {
+	t.Parallel()
 	o := testOptions()
 	o.MemtableSize = 256 << 10
 	flushing, unblock := holdFirstFlush(&o)

@@ -25,6 +25,7 @@ func loadUniform(t testing.TB, db *DB, n int) {
 // Pebble files that hold the tables, more of them for a larger index, and
 // Pebble's share of the cache they are read through.
 func TestStatsPebbleIndex(t *testing.T) {
+	t.Parallel()
 	var index []int64
 	for _, n := range []int{1 << 12, 1 << 16} {
 		db := openT(t, t.TempDir(), Options{SizeHint: int64(n), CacheSize: 256 << 20, Sync: SyncNone})
@@ -45,6 +46,7 @@ func TestStatsPebbleIndex(t *testing.T) {
 // cache, the share grows to hold them and the engine's cache gives up as
 // much, after the load that made them and at the next open.
 func TestCacheSplit(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	o := Options{SizeHint: 1 << 20, CacheSize: 1 << 20, Sync: SyncNone}
 	o.knobs.minPebbleCache = 64 << 10
@@ -69,6 +71,7 @@ func TestCacheSplit(t *testing.T) {
 // (its footer damaged), Stats returns every other figure and a
 // *StatsError naming the ones it could not measure, matching ErrCorrupt.
 func TestStatsDamaged(t *testing.T) {
+	t.Parallel()
 	src := t.TempDir()
 	db := openT(t, src, Options{SizeHint: 1 << 12, Sync: SyncNone})
 	loadUniform(t, db, 1<<12)
@@ -114,6 +117,7 @@ func TestStatsDamaged(t *testing.T) {
 // documents Get finds, through inserts, replacements and deletes in the
 // memtable, a flush, and more writes on top of flushed ones.
 func TestStatsCountsWhatReadersFind(t *testing.T) {
+	t.Parallel()
 	db := openT(t, t.TempDir(), Options{SizeHint: 1 << 12, MemtableSize: 1 << 30, Sync: SyncNone})
 	defer db.Close()
 	r := rand.New(rand.NewPCG(9, 9))

@@ -62,6 +62,7 @@ func copyDir(t *testing.T, from, to string) {
 // on. The log no longer has the segment the old version replays from, and
 // the open is refused, naming both, before anything is deleted.
 func TestRolledBackStore(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	old := filepath.Join(t.TempDir(), "old")
 	grownIndex(t, dir, 8, 1, old)
@@ -81,6 +82,7 @@ func TestRolledBackStore(t *testing.T) {
 // before them opens): each flip either keeps every document or is refused;
 // none opens an index that lost documents.
 func TestManifestFlips(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("opens an index per flip")
 	}
@@ -124,6 +126,7 @@ func TestManifestFlips(t *testing.T) {
 // block included: Check reads every block, so each flip is found by Check
 // or refused at open, never passed as sound.
 func TestSSTableFlips(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := openT(t, dir, testOptions())
 	require.NoError(t, db.Load(ctx, corpus(3000, 4)))
@@ -159,6 +162,7 @@ func TestSSTableFlips(t *testing.T) {
 // was removed is a damaged index, not a foreign folder; the marker the
 // message describes opens it again.
 func TestMissingManifestMarker(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := openT(t, dir, testOptions())
 	require.NoError(t, db.Load(ctx, corpus(300, 4)))
@@ -183,6 +187,7 @@ func TestMissingManifestMarker(t *testing.T) {
 // TestStraySSTable: an sstable in the store's folder that its MANIFEST
 // does not list is reported by Check, and a writable open deletes it.
 func TestStraySSTable(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := openT(t, dir, testOptions())
 	require.NoError(t, db.Load(ctx, corpus(500, 4)))
@@ -211,6 +216,7 @@ func size(t *testing.T, path string) int64 {
 // kept in quarantine, Check failing) or refuses; it is never taken for a
 // torn write, silently.
 func TestLogLengthFlips(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := openT(t, dir, Options{SizeHint: 1 << 12, MemtableSize: 1 << 30, Sync: SyncAlways})
 	for i := range 20 {
@@ -263,6 +269,7 @@ func TestLogLengthFlips(t *testing.T) {
 // Check, before a writable open could make the loss permanent; a
 // point-in-time open keeps what comes before it and says what it lost.
 func TestMissingLogSegment(t *testing.T) {
+	t.Parallel()
 	for _, remove := range []int{2, 1} { // of three segments holding records: the newest, the middle one
 		t.Run(fmt.Sprintf("segment %d of 0-2", remove), func(t *testing.T) {
 			dir := t.TempDir()
@@ -312,6 +319,7 @@ func TestMissingLogSegment(t *testing.T) {
 // checked by Check too, which Pebble's own block validation skips: a flip
 // in any value block is found.
 func TestValueBlockFlips(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := openT(t, dir, testOptions())
 	rewrite := func(round int) {

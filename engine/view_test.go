@@ -12,6 +12,7 @@ import (
 // as before views, they would wait for it), and the read answers as the
 // index was when it began; the next read sees the writes.
 func TestWritesDuringLongRead(t *testing.T) {
+	t.Parallel()
 	docs := corpus(900, 3)
 	queries := make([]uint64, pinQueries)
 	for i := range queries {

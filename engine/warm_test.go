@@ -9,6 +9,7 @@ import (
 )
 
 func TestWarm(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	docs := corpus(60000, 21)
 	db := openT(t, dir, testOptions())
