@@ -48,7 +48,7 @@ func TestBatchAtomicAcrossRecords(t *testing.T) {
 	copyDir(t, filepath.Join(dir, walDir), filepath.Join(crash, walDir))
 	require.NoError(t, db.Close())
 
-	segs, err := wal.Segments(filepath.Join(crash, walDir))
+	segs, err := wal.Segments(nil, filepath.Join(crash, walDir))
 	require.NoError(t, err)
 	seg := filepath.Join(crash, walDir, wal.SegmentName(segs[len(segs)-1]))
 	full, err := os.ReadFile(seg)

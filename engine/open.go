@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -77,9 +78,11 @@ func Open(dir string, opts Options) (*DB, error) {
 	if fs == nil {
 		fs = vfs.Default
 	}
-	if found, err := exists(fs, dir); err != nil {
+	found, err := exists(fs, dir)
+	if err != nil {
 		return nil, err
-	} else if !found {
+	}
+	if !found {
 		if opts.ReadOnly {
 			return nil, fmt.Errorf("%w: no index in %s", ErrNotIndex, dir)
 		}
@@ -87,6 +90,11 @@ func Open(dir string, opts Options) (*DB, error) {
 			return nil, err
 		}
 		if err := store.MakeDir(fs, dir); err != nil {
+			return nil, err
+		}
+	}
+	if found && !opts.ReadOnly {
+		if err := checkBeforeWriting(fs, dir, opts.Logger); err != nil {
 			return nil, err
 		}
 	}
@@ -168,6 +176,61 @@ func (db *DB) load() error {
 	return db.install(newState(tables, docs, fps, walFrom, db.newUnits(docs)), successor{split: true})
 }
 
+// checkBeforeWriting opens the store of the index in dir read-only and
+// refuses, before a writable open changes a file, a store its log does
+// not continue (storeMatchesLog). Pebble's writable open deletes the
+// sstables its MANIFEST does not list, and an index without metadata
+// would be made anew beside the old one's log: both when the MANIFEST
+// lost edits (cut short, which Pebble reads as a crash's torn tail, or
+// put back from an older copy), which they would make for good.
+func checkBeforeWriting(fs vfs.FS, dir string, log *slog.Logger) error {
+	s, err := store.Open(dir, store.Options{FS: store.ReadOnlyFS{FS: fs}, ReadOnly: true, Logger: log, CacheSize: 1 << 20})
+	if err != nil {
+		return storeErr(err)
+	}
+	defer s.Close()
+	return storeMatchesLog(s, fs, dir)
+}
+
+// storeMatchesLog refuses, as damage, a store r that the log of the index
+// in dir does not continue: one without the index's metadata beside a log
+// that holds segments (the index took writes), or one whose log position
+// the log no longer holds (the same check as the log's replay).
+func storeMatchesLog(r store.Reader, fs vfs.FS, dir string) error {
+	logDir := filepath.Join(dir, walDir)
+	_, c, err := r.Get(format.MetaFormat)
+	if errors.Is(err, store.ErrKeyNotFound) {
+		segs, err := wal.Segments(fs, logDir)
+		if err != nil {
+			return err
+		}
+		if len(segs) > 0 {
+			return fmt.Errorf("%w: %s: the store holds no index (no format version), but the log holds writes (%s, %d segment files in all): the store lost its tables (its MANIFEST cut short or put back?); restore the index from a copy. Nothing was changed", ErrCorrupt, dir, wal.SegmentName(segs[0]), len(segs))
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	c.Close()
+	wv, c, err := r.Get(format.MetaWALFrom)
+	if err != nil {
+		if errors.Is(err, store.ErrKeyNotFound) {
+			return fmt.Errorf("%w: %s: no %s", ErrCorrupt, dir, format.MetaName(format.MetaWALFrom))
+		}
+		return err
+	}
+	from, err := format.ParseWALPos(wv)
+	c.Close()
+	if err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	if err := wal.CheckStart(fs, logDir, from); err != nil {
+		return walErr(fmt.Errorf("engine: %s: the store's state is older than its log, and a writable open would delete its newer files; nothing was changed: %w", dir, err))
+	}
+	return nil
+}
+
 // getMeta returns the value of metadata key k, which every index has.
 func (db *DB) getMeta(k []byte) ([]byte, error) {
 	v, ok, err := db.getMetaIf(k)
@@ -199,7 +262,10 @@ func (db *DB) loadMeta() error {
 	}
 	if !ok {
 		if db.opts.ReadOnly {
-			return fmt.Errorf("engine: %s holds no simhashdb index", db.dir)
+			if err := storeMatchesLog(db.store, db.fs, db.dir); err != nil {
+				return err
+			}
+			return fmt.Errorf("%w: %s holds no simhashdb index", ErrNotIndex, db.dir)
 		}
 		if err := db.create(); err != nil {
 			return err

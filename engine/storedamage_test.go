@@ -122,6 +122,65 @@ func TestManifestFlips(t *testing.T) {
 	assert.Positive(t, refused)
 }
 
+// TestManifestCuts cuts the store's MANIFEST short at points across it
+// (the damage a truncated copy or a lost tail gives, which Pebble reads as
+// a crash's torn write and opens the version before): the engine's log no
+// longer covers that version, so each cut is refused, with every file
+// left as it was, or keeps every document; none opens an index that lost
+// documents. (A writable open once deleted the sstables of a MANIFEST cut
+// before its first table, then made a new index beside the old log.)
+func TestManifestCuts(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	n := grownIndex(t, dir, 3, -1, "")
+	desc, err := pebble.Peek(filepath.Join(dir, store.Dir), vfs.Default)
+	require.NoError(t, err)
+	orig, err := os.ReadFile(desc.ManifestFilename)
+	require.NoError(t, err)
+	refused := 0
+	for cut := len(orig) - 1; cut > 0; cut -= max(len(orig)/24, 1) {
+		work := t.TempDir()
+		copyDir(t, filepath.Join(dir, store.Dir), filepath.Join(work, store.Dir))
+		copyDir(t, filepath.Join(dir, walDir), filepath.Join(work, walDir))
+		require.NoError(t, os.Truncate(filepath.Join(work, store.Dir, filepath.Base(desc.ManifestFilename)), int64(cut)))
+		files := filesOf(t, work)
+		// Writable first: a refusal must leave every file as it was,
+		// the sstables the cut MANIFEST no longer lists included.
+		for _, ro := range []bool{false, true} {
+			db, err := Open(work, Options{ReadOnly: ro})
+			if err != nil {
+				require.ErrorIs(t, err, ErrCorrupt, "cut at %d of %d: a refusal says the index is damaged", cut, len(orig))
+				require.Equal(t, files, filesOf(t, work), "cut at %d: a refused open changed the index's files", cut)
+				refused++
+				continue
+			}
+			st, err := db.Stats(ctx)
+			require.NoError(t, err)
+			require.NoError(t, db.Close())
+			require.Equal(t, int64(n), st.Documents, "cut at %d of %d (read-only %v) opened an index that lost documents", cut, len(orig), ro)
+		}
+	}
+	assert.Positive(t, refused)
+}
+
+// filesOf maps every file under dir to its size.
+func filesOf(t *testing.T, dir string) map[string]int64 {
+	t.Helper()
+	out := map[string]int64{}
+	require.NoError(t, filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		out[path] = info.Size()
+		return nil
+	}))
+	return out
+}
+
 // TestSSTableFlips flips a byte in every stretch of an sstable, the filter
 // block included: Check reads every block, so each flip is found by Check
 // or refused at open, never passed as sound.

@@ -279,6 +279,21 @@ func discardMissing(o ReplayOptions, st *ReplayStats, dir string, seg uint64) er
 	return nil
 }
 
+// CheckStart returns the *CorruptError Replay would give, without reading
+// a record, if the log in dir does not hold from (its segment is missing,
+// or shorter than its offset): a caller that would change anything on
+// opening checks first. fs nil is the operating system's.
+func CheckStart(fs vfs.FS, dir string, from Position) error {
+	if fs == nil {
+		fs = vfs.Default
+	}
+	segs, err := segments(fs, dir)
+	if err != nil {
+		return err
+	}
+	return checkStart(fs, dir, from, slices.DeleteFunc(segs, func(s uint64) bool { return s < from.Segment }))
+}
+
 // checkStart refuses a log that does not hold from: segs are the segments
 // from from.Segment on.
 func checkStart(fs vfs.FS, dir string, from Position, segs []uint64) error {

@@ -144,7 +144,13 @@ type Log struct {
 func SegmentName(n uint64) string { return fmt.Sprintf("%06d.wal", n) }
 
 // Segments returns the sequence numbers of the segments in dir, ascending.
-func Segments(dir string) ([]uint64, error) { return segments(vfs.Default, dir) }
+// fs nil is the operating system's.
+func Segments(fs vfs.FS, dir string) ([]uint64, error) {
+	if fs == nil {
+		fs = vfs.Default
+	}
+	return segments(fs, dir)
+}
 
 var errNotExist = os.ErrNotExist
 

@@ -76,7 +76,7 @@ func TestRoundTrip(t *testing.T) {
 			recs := sample(100)
 			writeRecs(t, dir, mode, recs[:50])
 			writeRecs(t, dir, mode, recs[50:]) // a second Open starts segment 2
-			segs, err := Segments(dir)
+			segs, err := Segments(nil, dir)
 			require.NoError(t, err)
 			assert.Equal(t, []uint64{1, 2}, segs)
 			got, st, err := replayAll(t, dir, 0)

@@ -119,7 +119,9 @@ func manifestDamaged(err error) bool {
 			return true
 		}
 	}
-	return false
+	// Pebble marks its corruption errors its own way (a MANIFEST that
+	// holds no complete edit is one), which errors.Is does not see.
+	return pebble.IsCorruptionError(err)
 }
 
 // filesMissing reports whether Pebble's open of an existing store failed
