@@ -76,15 +76,15 @@ func (db *DB) write(ctx context.Context, docs []Doc, deletes []uint64) (err erro
 	if err := db.stall(cost); err != nil {
 		return err
 	}
-	defer db.admitted(cost)
 	log, lsn, seq, err := db.appendCommit(docs, names, deletes)
 	if err != nil {
+		db.admitted(cost)
 		return err
 	}
 	werr := log.Wait(ctx, lsn)
 	// Publish even when waiting failed: the record is in the log, and the
 	// memtable must follow the log's order.
-	db.publish(seq, docs, deletes)
+	db.publish(seq, docs, deletes, cost)
 	if werr != nil {
 		return store.DiskErr("writing the log", werr)
 	}
@@ -133,8 +133,10 @@ func (db *DB) appendCommit(docs []Doc, names int64, deletes []uint64) (*wal.Log,
 }
 
 // publish applies commit seq to the live memtable, after every commit
-// before it: the memtable follows the log's order.
-func (db *DB) publish(seq uint64, docs []Doc, deletes []uint64) {
+// before it: the memtable follows the log's order. The commit's cost,
+// which stall let in, leaves the admitted count as it enters the
+// memtable (admitted, under the same hold of db.mu).
+func (db *DB) publish(seq uint64, docs []Doc, deletes []uint64, cost int64) {
 	db.mu.Lock()
 	for db.published != seq-1 {
 		db.cond.Wait()
@@ -146,6 +148,7 @@ func (db *DB) publish(seq uint64, docs []Doc, deletes []uint64) {
 		db.mem.Delete(id)
 	}
 	db.published = seq
+	db.admitting -= cost
 	db.cond.Broadcast()
 	full := db.unflushed() >= db.memtableBudget()
 	db.mu.Unlock()
@@ -200,9 +203,8 @@ func (db *DB) memtablesMax() int64 { return 2 * db.memtableBudget() }
 // commit waiting for room holds back the small ones after it, which would
 // otherwise take the room as it comes and keep it waiting. A writer let in
 // counts its cost as admitting until its commit is in the memtable
-// (admitted). While
-// flushes fail on a full disk, writes go on into the log up to that point,
-// and fail with ErrDiskFull past it rather than wait.
+// (publish) or has failed (admitted). While flushes fail on a full disk,
+// writes go on into the log up to that point, and fail with ErrDiskFull past it rather than wait.
 func (db *DB) stall(cost int64) error {
 	if err := db.store.Damaged(); err != nil {
 		return err
@@ -251,8 +253,8 @@ func (db *DB) leaveStall(turn uint64) {
 	db.cond.Broadcast()
 }
 
-// admitted ends what stall let in: the commit is in the memtable (whose
-// Size counts it now) or failed.
+// admitted ends what stall let in for a commit that failed before
+// publish (which ends it for the others).
 func (db *DB) admitted(cost int64) {
 	db.mu.Lock()
 	db.admitting -= cost
