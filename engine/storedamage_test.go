@@ -45,6 +45,28 @@ func grownIndex(t *testing.T, dir string, flushes, snapshotAfter int, snap strin
 	return n
 }
 
+// grownManifest is grownIndex of 3 flushes in a new folder, with the
+// name and bytes of its store's MANIFEST.
+func grownManifest(t *testing.T) (dir string, n int, manifest string, orig []byte) {
+	t.Helper()
+	dir = t.TempDir()
+	n = grownIndex(t, dir, 3, -1, "")
+	desc, err := pebble.Peek(filepath.Join(dir, store.Dir), vfs.Default)
+	require.NoError(t, err)
+	orig, err = os.ReadFile(desc.ManifestFilename)
+	require.NoError(t, err)
+	return dir, n, filepath.Base(desc.ManifestFilename), orig
+}
+
+// copyIndex copies the index in dir (its store and log) to a new folder.
+func copyIndex(t *testing.T, dir string) string {
+	t.Helper()
+	work := t.TempDir()
+	copyDir(t, filepath.Join(dir, store.Dir), filepath.Join(work, store.Dir))
+	copyDir(t, filepath.Join(dir, walDir), filepath.Join(work, walDir))
+	return work
+}
+
 func copyDir(t *testing.T, from, to string) {
 	t.Helper()
 	require.NoError(t, os.MkdirAll(to, 0o755))
@@ -86,20 +108,13 @@ func TestManifestFlips(t *testing.T) {
 	if testing.Short() {
 		t.Skip("opens an index per flip")
 	}
-	dir := t.TempDir()
-	n := grownIndex(t, dir, 3, -1, "")
-	desc, err := pebble.Peek(filepath.Join(dir, store.Dir), vfs.Default)
-	require.NoError(t, err)
-	orig, err := os.ReadFile(desc.ManifestFilename)
-	require.NoError(t, err)
+	dir, n, manifest, orig := grownManifest(t)
 	r := rand.New(rand.NewPCG(5, 5))
 	refused, whole := 0, 0
 	for range 40 {
 		at := len(orig)/8 + r.IntN(len(orig)*3/4)
-		work := t.TempDir()
-		copyDir(t, filepath.Join(dir, store.Dir), filepath.Join(work, store.Dir))
-		copyDir(t, filepath.Join(dir, walDir), filepath.Join(work, walDir))
-		m := filepath.Join(work, store.Dir, filepath.Base(desc.ManifestFilename))
+		work := copyIndex(t, dir)
+		m := filepath.Join(work, store.Dir, manifest)
 		b := append([]byte(nil), orig...)
 		b[at] ^= 1 << r.IntN(8)
 		require.NoError(t, os.WriteFile(m, b, 0o644))
@@ -127,22 +142,14 @@ func TestManifestFlips(t *testing.T) {
 // a crash's torn write and opens the version before): the engine's log no
 // longer covers that version, so each cut is refused, with every file
 // left as it was, or keeps every document; none opens an index that lost
-// documents. (A writable open once deleted the sstables of a MANIFEST cut
-// before its first table, then made a new index beside the old log.)
+// documents.
 func TestManifestCuts(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	n := grownIndex(t, dir, 3, -1, "")
-	desc, err := pebble.Peek(filepath.Join(dir, store.Dir), vfs.Default)
-	require.NoError(t, err)
-	orig, err := os.ReadFile(desc.ManifestFilename)
-	require.NoError(t, err)
+	dir, n, manifest, orig := grownManifest(t)
 	refused := 0
 	for cut := len(orig) - 1; cut > 0; cut -= max(len(orig)/24, 1) {
-		work := t.TempDir()
-		copyDir(t, filepath.Join(dir, store.Dir), filepath.Join(work, store.Dir))
-		copyDir(t, filepath.Join(dir, walDir), filepath.Join(work, walDir))
-		require.NoError(t, os.Truncate(filepath.Join(work, store.Dir, filepath.Base(desc.ManifestFilename)), int64(cut)))
+		work := copyIndex(t, dir)
+		require.NoError(t, os.Truncate(filepath.Join(work, store.Dir, manifest), int64(cut)))
 		files := filesOf(t, work)
 		// Writable first: a refusal must leave every file as it was,
 		// the sstables the cut MANIFEST no longer lists included.

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -168,12 +169,10 @@ func TestCheckFiles(t *testing.T) {
 	defer s.Close()
 	bad, unlisted = check(s)
 	require.Len(t, bad, 1)
-	require.True(t, IsCorruption(bad[0]) || errorsIsCorrupt(bad[0]), "%v", bad[0])
+	require.True(t, IsCorruption(bad[0]) || errors.Is(bad[0], format.ErrCorrupt), "%v", bad[0])
 	require.Contains(t, bad[0].Error(), filepath.Base(ssts[0]))
 	require.Equal(t, []string{"999999.sst"}, baseNames(unlisted))
 }
-
-func errorsIsCorrupt(err error) bool { return strings.Contains(err.Error(), format.ErrCorrupt.Error()) }
 
 func baseNames(paths []string) []string {
 	out := make([]string, len(paths))
