@@ -78,3 +78,21 @@ func TestForeignFolders(t *testing.T) {
 		assert.Contains(t, err.Error(), "not a folder")
 	})
 }
+
+// TestOpenWhereMakingStopped: an index folder whose making stopped before
+// Pebble wrote a file (an empty pebble/) is made into an index by a
+// writable open, not refused: nothing there can be lost.
+func TestOpenWhereMakingStopped(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, store.Dir), 0o755))
+	db, err := Open(dir, Options{})
+	require.NoError(t, err)
+	require.NoError(t, db.Insert(ctx, Doc{ID: 1, Fingerprint: 7}))
+	require.NoError(t, db.Close())
+	db, err = Open(dir, Options{ReadOnly: true})
+	require.NoError(t, err)
+	defer db.Close()
+	_, err = db.Get(ctx, 1)
+	require.NoError(t, err)
+}

@@ -180,10 +180,13 @@ func (db *DB) load() error {
 // refuses, before a writable open changes a file, a store its log does
 // not continue (storeMatchesLog). Pebble's writable open deletes the
 // sstables its MANIFEST does not list, and an index without metadata
-// would be made anew beside the old one's log: both when the MANIFEST
-// lost edits (cut short, which Pebble reads as a crash's torn tail, or
-// put back from an older copy), which they would make for good.
+// would be made anew beside the old one's log: when the MANIFEST lost
+// edits (cut short, which Pebble reads as a crash's torn tail, or put back
+// from an older copy), the open would make the loss permanent.
 func checkBeforeWriting(fs vfs.FS, dir string, log *slog.Logger) error {
+	if made, err := store.Exists(fs, dir); err != nil || !made {
+		return err // none yet: an index whose making stopped early, made now
+	}
 	s, err := store.Open(dir, store.Options{FS: store.ReadOnlyFS{FS: fs}, ReadOnly: true, Logger: log, CacheSize: 1 << 20})
 	if err != nil {
 		return storeErr(err)

@@ -252,3 +252,16 @@ func (s *Store) indexBytes(filters bool, spans [][2][]byte) (int64, error) {
 	}
 	return n, nil
 }
+
+// Exists reports whether the index in dir has a Pebble store Pebble would
+// open (a MANIFEST named by its marker), rather than create.
+func Exists(fs vfs.FS, dir string) (bool, error) {
+	desc, err := pebble.Peek(filepath.Join(dir, Dir), fs)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return desc.Exists, nil
+}
