@@ -84,7 +84,12 @@ type DiskRun struct {
 	// and BytesPerQuery the bytes the child fetched from the disk
 	// (/proc/self/io), a query.
 	ReadsPerQuery float64 `json:"reads_per_query"`
-	BytesPerQuery float64 `json:"disk_bytes_per_query"`
+	// RoundsPerQuery is the rounds those reads came in (Stats.FileReadRounds:
+	// chains of reads each started after the one before had finished), a
+	// query: with one query at a time, the rounds it waits for one after
+	// another.
+	RoundsPerQuery float64 `json:"read_rounds_per_query"`
+	BytesPerQuery  float64 `json:"disk_bytes_per_query"`
 }
 
 // diskJob is what the child does.
@@ -172,7 +177,7 @@ func runDiskDesign(cfg Config, paperTables int) (*DiskResults, error) {
 				return nil, fmt.Errorf("queries at concurrency %d: %w", conc, err)
 			}
 			res.PageCache = how
-			cfg.Log.Info("disk: queries", "reads", run.Reads, "concurrency", conc, "p50 us", run.Latency.P50, "p99 us", run.Latency.P99, "qps", run.QPS, "reads/query", run.ReadsPerQuery)
+			cfg.Log.Info("disk: queries", "reads", run.Reads, "concurrency", conc, "p50 us", run.Latency.P50, "p99 us", run.Latency.P99, "qps", run.QPS, "reads/query", run.ReadsPerQuery, "rounds/query", run.RoundsPerQuery)
 			res.Runs = append(res.Runs, run)
 		}
 	}
@@ -442,7 +447,7 @@ func queryDisk(job diskJob) (DiskRun, error) {
 		reads = "ring"
 	}
 	return DiskRun{Concurrency: job.Concurrency, Queries: len(qs), Latency: percentiles(lat), QPS: nq / elapsed.Seconds(), Reads: reads,
-		ReadsPerQuery: float64(st1.FileReads-st0.FileReads) / nq, BytesPerQuery: float64(io1["read_bytes"]-io0["read_bytes"]) / nq}, nil
+		ReadsPerQuery: float64(st1.FileReads-st0.FileReads) / nq, RoundsPerQuery: float64(st1.FileReadRounds-st0.FileReadRounds) / nq, BytesPerQuery: float64(io1["read_bytes"]-io0["read_bytes"]) / nq}, nil
 }
 
 // procIO reads this process's I/O counters (Linux's /proc/self/io; empty
@@ -469,14 +474,14 @@ func (d *DiskResults) report(md *strings.Builder) {
 		"%d issued together by as many goroutines, each a pread, p50 %.0f us, p99 %.0f us (%.0f reads/s).\n\n",
 		d.Disk.One.P50, d.Disk.One.P99, d.Disk.IOPSOne, d.Disk.RoundOf, d.Disk.Async.P50, d.Disk.Async.P99, d.Disk.IOPSAsync,
 		d.Disk.RoundOf, d.Disk.Round.P50, d.Disk.Round.P99, d.Disk.IOPSMany)
-	md.WriteString("| reads | concurrent queries | p50 | p99 | p999 | queries/s | reads a query | disk bytes a query | p50 / the round | p99 / the round's p99 | p50 / goroutine round | queries/s / (round reads/s / reads a query) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	md.WriteString("| reads | concurrent queries | p50 | p99 | p999 | queries/s | reads a query | rounds of reads a query (one query at a time: rounds it waits for) | disk bytes a query | p50 / the round | p99 / the round's p99 | p50 / goroutine round | queries/s / (round reads/s / reads a query) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range d.Runs {
 		limit := 0.0
 		if r.ReadsPerQuery > 0 {
 			limit = r.QPS / (d.Disk.IOPSAsync / r.ReadsPerQuery)
 		}
-		fmt.Fprintf(md, "| %s | %d | %.0f us | %.0f us | %.0f us | %.0f | %.1f | %.0f | %.1fx | %.1fx | %.1fx | %.2f |\n", r.Reads, r.Concurrency, r.Latency.P50, r.Latency.P99, r.Latency.P999, r.QPS,
-			r.ReadsPerQuery, r.BytesPerQuery, r.Latency.P50/max(d.Disk.Async.P50, 1), r.Latency.P99/max(d.Disk.Async.P99, 1), r.Latency.P50/max(d.Disk.Round.P50, 1), limit)
+		fmt.Fprintf(md, "| %s | %d | %.0f us | %.0f us | %.0f us | %.0f | %.1f | %.1f | %.0f | %.1fx | %.1fx | %.1fx | %.2f |\n", r.Reads, r.Concurrency, r.Latency.P50, r.Latency.P99, r.Latency.P999, r.QPS,
+			r.ReadsPerQuery, r.RoundsPerQuery, r.BytesPerQuery, r.Latency.P50/max(d.Disk.Async.P50, 1), r.Latency.P99/max(d.Disk.Async.P99, 1), r.Latency.P50/max(d.Disk.Round.P50, 1), limit)
 	}
 	md.WriteString("\n")
 	for _, ch := range d.Charts {

@@ -77,7 +77,7 @@ func BenchmarkColdQuery(b *testing.B) {
 			require.NoError(b, err)
 			defer db.Close()
 			_, _, missed := db.cache.Stats()
-			read := db.store.Reads()
+			read, rounds := db.store.Reads(), db.store.ReadRounds()
 			for i := 0; b.Loop(); i++ {
 				if _, err := db.Query(ctx, qs[i%len(qs)], 3); err != nil {
 					b.Fatal(err)
@@ -86,6 +86,7 @@ func BenchmarkColdQuery(b *testing.B) {
 			_, _, misses := db.cache.Stats()
 			b.ReportMetric(float64(misses-missed)/float64(b.N), "block-misses/op")
 			b.ReportMetric(float64(db.store.Reads()-read)/float64(b.N), "sst-reads/op")
+			b.ReportMetric(float64(db.store.ReadRounds()-rounds)/float64(b.N), "read-rounds/op")
 		})
 	}
 }

@@ -101,7 +101,12 @@ type Stats struct {
 	// cache held, for queries, flushes and Pebble's compactions.
 	// ReadRing says they go through an io_uring ring (Options.BlockingReads).
 	FileReads int64 `json:"file_reads"`
-	ReadRing  bool  `json:"read_ring"`
+	// FileReadRounds counts the rounds FileReads came in: the longest chain
+	// of reads each of which started after the one before it had finished.
+	// Over queries made one at a time, it grows by the rounds of reads
+	// each waited for, one after another.
+	FileReadRounds int64 `json:"file_read_rounds"`
+	ReadRing       bool  `json:"read_ring"`
 }
 
 // Stats returns the index's statistics. A figure it cannot measure (the
@@ -158,7 +163,7 @@ func (db *DB) Stats(ctx context.Context) (_ Stats, err error) {
 	s.CacheSize = db.budget.Total
 	s.CacheBytes, s.CacheHits, s.CacheMisses = db.cache.Stats()
 	s.PebbleCacheHit, _, s.PebbleCacheBytes = db.store.CacheStats()
-	s.FileReads, s.ReadRing = db.store.Reads(), db.ring != nil
+	s.FileReads, s.FileReadRounds, s.ReadRing = db.store.Reads(), db.store.ReadRounds(), db.ring != nil
 	s.PebbleCacheSize = db.store.CacheShare()
 	idx, err := db.tableIndexBytes()
 	if err != nil {

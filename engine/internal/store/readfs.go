@@ -9,14 +9,25 @@ import (
 )
 
 // readFS is the file system Pebble opens its sstables through: it counts
-// their reads at offsets (Store.Reads), and sends them through the store's
+// their reads at offsets and the rounds they come in (Store.Reads,
+// Store.ReadRounds), and sends them through the store's
 // io_uring ring when it has one, so that the reads of a query's table
 // blocks, issued together, reach the disk together (package uring says
 // why pread does not).
 type readFS struct {
 	vfs.FS
 	ring  *uring.Ring // nil: the file's own ReadAt
-	reads *atomic.Int64
+	reads *readCount
+}
+
+// readCount counts reads of sstables, and the rounds they come in: the
+// longest chain of reads each of which started after the one before it
+// had finished. Reads issued together are one round; a read issued once
+// another has come back (an index block, then its data block) starts the
+// next. It counts on across queries: over queries made one at a time, it
+// grows by the rounds each waited for.
+type readCount struct {
+	reads, rounds atomic.Int64
 }
 
 func (fs readFS) Open(name string, opts ...vfs.OpenOption) (vfs.File, error) {
@@ -35,13 +46,25 @@ func (fs readFS) Open(name string, opts ...vfs.OpenOption) (vfs.File, error) {
 type readFile struct {
 	vfs.File
 	ring  *uring.Ring
-	reads *atomic.Int64
+	reads *readCount
 }
 
 func (f readFile) ReadAt(p []byte, off int64) (int, error) {
-	f.reads.Add(1)
+	f.reads.reads.Add(1)
+	defer f.reads.roundDone(f.reads.rounds.Load() + 1)
 	if f.ring != nil {
 		return f.ring.ReadAt(f.Fd(), p, off)
 	}
 	return f.File.ReadAt(p, off)
+}
+
+// roundDone notes that a read of round r (the rounds done when it started,
+// plus one) has come back.
+func (c *readCount) roundDone(r int64) {
+	for {
+		done := c.rounds.Load()
+		if r <= done || c.rounds.CompareAndSwap(done, r) {
+			return
+		}
+	}
 }

@@ -51,7 +51,7 @@ type Store struct {
 	log *slog.Logger
 	// damaged is the first damage Pebble reported (Damaged).
 	damaged atomic.Pointer[error]
-	reads   atomic.Int64 // of sstables at offsets: Reads
+	reads   readCount // of sstables at offsets: Reads, ReadRounds
 	// logFree and logSinceStat are LogRoom's view of the disk; its caller
 	// serialises the calls.
 	logFree, logSinceStat int64
@@ -137,7 +137,13 @@ func filesMissing(fs vfs.FS, pdir string, err error) bool {
 // Reads is how many reads of its sstables Pebble has made since the store
 // opened: every block a query or a flush does not find in a cache, and
 // the reads of compactions.
-func (s *Store) Reads() int64 { return s.reads.Load() }
+func (s *Store) Reads() int64 { return s.reads.reads.Load() }
+
+// ReadRounds is the rounds Reads came in: the longest chain of reads each
+// of which started after the one before it had finished. With one query
+// at a time and nothing else reading, it grows by the rounds of reads each
+// query waited for, one after another.
+func (s *Store) ReadRounds() int64 { return s.reads.rounds.Load() }
 
 // Close closes the store and lets go of its cache.
 func (s *Store) Close() error {

@@ -1543,9 +1543,12 @@ type StatsResponse struct {
 	// package permutation (Design.MarshalBinary).
 	Design []byte `protobuf:"bytes,31,opt,name=design,proto3" json:"design,omitempty"`
 	// The memory of all memtables at which writes wait for a flush.
-	MemtablesMax  int64 `protobuf:"varint,32,opt,name=memtables_max,json=memtablesMax,proto3" json:"memtables_max,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	MemtablesMax int64 `protobuf:"varint,32,opt,name=memtables_max,json=memtablesMax,proto3" json:"memtables_max,omitempty"`
+	// The rounds file_reads came in: the longest chain of reads each of
+	// which started after the one before it had finished.
+	FileReadRounds int64 `protobuf:"varint,33,opt,name=file_read_rounds,json=fileReadRounds,proto3" json:"file_read_rounds,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *StatsResponse) Reset() {
@@ -1798,6 +1801,13 @@ func (x *StatsResponse) GetDesign() []byte {
 func (x *StatsResponse) GetMemtablesMax() int64 {
 	if x != nil {
 		return x.MemtablesMax
+	}
+	return 0
+}
+
+func (x *StatsResponse) GetFileReadRounds() int64 {
+	if x != nil {
+		return x.FileReadRounds
 	}
 	return 0
 }
@@ -2444,7 +2454,7 @@ const file_simhashdb_v1_index_proto_rawDesc = "" +
 	"\v_similarity\"H\n" +
 	"\x10ClustersResponse\x124\n" +
 	"\tdocuments\x18\x01 \x03(\v2\x16.simhashdb.v1.DocumentR\tdocuments\"\x0e\n" +
-	"\fStatsRequest\"\xa8\n" +
+	"\fStatsRequest\"\xd2\n" +
 	"\n" +
 	"\rStatsResponse\x12\f\n" +
 	"\x01k\x18\x01 \x01(\rR\x01k\x12\x1c\n" +
@@ -2489,7 +2499,8 @@ const file_simhashdb_v1_index_proto_rawDesc = "" +
 	"\vtext_schema\x18\x1e \x01(\v2\x18.simhashdb.v1.TextSchemaR\n" +
 	"textSchema\x12\x16\n" +
 	"\x06design\x18\x1f \x01(\fR\x06design\x12#\n" +
-	"\rmemtables_max\x18  \x01(\x03R\fmemtablesMax\x1a@\n" +
+	"\rmemtables_max\x18  \x01(\x03R\fmemtablesMax\x12(\n" +
+	"\x10file_read_rounds\x18! \x01(\x03R\x0efileReadRounds\x1a@\n" +
 	"\x12BlockVersionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xfb\x01\n" +
