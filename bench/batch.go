@@ -105,7 +105,7 @@ func measureBatch(cfg Config, res *BatchResults, n int, sizes []int) error {
 		return err
 	}
 	defer db.Close()
-	if err := db.Load(ctx, docs); err != nil {
+	if err := db.Load(ctx, engine.DocsOf(docs)); err != nil {
 		return err
 	}
 	docs = nil

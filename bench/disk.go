@@ -221,7 +221,7 @@ func buildDiskIndex(dir string, n, nq int, seed uint64, design *permutation.Desi
 		docs[i] = engine.Doc{ID: uint64(i), Fingerprint: fp}
 	}
 	fps = nil
-	if err := db.Load(context.Background(), docs); err != nil {
+	if err := db.Load(context.Background(), engine.DocsOf(docs)); err != nil {
 		db.Close()
 		return 0, nil, err
 	}

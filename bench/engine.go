@@ -318,7 +318,7 @@ func measureEngine(cfg Config, n, tables int) (EngineRow, error) {
 	defer db.Close() // a second Close after the small-cache run is harmless
 	row.Tables = len(db.Design().Tables)
 	start := time.Now()
-	if err := db.Load(ctx, docs); err != nil {
+	if err := db.Load(ctx, engine.DocsOf(docs)); err != nil {
 		return row, err
 	}
 	row.LoadSeconds = time.Since(start).Seconds()
@@ -487,7 +487,7 @@ func measureDesigns(cfg Config, n int) ([]DesignRow, error) {
 				return err
 			}
 			defer db.Close()
-			if err := db.Load(ctx, docs); err != nil {
+			if err := db.Load(ctx, engine.DocsOf(docs)); err != nil {
 				return err
 			}
 			if _, err := latencies(db, qs, 3); err != nil {

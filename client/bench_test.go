@@ -61,7 +61,7 @@ func BenchmarkQueryBatch(b *testing.B) {
 	db, err := engine.Open(b.TempDir(), engine.Options{Sync: engine.SyncNone})
 	require.NoError(b, err)
 	defer db.Close()
-	require.NoError(b, db.Load(ctx, all))
+	require.NoError(b, db.Load(ctx, engine.DocsOf(all)))
 	ts := httptest.NewServer(server.New(db, server.Options{Fingerprinter: simhash.Default()}))
 	defer ts.Close()
 	c, err := client.New(ts.URL, client.Options{})

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/simhashdb/simhashdb/internal/fingerprints"
 	"github.com/simhashdb/simhashdb/permutation"
@@ -65,7 +66,7 @@ func loadedWith(b *testing.B, n, nq int, clusters []uint64) (*DB, []uint64, floa
 		docs[i] = Doc{ID: uint64(i), Fingerprint: fp}
 	}
 	start := time.Now()
-	if err := db.Load(ctx, docs); err != nil {
+	if err := db.Load(ctx, DocsOf(docs)); err != nil {
 		b.Fatal(err)
 	}
 	rate := float64(len(fps)) / time.Since(start).Seconds()
@@ -228,7 +229,7 @@ func BenchmarkQueryGrown(b *testing.B) {
 	for i, fp := range fps {
 		docs[i] = Doc{ID: uint64(i), Fingerprint: fp}
 	}
-	if err := db.Load(ctx, docs[:n/6]); err != nil {
+	if err := db.Load(ctx, DocsOf(docs[:n/6])); err != nil {
 		b.Fatal(err)
 	}
 	for i := n / 6; i < n; i += 1000 {
@@ -256,7 +257,8 @@ func BenchmarkQueryGrown(b *testing.B) {
 	b.ReportMetric(float64(pending)/float64(len(db.st.tables))/float64(n), "pending-share")
 }
 
-// BenchmarkLoad measures the bulk loader on benchN fingerprints.
+// BenchmarkLoad measures the bulk loader on benchN fingerprints, sorted
+// in memory, and on disk in runs of an eighth of them.
 func BenchmarkLoad(b *testing.B) {
 	n := benchN(b)
 	fps := fingerprints.Uniform(n, 1)
@@ -264,21 +266,29 @@ func BenchmarkLoad(b *testing.B) {
 	for i, fp := range fps {
 		docs[i] = Doc{ID: uint64(i), Fingerprint: fp}
 	}
-	for b.Loop() {
-		b.StopTimer()
-		db, err := Open(b.TempDir(), Options{SizeHint: int64(n), Sync: SyncNone})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.StartTimer()
-		if err := db.Load(ctx, docs); err != nil {
-			b.Fatal(err)
-		}
-		b.StopTimer()
-		db.Close()
-		b.StartTimer()
+	for _, sorted := range []string{"in-memory", "on-disk"} {
+		b.Run(sorted, func(b *testing.B) {
+			o := Options{SizeHint: int64(n), Sync: SyncNone}
+			if sorted == "on-disk" {
+				o.knobs.loadMemory = int64(n) * int64(unsafe.Sizeof(Doc{})) / 8
+			}
+			for b.Loop() {
+				b.StopTimer()
+				db, err := Open(b.TempDir(), o)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				if err := db.Load(ctx, DocsOf(docs)); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				db.Close()
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mfp/s")
+		})
 	}
-	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mfp/s")
 }
 
 // BenchmarkQueryBatch answers 100K queries against 1M stored fingerprints,

@@ -13,7 +13,7 @@ import (
 func TestCanceled(t *testing.T) {
 	t.Parallel()
 	db := openT(t, t.TempDir(), testOptions())
-	require.NoError(t, db.Load(ctx, corpus(500, 1)))
+	require.NoError(t, db.Load(ctx, DocsOf(corpus(500, 1))))
 	require.NoError(t, db.Insert(ctx, Doc{ID: 1000, Fingerprint: 7, Name: "in the memtable"}))
 	before, err := db.Stats(ctx)
 	require.NoError(t, err)

@@ -64,7 +64,7 @@ func BenchmarkColdQuery(b *testing.B) {
 	for i, fp := range fps {
 		docs[i] = Doc{ID: uint64(i), Fingerprint: fp}
 	}
-	require.NoError(b, db.Load(ctx, docs))
+	require.NoError(b, db.Load(ctx, DocsOf(docs)))
 	require.NoError(b, db.Close())
 	qs := fingerprints.Uniform(1<<16, 2)
 	for _, mode := range []struct {
@@ -198,7 +198,7 @@ func TestColdQueryReadsTogether(t *testing.T) {
 			for i, fp := range fps {
 				docs[i] = Doc{ID: uint64(i), Fingerprint: fp}
 			}
-			require.NoError(t, db.Load(ctx, docs))
+			require.NoError(t, db.Load(ctx, DocsOf(docs)))
 			require.NoError(t, db.Close())
 			answers := map[bool][][]Match{}
 			for _, cold := range []bool{true, false} {

@@ -101,7 +101,7 @@ func TestInsertIfNew(t *testing.T) {
 	err = db.Insert(ctx, Doc{ID: 5, Name: "a\x00b"})
 	require.ErrorIs(t, err, ErrInput, "a NUL in a name")
 	require.ErrorContains(t, err, "NUL byte at offset 1")
-	require.ErrorIs(t, db.Load(ctx, []Doc{{ID: 6, Name: strings.Repeat("\x00", 1100)}}), ErrInput)
+	require.ErrorIs(t, db.Load(ctx, DocsOf([]Doc{{ID: 6, Name: strings.Repeat("\x00", 1100)}})), ErrInput)
 }
 
 // TestQueryAppendAllocs: a warm query into a reused buffer allocates

@@ -83,9 +83,14 @@ func ExampleDB_Load() {
 		log.Fatal(err)
 	}
 	defer db.Close()
-	docs := make([]engine.Doc, 100000)
-	for i := range docs {
-		docs[i] = engine.Doc{ID: uint64(i), Fingerprint: uint64(i) * 0x9e3779b97f4a7c15}
+	// The documents as a sequence: from a file, a query, or made as here;
+	// a slice goes through engine.DocsOf, and db.Docs copies an index.
+	docs := func(yield func(engine.Doc, error) bool) {
+		for i := range 100000 {
+			if !yield(engine.Doc{ID: uint64(i), Fingerprint: uint64(i) * 0x9e3779b97f4a7c15}, nil) {
+				return
+			}
+		}
 	}
 	if err := db.Load(ctx, docs); err != nil {
 		log.Fatal(err)
@@ -114,7 +119,7 @@ func openExample() (*engine.DB, func()) {
 		{ID: 3, Fingerprint: 0x0123456789abcdef, Name: "a, copied"}, // a's fingerprint
 		{ID: 4, Fingerprint: 0xfedcba9876543210, Name: "b"},
 	}
-	if err := db.Load(context.Background(), docs); err != nil {
+	if err := db.Load(context.Background(), engine.DocsOf(docs)); err != nil {
 		log.Fatal(err)
 	}
 	return db, func() { db.Close(); os.RemoveAll(dir) }

@@ -466,15 +466,20 @@ func TestLoadDiskFull(t *testing.T) {
 		written  bool // the load writes files before it fails
 		shortBy  int64
 		failFile string
+		memory   int64 // sorted on disk, in runs of this many bytes
 	}{
 		{name: "no room for its estimate", shortBy: 1 << 20},
 		{name: "a write fails", written: true, failFile: "table-002.sst"},
+		{name: "sorted on disk: no room for its estimate", written: true, shortBy: 1 << 20, memory: 1 << 20},
+		{name: "sorted on disk: a run's write fails", written: true, failFile: "run-3-by-posting", memory: 1 << 20},
+		{name: "sorted on disk: a write fails", written: true, failFile: "table-002.sst", memory: 1 << 20},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			q := newQuotaFS(1 << 40)
 			var full atomic.Bool
 			o := testOptions()
+			o.knobs.loadMemory = tc.memory
 			o.FS = &faultFS{FS: q, fail: func(op, path string) error {
 				if op == "write" && full.Load() && strings.HasSuffix(path, tc.failFile) && tc.failFile != "" {
 					return injected(op, path, syscall.ENOSPC)
@@ -484,10 +489,14 @@ func TestLoadDiskFull(t *testing.T) {
 			db := openT(t, dir, o)
 			before := q.usedBytes()
 			if tc.shortBy > 0 {
-				q.setLimit(before + int64(loadSize(docs, len(db.design.Tables))) - tc.shortBy)
+				p := &loadPart{}
+				for i := range docs {
+					require.NoError(t, p.add(db, &docs[i]))
+				}
+				q.setLimit(before + int64(loadSize(p, len(db.design.Tables))) - tc.shortBy)
 			}
 			full.Store(true)
-			err := db.Load(ctx, docs)
+			err := db.Load(ctx, DocsOf(docs))
 			require.ErrorIs(t, err, ErrDiskFull)
 			if !tc.written {
 				require.Less(t, q.usedBytes()-before, int64(1<<20), "refused before writing its files")
@@ -502,7 +511,7 @@ func TestLoadDiskFull(t *testing.T) {
 			require.Zero(t, st.Documents, "nothing of the load is stored")
 			q.setLimit(1 << 40)
 			full.Store(false)
-			require.NoError(t, db.Load(ctx, docs))
+			require.NoError(t, db.Load(ctx, DocsOf(docs)))
 			got, err := db.Get(ctx, 123)
 			require.NoError(t, err)
 			require.Equal(t, docs[122], got)

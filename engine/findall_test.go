@@ -36,7 +36,7 @@ func TestFindAllDuplicates(t *testing.T) {
 		docs = append(docs, Doc{ID: uint64(i + 1), Fingerprint: 0})
 	}
 	docs = append(docs, Doc{ID: copies + 1, Fingerprint: 1}, Doc{ID: copies + 2, Fingerprint: 0xffff0000ffff})
-	require.NoError(t, db.Load(ctx, docs))
+	require.NoError(t, db.Load(ctx, DocsOf(docs)))
 	// And some in the memtable, on the same fingerprint.
 	require.NoError(t, db.InsertBatch(ctx, []Doc{{ID: copies + 3, Fingerprint: 0}, {ID: copies + 4, Fingerprint: 3}}))
 	n := copies + 2 // documents on fingerprints 0 and 1 (at distance 1), and 3
@@ -88,7 +88,7 @@ func TestDocsDuringFlush(t *testing.T) {
 	db := openT(t, t.TempDir(), testOptions())
 	defer db.Close()
 	docs := corpus(2000, 11)
-	require.NoError(t, db.Load(ctx, docs))
+	require.NoError(t, db.Load(ctx, DocsOf(docs)))
 	require.NoError(t, db.InsertBatch(ctx, []Doc{{ID: 1 << 50, Fingerprint: 7}}))
 	n := 0
 	for _, err := range db.Docs(ctx) {
@@ -117,7 +117,7 @@ func TestStars(t *testing.T) {
 	db := openT(t, t.TempDir(), testOptions())
 	defer db.Close()
 	docs := corpus(3000, 21)
-	require.NoError(t, db.Load(ctx, docs[:2000]))
+	require.NoError(t, db.Load(ctx, DocsOf(docs[:2000])))
 	require.NoError(t, db.InsertBatch(ctx, docs[2000:]))
 	model := oracleOf(docs)
 	for k := 1; k <= 3; k++ {

@@ -63,7 +63,7 @@ func TestFlushBatchInOrder(t *testing.T) {
 	db := openT(t, t.TempDir(), o)
 	defer db.Close()
 	docs := corpus(3000, 7)
-	require.NoError(t, db.Load(ctx, docs))
+	require.NoError(t, db.Load(ctx, DocsOf(docs)))
 	model := oracleOf(docs)
 	for round := range 30 {
 		var batch []Doc

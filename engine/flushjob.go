@@ -98,7 +98,7 @@ func (f *flushJob) writeDocuments() error {
 			d, _ := m.Get(id)
 			key = format.AppendDocKey(key[:0], id)
 			if d.Live {
-				value = format.AppendDocValue(value[:0], d.FP, f.db.docValueName(d.Name))
+				value = format.AppendDocValue(value[:0], d.FP, docValueName(f.db, d.Name))
 			}
 			if err := setOrDelete(w, key, value, d.Live); err != nil {
 				return err

@@ -33,7 +33,7 @@ func TestKeyOrderOfStores(t *testing.T) {
 			require.NoError(t, err)
 			defer func() { db.Close() }()
 			docs := corpus(3000, 9)
-			require.NoError(t, db.Load(ctx, docs))
+			require.NoError(t, db.Load(ctx, DocsOf(docs)))
 			ssts, err := filepath.Glob(filepath.Join(dir, "pebble", "*.sst"))
 			require.NoError(t, err)
 			require.Greater(t, len(ssts), 3000/97)

@@ -4,11 +4,13 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"iter"
 	"runtime"
 	"slices"
 
 	"github.com/simhashdb/simhashdb/codec"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
+	"github.com/simhashdb/simhashdb/engine/internal/memlimit"
 	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/simhashdb/simhashdb/engine/internal/table"
 	"github.com/simhashdb/simhashdb/engine/internal/tasks"
@@ -32,20 +34,37 @@ func (db *DB) postingsPerSST() int {
 	return int(max(shard/16*8/10, 1<<16))
 }
 
-// Load stores many documents at once. Into an empty index it builds every
-// table with a sort and a sequential pass and hands Pebble finished sstables
-// (ingestion: no memtable, no compaction, no log); the load is atomic and
-// durable when Load returns. Into an index that holds documents it falls
-// back to batched inserts and a flush. A repeated id keeps its last
-// document.
-func (db *DB) Load(ctx context.Context, docs []Doc) (err error) {
+// DocsOf is a slice of documents as the sequence Load takes.
+func DocsOf(docs []Doc) iter.Seq2[Doc, error] {
+	return func(yield func(Doc, error) bool) {
+		for _, d := range docs {
+			if !yield(d, nil) {
+				return
+			}
+		}
+	}
+}
+
+// Load stores every document docs yields, at once. An error from docs
+// stops the load with nothing stored, and Load returns it wrapped. A
+// repeated id keeps its last document. docs must not write to db.
+//
+// Into an empty index Load builds every table with a sort and a
+// sequential pass and hands Pebble finished sstables (ingestion: no
+// memtable, no compaction, no log); the load is atomic and durable when
+// Load returns. It sorts the documents in memory while they take less
+// than a quarter of the memory the process may use (at most 1 GiB), and
+// beyond that on disk, in sorted runs in the index's scratch folder; what
+// it holds for the whole load is then each document's fingerprint, and
+// each table's sort takes 16 bytes a document while it runs. The disk
+// must have room for the runs and the index they become.
+//
+// Into an index that holds documents, Load gathers them in memory and
+// inserts them as one batch (InsertBatch), then flushes.
+func (db *DB) Load(ctx context.Context, docs iter.Seq2[Doc, error]) (err error) {
 	defer func() { err = storeErr(err) }()
 	if db.opts.ReadOnly {
 		return ErrReadOnly
-	}
-	stored, err := db.storedDocs(docs)
-	if err != nil {
-		return err
 	}
 	db.flushMu.Lock()
 	db.mu.RLock()
@@ -53,7 +72,14 @@ func (db *DB) Load(ctx context.Context, docs []Doc) (err error) {
 	db.mu.RUnlock()
 	if !empty {
 		db.flushMu.Unlock()
-		if err := db.InsertBatch(ctx, docs); err != nil {
+		var all []Doc
+		for d, err := range docs {
+			if err != nil {
+				return fmt.Errorf("the documents to load: %w", err)
+			}
+			all = append(all, d)
+		}
+		if err := db.InsertBatch(ctx, all); err != nil {
 			return err
 		}
 		return db.Flush(ctx)
@@ -69,37 +95,87 @@ func (db *DB) Load(ctx context.Context, docs []Doc) (err error) {
 	if !empty {
 		return ErrLoadConflict
 	}
-	return db.loadEmpty(ctx, stored)
+	return db.loadEmpty(ctx, docs)
+}
+
+// loadMemory is how many bytes of documents a load into an empty index
+// sorts in memory; larger loads sort in runs on disk.
+func (db *DB) loadMemory() int64 {
+	if n := db.opts.knobs.loadMemory; n > 0 {
+		return n
+	}
+	limit := memlimit.Of("")
+	if limit <= 0 {
+		return 1 << 30
+	}
+	return min(max(limit/4, 64<<20), 1<<30)
 }
 
 // loadJob is one bulk load: sstables written to a temporary folder by
 // tasks that share GOMAXPROCS slots, then ingested at once.
 type loadJob struct {
-	db     *DB
-	docs   []Doc    // by id, each id once
-	all    []uint64 // the documents' fingerprints, in id order
-	out    *store.Load
-	pool   *tasks.Pool
-	tables []table.Index // the new directory and code of each table
-	fps    int           // distinct fingerprints
+	db      *DB
+	part    *loadPart // by id, each id once (a load sorted in memory)
+	runs    []loadRun // a load sorted on disk
+	spilled uint64    // recordsSize of the runs
+	n       int64     // documents
+	all     []uint64  // the documents' fingerprints, in id order
+	out     *store.Load
+	pool    *tasks.Pool
+	tables  []table.Index // the new directory and code of each table
+	fps     int           // distinct fingerprints
 }
 
 // loadEmpty is Load into an empty index: the tables, documents and
-// postings written as sstables and ingested at once.
-func (db *DB) loadEmpty(ctx context.Context, in []Doc) error {
-	docs := byID(in)
-	out, err := db.store.NewLoad(loadSize(docs, len(db.design.Tables)))
+// postings written as sstables and ingested at once. The documents are
+// sorted in memory, or in runs on disk when they outgrow loadMemory.
+func (db *DB) loadEmpty(ctx context.Context, in iter.Seq2[Doc, error]) error {
+	out, err := db.store.NewLoad(0)
 	if err != nil {
 		return err
 	}
 	defer out.Close()
-	j := &loadJob{db: db, docs: docs, out: out, all: make([]uint64, len(docs)), tables: make([]table.Index, len(db.design.Tables))}
+	j := &loadJob{db: db, out: out, tables: make([]table.Index, len(db.design.Tables))}
+	part := &loadPart{}
+	memory := db.loadMemory()
+	for d, err := range in {
+		if err != nil {
+			return fmt.Errorf("the documents to load: %w", err)
+		}
+		if part.len()%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if err := part.add(db, &d); err != nil {
+			return err
+		}
+		if part.memory() >= memory {
+			if err := j.spill(part); err != nil {
+				return err
+			}
+			part.reset()
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if len(j.runs) > 0 {
+		if part.len() > 0 {
+			if err := j.spill(part); err != nil {
+				return err
+			}
+		}
+		return j.fromRuns(ctx)
+	}
+	part.sortByID()
+	if err := out.CheckRoom(loadSize(part, len(db.design.Tables))); err != nil {
+		return err
+	}
 	// The documents' fingerprints, in id order: the tables permute and
 	// sort them, and drop repeats after sorting (a permutation keeps equal
 	// fingerprints equal), so they need not wait for the postings' sort.
-	for i := range docs {
-		j.all[i] = docs[i].Fingerprint
-	}
+	j.part, j.n, j.all = part, int64(part.len()), part.fps
 	// Every piece of work is a task on one of GOMAXPROCS slots: the
 	// documents in chunks of ids, the postings' sort and then each of its
 	// files, each table. Writing the documents and postings takes Pebble
@@ -110,65 +186,56 @@ func (db *DB) loadEmpty(ctx context.Context, in []Doc) error {
 	j.documents(procs)
 	j.pool.Run("loading postings", j.postings)
 	j.buildTables(procs)
+	return j.finish(ctx)
+}
+
+// finish waits for the load's tasks, writes its meta and ingests it.
+func (j *loadJob) finish(ctx context.Context) error {
+	db := j.db
 	if err := j.pool.Wait(); err != nil {
 		return store.DiskErr("writing a bulk load", err)
 	}
 	if err := j.meta(); err != nil {
 		return store.DiskErr("writing a bulk load", err)
 	}
-	if err := out.Ingest(ctx); err != nil {
+	if err := j.out.Ingest(ctx); err != nil {
 		return err
 	}
-	return db.install(newState(j.tables, int64(len(docs)), int64(j.fps), db.st.walFrom, db.newUnits(int64(len(docs)))), successor{split: true})
-}
-
-// byID returns docs by id, the last of a repeated id winning. Input already
-// in strictly increasing id order (the usual bulk case) is used as it is.
-func byID(in []Doc) []Doc {
-	if slices.IsSortedFunc(in, func(a, b Doc) int { return cmpU64(a.ID, b.ID) }) && !hasRepeat(in) {
-		return in
-	}
-	docs := slices.Clone(in)
-	slices.SortStableFunc(docs, func(a, b Doc) int { return cmpU64(a.ID, b.ID) })
-	w := 0
-	for i := range docs {
-		if i+1 < len(docs) && docs[i+1].ID == docs[i].ID {
-			continue
-		}
-		docs[w] = docs[i]
-		w++
-	}
-	return docs[:w]
+	return db.install(newState(j.tables, j.n, int64(j.fps), db.st.walFrom, db.newUnits(j.n)), successor{split: true})
 }
 
 // newSST starts an sstable of the load, named name.
 func (j *loadJob) newSST(name string) (*store.SSTable, error) { return j.out.Create(name) }
 
-// loadSize is about what a bulk load of docs into tables tables writes:
-// each document's record and posting with their keys and the sstables'
-// index and filter bytes, and each table's fingerprints at the
-// information bound's bits and a byte more. The disk must have that room
-// (store.NewLoad).
-func loadSize(docs []Doc, tables int) uint64 {
+// loadSize is about what a bulk load of the part p into tables tables
+// writes: each document's record and posting with their keys and the
+// sstables' index and filter bytes (recordsSize), and each table's
+// fingerprints at the information bound's bits and a byte more
+// (tablesSize). The disk must have that room (store.Load.CheckRoom).
+func loadSize(p *loadPart, tables int) uint64 {
+	return recordsSize(p) + tablesSize(int64(p.len()), tables)
+}
+
+func recordsSize(p *loadPart) uint64 {
 	const perKey = 2*format.PostingKeyLen + 8 + 8 // a record's and a posting's keys, the fingerprint, index and filter bytes
-	size := uint64(0)
-	for _, d := range docs {
-		size += perKey + 2*uint64(len(d.Name)+len(d.Sketch))
-	}
-	perFP := codec.Bound(len(docs))/8 + 1
-	return size + uint64(float64(len(docs)*tables)*perFP)
+	return uint64(p.len())*perKey + 2*uint64(len(p.names))
+}
+
+func tablesSize(docs int64, tables int) uint64 {
+	perFP := codec.Bound(int(docs))/8 + 1
+	return uint64(float64(docs*int64(tables)) * perFP)
 }
 
 // documents starts the tasks that write the documents, a file per chunk
 // of ids.
 func (j *loadJob) documents(procs int) {
-	docs := j.docs
-	chunk := max((len(docs)+4*procs-1)/(4*procs), 1<<16)
+	p := j.part
+	chunk := max((p.len()+4*procs-1)/(4*procs), 1<<16)
 	if n := j.db.opts.knobs.docsPerSST; n > 0 {
 		chunk = n
 	}
-	for lo := 0; lo < len(docs); lo += chunk {
-		part := docs[lo:min(lo+chunk, len(docs))]
+	for lo := 0; lo < p.len(); lo += chunk {
+		hi := min(lo+chunk, p.len())
 		j.pool.Run("loading documents", func() error {
 			sw, err := j.newSST(fmt.Sprintf("docs-%d", lo))
 			if err != nil {
@@ -177,8 +244,8 @@ func (j *loadJob) documents(procs int) {
 			// The writer copies what it is given, so one key and one value
 			// buffer serve every document.
 			var kb, vb []byte
-			for _, d := range part {
-				kb, vb = format.AppendDocKey(kb[:0], d.ID), format.AppendDocValue(vb[:0], d.Fingerprint, j.db.docValueName(d.Name))
+			for i := lo; i < hi; i++ {
+				kb, vb = format.AppendDocKey(kb[:0], p.ids[i]), format.AppendDocValue(vb[:0], p.fps[i], docValueName(j.db, p.name(i)))
 				if err := sw.Set(kb, vb); err != nil {
 					sw.Close()
 					return err
@@ -191,29 +258,8 @@ func (j *loadJob) documents(procs int) {
 
 // postings sorts the postings and starts a task for each of their files.
 func (j *loadJob) postings() error {
-	docs := j.docs
-	// Postings order: (fingerprint, id) pairs stably radix-sorted by
-	// fingerprint, which keeps id order within a fingerprint. The pairs
-	// carry the ids themselves, so the postings are written without
-	// reading docs in fingerprint order, a cache miss per document; only
-	// names, if there are any, are fetched by index.
-	named := slices.ContainsFunc(docs, func(d Doc) bool { return d.Name != "" })
-	keys := slices.Clone(j.all)
-	var ids []uint64
-	var order []uint32
-	if named {
-		order = make([]uint32, len(docs))
-		for i := range order {
-			order[i] = uint32(i)
-		}
-		radix.SortPairs(keys, order)
-	} else {
-		ids = make([]uint64, len(docs))
-		for i := range docs {
-			ids[i] = docs[i].ID
-		}
-		radix.SortPairs(keys, ids)
-	}
+	p := j.part
+	keys, ids, order := p.byPosting()
 	// Postings go to sstables of postingsPerSST keys or so, a
 	// fingerprint's postings in one: each has a bloom filter, which
 	// flushes read (see flushJob.fresh), and a filter block must fit in
@@ -230,15 +276,13 @@ func (j *loadJob) postings() error {
 			if err != nil {
 				return err
 			}
-			var kb, vb []byte
+			var kb, name []byte
 			for i := from; i < hi; i++ {
-				if named {
-					d := &docs[order[i]]
-					kb, vb = format.AppendPostingKey(kb[:0], keys[i], d.ID), append(vb[:0], d.Name...)
-				} else {
-					kb, vb = format.AppendPostingKey(kb[:0], keys[i], ids[i]), vb[:0]
+				if order != nil {
+					name = p.name(int(order[i]))
 				}
-				if err := sw.Set(kb, vb); err != nil {
+				kb = format.AppendPostingKey(kb[:0], keys[i], ids[i])
+				if err := sw.Set(kb, name); err != nil {
 					sw.Close()
 					return err
 				}
@@ -323,18 +367,9 @@ func (j *loadJob) meta() error {
 			return err
 		}
 	}
-	if err := sw.Set(format.MetaCounts, format.CountsValue(int64(len(j.docs)), int64(j.fps))); err != nil {
+	if err := sw.Set(format.MetaCounts, format.CountsValue(j.n, int64(j.fps))); err != nil {
 		sw.Close()
 		return err
 	}
 	return sw.Close()
-}
-
-func hasRepeat(sorted []Doc) bool {
-	for i := 1; i < len(sorted); i++ {
-		if sorted[i].ID == sorted[i-1].ID {
-			return true
-		}
-	}
-	return false
 }

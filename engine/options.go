@@ -257,6 +257,9 @@ type testingKnobs struct {
 	// postingsPerSST and docsPerSST, when positive, are how many postings
 	// and documents a bulk load writes to one sstable.
 	postingsPerSST, docsPerSST int
+	// loadMemory, when positive, is how many bytes of documents a bulk
+	// load sorts in memory before it sorts in runs on disk.
+	loadMemory int64
 	// warmPebbleRoom, when set, is the room Warm leaves in Pebble's cache.
 	warmPebbleRoom *int64
 	// unitMax, when positive, is the most postings a cached unit holds.

@@ -64,7 +64,7 @@ func TestMemtableBudget(t *testing.T) {
 	}
 	db := openT(t, t.TempDir(), Options{Sync: SyncNone})
 	defer db.Close()
-	require.NoError(t, db.Load(ctx, corpus(300, 1)))
+	require.NoError(t, db.Load(ctx, DocsOf(corpus(300, 1))))
 	s, err := db.Stats(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, int64(DefaultMemtableSize), s.MemtableBudget)

@@ -348,7 +348,7 @@ func TestReadRing(t *testing.T) {
 	o := testOptions()
 	o.CacheSize = 1 << 20 // most blocks read from the files
 	db := openT(t, dir, o)
-	require.NoError(t, db.Load(ctx, docs))
+	require.NoError(t, db.Load(ctx, DocsOf(docs)))
 	require.NoError(t, db.Close())
 	ring, err := uring.New(4)
 	if err == nil {

@@ -33,7 +33,7 @@ func TestPendingLists(t *testing.T) {
 		fp := r.Uint64() & r.Uint64() & r.Uint64()
 		docs = append(docs, Doc{ID: uint64(i), Fingerprint: fp})
 	}
-	require.NoError(t, db.Load(ctx, docs))
+	require.NoError(t, db.Load(ctx, DocsOf(docs)))
 	for _, d := range docs {
 		model[d.ID] = d
 	}
@@ -113,7 +113,7 @@ func TestPendingAddsReadNoBlocks(t *testing.T) {
 	db := openT(t, t.TempDir(), testOptions())
 	defer db.Close()
 	docs := corpus(3000, 5)
-	require.NoError(t, db.Load(ctx, docs))
+	require.NoError(t, db.Load(ctx, DocsOf(docs)))
 	model := oracleOf(docs)
 	db.cache.Clear()
 	_, _, missed := db.cache.Stats()
@@ -155,7 +155,7 @@ func TestPendingAppendsReadNoLists(t *testing.T) {
 	dir := t.TempDir()
 	db := openT(t, dir, testOptions())
 	defer func() { db.Close() }()
-	require.NoError(t, db.Load(ctx, corpus(3000, 6)))
+	require.NoError(t, db.Load(ctx, DocsOf(corpus(3000, 6))))
 	next := uint64(1 << 40)
 	insert := func(n int) {
 		var batch []Doc
@@ -214,7 +214,7 @@ func TestOpensVersion2(t *testing.T) {
 	db := openT(t, dir, testOptions())
 	defer func() { db.Close() }()
 	docs := corpus(3000, 7)
-	require.NoError(t, db.Load(ctx, docs))
+	require.NoError(t, db.Load(ctx, DocsOf(docs)))
 	model := oracleOf(docs)
 	next := uint64(1 << 40)
 	insert := func(n int) {

@@ -39,7 +39,7 @@ func TestQueryManyCandidates(t *testing.T) {
 			o.knobs.unitMax = max
 			db := openT(t, t.TempDir(), o)
 			defer db.Close()
-			require.NoError(t, db.Load(ctx, docs))
+			require.NoError(t, db.Load(ctx, DocsOf(docs)))
 			check := func(q uint64, stage string) {
 				for k := 0; k <= db.K(); k++ {
 					got, err := db.Query(ctx, q, k)

@@ -16,20 +16,14 @@ const MaxSketch = format.MaxSketch
 // keeps (Options.SketchSize), 0 if it keeps none.
 func (db *DB) SketchSize() int { return db.sketch }
 
-// storedDocs checks docs (validDocs) and returns them as the index stores
+// storedDocs checks docs (checkDoc) and returns them as the index stores
 // them: with sketches, each name preceded by its sketch (a copy; without,
 // docs itself). The engine keeps a document's sketch wherever it keeps its
 // name, so that a query finds both in the same read.
 func (db *DB) storedDocs(docs []Doc) ([]Doc, error) {
-	if err := validDocs(docs); err != nil {
-		return nil, err
-	}
 	for i := range docs {
-		if n := len(docs[i].Sketch); n != db.sketch {
-			if db.sketch == 0 {
-				return nil, fmt.Errorf("%w: document %d: a sketch of %d bytes, and this index keeps none (Options.SketchSize at creation)", ErrInput, docs[i].ID, n)
-			}
-			return nil, fmt.Errorf("%w: document %d: a sketch of %d bytes, and this index keeps one of %d with each document", ErrInput, docs[i].ID, n, db.sketch)
+		if err := db.checkDoc(&docs[i]); err != nil {
+			return nil, err
 		}
 	}
 	if db.sketch == 0 {
@@ -40,6 +34,21 @@ func (db *DB) storedDocs(docs []Doc) ([]Doc, error) {
 		out[i] = Doc{ID: d.ID, Fingerprint: d.Fingerprint, Name: format.StoredName(d.Sketch, d.Name)}
 	}
 	return out, nil
+}
+
+// checkDoc refuses a document the index does not store: its name
+// (validDoc), or a sketch of another size than the index keeps.
+func (db *DB) checkDoc(d *Doc) error {
+	if err := validDoc(d); err != nil {
+		return err
+	}
+	if n := len(d.Sketch); n != db.sketch {
+		if db.sketch == 0 {
+			return fmt.Errorf("%w: document %d: a sketch of %d bytes, and this index keeps none (Options.SketchSize at creation)", ErrInput, d.ID, n)
+		}
+		return fmt.Errorf("%w: document %d: a sketch of %d bytes, and this index keeps one of %d with each document", ErrInput, d.ID, n, db.sketch)
+	}
+	return nil
 }
 
 // outDoc turns a document as stored into the caller's: its sketch split off
@@ -70,9 +79,10 @@ func (db *DB) outMatches(ms []Match) {
 // sketches none, since its posting keeps name and sketch (which queries
 // read) and storing them twice would cost more than the lookup that Get
 // and Docs make of the posting; else the name.
-func (db *DB) docValueName(stored string) string {
+func docValueName[S ~string | ~[]byte](db *DB, stored S) S {
 	if db.sketch > 0 {
-		return ""
+		var none S
+		return none
 	}
 	return stored
 }
@@ -106,7 +116,7 @@ func (db *DB) checkStoredName(id uint64, stored []byte, docValue bool) error {
 	}
 	_, name, err := format.SplitStored(id, string(stored), db.sketch)
 	if err == nil && strings.IndexByte(name, 0) >= 0 {
-		// Names hold no NUL (validDocs); one that does is a sketch's
+		// Names hold no NUL (validDoc); one that does is a sketch's
 		// bytes misplaced.
 		err = fmt.Errorf("%w: document %d: stored name holds a NUL byte", ErrCorrupt, id)
 	}

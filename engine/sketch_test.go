@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -73,12 +74,19 @@ func TestSketchesKept(t *testing.T) {
 	assert.Equal(t, uint32(5), binary.BigEndian.Uint32(v), "an index with sketches is version 5")
 	require.NoError(t, db.Close())
 
-	loaded := openT(t, t.TempDir(), opts)
-	defer loaded.Close()
-	require.NoError(t, loaded.Load(ctx, docs))
-	checkQueries(t, loaded, model, qs, "bulk loaded")
-	_, err = loaded.Check(ctx)
-	require.NoError(t, err)
+	// A bulk load sorted in memory, and one sorted in runs on disk.
+	for _, memory := range []int64{0, 16 << 10} {
+		opts.knobs.loadMemory = memory
+		loaded := openT(t, t.TempDir(), opts)
+		require.NoError(t, loaded.Load(ctx, DocsOf(docs)))
+		checkQueries(t, loaded, model, qs, fmt.Sprintf("bulk loaded, memory %d", memory))
+		got, err := loaded.Get(ctx, docs[3].ID)
+		require.NoError(t, err)
+		assert.Equal(t, docs[3], got)
+		_, err = loaded.Check(ctx)
+		require.NoError(t, err)
+		require.NoError(t, loaded.Close())
+	}
 }
 
 // TestSketchRules: a sketch must have the index's size; an index without
@@ -95,7 +103,7 @@ func TestSketchRules(t *testing.T) {
 		require.ErrorIs(t, err, ErrInput)
 		assert.Contains(t, err.Error(), "document 1: a sketch of")
 		assert.Contains(t, err.Error(), "keeps one of 32")
-		require.ErrorIs(t, db.Load(ctx, []Doc{d}), ErrInput)
+		require.ErrorIs(t, db.Load(ctx, DocsOf([]Doc{d})), ErrInput)
 	}
 	require.NoError(t, db.Close())
 	_, err := Open(dir, Options{SketchSize: 16})

@@ -18,7 +18,7 @@ func loadUniform(t testing.TB, db *DB, n int) {
 	for i, fp := range fingerprints.Uniform(n, 4) {
 		docs[i] = Doc{ID: uint64(i), Fingerprint: fp, Name: "x"}
 	}
-	require.NoError(t, db.Load(ctx, docs))
+	require.NoError(t, db.Load(ctx, DocsOf(docs)))
 }
 
 // TestStatsPebbleIndex: Stats counts the index and filter blocks of the

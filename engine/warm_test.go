@@ -13,7 +13,7 @@ func TestWarm(t *testing.T) {
 	dir := t.TempDir()
 	docs := corpus(60000, 21)
 	db := openT(t, dir, testOptions())
-	require.NoError(t, db.Load(ctx, docs[:50000]))
+	require.NoError(t, db.Load(ctx, DocsOf(docs[:50000])))
 	for _, d := range docs[50000:] { // pending lists and a memtable beside the blocks
 		require.NoError(t, db.Insert(ctx, d))
 	}
@@ -78,7 +78,7 @@ func TestWarm(t *testing.T) {
 		wdir := t.TempDir()
 		db := openT(t, wdir, testOptions())
 		defer db.Close()
-		require.NoError(t, db.Load(ctx, docs[:50000]))
+		require.NoError(t, db.Load(ctx, DocsOf(docs[:50000])))
 		done := make(chan error, 1)
 		go func() {
 			for _, d := range docs[50000:] { // a 64 KiB memtable: many flushes

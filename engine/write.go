@@ -38,17 +38,15 @@ func (db *DB) Delete(ctx context.Context, ids ...uint64) error {
 	return db.write(ctx, nil, ids)
 }
 
-// validDocs refuses documents the index does not store: a name longer
+// validDoc refuses a document the index does not store: a name longer
 // than MaxName, or one that holds a NUL byte (no URL or path does, and a
 // run of them in a log record would look like a power cut's hole).
-func validDocs(docs []Doc) error {
-	for i := range docs {
-		switch name := docs[i].Name; {
-		case len(name) > MaxName:
-			return fmt.Errorf("%w: document %d: name of %d bytes, at most %d", ErrInput, docs[i].ID, len(name), MaxName)
-		case strings.IndexByte(name, 0) >= 0:
-			return fmt.Errorf("%w: document %d: name holds a NUL byte at offset %d", ErrInput, docs[i].ID, strings.IndexByte(name, 0))
-		}
+func validDoc(d *Doc) error {
+	switch name := d.Name; {
+	case len(name) > MaxName:
+		return fmt.Errorf("%w: document %d: name of %d bytes, at most %d", ErrInput, d.ID, len(name), MaxName)
+	case strings.IndexByte(name, 0) >= 0:
+		return fmt.Errorf("%w: document %d: name holds a NUL byte at offset %d", ErrInput, d.ID, strings.IndexByte(name, 0))
 	}
 	return nil
 }

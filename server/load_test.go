@@ -44,7 +44,7 @@ func BenchmarkLoad(b *testing.B) {
 	for i := range docs {
 		docs[i] = engine.Doc{ID: uint64(i + 1), Fingerprint: r.Uint64()}
 	}
-	if err := db.Load(context.Background(), docs); err != nil {
+	if err := db.Load(context.Background(), engine.DocsOf(docs)); err != nil {
 		b.Fatal(err)
 	}
 	ts := httptest.NewServer(New(db, Options{}))

@@ -361,7 +361,7 @@ func TestRPCSameAsJSON(t *testing.T) {
 	for i, f := range fps {
 		docs[i] = engine.Doc{ID: uint64(i), Fingerprint: f, Name: "n"}
 	}
-	require.NoError(t, db.Load(ctx, docs))
+	require.NoError(t, db.Load(ctx, engine.DocsOf(docs)))
 	c := rpcClient(ts, false, "", connect.WithProtoJSON())
 	for _, q := range fingerprints.Queries(fps, 30, 9) {
 		a, err := c.Query(ctx, connect.NewRequest(&simhashdbv1.QueryRequest{Content: fp(q)}))

@@ -80,7 +80,7 @@ func indexWith(b *testing.B, kind string, cacheSize int64) *benchIndex {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := db.Load(ctx, docs); err != nil {
+	if err := db.Load(ctx, engine.DocsOf(docs)); err != nil {
 		b.Fatal(err)
 	}
 	qfps := fingerprints.Queries(fps, 4096, 5)

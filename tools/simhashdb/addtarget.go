@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"iter"
 
 	"github.com/simhashdb/simhashdb/api"
 	"github.com/simhashdb/simhashdb/engine"
@@ -25,10 +26,10 @@ type addIndex interface {
 type addTarget struct {
 	addIndex
 	sketchSize int // the bytes of each document's sketch, 0 for none
-	// load stores what --bulk gathered: the engine's Load, which builds
-	// the tables of an empty index at once, or a served index's
-	// InsertBatch.
-	load func(context.Context, []engine.Doc) error
+	// load stores what --bulk reads: the engine's Load, which builds the
+	// tables of an empty index at once, or a served index's InsertBatch of
+	// them all.
+	load func(context.Context, iter.Seq2[engine.Doc, error]) error
 }
 
 // embeddedTarget is db as add's target.
@@ -65,5 +66,15 @@ func openAddTarget(ctx context.Context, d *dbFlags, rf *remoteFlags, cf *createF
 	if err := ff.withIndex(ctx, c, st.SketchSize == sketch.Size, fl, false); err != nil {
 		return nil, nil, usageOr(err), err
 	}
-	return &addTarget{c, st.SketchSize, c.InsertBatch}, func(bool) error { return nil }, exitOK, nil
+	insertAll := func(ctx context.Context, docs iter.Seq2[engine.Doc, error]) error {
+		var all []engine.Doc
+		for d, err := range docs {
+			if err != nil {
+				return err
+			}
+			all = append(all, d)
+		}
+		return c.InsertBatch(ctx, all)
+	}
+	return &addTarget{c, st.SketchSize, insertAll}, func(bool) error { return nil }, exitOK, nil
 }

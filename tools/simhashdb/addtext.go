@@ -228,7 +228,7 @@ func (a *textAdder) commit(p *progressReporter) error {
 	}
 	var err error
 	if a.bulk {
-		err = a.db.load(a.ctx, a.docs)
+		err = a.db.load(a.ctx, engine.DocsOf(a.docs))
 	} else {
 		err = a.db.InsertBatch(a.ctx, a.docs)
 	}

@@ -413,7 +413,11 @@ func addRecords(ctx context.Context, db *addTarget, syn lines.Syntax, r io.Reade
 	cr := &countingReader{r: r}
 	recs := make(chan record, 1<<14)
 	scanErr := make(chan error, 1)
+	// The reader stops early when a bulk load does.
+	readCtx, stopReading := context.WithCancel(ctx)
+	defer stopReading()
 	go func() {
+		ctx := readCtx
 		defer close(recs)
 		scanErr <- scanLines(cr, name, func(n int, line string, tooLong error) error {
 			if t := strings.TrimSpace(line); tooLong == nil && (t == "" || t[0] == '#') {
@@ -453,20 +457,38 @@ func addRecords(ctx context.Context, db *addTarget, syn lines.Syntax, r io.Reade
 	}
 	var docs []engine.Doc
 	if bulk {
-		for rc := range recs {
-			read.Add(1)
-			if rc.err != nil {
-				reject(rc)
-				continue
+		// The records go to the load as they are read: a load larger than
+		// memory sorts on disk.
+		var scanned error
+		readAll := false
+		good := func(yield func(engine.Doc, error) bool) {
+			for rc := range recs {
+				read.Add(1)
+				if rc.err != nil {
+					reject(rc)
+					continue
+				}
+				if !rc.skip && !yield(rc.doc, nil) {
+					return
+				}
 			}
-			if !rc.skip {
-				docs = append(docs, rc.doc)
+			// A read that failed part way stores nothing.
+			readAll, scanned = true, <-scanErr
+			if scanned != nil {
+				yield(engine.Doc{}, scanned)
 			}
 		}
-		if err := <-scanErr; err != nil {
-			return fail(stderr, "add", exitFailed, err)
+		err := db.load(ctx, good)
+		if !readAll {
+			stopReading()
+			for range recs {
+			}
+			<-scanErr
 		}
-		if err := db.load(ctx, docs); err != nil {
+		if scanned != nil {
+			return fail(stderr, "add", exitFailed, scanned)
+		}
+		if err != nil {
 			return fail(stderr, "add", exitFailed, err)
 		}
 		durable.Store(read.Load())

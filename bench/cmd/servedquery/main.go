@@ -69,7 +69,7 @@ func main() {
 	for i, fp := range fps {
 		docs[i] = engine.Doc{ID: uint64(i), Fingerprint: fp, Name: fmt.Sprintf("https://example.com/%d", i)}
 	}
-	if err := db.Load(context.Background(), docs); err != nil {
+	if err := db.Load(context.Background(), engine.DocsOf(docs)); err != nil {
 		log.Fatal(err)
 	}
 	_, bare := simhashdbv1connect.NewIndexServiceHandler(fixed{})

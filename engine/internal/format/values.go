@@ -134,7 +134,7 @@ func DocValue(fp uint64, name string) []byte {
 
 // AppendDocValue appends the value of a document to dst: its fingerprint, 8
 // bytes big-endian, and its name.
-func AppendDocValue(dst []byte, fp uint64, name string) []byte {
+func AppendDocValue[S ~string | ~[]byte](dst []byte, fp uint64, name S) []byte {
 	return append(binary.BigEndian.AppendUint64(dst, fp), name...)
 }
 

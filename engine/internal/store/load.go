@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"io"
 	"path/filepath"
 	"sync"
 
@@ -69,6 +70,32 @@ func (l *Load) Ingest(ctx context.Context) error {
 		return DiskErr("ingesting a bulk load", err)
 	}
 	return nil
+}
+
+// CheckRoom refuses with ErrDiskFull a load that is to write size more
+// bytes than the disk has room and headroom for: a load that learns its
+// size as it goes checks before each part.
+func (l *Load) CheckRoom(size uint64) error { return l.s.CheckRoom(size) }
+
+// CreateScratch creates a file of the load named name that is not
+// ingested (a run of an external sort); Close removes it with the rest.
+func (l *Load) CreateScratch(name string) (io.WriteCloser, error) {
+	path := filepath.Join(l.dir, name)
+	f, err := l.s.fs.Create(path, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return nil, DiskErr("creating "+path, err)
+	}
+	return f, nil
+}
+
+// OpenScratch opens the load's scratch file name for reading.
+func (l *Load) OpenScratch(name string) (io.ReadCloser, error) {
+	path := filepath.Join(l.dir, name)
+	f, err := l.s.fs.Open(path)
+	if err != nil {
+		return nil, DiskErr("opening "+path, err)
+	}
+	return f, nil
 }
 
 // Close removes the scratch folder (the files ingested are the store's
