@@ -255,7 +255,7 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	input := fl.String("input", "-", "records to add, one per line (- is standard input)")
 	text := fl.Bool("text", false, "fingerprint the files and folders given as arguments instead of reading records")
 	progress := fl.String("progress", "auto", "progress on stderr: auto (a bar on a terminal), bar, json or none")
-	bulk := fl.Bool("bulk", false, "into an empty index: read all records, then build the tables at once (fastest; durable only at the end; with --server, stored at the end in batches)")
+	bulk := fl.Bool("bulk", false, "into an empty index: build the tables at once from all the records (fastest; a load larger than a quarter of memory is sorted on disk; durable only at the end; with --server, stored at the end in batches)")
 	hex := registerHex(fl)
 	prune := fl.Bool("prune", false, "with --text: also remove the documents named by a path under the folders given whose file is gone (as a sync tool does)")
 	dryRun := fl.Bool("dry-run", false, "with --prune: list what it would remove, and change nothing (no file is added either)")
