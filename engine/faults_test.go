@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/simhashdb/simhashdb/engine/internal/spill"
 	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/simhashdb/simhashdb/internal/fingerprints"
 	"github.com/simhashdb/simhashdb/wal"
@@ -489,9 +490,9 @@ func TestLoadDiskFull(t *testing.T) {
 			db := openT(t, dir, o)
 			before := q.usedBytes()
 			if tc.shortBy > 0 {
-				p := &loadPart{}
-				for i := range docs {
-					require.NoError(t, p.add(db, &docs[i]))
+				p := &spill.Part{}
+				for _, d := range docs {
+					p.Add(d.ID, d.Fingerprint, d.Sketch, d.Name)
 				}
 				q.setLimit(before + int64(loadSize(p, len(db.design.Tables))) - tc.shortBy)
 			}

@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"runtime"
@@ -11,6 +12,7 @@ import (
 	"github.com/simhashdb/simhashdb/codec"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/simhashdb/simhashdb/engine/internal/memlimit"
+	"github.com/simhashdb/simhashdb/engine/internal/spill"
 	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/simhashdb/simhashdb/engine/internal/table"
 	"github.com/simhashdb/simhashdb/engine/internal/tasks"
@@ -115,11 +117,11 @@ func (db *DB) loadMemory() int64 {
 // tasks that share GOMAXPROCS slots, then ingested at once.
 type loadJob struct {
 	db      *DB
-	part    *loadPart // by id, each id once (a load sorted in memory)
-	runs    []loadRun // a load sorted on disk
-	spilled uint64    // recordsSize of the runs
-	n       int64     // documents
-	all     []uint64  // the documents' fingerprints, in id order
+	part    *spill.Part // by id, each id once (a load sorted in memory)
+	sorted  *spill.Sort // a load sorted on disk
+	spilled uint64      // recordsSize of the parts sorted on disk
+	n       int64       // documents
+	all     []uint64    // the documents' fingerprints, in id order
 	out     *store.Load
 	pool    *tasks.Pool
 	tables  []table.Index // the new directory and code of each table
@@ -135,47 +137,49 @@ func (db *DB) loadEmpty(ctx context.Context, in iter.Seq2[Doc, error]) error {
 		return err
 	}
 	defer out.Close()
-	j := &loadJob{db: db, out: out, tables: make([]table.Index, len(db.design.Tables))}
-	part := &loadPart{}
+	j := &loadJob{db: db, out: out, tables: make([]table.Index, len(db.design.Tables)), sorted: spill.NewSort(out)}
+	part := &spill.Part{}
 	memory := db.loadMemory()
 	for d, err := range in {
 		if err != nil {
 			return fmt.Errorf("the documents to load: %w", err)
 		}
-		if part.len()%4096 == 0 {
+		if part.Len()%4096 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
-		if err := part.add(db, &d); err != nil {
+		// As the index stores it: the sketch before the name.
+		if err := db.checkDoc(&d); err != nil {
 			return err
 		}
-		if part.memory() >= memory {
+		part.Add(d.ID, d.Fingerprint, d.Sketch, d.Name)
+		if part.Memory() >= memory {
 			if err := j.spill(part); err != nil {
 				return err
 			}
-			part.reset()
+			part.Reset()
 		}
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if len(j.runs) > 0 {
-		if part.len() > 0 {
+	if j.sorted.Runs() > 0 {
+		if part.Len() > 0 {
 			if err := j.spill(part); err != nil {
 				return err
 			}
 		}
 		return j.fromRuns(ctx)
 	}
-	part.sortByID()
+	part.SortByID()
 	if err := out.CheckRoom(loadSize(part, len(db.design.Tables))); err != nil {
 		return err
 	}
 	// The documents' fingerprints, in id order: the tables permute and
 	// sort them, and drop repeats after sorting (a permutation keeps equal
 	// fingerprints equal), so they need not wait for the postings' sort.
-	j.part, j.n, j.all = part, int64(part.len()), part.fps
+	j.part, j.n, j.all = part, int64(part.Len()), part.FPs
 	// Every piece of work is a task on one of GOMAXPROCS slots: the
 	// documents in chunks of ids, the postings' sort and then each of its
 	// files, each table. Writing the documents and postings takes Pebble
@@ -212,13 +216,13 @@ func (j *loadJob) newSST(name string) (*store.SSTable, error) { return j.out.Cre
 // sstables' index and filter bytes (recordsSize), and each table's
 // fingerprints at the information bound's bits and a byte more
 // (tablesSize). The disk must have that room (store.Load.CheckRoom).
-func loadSize(p *loadPart, tables int) uint64 {
-	return recordsSize(p) + tablesSize(int64(p.len()), tables)
+func loadSize(p *spill.Part, tables int) uint64 {
+	return recordsSize(p) + tablesSize(int64(p.Len()), tables)
 }
 
-func recordsSize(p *loadPart) uint64 {
+func recordsSize(p *spill.Part) uint64 {
 	const perKey = 2*format.PostingKeyLen + 8 + 8 // a record's and a posting's keys, the fingerprint, index and filter bytes
-	return uint64(p.len())*perKey + 2*uint64(len(p.names))
+	return uint64(p.Len())*perKey + 2*uint64(p.NameBytes())
 }
 
 func tablesSize(docs int64, tables int) uint64 {
@@ -230,12 +234,12 @@ func tablesSize(docs int64, tables int) uint64 {
 // of ids.
 func (j *loadJob) documents(procs int) {
 	p := j.part
-	chunk := max((p.len()+4*procs-1)/(4*procs), 1<<16)
+	chunk := max((p.Len()+4*procs-1)/(4*procs), 1<<16)
 	if n := j.db.opts.knobs.docsPerSST; n > 0 {
 		chunk = n
 	}
-	for lo := 0; lo < p.len(); lo += chunk {
-		hi := min(lo+chunk, p.len())
+	for lo := 0; lo < p.Len(); lo += chunk {
+		hi := min(lo+chunk, p.Len())
 		j.pool.Run("loading documents", func() error {
 			sw, err := j.newSST(fmt.Sprintf("docs-%d", lo))
 			if err != nil {
@@ -245,7 +249,7 @@ func (j *loadJob) documents(procs int) {
 			// buffer serve every document.
 			var kb, vb []byte
 			for i := lo; i < hi; i++ {
-				kb, vb = format.AppendDocKey(kb[:0], p.ids[i]), format.AppendDocValue(vb[:0], p.fps[i], docValueName(j.db, p.name(i)))
+				kb, vb = format.AppendDocKey(kb[:0], p.IDs[i]), format.AppendDocValue(vb[:0], p.FPs[i], docValueName(j.db, p.Name(i)))
 				if err := sw.Set(kb, vb); err != nil {
 					sw.Close()
 					return err
@@ -259,7 +263,7 @@ func (j *loadJob) documents(procs int) {
 // postings sorts the postings and starts a task for each of their files.
 func (j *loadJob) postings() error {
 	p := j.part
-	keys, ids, order := p.byPosting()
+	keys, ids, order := p.ByPosting()
 	// Postings go to sstables of postingsPerSST keys or so, a
 	// fingerprint's postings in one: each has a bloom filter, which
 	// flushes read (see flushJob.fresh), and a filter block must fit in
@@ -279,7 +283,7 @@ func (j *loadJob) postings() error {
 			var kb, name []byte
 			for i := from; i < hi; i++ {
 				if order != nil {
-					name = p.name(int(order[i]))
+					name = p.Name(int(order[i]))
 				}
 				kb = format.AppendPostingKey(kb[:0], keys[i], ids[i])
 				if err := sw.Set(kb, name); err != nil {
@@ -372,4 +376,125 @@ func (j *loadJob) meta() error {
 		return err
 	}
 	return sw.Close()
+}
+
+// spill writes p, a part of a load larger than its memory, as sorted runs
+// (spill.Sort), once the disk has room for them and for the index that
+// every part so far becomes.
+func (j *loadJob) spill(p *spill.Part) error {
+	runs := recordsSize(p) // about both runs' bytes
+	j.spilled += runs
+	j.n += int64(p.Len())
+	if err := j.out.CheckRoom(runs + j.spilled + tablesSize(j.n, len(j.tables))); err != nil {
+		return err
+	}
+	if err := j.sorted.Spill(p); err != nil {
+		return store.DiskErr("sorting a bulk load", err)
+	}
+	return nil
+}
+
+// fromRuns finishes a load sorted on disk: the runs merged into the
+// documents, which gives the tables their fingerprints, and then into the
+// postings, while the tables are built.
+func (j *loadJob) fromRuns(ctx context.Context) error {
+	procs := runtime.GOMAXPROCS(0)
+	j.pool = tasks.New(ctx, procs)
+	j.pool.Run("loading documents", func() error {
+		if err := j.mergedDocs(ctx); err != nil {
+			return err
+		}
+		j.pool.Run("loading postings", func() error { return j.mergedPostings(ctx) })
+		j.buildTables(procs)
+		return nil
+	})
+	return j.finish(ctx)
+}
+
+// runErr is the error of a merge of a load's runs.
+func runErr(err error) error {
+	if errors.Is(err, spill.ErrCorrupt) {
+		return fmt.Errorf("%w: a bulk load's scratch: %w", ErrCorrupt, err)
+	}
+	return err
+}
+
+// sstables writes a load's sorted records to files named prefix-N, a new
+// file after perSST records where next allows.
+type sstables struct {
+	ctx    context.Context
+	j      *loadJob
+	prefix string
+	perSST int
+	sw     *store.SSTable
+	in     int // records in sw
+	n      int // records written
+}
+
+// set writes a record; split says whether it may start a file.
+func (s *sstables) set(key, value []byte, split bool) error {
+	if s.sw == nil || s.in >= s.perSST && split {
+		if err := s.close(); err != nil {
+			return err
+		}
+		var err error
+		if s.sw, err = s.j.newSST(fmt.Sprintf("%s-%d", s.prefix, s.n)); err != nil {
+			return err
+		}
+	}
+	s.in++
+	s.n++
+	if s.n%4096 == 0 {
+		if err := s.ctx.Err(); err != nil {
+			return err
+		}
+	}
+	return s.sw.Set(key, value)
+}
+
+func (s *sstables) close() error {
+	if s.sw == nil {
+		return nil
+	}
+	err := s.sw.Close()
+	s.sw, s.in = nil, 0
+	return err
+}
+
+// mergedDocs writes the documents of the runs, and their fingerprints in
+// id order to j.all.
+func (j *loadJob) mergedDocs(ctx context.Context) error {
+	out := sstables{ctx: ctx, j: j, prefix: "docs", perSST: cmp.Or(j.db.opts.knobs.docsPerSST, 1<<20)}
+	defer out.close()
+	j.all = make([]uint64, 0, j.n)
+	var kb, vb []byte
+	err := j.sorted.Docs(func(id, fp uint64, name []byte) error {
+		kb, vb = format.AppendDocKey(kb[:0], id), format.AppendDocValue(vb[:0], fp, docValueName(j.db, name))
+		j.all = append(j.all, fp)
+		return out.set(kb, vb, true)
+	})
+	if err != nil {
+		return runErr(err)
+	}
+	j.n = int64(len(j.all))
+	return out.close()
+}
+
+// mergedPostings writes the postings of the runs, a fingerprint's in one
+// file.
+func (j *loadJob) mergedPostings(ctx context.Context) error {
+	out := sstables{ctx: ctx, j: j, prefix: "postings", perSST: j.db.postingsPerSST()}
+	defer out.close()
+	var kb []byte
+	last := uint64(0)
+	err := j.sorted.Postings(func(fp, id uint64, name []byte) error {
+		kb = format.AppendPostingKey(kb[:0], fp, id)
+		split := out.n == 0 || fp != last
+		last = fp
+		return out.set(kb, name, split)
+	})
+	if err != nil {
+		return runErr(err)
+	}
+	return out.close()
 }

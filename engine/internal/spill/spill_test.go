@@ -105,7 +105,9 @@ func TestDamage(t *testing.T) {
 		require.ErrorContains(t, err, "test")
 		require.Equal(t, len(got), len(slices.Clip(rs[:len(got)])), what)
 		for i := range got {
-			require.Equal(t, rs[i], got[i], what)
+			if got[i] != rs[i] {
+				require.Equal(t, rs[i], got[i], what)
+			}
 		}
 	}
 	for i := 0; i < len(data); i += 1 + rng.IntN(97) {
@@ -118,7 +120,9 @@ func TestDamage(t *testing.T) {
 			// A cut at a block's end reads as a shorter run: the caller
 			// counts records (Writer.Records).
 			for i := range got {
-				require.Equal(t, rs[i], got[i])
+				if got[i] != rs[i] {
+					require.Equal(t, rs[i], got[i])
+				}
 			}
 			continue
 		}
