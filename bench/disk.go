@@ -42,8 +42,10 @@ type DiskResults struct {
 	MemLimitMiB int    `json:"memory_limit_mib"`
 	PageCache   string `json:"page_cache"` // how the page cache was kept out
 	// Disk is the disk's limit: random 4 KiB reads.
-	Disk   DiskLimit `json:"disk"`
-	Runs   []DiskRun `json:"runs"`
+	Disk DiskLimit `json:"disk"`
+	Runs []DiskRun `json:"runs"`
+	// Kinds are runs of one kind of query each (DiskRun.Kind).
+	Kinds  []DiskRun `json:"kinds,omitempty"`
 	Charts []string  `json:"charts"`
 }
 
@@ -90,6 +92,9 @@ type DiskRun struct {
 	// another.
 	RoundsPerQuery float64 `json:"read_rounds_per_query"`
 	BytesPerQuery  float64 `json:"disk_bytes_per_query"`
+	// Kind is the queries' kind in a run of one kind: near (a stored
+	// fingerprint within k) or random.
+	Kind string `json:"kind,omitempty"`
 }
 
 // diskJob is what the child does.
@@ -180,6 +185,28 @@ func runDiskDesign(cfg Config, paperTables int) (*DiskResults, error) {
 			cfg.Log.Info("disk: queries", "reads", run.Reads, "concurrency", conc, "p50 us", run.Latency.P50, "p99 us", run.Latency.P99, "qps", run.QPS, "reads/query", run.ReadsPerQuery, "rounds/query", run.RoundsPerQuery)
 			res.Runs = append(res.Runs, run)
 		}
+	}
+	// The queries by kind, each kind in a cold run of its own (ring, one at
+	// a time): those near a stored fingerprint (every other query, which
+	// finds it) and the random ones (which find none at this size).
+	for _, kind := range []string{"near", "random"} {
+		var some []uint64
+		for i, q := range queries {
+			if (i%2 == 0) == (kind == "near") {
+				some = append(some, q)
+			}
+		}
+		path := filepath.Join(dir, "queries-"+kind)
+		if err := writeQueries(path, some); err != nil {
+			return nil, err
+		}
+		run, _, err := queryFromChild(diskJob{Index: index, Queries: path, CacheMiB: res.CacheMiB, Concurrency: 1}, files, memMiB)
+		if err != nil {
+			return nil, fmt.Errorf("%s queries: %w", kind, err)
+		}
+		run.Kind = kind
+		cfg.Log.Info("disk: queries", "kind", kind, "p50 us", run.Latency.P50, "reads/query", run.ReadsPerQuery, "rounds/query", run.RoundsPerQuery)
+		res.Kinds = append(res.Kinds, run)
 	}
 	return res, res.chart(cfg.Out)
 }
@@ -484,6 +511,13 @@ func (d *DiskResults) report(md *strings.Builder) {
 			r.ReadsPerQuery, r.RoundsPerQuery, r.BytesPerQuery, r.Latency.P50/max(d.Disk.Async.P50, 1), r.Latency.P99/max(d.Disk.Async.P99, 1), r.Latency.P50/max(d.Disk.Round.P50, 1), limit)
 	}
 	md.WriteString("\n")
+	for _, r := range d.Kinds {
+		fmt.Fprintf(md, "- The %s queries alone, a cold run of their own (%s, one at a time): p50 %.0f us (%.1fx the round), p99 %.0f us, %.1f reads in %.1f rounds a query.\n",
+			r.Kind, r.Reads, r.Latency.P50, r.Latency.P50/max(d.Disk.Async.P50, 1), r.Latency.P99, r.ReadsPerQuery, r.RoundsPerQuery)
+	}
+	if len(d.Kinds) > 0 {
+		md.WriteString("\n")
+	}
 	for _, ch := range d.Charts {
 		fmt.Fprintf(md, "![%s](%s)\n\n", ch, ch)
 	}

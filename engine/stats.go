@@ -104,7 +104,8 @@ type Stats struct {
 	// FileReadRounds counts the rounds FileReads came in: the longest chain
 	// of reads each of which started after the one before it had finished.
 	// Over queries made one at a time, it grows by the rounds of reads
-	// each waited for, one after another.
+	// each waited for, one after another. Through the ring (ReadRing) a
+	// read the page cache held makes no round.
 	FileReadRounds int64 `json:"file_read_rounds"`
 	ReadRing       bool  `json:"read_ring"`
 }

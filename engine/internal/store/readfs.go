@@ -24,7 +24,9 @@ type readFS struct {
 // longest chain of reads each of which started after the one before it
 // had finished. Reads issued together are one round; a read issued once
 // another has come back (an index block, then its data block) starts the
-// next. It counts on across queries: over queries made one at a time, it
+// next. Through the ring, only reads that waited for the disk make
+// rounds; with pread every read does, as the page cache cannot be told
+// apart. It counts on across queries: over queries made one at a time, it
 // grows by the rounds each waited for.
 type readCount struct {
 	reads, rounds atomic.Int64
@@ -51,10 +53,17 @@ type readFile struct {
 
 func (f readFile) ReadAt(p []byte, off int64) (int, error) {
 	f.reads.reads.Add(1)
-	defer f.reads.roundDone(f.reads.rounds.Load() + 1)
+	round := f.reads.rounds.Load() + 1
 	if f.ring != nil {
-		return f.ring.ReadAt(f.Fd(), p, off)
+		// Through the ring, a read the page cache held is not a round: it
+		// did not wait for the disk.
+		n, disk, err := f.ring.ReadAtDisk(f.Fd(), p, off)
+		if disk {
+			f.reads.roundDone(round)
+		}
+		return n, err
 	}
+	defer f.reads.roundDone(round)
 	return f.File.ReadAt(p, off)
 }
 

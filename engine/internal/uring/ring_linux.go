@@ -218,37 +218,44 @@ var ErrClosed = errors.New("uring: ring closed")
 // ReadAt reads len(p) bytes of the file fd at off, as io.ReaderAt does:
 // fewer only with an error (io.EOF at the file's end).
 func (r *Ring) ReadAt(fd uintptr, p []byte, off int64) (int, error) {
+	n, _, err := r.ReadAtDisk(fd, p, off)
+	return n, err
+}
+
+// ReadAtDisk is ReadAt, and says whether the read waited for the disk:
+// false when the page cache held all of it.
+func (r *Ring) ReadAtDisk(fd uintptr, p []byte, off int64) (n int, disk bool, err error) {
 	select {
 	case <-r.closing:
-		return 0, ErrClosed
+		return 0, false, ErrClosed
 	default:
 	}
-	n := 0
 	// What the page cache holds is read at once, without the ring:
 	// RWF_NOWAIT returns EAGAIN rather than wait for the disk.
 	if !r.noNowait.Load() {
 		k, err := unix.Preadv2(int(fd), [][]byte{p}, off, unix.RWF_NOWAIT)
 		switch {
 		case err == nil && k == 0 && len(p) > 0:
-			return 0, io.EOF
+			return 0, false, io.EOF
 		case err == nil:
 			n = k
 		case errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOSYS) || errors.Is(err, syscall.EINVAL):
 			r.noNowait.Store(true)
 		case !errors.Is(err, syscall.EAGAIN):
-			return 0, &os.PathError{Op: "read", Path: fmt.Sprintf("fd %d", fd), Err: err}
+			return 0, false, &os.PathError{Op: "read", Path: fmt.Sprintf("fd %d", fd), Err: err}
 		}
 	}
 	for n < len(p) {
+		disk = true
 		res, err := r.read(fd, p[n:], off+int64(n))
 		if err != nil {
-			return n, err
+			return n, disk, err
 		}
 		switch {
 		case res > 0:
 			n += int(res)
 		case res == 0:
-			return n, io.EOF
+			return n, disk, io.EOF
 		case syscall.Errno(-res) == syscall.EINTR || syscall.Errno(-res) == syscall.EAGAIN:
 		case syscall.Errno(-res) == syscall.EINVAL || syscall.Errno(-res) == syscall.EOPNOTSUPP:
 			// A file the ring cannot read: pread, as without it.
@@ -258,18 +265,18 @@ func (r *Ring) ReadAt(fd uintptr, p []byte, off int64) (int, error) {
 					continue
 				}
 				if err != nil {
-					return n, &os.PathError{Op: "read", Path: fmt.Sprintf("fd %d", fd), Err: err}
+					return n, disk, &os.PathError{Op: "read", Path: fmt.Sprintf("fd %d", fd), Err: err}
 				}
 				if k == 0 {
-					return n, io.EOF
+					return n, disk, io.EOF
 				}
 				n += k
 			}
 		default:
-			return n, &os.PathError{Op: "read", Path: fmt.Sprintf("fd %d", fd), Err: syscall.Errno(-res)}
+			return n, disk, &os.PathError{Op: "read", Path: fmt.Sprintf("fd %d", fd), Err: syscall.Errno(-res)}
 		}
 	}
-	return n, nil
+	return n, disk, nil
 }
 
 // read submits one read and waits for its result.

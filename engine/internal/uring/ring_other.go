@@ -16,5 +16,8 @@ func New(int) (*Ring, error) { return nil, ErrUnsupported }
 // ReadAt is never called: New fails.
 func (*Ring) ReadAt(uintptr, []byte, int64) (int, error) { return 0, ErrUnsupported }
 
+// ReadAtDisk is never called: New fails.
+func (*Ring) ReadAtDisk(uintptr, []byte, int64) (int, bool, error) { return 0, false, ErrUnsupported }
+
 // Close does nothing.
 func (*Ring) Close() error { return nil }

@@ -134,3 +134,24 @@ func testConcurrent(t *testing.T, nowait bool) {
 	_, err := r.ReadAt(f.Fd(), make([]byte, 1), 0)
 	require.ErrorIs(t, err, ErrClosed)
 }
+
+// TestReadAtDisk: a read the page cache holds (a file just written) says
+// so when the ring may look there first, and a read sent through the ring
+// says it went to the disk.
+func TestReadAtDisk(t *testing.T) {
+	f, data := patterned(t, 64<<10)
+	for _, nowait := range []bool{true, false} {
+		r := newRing(t, 8, nowait)
+		buf := make([]byte, 4096)
+		n, disk, err := r.ReadAtDisk(f.Fd(), buf, 8192)
+		require.NoError(t, err)
+		require.Equal(t, len(buf), n)
+		require.Equal(t, data[8192:8192+4096], buf)
+		if !r.noNowait.Load() { // the kernel takes RWF_NOWAIT
+			require.Equal(t, !nowait, disk, "nowait %v", nowait)
+		} else {
+			require.True(t, disk)
+		}
+		require.NoError(t, r.Close())
+	}
+}
