@@ -128,24 +128,23 @@ func TestSort(t *testing.T) {
 			require.Equal(t, tc.parts, s.Runs())
 			want := lastByID(docs)
 			var got []doc
-			require.NoError(t, s.Docs(func(id, fp uint64, name []byte) error {
+			check := func(what string, err error) {
+				require.NoError(t, err, what)
+				require.Equal(t, len(want), len(got), what)
+				for i := range want {
+					require.Equal(t, want[i], got[i], what)
+				}
+				got = got[:0]
+			}
+			check("by id", s.Docs(func(id, fp uint64, name []byte) error {
 				got = append(got, doc{id, fp, string(name)})
 				return nil
 			}))
-			require.Equal(t, len(want), len(got))
-			for i := range want {
-				require.Equal(t, want[i], got[i])
-			}
 			slices.SortFunc(want, func(a, b doc) int { return cmp.Or(cmp.Compare(a.fp, b.fp), cmp.Compare(a.id, b.id)) })
-			got = got[:0]
-			require.NoError(t, s.Postings(func(fp, id uint64, name []byte) error {
+			check("by posting", s.Postings(func(fp, id uint64, name []byte) error {
 				got = append(got, doc{id, fp, string(name)})
 				return nil
 			}))
-			require.Equal(t, len(want), len(got))
-			for i := range want {
-				require.Equal(t, want[i], got[i])
-			}
 		})
 	}
 }
