@@ -176,3 +176,24 @@ func TestLoadCanceled(t *testing.T) {
 	model := oracleOf(docs)
 	checkQueries(t, db, model, queries(model, 3, 100, rand.New(rand.NewPCG(4, 4))), "loaded after a canceled load")
 }
+
+// TestLoadNothing: a load of no documents, in memory or with a memory of
+// one byte, stores none, and the index takes inserts and a load after it.
+func TestLoadNothing(t *testing.T) {
+	t.Parallel()
+	for _, memory := range []int64{0, 1} {
+		o := testOptions()
+		o.knobs.loadMemory = memory
+		db := openT(t, t.TempDir(), o)
+		require.NoError(t, db.Load(ctx, DocsOf(nil)))
+		st, err := db.Stats(ctx)
+		require.NoError(t, err)
+		require.Zero(t, st.Documents)
+		docs := corpus(300, 8)
+		require.NoError(t, db.Load(ctx, DocsOf(docs)))
+		require.NoError(t, db.Insert(ctx, Doc{ID: 1 << 50, Fingerprint: 7}))
+		model := oracleOf(append(docs, Doc{ID: 1 << 50, Fingerprint: 7}))
+		checkQueries(t, db, model, queries(model, 3, 30, rand.New(rand.NewPCG(8, 8))), fmt.Sprintf("memory %d", memory))
+		require.NoError(t, db.Close())
+	}
+}
