@@ -68,6 +68,7 @@ import (
 	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/simhashdb/simhashdb/engine/internal/memtable"
 	"github.com/simhashdb/simhashdb/engine/internal/store"
+	"github.com/simhashdb/simhashdb/engine/internal/tasks"
 	"github.com/simhashdb/simhashdb/engine/internal/uring"
 	"github.com/simhashdb/simhashdb/permutation"
 	"github.com/simhashdb/simhashdb/vfs"
@@ -149,6 +150,9 @@ type DB struct {
 	// missReads counts the block reads that probes have in flight together
 	// (table.Reader.readMisses).
 	missReads atomic.Int64
+	// readWorkers run those reads (table.Reader.Workers), as many as
+	// readWorkers at most kept.
+	readWorkers *tasks.Workers
 
 	commitMu sync.Mutex // orders WAL appends and sequence numbers
 	appended uint64
@@ -191,6 +195,11 @@ func (db *DB) Close() error {
 	return db.close()
 }
 
+// readWorkers is how many goroutines stay to read the blocks of cold
+// probes: the reads probes issue together across queries (table's
+// maxMissReads).
+const readWorkers = 32
+
 func (db *DB) close() error {
 	var errs []error
 	if db.wal != nil {
@@ -200,6 +209,7 @@ func (db *DB) close() error {
 		errs = append(errs, db.st.unref())
 	}
 	errs = append(errs, db.store.Close())
+	db.readWorkers.Close()
 	if db.ring != nil {
 		errs = append(errs, db.ring.Close())
 	}

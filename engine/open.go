@@ -17,6 +17,7 @@ import (
 	"github.com/simhashdb/simhashdb/engine/internal/memtable"
 	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/simhashdb/simhashdb/engine/internal/table"
+	"github.com/simhashdb/simhashdb/engine/internal/tasks"
 	"github.com/simhashdb/simhashdb/engine/internal/uring"
 	"github.com/simhashdb/simhashdb/huffman"
 	"github.com/simhashdb/simhashdb/permutation"
@@ -99,7 +100,7 @@ func Open(dir string, opts Options) (*DB, error) {
 		}
 	}
 	db := &DB{dir: dir, opts: opts, log: opts.Logger, block: opts.BlockSize, fs: fs,
-		flushCh: make(chan struct{}, 1), quit: make(chan struct{})}
+		flushCh: make(chan struct{}, 1), quit: make(chan struct{}), readWorkers: tasks.NewWorkers(readWorkers)}
 	if opts.ReadOnly {
 		db.fs = store.ReadOnlyFS{FS: db.fs}
 	}

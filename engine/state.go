@@ -67,7 +67,7 @@ func newState(tables []table.Index, docs, fps int64, walFrom wal.Position, units
 // open takes st's snapshot of db's store: queries see it as it is now.
 func (st *state) open(db *DB) *state {
 	st.snap, st.iters = db.store.NewSnapshot(), make(chan *store.Iter, 8)
-	st.blocks = table.Reader{Design: db.design.Tables, Tables: st.tables, Snap: st.snap, Cache: db.cache, Reads: &db.missReads}
+	st.blocks = table.Reader{Design: db.design.Tables, Tables: st.tables, Snap: st.snap, Cache: db.cache, Reads: &db.missReads, Workers: db.readWorkers}
 	return st
 }
 

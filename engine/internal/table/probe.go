@@ -148,10 +148,16 @@ func (r *Reader) readMisses(ps []probeState) error {
 	var wg sync.WaitGroup
 	for i := range reads {
 		wg.Add(1)
-		go func(rd *read) {
+		rd := &reads[i]
+		read := func() {
 			defer wg.Done()
 			rd.b, rd.err = r.Block(rd.t, rd.j)
-		}(&reads[i])
+		}
+		if r.Workers != nil {
+			r.Workers.Go(read)
+		} else {
+			go read()
+		}
 	}
 	wg.Wait()
 	for _, rd := range reads { // the first table's error, as a probe table by table says

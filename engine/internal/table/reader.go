@@ -7,6 +7,7 @@ import (
 	"github.com/simhashdb/simhashdb/engine/internal/cache"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/simhashdb/simhashdb/engine/internal/store"
+	"github.com/simhashdb/simhashdb/engine/internal/tasks"
 	"github.com/simhashdb/simhashdb/permutation"
 )
 
@@ -22,6 +23,9 @@ type Reader struct {
 	// Reads counts the block reads that probes of every state have in
 	// flight together (readMisses); the index keeps one for all.
 	Reads *atomic.Int64
+	// Workers, if set, run those reads (the index keeps them for all
+	// states); without, each runs on a goroutine of its own.
+	Workers *tasks.Workers
 }
 
 // Block returns block j of table t, packed, and its pending list: from the
