@@ -5,7 +5,6 @@ import (
 	"sync"
 
 	"github.com/simhashdb/simhashdb/engine/internal/cache"
-	"github.com/simhashdb/simhashdb/permutation"
 )
 
 // probeState is one table's probe for a query: the permuted query, its
@@ -91,14 +90,16 @@ const (
 )
 
 // readMisses reads, all at once, the blocks that the probes will scan and
-// the cache does not hold: the block where each range starts and, where a
-// range runs on into more of the store's pages, a block of each (found in
-// the directory), or, past maxQueryReads of them, the first of each table.
-// A cold query then waits for one round of reads, as long as the disk
-// overlaps them, rather than one read per table and per page. The later
-// blocks read go to the cache, where the probe finds them. (The goroutines
-// get their own records, not ps, which would then escape to the heap on the
-// warm path too.)
+// the cache does not hold: every block of each range, or, past
+// maxQueryReads of them, the first of each table. A cold query then waits
+// for one round of reads, as long as the disk overlaps them, rather than
+// one read per table and per block. Reading only a block a store page (the
+// page's other blocks come with it) left a range's next page to a round of
+// its own whenever the range's first block lay late in its page, and the
+// store's pages do not start where the blocks do. The later blocks read go
+// to the cache, where the probe finds them. (The goroutines get their own
+// records, not ps, which would then escape to the heap on the warm path
+// too.)
 func (r *Reader) readMisses(ps []probeState) error {
 	type read struct {
 		t, j int
@@ -108,24 +109,15 @@ func (r *Reader) readMisses(ps []probeState) error {
 	var reads []read
 	for t := range ps {
 		ti := &r.Tables[t]
-		since := 0 // bytes of blocks since the last one read
 		for j := ps[t].j; j < ti.Len(); j++ {
 			switch {
 			case j == ps[t].j:
 				if ps[t].b == nil {
 					reads = append(reads, read{t: t, j: j})
 				}
-				since = 0
-			case since >= permutation.DiskPage:
-				// Past the store's page that the last read brought in
-				// (about: its pages do not start where our blocks do);
-				// the blocks before it come from that page, read by then.
-				if ti.Slot(j).Peek() == nil {
-					reads = append(reads, read{t: t, j: j})
-				}
-				since = 0
+			case ti.Slot(j).Peek() == nil:
+				reads = append(reads, read{t: t, j: j})
 			}
-			since += ti.Entry(j).Size()
 			if ti.Key(j) >= ps[t].hi {
 				break
 			}

@@ -98,3 +98,41 @@ func TestReaderProbe(t *testing.T) {
 		}
 	}
 }
+
+// TestReadMissesWholeRanges checks that a cold probe reads every block its
+// ranges span in the one round readMisses makes, so that none is left for
+// the probe to read after it (a round of its own): ranges of 6-bit
+// prefixes over 128-byte blocks span several each.
+func TestReadMissesWholeRanges(t *testing.T) {
+	fps := fingerprints.Uniform(4000, 7)
+	r := readerOf(t, fps, 3, 128, 1<<10)
+	spanning := 0
+	for _, q := range fingerprints.Queries(fps, 50, 8) {
+		r.Cache = cache.New(1 << 24)
+		for tb := range r.Tables {
+			for j := range r.Tables[tb].Len() {
+				r.Tables[tb].Slot(j).Store(nil)
+			}
+		}
+		ps := make([]probeState, len(r.Design))
+		for tb := range r.Design {
+			ps[tb].pq = r.Design[tb].Permute(q)
+			ps[tb].lo, ps[tb].hi = r.Design[tb].Range(ps[tb].pq)
+			ps[tb].j, _, _ = r.Tables[tb].StartCached(ps[tb].lo)
+		}
+		require.NoError(t, r.readMisses(ps))
+		for tb := range ps {
+			ti := &r.Tables[tb]
+			for j := ps[tb].j; j < ti.Len(); j++ {
+				if j > ps[tb].j {
+					spanning++
+					require.NotNil(t, ti.Slot(j).Peek(), "query %016x, table %d: block %d of the range (from block %d) not read with the others", q, tb, j, ps[tb].j)
+				}
+				if ti.Key(j) >= ps[tb].hi {
+					break
+				}
+			}
+		}
+	}
+	require.Positive(t, spanning, "no range spans blocks: the test checks nothing")
+}
