@@ -73,40 +73,8 @@ func (r *Release) EvaluateUnion(rds []Reader, d int, threshold float64) Verified
 		}
 		return false
 	}
-	paired := map[[2]int]bool{}
-	for _, p := range r.Pairs {
-		paired[[2]int{p.Old, p.New}] = true
-	}
 	res := VerifiedResult{Collection: r.Name, Reader: strings.Join(names, " or "), Within: d, Threshold: threshold}
-	res.RecallNear, res.RecallChanged = r.recall(func(p ReleasePair) bool {
-		return near(p.Old, p.New) && sketch.Similarity(oldSk[p.Old], newSk[p.New]) >= threshold
-	})
-	type row struct{ cand, unrel, fls int }
-	rows := make([]row, len(r.Old))
-	parallel(len(r.Old), func(i int) {
-		for j := range r.New {
-			if paired[[2]int{i, j}] || !near(i, j) {
-				continue
-			}
-			rows[i].cand++
-			if r.jaccard(i, j) >= UnrelatedJaccard {
-				continue
-			}
-			rows[i].unrel++
-			if sketch.Similarity(oldSk[i], newSk[j]) >= threshold {
-				rows[i].fls++
-			}
-		}
-	})
-	unrel := 0
-	for _, rw := range rows {
-		res.Candidates += rw.cand
-		res.False += rw.fls
-		unrel += rw.unrel
-	}
-	cross := max(len(r.Old)*len(r.New)-len(r.Pairs), 1)
-	res.FalseRate = float64(res.False) / float64(cross)
-	res.Unverified = float64(unrel) / float64(cross)
+	r.scoreCandidates(&res, near, oldSk, newSk)
 	return res
 }
 
@@ -195,4 +163,43 @@ func sketched(rd Reader, pages []Page) ([]uint64, []bool, []sketch.Sketch) {
 		sk[i] = sketch.Of(pages[i].Shingles)
 	})
 	return fp, ok, sk
+}
+
+// scoreCandidates fills res's recall and cross-pair counts for the pairs
+// candidate proposes (old page i, new page j), verified by the pages'
+// sketches at res.Threshold.
+func (r *Release) scoreCandidates(res *VerifiedResult, candidate func(i, j int) bool, oldSk, newSk []sketch.Sketch) {
+	res.RecallNear, res.RecallChanged = r.recall(func(p ReleasePair) bool {
+		return candidate(p.Old, p.New) && sketch.Similarity(oldSk[p.Old], newSk[p.New]) >= res.Threshold
+	})
+	paired := map[[2]int]bool{}
+	for _, p := range r.Pairs {
+		paired[[2]int{p.Old, p.New}] = true
+	}
+	type row struct{ cand, unrel, fls int }
+	rows := make([]row, len(r.Old))
+	parallel(len(r.Old), func(i int) {
+		for j := range r.New {
+			if paired[[2]int{i, j}] || !candidate(i, j) {
+				continue
+			}
+			rows[i].cand++
+			if r.jaccard(i, j) >= UnrelatedJaccard {
+				continue
+			}
+			rows[i].unrel++
+			if sketch.Similarity(oldSk[i], newSk[j]) >= res.Threshold {
+				rows[i].fls++
+			}
+		}
+	})
+	unrel := 0
+	for _, rw := range rows {
+		res.Candidates += rw.cand
+		res.False += rw.fls
+		unrel += rw.unrel
+	}
+	cross := max(len(r.Old)*len(r.New)-len(r.Pairs), 1)
+	res.FalseRate = float64(res.False) / float64(cross)
+	res.Unverified = float64(unrel) / float64(cross)
 }

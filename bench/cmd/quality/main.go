@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/simhashdb/simhashdb/bench/quality"
 	"github.com/simhashdb/simhashdb/permutation"
@@ -32,6 +33,7 @@ func main() {
 	features := flag.Bool("features", false, "with -releases: compare features and weights, not pipelines")
 	verified := flag.Float64("verified", 0, "with -releases: instead, candidates within 3, 4, 5, 6 and 8 bits verified by a 32-byte sketch at this estimated Jaccard (package sketch)")
 	union := flag.Float64("union", 0, "with -releases: instead, candidates that any of two or three single-word fingerprints (xxHash, FNV-1, salted xxHash features) finds within 3 or 4 bits, verified by a 32-byte sketch at this estimated Jaccard")
+	bands := flag.Float64("bands", 0, "with -releases: instead, candidates that share one of 2, 3 or 4 MinHash bands (a fingerprint of MinHash values, a table each), verified by a 32-byte sketch at this estimated Jaccard")
 	index := flag.Bool("index", false, "instead, build a text index (package textindex) and a pipeline v3 index of the license set (with -releases: of each collection's two releases) and score what find-all reports")
 	man := flag.String("man", "", "instead: compare the roff reader with man's own text on the manual pages under this folder (e.g. /usr/share/man)")
 	manLimit := flag.Int("man-limit", 0, "with -man: an even sample of this many pages (0: all)")
@@ -59,6 +61,9 @@ func main() {
 		}
 		if *union > 0 {
 			run = func(dir, _ string) error { return runUnion(dir, *union) }
+		}
+		if *bands > 0 {
+			run = func(dir, _ string) error { return runBands(dir, *bands) }
 		}
 		if *index {
 			run = func(dir, _ string) error { return runIndex(dir) }
@@ -196,6 +201,32 @@ func runUnion(dir string, threshold float64) error {
 			all = append(all, c.EvaluateUnion(u.rds, u.d, threshold))
 		}
 		fmt.Printf("%s: %d near pairs, %d of them changed\n", c.Name, c.NearCount(), c.ChangedCount())
+	}
+	fmt.Print(quality.VerifiedTable(all))
+	return nil
+}
+
+// runBands scores candidates from MinHash bands (quality.EvaluateBands)
+// beside single-word fingerprints within 6 bits, the text index's.
+func runBands(dir string, threshold float64) error {
+	colls, err := quality.LoadReleases(dir)
+	if err != nil {
+		return err
+	}
+	rs, err := quality.UnionReaders()
+	if err != nil {
+		return err
+	}
+	var all []quality.VerifiedResult
+	for _, c := range colls {
+		all = append(all, c.EvaluateUnion(rs[:1], 6, threshold))
+		hot := make([]string, 0, 3)
+		for _, b := range []int{2, 3, 4} {
+			all = append(all, c.EvaluateBands(b, threshold))
+			hot = append(hot, fmt.Sprintf("%d with %d bands", c.HotBand(b), b))
+		}
+		fmt.Printf("%s: %d near pairs, %d of them changed; %d and %d pages; the most pages sharing one band's value: %s\n",
+			c.Name, c.NearCount(), c.ChangedCount(), len(c.Old), len(c.New), strings.Join(hot, ", "))
 	}
 	fmt.Print(quality.VerifiedTable(all))
 	return nil
