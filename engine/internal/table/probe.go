@@ -28,7 +28,9 @@ type probeState struct {
 // Ranges that span blocks finish on the one-table path.
 func (r *Reader) ProbeAll(q uint64, k int, add func(fp uint64, d int)) error {
 	tabs := r.Design
-	var stack [24]probeState
+	// On the stack for the optimiser's designs up to K = 6 (28 tables, a
+	// text index's): a warm query allocates nothing.
+	var stack [32]probeState
 	ps := stack[:0]
 	if len(tabs) > len(stack) {
 		ps = make([]probeState, 0, len(tabs))
