@@ -70,7 +70,7 @@ func StatsProto(s Stats) *simhashdbv1.StatsResponse {
 		CacheHits: s.CacheHits, CacheMisses: s.CacheMisses, PebbleCacheHits: s.PebbleCacheHit,
 		PebbleCacheBytes: s.PebbleCacheBytes, PebbleCacheSize: s.PebbleCacheSize, PebbleIndexBytes: s.PebbleIndexBytes,
 		CacheSizeForPebbleIndex: s.CacheForIndex, FileReads: s.FileReads, FileReadRounds: s.FileReadRounds, ReadRing: s.ReadRing,
-		Unmeasured: s.Unmeasured, Problem: s.Problem, BlockVersions: map[string]int64{},
+		Applied: s.Applied, Unmeasured: s.Unmeasured, Problem: s.Problem, BlockVersions: map[string]int64{},
 	}
 	if s.Design != nil {
 		m.Design, _ = s.Design.MarshalBinary() // a design in use encodes
@@ -100,7 +100,7 @@ func StatsFromProto(m *simhashdbv1.StatsResponse) Stats {
 		CacheHits: m.GetCacheHits(), CacheMisses: m.GetCacheMisses(), PebbleCacheHit: m.GetPebbleCacheHits(),
 		PebbleCacheBytes: m.GetPebbleCacheBytes(), PebbleCacheSize: m.GetPebbleCacheSize(), PebbleIndexBytes: m.GetPebbleIndexBytes(),
 		CacheForIndex: m.GetCacheSizeForPebbleIndex(), FileReads: m.GetFileReads(), FileReadRounds: m.GetFileReadRounds(), ReadRing: m.GetReadRing(),
-		BlockVersions: map[string]int{},
+		Applied: m.GetApplied(), BlockVersions: map[string]int{},
 	}, Unmeasured: m.GetUnmeasured(), Problem: m.GetProblem()}
 	for _, t := range m.GetTables() {
 		s.Tables = append(s.Tables, engine.TableStats{Prefix: int(t.GetPrefixBits()), Layout: t.GetLayout(),

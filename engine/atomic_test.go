@@ -132,7 +132,7 @@ func TestBatchAtomicToReaders(t *testing.T) {
 // encodeCommit returns the records of a commit, each its own copy.
 func encodeCommit(docs []Doc, deletes []uint64) [][]byte {
 	var out [][]byte
-	for p := range commitParts(docs, deletes) {
+	for p := range commitParts(docs, deletes, 0) {
 		out = append(out, slices.Clone(p))
 	}
 	return out

@@ -156,6 +156,11 @@ type DB struct {
 
 	commitMu sync.Mutex // orders WAL appends and sequence numbers
 	appended uint64
+	// position is the position of the last commit appended that had one
+	// (Commit.Position; commitMu), applied that of the last published
+	// (db.mu to write).
+	position uint64
+	applied  atomic.Uint64
 	dedupMu  sync.Mutex // serialises InsertIfNew
 	flushMu  sync.Mutex // one flush (or check) at a time
 

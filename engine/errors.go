@@ -44,6 +44,10 @@ var (
 	// ErrLoadConflict: Load found writes it would race (a writer committed
 	// between Load's check for an empty index and its start); retry it.
 	ErrLoadConflict = errors.New("engine: Load raced other writes; retry")
+	// ErrApplied: Apply was given a commit whose position is not above
+	// the last one applied (DB.Applied); nothing of it was written. A
+	// replicated log delivered again is applied once.
+	ErrApplied = errors.New("engine: position already applied")
 )
 
 // BlockError locates a problem in one block of a permuted table: the table

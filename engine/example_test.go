@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"log/slog"
@@ -238,4 +239,32 @@ func ExampleDB_MemoryBudget() {
 	fmt.Printf("cache %d MiB, memtables at most %d MiB\n", b.Cache>>20, b.Memtables>>20)
 	// Output:
 	// cache 256 MiB, memtables at most 128 MiB
+}
+
+// A replica applying a replicated log: each message's commit carries the
+// message's sequence number, so that the index says where to resume after
+// a crash (Applied) and a message delivered again is applied once.
+func ExampleDB_Apply() {
+	dir, _ := os.MkdirTemp("", "simhashdb-example-")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	// The stream's servers hold the log durably: the replica need not sync.
+	db, err := engine.Open(dir, engine.Options{Sync: engine.SyncNone})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	stream := []engine.Commit{
+		{Position: 1, Insert: []engine.Doc{{ID: 1, Fingerprint: 0x0123456789abcdef, Name: "https://example.com/a"}}},
+		{Position: 2, Insert: []engine.Doc{{ID: 2, Fingerprint: 0xfedcba9876543210, Name: "https://example.com/b"}}},
+		{Position: 3, Delete: []uint64{1}},
+	}
+	for _, c := range stream[db.Applied():] { // resume after what the index holds
+		if err := db.Apply(ctx, c); err != nil {
+			log.Fatal(err)
+		}
+	}
+	err = db.Apply(ctx, stream[1]) // delivered again
+	fmt.Println(db.Applied(), errors.Is(err, engine.ErrApplied))
+	// Output: 3 true
 }

@@ -171,6 +171,7 @@ func (db *DB) flushMemtable(m *memtable.Memtable, walFrom wal.Position, frozen, 
 	old := f.old
 	units, dropped, carry := old.units.Next(f.docs, f.changes)
 	st := newState(slices.Clone(old.tables), f.docs, old.fps, walFrom, units)
+	st.applied = max(old.applied, m.Position())
 	outs, err := f.mergeTables(st, adds, dels)
 	if err != nil {
 		return f.stats, err

@@ -283,7 +283,10 @@ func (f *flushJob) writeMeta(st *state) error {
 			return err
 		}
 	}
-	return nil
+	if st.applied == 0 { // an index whose commits never had a position keeps no key
+		return nil
+	}
+	return f.metaB.Set(format.MetaApplied, format.UvarintValue(st.applied))
 }
 
 // commit writes the runs in keyspace order (meta, documents, postings,

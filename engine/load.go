@@ -205,7 +205,9 @@ func (j *loadJob) finish(ctx context.Context) error {
 	if err := j.out.Ingest(ctx); err != nil {
 		return err
 	}
-	return db.install(newState(j.tables, j.n, int64(j.fps), db.st.walFrom, db.newUnits(j.n)), successor{split: true})
+	st := newState(j.tables, j.n, int64(j.fps), db.st.walFrom, db.newUnits(j.n))
+	st.applied = db.st.applied
+	return db.install(st, successor{split: true})
 }
 
 // newSST starts an sstable of the load, named name.

@@ -168,13 +168,23 @@ func (db *DB) load() error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", db.dir, err)
 	}
+	applied := uint64(0)
+	if av, ok, err := db.getMetaIf(format.MetaApplied); err != nil {
+		return err
+	} else if ok {
+		if applied, err = format.ParseUvarint(av, format.MetaName(format.MetaApplied)); err != nil {
+			return fmt.Errorf("%s: %w", db.dir, err)
+		}
+	}
 	tables := make([]table.Index, len(db.design.Tables))
 	for _, step := range []func([]table.Index) error{db.loadCodes, db.loadDirectory, db.loadPending} {
 		if err := step(tables); err != nil {
 			return err
 		}
 	}
-	return db.install(newState(tables, docs, fps, walFrom, db.newUnits(docs)), successor{split: true})
+	st := newState(tables, docs, fps, walFrom, db.newUnits(docs))
+	st.applied = applied
+	return db.install(st, successor{split: true})
 }
 
 // checkBeforeWriting opens the store of the index in dir read-only and

@@ -56,6 +56,10 @@ func (db *DB) openWAL() error {
 		db.log.Warn("simhashdb: discarded a damaged part of the write-ahead log", "damage", d.String())
 	}
 	r.endSegment()
+	// The position of the last commit replayed that had one, or the
+	// tables'.
+	db.position = max(db.st.applied, db.mem.Position())
+	db.applied.Store(db.position)
 	if r.dropped > 0 {
 		db.log.Info("simhashdb: dropped commits the log holds only part of (a crash while they were written; never acknowledged)", "commits", r.dropped, "ops", r.droppedOps)
 	}
@@ -134,9 +138,12 @@ func (r *replayer) record(seg uint64, typ byte, payload []byte) error {
 }
 
 func (r *replayer) apply(op format.Op) {
-	if op.Delete {
+	switch {
+	case op.Position != 0:
+		r.mem.SetPosition(op.Position)
+	case op.Delete:
 		r.mem.Delete(op.ID)
-	} else {
+	default:
 		r.mem.Insert(op.ID, op.Fingerprint, op.Name)
 	}
 }

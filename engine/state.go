@@ -22,6 +22,9 @@ type state struct {
 	docs    int64
 	fps     int64
 	walFrom wal.Position
+	// applied is the position of the last commit the tables hold that had
+	// one (Commit.Position), 0 if none did.
+	applied uint64
 	units   *units.Dir // the postings' units in the cache
 	// iters keeps postings iterators on snap for reuse: opening one costs
 	// about as much as the seek a match needs.

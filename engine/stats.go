@@ -108,6 +108,9 @@ type Stats struct {
 	// read the page cache held makes no round.
 	FileReadRounds int64 `json:"file_read_rounds"`
 	ReadRing       bool  `json:"read_ring"`
+	// Applied is the position of the last commit applied that had one
+	// (Commit.Position): how far a replica has applied its log.
+	Applied uint64 `json:"applied,omitempty"`
 }
 
 // Stats returns the index's statistics. A figure it cannot measure (the
@@ -129,7 +132,7 @@ func (db *DB) Stats(ctx context.Context) (_ Stats, err error) {
 		return Stats{}, err
 	}
 	s := Stats{K: db.design.K, Design: db.design.Clone(), SketchSize: db.sketch, Documents: docs, Fingerprints: st.fps, BlockSize: db.block, MemtableBudget: db.memtableBudget(), MemtablesMax: db.memtablesMax(),
-		BlockVersions: map[string]int{}}
+		BlockVersions: map[string]int{}, Applied: db.Applied()}
 	var versions [256]int // by codec version: a map per block would cost a stats call on a large index
 	for t := range st.tables {
 		ti := &st.tables[t]

@@ -20,7 +20,7 @@ import (
 // the write is durable as Options.Sync promises; it is visible to queries
 // from then on.
 func (db *DB) Insert(ctx context.Context, d Doc) error {
-	return db.write(ctx, []Doc{d}, nil)
+	return db.write(ctx, []Doc{d}, nil, 0)
 }
 
 // InsertBatch stores many documents in one commit: after a crash, and to
@@ -29,14 +29,40 @@ func (db *DB) Insert(ctx context.Context, d Doc) error {
 // records of at most a few MiB that replay applies only when it has read
 // the last one.
 func (db *DB) InsertBatch(ctx context.Context, docs []Doc) error {
-	return db.write(ctx, docs, nil)
+	return db.write(ctx, docs, nil, 0)
 }
 
 // Delete removes documents by id, in one commit as InsertBatch; ids that
 // are not stored are ignored.
 func (db *DB) Delete(ctx context.Context, ids ...uint64) error {
-	return db.write(ctx, nil, ids)
+	return db.write(ctx, nil, ids, 0)
 }
+
+// Commit is one atomic change of the index: documents inserted (replacing
+// any with their ids), then ids deleted.
+type Commit struct {
+	Insert []Doc
+	Delete []uint64
+	// Position, when not 0, is the commit's place in a sequence that the
+	// application applies in order, such as a replicated log's sequence
+	// numbers. It must be above every position applied before (Applied),
+	// or the commit is refused whole with ErrApplied: a log delivered
+	// again is applied once. It is written with the commit, atomically: after
+	// a crash, Applied says which commits the index holds (every one up
+	// to it, none after), and the application resumes its log there.
+	Position uint64
+}
+
+// Apply writes c in one commit, as InsertBatch does, with its position if
+// it has one. A commit with a position and nothing else records the
+// position alone (the application read its log that far).
+func (db *DB) Apply(ctx context.Context, c Commit) error {
+	return db.write(ctx, c.Insert, c.Delete, c.Position)
+}
+
+// Applied returns the position of the last commit applied that had one
+// (Commit.Position), or 0 when none had.
+func (db *DB) Applied() uint64 { return db.applied.Load() }
 
 // validDoc refuses a document the index does not store: a name longer
 // than MaxName, or one that holds a NUL byte (no URL or path does, and a
@@ -51,7 +77,7 @@ func validDoc(d *Doc) error {
 	return nil
 }
 
-func (db *DB) write(ctx context.Context, docs []Doc, deletes []uint64) (err error) {
+func (db *DB) write(ctx context.Context, docs []Doc, deletes []uint64, pos uint64) (err error) {
 	defer func() { err = storeErr(err) }()
 	if db.opts.ReadOnly {
 		return ErrReadOnly
@@ -63,7 +89,7 @@ func (db *DB) write(ctx context.Context, docs []Doc, deletes []uint64) (err erro
 	if err != nil {
 		return err
 	}
-	if len(docs)+len(deletes) == 0 {
+	if len(docs)+len(deletes) == 0 && pos == 0 {
 		return nil
 	}
 	names := int64(0)
@@ -74,7 +100,7 @@ func (db *DB) write(ctx context.Context, docs []Doc, deletes []uint64) (err erro
 	if err := db.stall(cost); err != nil {
 		return err
 	}
-	log, lsn, seq, err := db.appendCommit(docs, names, deletes)
+	log, lsn, seq, err := db.appendCommit(docs, names, deletes, pos)
 	if err != nil {
 		db.admitted(cost)
 		return err
@@ -82,7 +108,7 @@ func (db *DB) write(ctx context.Context, docs []Doc, deletes []uint64) (err erro
 	werr := log.Wait(ctx, lsn)
 	// Publish even when waiting failed: the record is in the log, and the
 	// memtable must follow the log's order.
-	db.publish(seq, docs, deletes, cost)
+	db.publish(seq, docs, deletes, pos, cost)
 	if werr != nil {
 		return store.DiskErr("writing the log", werr)
 	}
@@ -90,11 +116,11 @@ func (db *DB) write(ctx context.Context, docs []Doc, deletes []uint64) (err erro
 }
 
 // appendCommit appends a commit's records (docs with names bytes of
-// names, and deletes) to the log and returns the log,
-// the last record's LSN and the commit's sequence number. The records of
-// one commit are appended under one hold of commitMu: nothing comes
+// names, deletes, and position pos unless 0) to the log and returns the
+// log, the last record's LSN and the commit's sequence number. The records
+// of one commit are appended under one hold of commitMu: nothing comes
 // between them, and no flush starts a segment among them.
-func (db *DB) appendCommit(docs []Doc, names int64, deletes []uint64) (*wal.Log, wal.LSN, uint64, error) {
+func (db *DB) appendCommit(docs []Doc, names int64, deletes []uint64, pos uint64) (*wal.Log, wal.LSN, uint64, error) {
 	size := format.CommitBytes(len(docs), int(names), len(deletes))
 	db.commitMu.Lock()
 	defer db.commitMu.Unlock()
@@ -104,6 +130,9 @@ func (db *DB) appendCommit(docs []Doc, names int64, deletes []uint64) (*wal.Log,
 	if closed {
 		return nil, 0, 0, ErrClosed
 	}
+	if pos != 0 && pos <= db.position {
+		return nil, 0, 0, fmt.Errorf("%w: position %d, applied up to %d", ErrApplied, pos, db.position)
+	}
 	log, err := db.liveLog()
 	if err == nil {
 		err = db.store.LogRoom(size)
@@ -112,7 +141,7 @@ func (db *DB) appendCommit(docs []Doc, names int64, deletes []uint64) (*wal.Log,
 		return nil, 0, 0, err
 	}
 	var lsn wal.LSN
-	for p, typ := range commitParts(docs, deletes) {
+	for p, typ := range commitParts(docs, deletes, pos) {
 		if lsn != 0 {
 			// A large commit: its records go out as they are made, not
 			// all at once from the log's buffer.
@@ -127,14 +156,17 @@ func (db *DB) appendCommit(docs []Doc, names int64, deletes []uint64) (*wal.Log,
 		}
 	}
 	db.appended++
+	if pos != 0 {
+		db.position = pos
+	}
 	return log, lsn, db.appended, nil
 }
 
-// publish applies commit seq to the live memtable, after every commit
-// before it: the memtable follows the log's order. The commit's cost,
-// which stall let in, leaves the admitted count as it enters the
-// memtable (admitted, under the same hold of db.mu).
-func (db *DB) publish(seq uint64, docs []Doc, deletes []uint64, cost int64) {
+// publish applies commit seq (at position pos unless 0) to the live
+// memtable, after every commit before it: the memtable follows the log's
+// order. The commit's cost, which stall let in, leaves the admitted count
+// as it enters the memtable (admitted, under the same hold of db.mu).
+func (db *DB) publish(seq uint64, docs []Doc, deletes []uint64, pos uint64, cost int64) {
 	db.mu.Lock()
 	for db.published != seq-1 {
 		db.cond.Wait()
@@ -144,6 +176,10 @@ func (db *DB) publish(seq uint64, docs []Doc, deletes []uint64, cost int64) {
 	}
 	for _, id := range deletes {
 		db.mem.Delete(id)
+	}
+	if pos != 0 {
+		db.mem.SetPosition(pos)
+		db.applied.Store(pos)
 	}
 	db.published = seq
 	db.admitting -= cost
@@ -345,9 +381,10 @@ func (db *DB) InsertIfNewFunc(ctx context.Context, d Doc, k int, near func(Match
 }
 
 // commitParts yields the log records of a commit that inserts docs, then
-// deletes deletes, each with its type (format.CommitParts).
-func commitParts(docs []Doc, deletes []uint64) iter.Seq2[[]byte, byte] {
+// deletes deletes, at position pos unless 0, each with its type
+// (format.CommitParts).
+func commitParts(docs []Doc, deletes []uint64, pos uint64) iter.Seq2[[]byte, byte] {
 	return format.CommitParts(len(docs), func(i int) format.Op {
 		return format.Op{ID: docs[i].ID, Fingerprint: docs[i].Fingerprint, Name: docs[i].Name}
-	}, deletes)
+	}, deletes, pos)
 }

@@ -27,6 +27,7 @@ var (
 	MetaCodes   = []byte{SpaceMeta, 'c'} // the prefix of MetaCodeKey
 	MetaUser    = []byte{SpaceMeta, 'u'} // the prefix of MetaUserKey
 	MetaSketch  = []byte{SpaceMeta, 's'} // UvarintValue: the bytes of each document's sketch (version 5)
+	MetaApplied = []byte{SpaceMeta, 'a'} // UvarintValue: the position of the last commit the tables hold that had one
 )
 
 // MetaUserKey names an application's setting (DB.SetMeta): 0x01 'u' name.
@@ -47,6 +48,8 @@ func MetaName(k []byte) string {
 		return "counters"
 	case string(MetaSketch):
 		return "sketch size"
+	case string(MetaApplied):
+		return "applied position"
 	}
 	return fmt.Sprintf("metadata key %x", k)
 }

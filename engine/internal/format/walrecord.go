@@ -19,6 +19,8 @@ import (
 //	uvarint count, then count ops:
 //	  opInsert id(8) fp(8) uvarint len(name) name
 //	  opDelete id(8)
+//	  opPosition position(8), not 0: the last op of a commit's RecOps
+//	    record, when the commit has a position (engine.Commit.Position)
 
 // Record types.
 const (
@@ -35,21 +37,24 @@ const (
 const partBytes = 4 << 20
 
 // Op is one operation of a commit: an insert of a document (ID,
-// Fingerprint, Name) or, when Delete, a delete of document ID.
+// Fingerprint, Name), or, when Delete, a delete of document ID, or, when
+// Position is not 0 (and the rest is), the commit's position.
 type Op struct {
 	Delete      bool
 	ID          uint64
 	Fingerprint uint64
 	Name        string
+	Position    uint64
 }
 
 // EncodeCommit returns the payloads of the records of a commit that
-// inserts n documents, insert(i) the i-th, then deletes deletes. (A
-// function rather than a slice of Op, so that the write path encodes its
-// callers' documents as they are, without a copy.)
-func EncodeCommit(n int, insert func(i int) Op, deletes []uint64) [][]byte {
+// inserts n documents, insert(i) the i-th, then deletes deletes, at
+// position pos (none when 0). (A function rather than a slice of Op, so
+// that the write path encodes its callers' documents as they are, without
+// a copy.)
+func EncodeCommit(n int, insert func(i int) Op, deletes []uint64, pos uint64) [][]byte {
 	var out [][]byte
-	for p := range CommitParts(n, insert, deletes) {
+	for p := range CommitParts(n, insert, deletes, pos) {
 		out = append(out, append([]byte(nil), p...))
 	}
 	return out
@@ -59,10 +64,10 @@ func EncodeCommit(n int, insert func(i int) Op, deletes []uint64) [][]byte {
 // valid until the next, with its record type (RecOps for the last,
 // RecOpsPart before it): a large commit is never encoded whole in memory
 // beside the log's copy of it.
-func CommitParts(n int, insert func(i int) Op, deletes []uint64) iter.Seq2[[]byte, byte] {
+func CommitParts(n int, insert func(i int) Op, deletes []uint64, pos uint64) iter.Seq2[[]byte, byte] {
 	return func(yield func([]byte, byte) bool) {
 		var buf []byte
-		for lo := 0; lo < n || len(deletes) > 0; {
+		for lo := 0; lo < n || len(deletes) > 0 || pos != 0; {
 			hi, size := lo, 0
 			for hi < n && size < partBytes {
 				size += 1 + 16 + 3 + len(insert(hi).Name)
@@ -72,37 +77,52 @@ func CommitParts(n int, insert func(i int) Op, deletes []uint64) iter.Seq2[[]byt
 			if hi == n {
 				nx = min(len(deletes), (partBytes-size)/9+1)
 			}
-			buf = encodeOps(buf[:0], insert, lo, hi, deletes[:nx], size)
+			last := hi == n && nx == len(deletes)
+			at := uint64(0)
+			if last {
+				at = pos
+			}
+			buf = encodeOps(buf[:0], insert, lo, hi, deletes[:nx], at, size)
 			typ := byte(RecOpsPart)
-			if hi == n && nx == len(deletes) {
+			if last {
 				typ = RecOps
 			}
 			if !yield(buf, typ) {
 				return
 			}
 			lo, deletes = hi, deletes[nx:]
+			if last {
+				return
+			}
 		}
 	}
 }
 
 // CommitBytes bounds the bytes of the records of a commit of n inserts
-// and d deletes whose names take names bytes, frames included.
+// and d deletes whose names take names bytes, and a position, frames
+// included.
 func CommitBytes(n, names, d int) int {
-	size := n*(1+16+3) + names + 9*d
+	size := n*(1+16+3) + names + 9*d + 9
 	return size + (size/partBytes+2)*(10+wal.HeaderLen)
 }
 
 // op kinds in a record.
 const (
-	opInsert = 1
-	opDelete = 2
+	opInsert   = 1
+	opDelete   = 2
+	opPosition = 3
 )
 
 // encodeOps appends to b the payload of a record that inserts insert(lo..hi-1), of
-// about size bytes, then deletes deletes.
-func encodeOps(b []byte, insert func(i int) Op, lo, hi int, deletes []uint64, size int) []byte {
-	b = slices.Grow(b, 10+size+9*len(deletes))
-	b = binary.AppendUvarint(b, uint64(hi-lo+len(deletes)))
+// about size bytes, then deletes deletes, then ends its commit at position
+// pos (none when 0).
+func encodeOps(b []byte, insert func(i int) Op, lo, hi int, deletes []uint64, pos uint64, size int) []byte {
+	b = slices.Grow(b, 19+size+9*len(deletes))
+	n := hi - lo + len(deletes)
+	if pos != 0 {
+		n++
+	}
+	b = binary.AppendUvarint(b, uint64(n))
 	for i := lo; i < hi; i++ {
 		d := insert(i)
 		b = append(b, opInsert)
@@ -115,6 +135,10 @@ func encodeOps(b []byte, insert func(i int) Op, lo, hi int, deletes []uint64, si
 		b = append(b, opDelete)
 		b = binary.BigEndian.AppendUint64(b, id)
 	}
+	if pos != 0 {
+		b = append(b, opPosition)
+		b = binary.BigEndian.AppendUint64(b, pos)
+	}
 	return b
 }
 
@@ -125,17 +149,18 @@ func DecodeRecord(typ byte, b []byte, fn func(Op)) error {
 	if typ != RecOps && typ != RecOpsPart {
 		return fmt.Errorf("%w: unknown record type %d", wal.ErrCorrupt, typ)
 	}
-	if err := scanOps(b, nil); err != nil {
+	if err := scanOps(b, typ == RecOps, nil); err != nil {
 		return fmt.Errorf("%w: %w", wal.ErrCorrupt, err)
 	}
 	if fn == nil {
 		return nil
 	}
-	return scanOps(b, fn)
+	return scanOps(b, typ == RecOps, fn)
 }
 
-// scanOps calls fn, if not nil, for each op of a record's payload b.
-func scanOps(b []byte, fn func(Op)) error {
+// scanOps calls fn, if not nil, for each op of a record's payload b, the
+// last of its commit if last.
+func scanOps(b []byte, last bool, fn func(Op)) error {
 	n, k := binary.Uvarint(b)
 	if k <= 0 || n > uint64(len(b)) {
 		return errors.New("bad op count")
@@ -151,6 +176,18 @@ func scanOps(b []byte, fn func(Op)) error {
 		case opDelete:
 			if fn != nil {
 				fn(Op{Delete: true, ID: id})
+			}
+		case opPosition:
+			switch {
+			case !last:
+				return fmt.Errorf("op %d: a position in a record that does not end its commit", i)
+			case i != n-1:
+				return fmt.Errorf("op %d: a position before the record's last op", i)
+			case id == 0:
+				return fmt.Errorf("op %d: position 0", i)
+			}
+			if fn != nil {
+				fn(Op{Position: id})
 			}
 		case opInsert:
 			if len(b) < 8 {

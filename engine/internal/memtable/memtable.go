@@ -33,6 +33,9 @@ type Memtable struct {
 	touched *roaring64.Bitmap // every id in docs: they hide older layers
 	size    int64             // estimated bytes
 	writes  uint64            // inserts and deletes applied: a version for caches
+	// position is that of the last commit applied here that had one
+	// (engine.Commit.Position), 0 if none did.
+	position uint64
 }
 
 // New returns an empty memtable for the tables of d.
@@ -62,7 +65,14 @@ func WriteCost(tables, docs int, nameBytes int64, deletes int) int64 {
 }
 
 // Empty reports whether m holds no write.
-func (m *Memtable) Empty() bool { return len(m.docs) == 0 }
+func (m *Memtable) Empty() bool { return len(m.docs) == 0 && m.position == 0 }
+
+// SetPosition notes that the commits applied so far end at position p.
+func (m *Memtable) SetPosition(p uint64) { m.position = p }
+
+// Position is the position of the last commit applied here that had one,
+// or 0.
+func (m *Memtable) Position() uint64 { return m.position }
 
 // Len is the number of ids m holds a write of.
 func (m *Memtable) Len() int { return len(m.docs) }

@@ -1547,8 +1547,11 @@ type StatsResponse struct {
 	// The rounds file_reads came in: the longest chain of reads each of
 	// which started after the one before it had finished.
 	FileReadRounds int64 `protobuf:"varint,33,opt,name=file_read_rounds,json=fileReadRounds,proto3" json:"file_read_rounds,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The position of the last commit applied that had one (the engine's
+	// Commit.Position): how far a replica has applied its log.
+	Applied       uint64 `protobuf:"varint,34,opt,name=applied,proto3" json:"applied,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StatsResponse) Reset() {
@@ -1808,6 +1811,13 @@ func (x *StatsResponse) GetMemtablesMax() int64 {
 func (x *StatsResponse) GetFileReadRounds() int64 {
 	if x != nil {
 		return x.FileReadRounds
+	}
+	return 0
+}
+
+func (x *StatsResponse) GetApplied() uint64 {
+	if x != nil {
+		return x.Applied
 	}
 	return 0
 }
@@ -2454,7 +2464,7 @@ const file_simhashdb_v1_index_proto_rawDesc = "" +
 	"\v_similarity\"H\n" +
 	"\x10ClustersResponse\x124\n" +
 	"\tdocuments\x18\x01 \x03(\v2\x16.simhashdb.v1.DocumentR\tdocuments\"\x0e\n" +
-	"\fStatsRequest\"\xd2\n" +
+	"\fStatsRequest\"\xec\n" +
 	"\n" +
 	"\rStatsResponse\x12\f\n" +
 	"\x01k\x18\x01 \x01(\rR\x01k\x12\x1c\n" +
@@ -2500,7 +2510,8 @@ const file_simhashdb_v1_index_proto_rawDesc = "" +
 	"textSchema\x12\x16\n" +
 	"\x06design\x18\x1f \x01(\fR\x06design\x12#\n" +
 	"\rmemtables_max\x18  \x01(\x03R\fmemtablesMax\x12(\n" +
-	"\x10file_read_rounds\x18! \x01(\x03R\x0efileReadRounds\x1a@\n" +
+	"\x10file_read_rounds\x18! \x01(\x03R\x0efileReadRounds\x12\x18\n" +
+	"\aapplied\x18\" \x01(\x04R\aapplied\x1a@\n" +
 	"\x12BlockVersionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xfb\x01\n" +
