@@ -144,6 +144,8 @@ func TestIndexCommands(t *testing.T) {
 		require.Equal(t, 0, r.code, r.stderr)
 		assert.Contains(t, r.stdout, "documents          4")
 		assert.Regexp(t, `pebble index +\d+ bytes of index and filter blocks over the tables; Pebble's share of the cache may grow to \d+ bytes \(a limit, not memory taken\)\n`, r.stdout, "a small index fits")
+		assert.NotContains(t, r.stdout, "applied position", "an index no log was applied to")
+		assert.NotContains(t, st, "applied")
 		r = runCLI(t, "", "check", "--db", db)
 		require.Equal(t, 0, r.code, r.stderr)
 		assert.Contains(t, r.stdout, "ok: the tables hold 4 documents")
@@ -246,6 +248,23 @@ func TestIndexCommands(t *testing.T) {
 
 // TestFindAllMatchesOracle checks find-all and find-clusters without an
 // index against brute force, with repeats, 0, all-ones and hex input.
+// TestStatsApplied checks that stats shows how far a replica applied its
+// log (engine.DB.Apply).
+func TestStatsApplied(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "idx")
+	db, err := engine.Open(dir, engine.Options{})
+	require.NoError(t, err)
+	require.NoError(t, db.Apply(context.Background(), engine.Commit{Position: 7, Insert: []engine.Doc{{ID: 1, Fingerprint: 5}}}))
+	require.NoError(t, db.Close())
+	r := runCLI(t, "", "stats", "--db", dir)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "applied position   7 ")
+	r = runCLI(t, "", "stats", "--db", dir, "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, `"applied": 7`)
+}
+
 func TestFindAllMatchesOracle(t *testing.T) {
 	fps := fingerprints.Planted(3000, 3, 0.2, 9)
 	fps = append(fps, fps[10], fps[10], 0, 0x0f)

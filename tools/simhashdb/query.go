@@ -508,6 +508,9 @@ func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if st.SketchSize > 0 {
 		fmt.Fprintf(stdout, "sketches           %d bytes a document: near-duplicates of text are verified by it (query --text/--file, find-all, find-clusters: --similarity)\n", st.SketchSize)
 	}
+	if st.Applied > 0 {
+		fmt.Fprintf(stdout, "applied position   %d (the last commit applied at a replicated log's position: a replica resumes after it)\n", st.Applied)
+	}
 	fmt.Fprintf(stdout, "bytes on disk      %d", st.BytesOnDisk)
 	if st.Documents > 0 {
 		fmt.Fprintf(stdout, " (%.0f a document)", float64(st.BytesOnDisk)/float64(st.Documents))
