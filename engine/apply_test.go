@@ -3,9 +3,7 @@ package engine
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"slices"
-	"strconv"
 	"sync"
 	"testing"
 
@@ -138,10 +136,7 @@ func TestApply(t *testing.T) {
 // sets the number of cuts.
 func TestApplyPowerCut(t *testing.T) {
 	t.Parallel()
-	rounds := 25
-	if n, err := strconv.Atoi(os.Getenv("SIMHASHDB_POWERCUT_ROUNDS")); err == nil && n > 0 {
-		rounds = n
-	}
+	rounds := powerCutRounds()
 	r := rand.New(rand.NewPCG(17, 17))
 	fs := newCrashableFS()
 	acked := uint64(0) // the last commit acknowledged with SyncAlways before a cut

@@ -23,10 +23,7 @@ import (
 // SIMHASHDB_POWERCUT_ROUNDS sets the number of cuts (CI runs 1000).
 func TestPowerCut(t *testing.T) {
 	t.Parallel()
-	rounds := 25
-	if n, err := strconv.Atoi(os.Getenv("SIMHASHDB_POWERCUT_ROUNDS")); err == nil && n > 0 {
-		rounds = n
-	}
+	rounds := powerCutRounds()
 	r := rand.New(rand.NewPCG(13, 13))
 	fs := newCrashableFS()
 	m := newCrashModel()
@@ -89,4 +86,13 @@ func TestPowerCut(t *testing.T) {
 	require.NoError(t, db.Close())
 	t.Logf("%d power cuts (%v): %d ids checked and a large commit after each, %d acknowledged writes, %d commits in flight at a cut found whole, %d acknowledged writes lost",
 		rounds, cuts, len(m.states), m.acks, m.batchesSeen, m.lost)
+}
+
+// powerCutRounds is the number of cuts a power-cut test makes:
+// SIMHASHDB_POWERCUT_ROUNDS, or 25.
+func powerCutRounds() int {
+	if n, err := strconv.Atoi(os.Getenv("SIMHASHDB_POWERCUT_ROUNDS")); err == nil && n > 0 {
+		return n
+	}
+	return 25
 }

@@ -143,11 +143,7 @@ func runReleases(dir, out string, features bool) error {
 }
 
 func runVerified(dir string, threshold float64) error {
-	colls, err := quality.LoadReleases(dir)
-	if err != nil {
-		return err
-	}
-	rs, err := quality.VerifiedReaders()
+	colls, rs, err := releasesAnd(dir, quality.VerifiedReaders)
 	if err != nil {
 		return err
 	}
@@ -179,11 +175,7 @@ func runVerified(dir string, threshold float64) error {
 // runUnion scores the candidates of several fingerprints together
 // (quality.EvaluateUnion) beside one fingerprint's.
 func runUnion(dir string, threshold float64) error {
-	colls, err := quality.LoadReleases(dir)
-	if err != nil {
-		return err
-	}
-	rs, err := quality.UnionReaders()
+	colls, rs, err := releasesAnd(dir, quality.UnionReaders)
 	if err != nil {
 		return err
 	}
@@ -209,11 +201,7 @@ func runUnion(dir string, threshold float64) error {
 // runBands scores candidates from MinHash bands (quality.EvaluateBands)
 // beside single-word fingerprints within 6 bits, the text index's.
 func runBands(dir string, threshold float64) error {
-	colls, err := quality.LoadReleases(dir)
-	if err != nil {
-		return err
-	}
-	rs, err := quality.UnionReaders()
+	colls, rs, err := releasesAnd(dir, quality.UnionReaders)
 	if err != nil {
 		return err
 	}
@@ -230,6 +218,17 @@ func runBands(dir string, threshold float64) error {
 	}
 	fmt.Print(quality.VerifiedTable(all))
 	return nil
+}
+
+// releasesAnd loads the release collections under dir and the readers
+// that readers makes.
+func releasesAnd(dir string, readers func() ([]quality.Reader, error)) ([]*quality.Release, []quality.Reader, error) {
+	colls, err := quality.LoadReleases(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	rs, err := readers()
+	return colls, rs, err
 }
 
 // runIndex scores real indexes of each collection (quality.EvaluateIndex).
