@@ -1,0 +1,68 @@
+package replica_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/require"
+
+	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/internal/natstest"
+	"github.com/simhashdb/simhashdb/permutation"
+	"github.com/simhashdb/simhashdb/replica"
+)
+
+// BenchmarkWrite is one writer's Node.Write, one document a commit,
+// beside the stream's own round in the same run (a JetStream publish
+// acknowledged, 100 bytes), on one NATS server and on three (the stream
+// on all three), and beside the engine's Insert with SyncAlways alone.
+func BenchmarkWrite(b *testing.B) {
+	ctx := context.Background()
+	d, err := permutation.Blocks(3, 4)
+	require.NoError(b, err)
+	b.Run("engine-sync-always", func(b *testing.B) {
+		db, err := engine.Open(b.TempDir(), engine.Options{Design: d, Sync: engine.SyncAlways})
+		require.NoError(b, err)
+		defer db.Close()
+		rng := rand.New(rand.NewPCG(1, 1))
+		for i := 0; b.Loop(); i++ {
+			require.NoError(b, db.Insert(ctx, engine.Doc{ID: uint64(i), Fingerprint: rng.Uint64()}))
+		}
+	})
+	for _, servers := range []int{1, 3} {
+		ns := natstest.Start(b, servers)
+		url := natstest.URLs(ns)
+		db, err := engine.Open(b.TempDir(), engine.Options{Design: d, Sync: engine.SyncNone})
+		require.NoError(b, err)
+		defer db.Close()
+		sctx, cancel := context.WithTimeout(ctx, natstest.Eventually)
+		n, err := replica.Start(sctx, db, replica.Options{URL: url, Stream: "bench", Replicas: servers})
+		cancel()
+		require.NoError(b, err)
+		defer n.Close()
+		nc, err := nats.Connect(url)
+		require.NoError(b, err)
+		defer nc.Close()
+		js, err := jetstream.New(nc)
+		require.NoError(b, err)
+		_, err = js.CreateStream(ctx, jetstream.StreamConfig{Name: "raw", Subjects: []string{"raw"}, Replicas: servers})
+		require.NoError(b, err)
+		b.Run(fmt.Sprintf("R%d/publish", servers), func(b *testing.B) {
+			msg := make([]byte, 100)
+			for b.Loop() {
+				_, err := js.Publish(ctx, "raw", msg)
+				require.NoError(b, err)
+			}
+		})
+		b.Run(fmt.Sprintf("R%d/node-write", servers), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(2, 2))
+			for i := 0; b.Loop(); i++ {
+				require.NoError(b, n.Write(ctx, engine.Commit{Insert: []engine.Doc{{ID: uint64(i), Fingerprint: rng.Uint64()}}}))
+			}
+		})
+	}
+}

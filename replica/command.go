@@ -1,0 +1,63 @@
+package replica
+
+import (
+	"fmt"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/simhashdb/simhashdb/api"
+	"github.com/simhashdb/simhashdb/engine"
+	simhashdbv1 "github.com/simhashdb/simhashdb/gen/simhashdb/v1"
+)
+
+// command is one entry of the stream, decoded: a commit of inserts and
+// deletes, or an insert-if-new decision (ifNew).
+type command struct {
+	commit     engine.Commit
+	ifNew      bool
+	k          int
+	similarity *float64
+}
+
+// encodeCommand is c as the stream's message (simhashdbv1.Command, the
+// one definition of the log's entries).
+func encodeCommand(c command) ([]byte, error) {
+	var m simhashdbv1.Command
+	if c.ifNew {
+		m.Kind = &simhashdbv1.Command_InsertIfNew{InsertIfNew: &simhashdbv1.InsertIfNewCommand{
+			Document: api.DocProto(c.commit.Insert[0]), K: uint32(c.k), Similarity: c.similarity,
+		}}
+	} else {
+		w := &simhashdbv1.WriteCommand{Delete: c.commit.Delete}
+		for _, d := range c.commit.Insert {
+			w.Insert = append(w.Insert, api.DocProto(d))
+		}
+		m.Kind = &simhashdbv1.Command_Write{Write: w}
+	}
+	return proto.Marshal(&m)
+}
+
+// decodeCommand is encodeCommand's inverse. A message that is not a
+// command is refused: the stream holds something a node did not write.
+func decodeCommand(b []byte) (command, error) {
+	var m simhashdbv1.Command
+	if err := proto.Unmarshal(b, &m); err != nil {
+		return command{}, fmt.Errorf("not a command: %w", err)
+	}
+	switch kind := m.Kind.(type) {
+	case *simhashdbv1.Command_Write:
+		var c command
+		for _, d := range kind.Write.GetInsert() {
+			c.commit.Insert = append(c.commit.Insert, api.DocFromProto(d))
+		}
+		c.commit.Delete = kind.Write.GetDelete()
+		return c, nil
+	case *simhashdbv1.Command_InsertIfNew:
+		x := kind.InsertIfNew
+		if x.GetDocument() == nil {
+			return command{}, fmt.Errorf("an insert-if-new command without its document")
+		}
+		return command{commit: engine.Commit{Insert: []engine.Doc{api.DocFromProto(x.GetDocument())}}, ifNew: true, k: int(x.GetK()), similarity: x.Similarity}, nil
+	}
+	return command{}, fmt.Errorf("a command of no known kind")
+}
