@@ -21,8 +21,9 @@ type answer struct {
 
 // ask answers a query of fp within *kp (the index's K if nil); with a
 // sketch sk (of text in an index that keeps sketches), verified at the
-// similarity *sp (the default if nil), which a query without sk refuses.
-func (s *Server) ask(ctx context.Context, fp uint64, sk string, kp *int, sp *float64) (answer, error) {
+// similarity *sp (the default if nil), which a query without sk refuses;
+// after every write acknowledged before it when latest.
+func (s *Server) ask(ctx context.Context, fp uint64, sk string, kp *int, sp *float64, latest bool) (answer, error) {
 	k, err := s.distance(kp)
 	if err != nil {
 		return answer{}, err
@@ -34,6 +35,9 @@ func (s *Server) ask(ctx context.Context, fp uint64, sk string, kp *int, sp *flo
 	if sp != nil && sk == "" {
 		return answer{}, bad(`"similarity" compares texts: send "text"`)
 	}
+	if err := s.latest(ctx, latest); err != nil {
+		return answer{}, err
+	}
 	ms, err := s.db.Query(ctx, fp, k)
 	if err != nil || sk == "" {
 		return answer{plain: ms}, err
@@ -41,14 +45,26 @@ func (s *Server) ask(ctx context.Context, fp uint64, sk string, kp *int, sp *flo
 	return answer{verified: textindex.Verify(ms, sk, sim), sketched: true}, nil
 }
 
+// latest returns, when on, once the index holds every write acknowledged
+// before it (Writes.Latest); a replicated index that cannot tell is busy.
+func (s *Server) latest(ctx context.Context, on bool) error {
+	if !on {
+		return nil
+	}
+	if err := s.writes.Latest(ctx); err != nil {
+		return busy{err}
+	}
+	return nil
+}
+
 // insertIfNew stores d unless a document lies within k of it (verified by
 // the sketches when d has one), and returns those that do.
 func (s *Server) insertIfNew(ctx context.Context, d engine.Doc, k int, sim float64) (answer, bool, error) {
 	if d.Sketch != "" {
-		dups, inserted, err := textindex.InsertIfNew(ctx, s.db, d, k, sim)
+		dups, inserted, err := s.writes.InsertIfNewSimilar(ctx, d, k, sim)
 		return answer{verified: dups, sketched: true}, inserted, err
 	}
-	dups, inserted, err := s.db.InsertIfNew(ctx, d, k)
+	dups, inserted, err := s.writes.InsertIfNew(ctx, d, k)
 	return answer{plain: dups}, inserted, err
 }
 

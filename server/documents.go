@@ -49,6 +49,8 @@ type docRequest struct {
 	Name       string   `json:"name"`
 	K          *int     `json:"k"`
 	Similarity *float64 `json:"similarity"`
+	// Latest asks a query to see every write acknowledged before it.
+	Latest *bool `json:"latest"`
 }
 
 // decodeJSON reads one JSON object of at most limit bytes into v, refusing
@@ -202,8 +204,8 @@ func pathID(r *http.Request) (uint64, error) {
 
 // document checks a document of a request.
 func (s *Server) document(id uint64, req *docRequest) (engine.Doc, error) {
-	if req.K != nil || req.Similarity != nil {
-		return engine.Doc{}, bad(`"k" and "similarity" do not belong to a document`)
+	if req.K != nil || req.Similarity != nil || req.Latest != nil {
+		return engine.Doc{}, bad(`"k", "similarity" and "latest" do not belong to a document`)
 	}
 	fp, sk, err := s.fingerprint(req)
 	if err != nil {
@@ -233,7 +235,7 @@ func (s *Server) putDocument(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.db.Insert(r.Context(), d); err != nil {
+	if err := s.writes.Write(r.Context(), engine.Commit{Insert: []engine.Doc{d}}); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, api.DocOf(d))
@@ -396,7 +398,7 @@ func (s *Server) postDocuments(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.db.InsertBatch(r.Context(), docs); err != nil {
+	if err := s.writes.Write(r.Context(), engine.Commit{Insert: docs}); err != nil {
 		return err
 	}
 	ans.Stored = len(docs)
@@ -410,6 +412,13 @@ func (s *Server) postDocuments(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) getDocument(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathID(r)
 	if err != nil {
+		return err
+	}
+	latest, err := latestParam(r)
+	if err != nil {
+		return err
+	}
+	if err := s.latest(r.Context(), latest); err != nil {
 		return err
 	}
 	d, err := s.db.Get(r.Context(), id)
@@ -430,7 +439,7 @@ func (s *Server) deleteDocument(w http.ResponseWriter, r *http.Request) error {
 	if err != nil && !errors.Is(err, engine.ErrNotFound) {
 		return err
 	}
-	if err := s.db.Delete(r.Context(), id); err != nil {
+	if err := s.writes.Write(r.Context(), engine.Commit{Delete: []uint64{id}}); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"id": id, "deleted": stored})

@@ -42,7 +42,11 @@ func (s *Server) getQuery(w http.ResponseWriter, r *http.Request) error {
 		}
 		kp = &k
 	}
-	return s.answerQuery(w, r, fp, "", kp, nil)
+	latest, err := latestParam(r)
+	if err != nil {
+		return err
+	}
+	return s.answerQuery(w, r, fp, "", kp, nil, latest)
 }
 
 func (s *Server) postQuery(w http.ResponseWriter, r *http.Request) error {
@@ -57,13 +61,14 @@ func (s *Server) postQuery(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.answerQuery(w, r, fp, sk, req.K, req.Similarity)
+	return s.answerQuery(w, r, fp, sk, req.K, req.Similarity, req.Latest != nil && *req.Latest)
 }
 
 // answerQuery answers a query of fp within k; with a sketch sk (of text
-// in an index that keeps sketches), verified at the similarity asked.
-func (s *Server) answerQuery(w http.ResponseWriter, r *http.Request, fp uint64, sk string, kp *int, sp *float64) error {
-	a, err := s.ask(r.Context(), fp, sk, kp, sp)
+// in an index that keeps sketches), verified at the similarity asked;
+// after every acknowledged write when latest.
+func (s *Server) answerQuery(w http.ResponseWriter, r *http.Request, fp uint64, sk string, kp *int, sp *float64, latest bool) error {
+	a, err := s.ask(r.Context(), fp, sk, kp, sp, latest)
 	if err != nil {
 		return err
 	}
@@ -83,6 +88,9 @@ func (s *Server) postInsertIfNew(w http.ResponseWriter, r *http.Request) error {
 	var req docRequest
 	if err := decodeJSON(w, r, s.opts.MaxBody, &req); err != nil {
 		return err
+	}
+	if req.Latest != nil {
+		return bad(`"latest" is a query's: insert-if-new always decides against every write before it`)
 	}
 	id, err := parseID(req.ID)
 	if err != nil {
@@ -225,4 +233,19 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	return err
+}
+
+// latestParam is the query parameter "latest": whether the answer must
+// see every write acknowledged before the request (in a replicated index;
+// one index always does).
+func latestParam(r *http.Request) (bool, error) {
+	v := r.URL.Query().Get("latest")
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, bad("latest %s: want true or false", trimmed(v))
+	}
+	return b, nil
 }

@@ -155,7 +155,7 @@ func intK(k *uint32) *int {
 func (x rpcService) Insert(ctx context.Context, req *connect.Request[simhashdbv1.InsertRequest]) (*connect.Response[simhashdbv1.InsertResponse], error) {
 	d, err := x.doc(req.Msg.GetId(), req.Msg.GetName(), req.Msg.GetContent())
 	if err == nil {
-		err = x.s.db.Insert(ctx, d)
+		err = x.s.writes.Write(ctx, engine.Commit{Insert: []engine.Doc{d}})
 	}
 	if err != nil {
 		return nil, x.rpcError("Insert", err)
@@ -176,7 +176,7 @@ func (x rpcService) InsertBatch(ctx context.Context, req *connect.Request[simhas
 		}
 		docs[i] = d
 	}
-	if err := x.s.db.InsertBatch(ctx, docs); err != nil {
+	if err := x.s.writes.Write(ctx, engine.Commit{Insert: docs}); err != nil {
 		return nil, x.rpcError("InsertBatch", err)
 	}
 	return connect.NewResponse(&simhashdbv1.InsertBatchResponse{Stored: uint32(len(docs))}), nil
@@ -194,7 +194,7 @@ func (x rpcService) Delete(ctx context.Context, req *connect.Request[simhashdbv1
 	if n := len(req.Msg.GetIds()); n > x.s.opts.MaxBatch {
 		return nil, x.rpcError("Delete", bad("%d ids in one request, at most %d (--max-batch)", n, x.s.opts.MaxBatch))
 	}
-	if err := x.s.db.Delete(ctx, req.Msg.GetIds()...); err != nil {
+	if err := x.s.writes.Write(ctx, engine.Commit{Delete: req.Msg.GetIds()}); err != nil {
 		return nil, x.rpcError("Delete", err)
 	}
 	return connect.NewResponse(&simhashdbv1.DeleteResponse{}), nil
@@ -214,7 +214,7 @@ func (x rpcService) query(ctx context.Context, q *simhashdbv1.QueryRequest) ([]*
 	if err != nil {
 		return nil, 0, err
 	}
-	a, err := x.s.ask(ctx, fp, sk, intK(q.K), q.Similarity)
+	a, err := x.s.ask(ctx, fp, sk, intK(q.K), q.Similarity, q.GetLatest())
 	return matchesRPC(a), fp, err
 }
 

@@ -89,6 +89,10 @@ type Options struct {
 	TextReading simhash.Reading
 	// Logger receives errors the clients are not told of (nil: none).
 	Logger *slog.Logger
+	// Writes, if set, takes the server's writes instead of the index: a
+	// node of a replicated index (package replica) whose DB is the one
+	// served.
+	Writes Writes
 }
 
 // Defaults of Options.
@@ -104,6 +108,7 @@ const (
 // Server is the HTTP handler of one open index.
 type Server struct {
 	db       *engine.DB
+	writes   Writes
 	text     *textindex.Reader // nil: text is refused
 	opts     Options
 	mux      *http.ServeMux
@@ -137,7 +142,10 @@ func New(db *engine.DB, opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{db: db, opts: opts, mux: http.NewServeMux(), inflight: newInflight(opts.MaxInflight)}
+	s := &Server{db: db, writes: opts.Writes, opts: opts, mux: http.NewServeMux(), inflight: newInflight(opts.MaxInflight)}
+	if s.writes == nil {
+		s.writes = local{db}
+	}
 	if opts.Fingerprinter != nil {
 		s.text = textindex.NewReader(opts.Fingerprinter, opts.TextReading, textindex.Sketched(db))
 	}

@@ -707,7 +707,11 @@ type QueryRequest struct {
 	K *uint32 `protobuf:"varint,2,opt,name=k,proto3,oneof" json:"k,omitempty"`
 	// With text in an index with sketches: the least estimated similarity
 	// of a match; absent: the server's default.
-	Similarity    *float64 `protobuf:"fixed64,3,opt,name=similarity,proto3,oneof" json:"similarity,omitempty"`
+	Similarity *float64 `protobuf:"fixed64,3,opt,name=similarity,proto3,oneof" json:"similarity,omitempty"`
+	// In a replicated index: answer after every write acknowledged before
+	// the request, by any node (otherwise the node answers as far as it
+	// has applied the cluster's log).
+	Latest        bool `protobuf:"varint,4,opt,name=latest,proto3" json:"latest,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -761,6 +765,13 @@ func (x *QueryRequest) GetSimilarity() float64 {
 		return *x.Similarity
 	}
 	return 0
+}
+
+func (x *QueryRequest) GetLatest() bool {
+	if x != nil {
+		return x.Latest
+	}
+	return false
 }
 
 // QueryResponse is a query's answer.
@@ -2397,13 +2408,14 @@ const file_simhashdb_v1_index_proto_rawDesc = "" +
 	"\bdocument\x18\x01 \x01(\v2\x16.simhashdb.v1.DocumentR\bdocument\"!\n" +
 	"\rDeleteRequest\x12\x10\n" +
 	"\x03ids\x18\x01 \x03(\x04R\x03ids\"\x10\n" +
-	"\x0eDeleteResponse\"\x8c\x01\n" +
+	"\x0eDeleteResponse\"\xa4\x01\n" +
 	"\fQueryRequest\x12/\n" +
 	"\acontent\x18\x01 \x01(\v2\x15.simhashdb.v1.ContentR\acontent\x12\x11\n" +
 	"\x01k\x18\x02 \x01(\rH\x00R\x01k\x88\x01\x01\x12#\n" +
 	"\n" +
 	"similarity\x18\x03 \x01(\x01H\x01R\n" +
-	"similarity\x88\x01\x01B\x04\n" +
+	"similarity\x88\x01\x01\x12\x16\n" +
+	"\x06latest\x18\x04 \x01(\bR\x06latestB\x04\n" +
 	"\x02_kB\r\n" +
 	"\v_similarity\"`\n" +
 	"\rQueryResponse\x12 \n" +
