@@ -50,7 +50,7 @@ func (c *Client) retry(ctx context.Context, idempotent bool, procedure string, c
 			return nil
 		}
 		err = c.wrap(procedure, err)
-		if !idempotent || try >= c.o.Retries || !retryable(err) || ctx.Err() != nil {
+		if !(idempotent || neverSent(err)) || try >= c.o.Retries || !retryable(err) || ctx.Err() != nil {
 			return err
 		}
 		t := time.NewTimer(wait)
@@ -102,4 +102,12 @@ func retryable(err error) bool {
 	}
 	var e *Error
 	return errors.As(err, &e) && e.Code == connect.CodeUnavailable
+}
+
+// neverSent reports whether err is a connection that could not be made:
+// the server never saw the call, so even one that is not idempotent
+// (InsertIfNew) may go again, to the next node of a replicated index.
+func neverSent(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
 }

@@ -9,8 +9,14 @@
 // document inserted or deleted by id, documents inserted with their ids)
 // are tried again, with a doubling wait, when the server cannot be reached
 // or answers that it is unavailable (a server restarting, one whose
-// in-flight bytes are full, a proxy's 502, 503 or 504); InsertIfNew is
-// not. Every call takes a context and stops when it is done.
+// in-flight bytes are full, a proxy's 502, 503 or 504); InsertIfNew only
+// when its connection could not be made. Every call takes a context and
+// stops when it is done.
+//
+// Given the nodes of a replicated index (simhashdb serve --nats, package
+// replica), a client sends its calls to one node and moves to the next
+// when that one cannot be reached or is unavailable, so a retried call
+// goes to a live node.
 package client
 
 import (
@@ -19,7 +25,6 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -53,6 +58,11 @@ type Options struct {
 	// server refuses more than its --max-batch, and a message larger
 	// than its --max-batch-body).
 	BatchLines int
+	// Latest makes Query and QueryText, on a replicated index, answer
+	// after every write acknowledged before them by any node; without it
+	// a node answers as far as it has applied the cluster's log (always
+	// after this client's own writes through it).
+	Latest bool
 }
 
 // The defaults of Options.
@@ -77,11 +87,13 @@ var _ interface {
 } = (*Client)(nil)
 
 // New returns a client of the server at baseURL (http://HOST:PORT or
-// https://HOST:PORT).
+// https://HOST:PORT), or of the nodes of a replicated index given comma
+// separated: calls go to one node, and to the next when it cannot be
+// reached or is unavailable.
 func New(baseURL string, o Options) (*Client, error) {
-	u, err := url.Parse(baseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("client: server address %q: want http://HOST:PORT or https://HOST:PORT", baseURL)
+	nodes, err := parseNodes(baseURL)
+	if err != nil {
+		return nil, err
 	}
 	switch {
 	case o.Timeout < 0:
@@ -104,7 +116,14 @@ func New(baseURL string, o Options) (*Client, error) {
 	if o.Token != "" {
 		opts = append(opts, connect.WithInterceptors(api.Bearer(o.Token)))
 	}
-	return &Client{rpc: simhashdbv1connect.NewIndexServiceClient(o.HTTPClient, strings.TrimRight(baseURL, "/"), opts...), o: o}, nil
+	base := strings.TrimRight(baseURL, "/")
+	if len(nodes) > 1 {
+		hc := *o.HTTPClient
+		hc.Transport = &route{next: cmp.Or[http.RoundTripper](hc.Transport, http.DefaultTransport), nodes: nodes}
+		o.HTTPClient = &hc
+		base = nodes[0].Scheme + "://" + nodes[0].Host
+	}
+	return &Client{rpc: simhashdbv1connect.NewIndexServiceClient(o.HTTPClient, base, opts...), o: o}, nil
 }
 
 // fingerprint is a query of fp.
@@ -155,7 +174,7 @@ func (c *Client) Query(ctx context.Context, fp uint64, k int) ([]engine.Match, e
 	if err != nil {
 		return nil, err
 	}
-	a, err := unary(ctx, c, true, "Query", c.rpc.Query, &simhashdbv1.QueryRequest{Content: fingerprint(fp), K: &kk})
+	a, err := unary(ctx, c, true, "Query", c.rpc.Query, &simhashdbv1.QueryRequest{Content: fingerprint(fp), K: &kk, Latest: c.o.Latest})
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +190,7 @@ func (c *Client) QueryText(ctx context.Context, text string, k int, similarity *
 	if err != nil {
 		return 0, nil, err
 	}
-	req := &simhashdbv1.QueryRequest{Content: &simhashdbv1.Content{Kind: &simhashdbv1.Content_Text{Text: text}}, K: &kk, Similarity: similarity}
+	req := &simhashdbv1.QueryRequest{Content: &simhashdbv1.Content{Kind: &simhashdbv1.Content_Text{Text: text}}, K: &kk, Similarity: similarity, Latest: c.o.Latest}
 	a, err := unary(ctx, c, true, "Query", c.rpc.Query, req)
 	if err != nil {
 		return 0, nil, err

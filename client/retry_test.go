@@ -154,3 +154,31 @@ func engineErrors() []error {
 	}
 	return out
 }
+
+// TestRouteNodes: given several nodes, a call goes to the next when one
+// cannot be reached (even InsertIfNew: the dead node never saw it) or, if
+// it may be repeated, is unavailable; later calls stay on the node that
+// answered.
+func TestRouteNodes(t *testing.T) {
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close()
+	busy, busyCalls := flaky(t, http.StatusServiceUnavailable, 1000)
+	live, liveCalls := flaky(t, 0, 0)
+	c, err := client.New(gone.URL+","+live.URL, client.Options{Retries: 3, Backoff: time.Millisecond})
+	require.NoError(t, err)
+	require.NoError(t, insertIfNew(c))
+	require.Equal(t, int64(1), liveCalls.Load())
+
+	c, err = client.New(busy.URL+","+live.URL, client.Options{Retries: 3, Backoff: time.Millisecond})
+	require.NoError(t, err)
+	require.NoError(t, get(c))
+	require.NoError(t, insertBatch(c))
+	require.NoError(t, insertIfNew(c))
+	require.Equal(t, int64(1), busyCalls.Load())
+	require.Equal(t, int64(4), liveCalls.Load())
+
+	for _, bad := range []string{"http://a:1,", "http://a:1,ftp://b:2", "http://a:1/x,http://b:2"} {
+		_, err := client.New(bad, client.Options{})
+		require.ErrorContains(t, err, "server address", bad)
+	}
+}
