@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/replica"
 	"github.com/simhashdb/simhashdb/server"
 )
 
@@ -25,6 +26,8 @@ type serveFlags struct {
 	maxBody, maxBatchBody, maxInflight        byteSize
 	maxBatch, maxHeader                       int
 	readHeader, read, write, idle, shutdownTO time.Duration
+	nats, stream                              string
+	streamReplicas                            int
 }
 
 func (s *serveFlags) register(fl *flag.FlagSet) {
@@ -43,6 +46,9 @@ func (s *serveFlags) register(fl *flag.FlagSet) {
 	fl.DurationVar(&s.write, "write-timeout", 10*time.Minute, "time to write an answer (a batch streams within it)")
 	fl.DurationVar(&s.idle, "idle-timeout", 2*time.Minute, "time a kept-alive connection may wait for its next request")
 	fl.DurationVar(&s.shutdownTO, "shutdown-timeout", 30*time.Second, "on SIGTERM or SIGINT, time for the requests in flight to finish")
+	fl.StringVar(&s.nats, "nats", "", "NATS servers (nats://host:port, comma separated): serve as a node of a replicated index whose log is a JetStream stream; every node of the index names the same stream, and writes through any node reach every node")
+	fl.StringVar(&s.stream, "stream", "simhashdb", "with --nats: the stream that is the index's log")
+	fl.IntVar(&s.streamReplicas, "stream-replicas", 1, "with --nats: the stream's replicas when this node creates it (3 on a cluster of three NATS servers keeps it through the loss of one)")
 }
 
 // check validates the flags and returns the token.
@@ -75,6 +81,9 @@ func (s *serveFlags) check() (string, error) {
 	}
 	if token == "" && !loopback(host) {
 		return "", fmt.Errorf("--addr %s: without --token-file only a loopback address (127.0.0.1, ::1, localhost) is served", s.addr)
+	}
+	if s.streamReplicas < 1 || s.streamReplicas > 5 {
+		return "", fmt.Errorf("--stream-replicas %d: JetStream keeps 1 to 5 replicas", s.streamReplicas)
 	}
 	if s.maxInflight < s.maxBatchBody {
 		return "", fmt.Errorf("--max-inflight-bytes %d is below --max-batch-body %d: no batch could be read", s.maxInflight, s.maxBatchBody)
@@ -169,8 +178,22 @@ func serve(ctx context.Context, db *engine.DB, d *dbFlags, ff *fingerprintFlags,
 	if err != nil {
 		return fail(stderr, "serve", exitUsage, err)
 	}
-	h := server.New(db, server.Options{Token: token, MaxBody: int64(sf.maxBody), MaxBatchBody: int64(sf.maxBatchBody),
-		MaxBatch: sf.maxBatch, MaxInflight: int64(sf.maxInflight), MaxWait: sf.read / 2, MaxHeader: sf.maxHeader, Fingerprinter: f, TextReading: reading, Logger: quietLogger()})
+	opts := server.Options{Token: token, MaxBody: int64(sf.maxBody), MaxBatchBody: int64(sf.maxBatchBody),
+		MaxBatch: sf.maxBatch, MaxInflight: int64(sf.maxInflight), MaxWait: sf.read / 2, MaxHeader: sf.maxHeader, Fingerprinter: f, TextReading: reading, Logger: quietLogger()}
+	if sf.nats != "" {
+		// A cluster of NATS servers just started elects its JetStream
+		// leader first: Start waits for it, up to a bound.
+		sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		node, err := replica.Start(sctx, db, replica.Options{URL: sf.nats, Stream: sf.stream, Replicas: sf.streamReplicas, Logger: quietLogger()})
+		cancel()
+		if err != nil {
+			return fail(stderr, "serve", exitFailed, err)
+		}
+		defer node.Close()
+		opts.Writes = node
+		fmt.Fprintf(stderr, "%s serve: a node of stream %s at %s, applied up to command %d\n", programName, sf.stream, sf.nats, db.Applied())
+	}
+	h := server.New(db, opts)
 	if w := sf.plainTokenWarning(token); w != "" {
 		fmt.Fprintf(stderr, "%s serve: %s\n", programName, w)
 	}

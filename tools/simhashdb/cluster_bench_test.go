@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/simhashdb/simhashdb/internal/natstest"
+)
+
+// BenchmarkClusterLatency compares one client's requests, one at a time,
+// to a single serve (its log fsynced at every write, --sync always) and
+// to a node of a replicated index (three NATS servers, the stream on all
+// three: a write is acknowledged once two hold it) on the same machine,
+// in the same run: writes, insert-if-new, queries, and queries that wait
+// for the latest state; and the quorum's round alone (a 100-byte message
+// published to a stream on the three servers and acknowledged).
+func BenchmarkClusterLatency(b *testing.B) {
+	single := startServeBinary(b, binary, "--db", filepath.Join(b.TempDir(), "single"), "--sync", "always")
+	ns := natstest.Start(b, 3)
+	node := startServeBinary(b, binary, "--db", filepath.Join(b.TempDir(), "node"), "--nats", natstest.URLs(ns),
+		"--stream-replicas", "3", "--sync", "none")
+	b.Run("stream/publish", func(b *testing.B) { benchPublish(b, natstest.URLs(ns)) })
+	var id atomic.Uint64
+	for _, s := range []struct {
+		name string
+		url  string
+	}{{"single", single.url}, {"replica", node.url}} {
+		preload(b, s.url, &id, 20_000)
+		b.Run(s.name+"/put", func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 1))
+			for b.Loop() {
+				mustDo(b, "PUT", fmt.Sprintf("%s/v1/documents/%d", s.url, id.Add(1)), fmt.Sprintf(`{"fingerprint":"%#x"}`, rng.Uint64()))
+			}
+		})
+		b.Run(s.name+"/insert-if-new", func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(2, 2))
+			for b.Loop() {
+				mustDo(b, "POST", s.url+"/v1/insert-if-new", fmt.Sprintf(`{"id":%d,"fingerprint":"%#x","k":3}`, id.Add(1), rng.Uint64()))
+			}
+		})
+		b.Run(s.name+"/query", func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(3, 3))
+			for b.Loop() {
+				mustDo(b, "GET", fmt.Sprintf("%s/v1/query?fp=%#x&k=3", s.url, rng.Uint64()), "")
+			}
+		})
+		if s.name == "replica" {
+			b.Run(s.name+"/query-latest", func(b *testing.B) {
+				rng := rand.New(rand.NewPCG(3, 3))
+				for b.Loop() {
+					mustDo(b, "GET", fmt.Sprintf("%s/v1/query?fp=%#x&k=3&latest=true", s.url, rng.Uint64()), "")
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkClusterThroughput runs 32 clients at once against 1, 2 and 3
+// nodes of one replicated index (three NATS servers, the stream on all
+// three), each client on one node: writes and queries a second.
+func BenchmarkClusterThroughput(b *testing.B) {
+	ns := natstest.Start(b, 3)
+	var urls []string
+	for i := range 3 {
+		s := startServeBinary(b, binary, "--db", filepath.Join(b.TempDir(), fmt.Sprint("node", i)), "--nats", natstest.URLs(ns),
+			"--stream-replicas", "3", "--sync", "none")
+		urls = append(urls, s.url)
+	}
+	var id atomic.Uint64
+	preload(b, urls[0], &id, 20_000)
+	for nodes := 1; nodes <= 3; nodes++ {
+		for _, op := range []string{"put", "query"} {
+			b.Run(fmt.Sprintf("nodes=%d/%s", nodes, op), func(b *testing.B) {
+				var client atomic.Int64
+				b.SetParallelism(16) // 32 clients on 2 cores
+				b.RunParallel(func(pb *testing.PB) {
+					c := client.Add(1)
+					url := urls[int(c)%nodes]
+					rng := rand.New(rand.NewPCG(uint64(c), 4))
+					for pb.Next() {
+						if op == "put" {
+							mustDo(b, "PUT", fmt.Sprintf("%s/v1/documents/%d", url, id.Add(1)), fmt.Sprintf(`{"fingerprint":"%#x"}`, rng.Uint64()))
+						} else {
+							mustDo(b, "GET", fmt.Sprintf("%s/v1/query?fp=%#x&k=3", url, rng.Uint64()), "")
+						}
+					}
+				})
+			})
+		}
+	}
+}
+
+// preload stores n documents through url in batches.
+func preload(b *testing.B, url string, id *atomic.Uint64, n int) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	for done := 0; done < n; {
+		var body []byte
+		for range min(5000, n-done) {
+			body = fmt.Appendf(body, "{\"id\":%d,\"fingerprint\":\"%#x\"}\n", id.Add(1), rng.Uint64())
+			done++
+		}
+		mustDo(b, "POST", url+"/v1/documents", string(body))
+	}
+}
+
+func mustDo(b *testing.B, method, url, body string) {
+	code, out, err := clusterDo(method, url, body)
+	if err != nil || code != 200 {
+		b.Fatalf("%s %s: %d %s %v", method, url, code, out, err)
+	}
+}
+
+// benchPublish publishes 100-byte messages one at a time to a stream of
+// its own on the servers at url, kept on three of them.
+func benchPublish(b *testing.B, url string) {
+	nc, err := nats.Connect(url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "raw", Subjects: []string{"raw"}, Replicas: 3}); err != nil {
+		b.Fatal(err)
+	}
+	msg := make([]byte, 100)
+	for b.Loop() {
+		if _, err := js.Publish(ctx, "raw", msg); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,284 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/bits"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/simhashdb/simhashdb/internal/natstest"
+)
+
+// cluster is three "simhashdb serve" nodes of one index whose log is a
+// stream kept by three NATS servers, all real processes on loopback.
+type cluster struct {
+	t     *testing.T
+	nats  []*natstest.Server
+	args  [][]string // each node's serve arguments
+	mu    sync.RWMutex
+	nodes []*served
+}
+
+func startCluster(t *testing.T) *cluster {
+	ns := natstest.Start(t, 3)
+	c := &cluster{t: t, nats: ns}
+	for i := range 3 {
+		c.args = append(c.args, []string{"--db", filepath.Join(t.TempDir(), fmt.Sprint("node", i)),
+			"--nats", natstest.URLs(ns), "--stream", "cluster", "--stream-replicas", "3", "--sync", "none"})
+		c.nodes = append(c.nodes, startServe(t, c.args[i]...))
+	}
+	return c
+}
+
+// url is node i's address now (a restarted node listens elsewhere).
+func (c *cluster) url(i int) string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.nodes[i].url
+}
+
+// kill kills node i with SIGKILL and starts it again on its index.
+func (c *cluster) kill(i int) {
+	c.mu.Lock()
+	old := c.nodes[i]
+	c.mu.Unlock()
+	require.NoError(c.t, old.cmd.Process.Signal(syscall.SIGKILL))
+	<-old.done
+	_ = old.cmd.Wait()
+	s := startServe(c.t, c.args[i]...)
+	c.mu.Lock()
+	c.nodes[i] = s
+	c.mu.Unlock()
+}
+
+// clusterClient gives up on a node quickly: a killed node's requests fail
+// and the writer goes on with another.
+var clusterClient = &http.Client{Timeout: 20 * time.Second}
+
+func clusterDo(method, url, body string) (int, string, error) {
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		return 0, "", err
+	}
+	resp, err := clusterClient.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), err
+}
+
+// clusterModel is what the writers were told.
+type clusterModel struct {
+	mu       sync.Mutex
+	acked    map[uint64]uint64 // id: fingerprint, acknowledged
+	maybe    map[uint64]uint64 // sent, answer lost (stored or not)
+	inserted map[uint64]bool   // insert-if-new said inserted
+	groups   atomic.Int64      // the groups offered so far: 0 to groups-1
+}
+
+// groupFP is the fingerprint of group g, whose near-duplicates (within 1)
+// insert-if-new offers: each round brings fresh groups to race on.
+func groupFP(g int64) uint64 {
+	z := uint64(g)*0x9e3779b97f4a7c15 + 1
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
+}
+
+// TestClusterKills runs writers and racing crawlers against three nodes
+// while nodes are killed with SIGKILL and started again (and, every fifth
+// round, a NATS server): after each round every node holds every
+// acknowledged write, the same documents, no two documents that
+// insert-if-new forbade, and queries equal a brute-force oracle.
+// SIMHASHDB_CLUSTER_ROUNDS sets the kills (CI runs 200).
+func TestClusterKills(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs NATS and serve processes")
+	}
+	rounds := 4
+	if n, err := strconv.Atoi(os.Getenv("SIMHASHDB_CLUSTER_ROUNDS")); err == nil && n > 0 {
+		rounds = n
+	}
+	c := startCluster(t)
+	rng := rand.New(rand.NewPCG(52, 52))
+	m := &clusterModel{acked: map[uint64]uint64{}, maybe: map[uint64]uint64{}, inserted: map[uint64]bool{}}
+	const groupsPerRound = 4
+	m.groups.Store(groupsPerRound)
+	var nextID atomic.Uint64
+	var acks atomic.Int64
+	var pause sync.RWMutex // the checker stops the writers
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(w), 7))
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				pause.RLock()
+				id := nextID.Add(1)
+				node := c.url(r.IntN(3))
+				answered := false
+				if w < 2 {
+					fp := r.Uint64()
+					code, _, err := clusterDo("PUT", fmt.Sprintf("%s/v1/documents/%d", node, id), fmt.Sprintf(`{"fingerprint":"%#x"}`, fp))
+					answered = err == nil && code == 200
+					m.record(id, fp, answered, errors.Is(err, syscall.ECONNREFUSED), false)
+				} else {
+					fp := groupFP(m.groups.Load()-1-int64(r.IntN(groupsPerRound))) ^ 1<<r.IntN(64)
+					code, body, err := clusterDo("POST", node+"/v1/insert-if-new", fmt.Sprintf(`{"id":%d,"fingerprint":"%#x","k":3}`, id, fp))
+					var a struct{ Inserted bool }
+					answered = err == nil && code == 200 && json.Unmarshal([]byte(body), &a) == nil
+					m.record(id, fp, answered && a.Inserted, answered && !a.Inserted || errors.Is(err, syscall.ECONNREFUSED), true)
+				}
+				if answered {
+					acks.Add(1)
+				}
+				pause.RUnlock()
+			}
+		}()
+	}
+	kills, natsKills := 0, 0
+	for round := range rounds {
+		// Let writes run against the cluster as it is, then kill.
+		waitFor(t, "writes before a kill", func() (bool, error) { return acks.Load() >= int64(20*(round+1)), nil })
+		if round%5 == 4 {
+			s := c.nats[rng.IntN(3)]
+			s.Kill()
+			natsKills++
+			s.Restart(t)
+		}
+		c.kill(rng.IntN(3))
+		kills++
+		pause.Lock()
+		m.check(t, c, round)
+		m.groups.Add(groupsPerRound)
+		pause.Unlock()
+	}
+	close(stop)
+	wg.Wait()
+	m.check(t, c, rounds)
+	t.Logf("cluster kills: %d node kills, %d NATS server kills, %d acknowledged writes, %d answers lost with their node (stored or not, each checked), %d inserted by insert-if-new", kills, natsKills, len(m.acked), len(m.maybe), len(m.inserted))
+}
+
+// record notes a write's answer: acknowledged (stored), refused
+// (insert-if-new found a near-duplicate, or the node was not listening:
+// not stored), or neither (lost with its node: either).
+func (m *clusterModel) record(id, fp uint64, acked, refused, ifNew bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch {
+	case acked:
+		m.acked[id] = fp
+		if ifNew {
+			m.inserted[id] = true
+		}
+	case !refused:
+		m.maybe[id] = fp
+	}
+}
+
+// check compares every node, caught up with the stream, with the model.
+func (m *clusterModel) check(t *testing.T, c *cluster, round int) {
+	t.Helper()
+	var first map[uint64]uint64
+	for i := range 3 {
+		url := c.url(i)
+		// A latest query waits until the node applied the whole stream.
+		code, body, err := clusterDo("GET", url+"/v1/query?fp=0&k=0&latest=true", "")
+		require.NoError(t, err)
+		require.Equal(t, 200, code, "round %d node %d: %s", round, i, body)
+		code, body, err = clusterDo("GET", url+"/v1/export", "")
+		require.NoError(t, err)
+		require.Equal(t, 200, code, body)
+		docs := map[uint64]uint64{}
+		for line := range strings.Lines(body) {
+			var d struct {
+				ID uint64 `json:"id"`
+				FP string `json:"fp"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(line), &d), line)
+			fp, err := strconv.ParseUint(strings.TrimPrefix(d.FP, "0x"), 16, 64)
+			require.NoError(t, err)
+			docs[d.ID] = fp
+		}
+		m.mu.Lock()
+		for id, fp := range m.acked {
+			got, ok := docs[id]
+			require.True(t, ok, "round %d node %d: acknowledged document %d missing", round, i, id)
+			require.Equal(t, fp, got, "round %d node %d: document %d", round, i, id)
+		}
+		for id, fp := range docs {
+			want, ok := m.acked[id]
+			if !ok {
+				want, ok = m.maybe[id]
+			}
+			require.True(t, ok, "round %d node %d: document %d was refused or never sent", round, i, id)
+			require.Equal(t, want, fp, "round %d node %d: document %d", round, i, id)
+		}
+		m.mu.Unlock()
+		if first == nil {
+			first = docs
+		} else {
+			require.Equal(t, first, docs, "round %d: node %d holds other documents than node 0", round, i)
+		}
+	}
+	// No two documents of one group (all within 2 of each other) stored:
+	// insert-if-new forbade the second.
+	for g := range m.groups.Load() {
+		o := groupFP(g)
+		var in []uint64
+		for id, fp := range first {
+			if bits.OnesCount64(fp^o) <= 1 {
+				in = append(in, id)
+			}
+		}
+		require.LessOrEqual(t, len(in), 1, "round %d: group %d holds near-duplicates %v", round, g, in)
+	}
+	// Queries against the oracle, on a node picked by round.
+	url := c.url(round % 3)
+	for g := range min(m.groups.Load(), 16) {
+		o := groupFP(m.groups.Load() - 1 - g)
+		code, body, err := clusterDo("GET", fmt.Sprintf("%s/v1/query?fp=%#x&k=3", url, o), "")
+		require.NoError(t, err)
+		require.Equal(t, 200, code, body)
+		var a struct {
+			Matches []struct {
+				ID uint64 `json:"id"`
+			} `json:"matches"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(body), &a))
+		var got, want []uint64
+		for _, x := range a.Matches {
+			got = append(got, x.ID)
+		}
+		for id, fp := range first {
+			if bits.OnesCount64(fp^o) <= 3 {
+				want = append(want, id)
+			}
+		}
+		assert.ElementsMatch(t, want, got, "round %d: query %#x", round, o)
+	}
+}
