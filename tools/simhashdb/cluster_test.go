@@ -180,6 +180,27 @@ func TestClusterKills(t *testing.T) {
 	close(stop)
 	wg.Wait()
 	m.check(t, c, rounds)
+	// The command line against the cluster: the nodes comma separated,
+	// the first one dead.
+	c.nodes[0].cmd.Process.Kill()
+	<-c.nodes[0].done
+	var q uint64
+	for id := range m.inserted {
+		q = m.acked[id]
+		break
+	}
+	r := runCLI(t, "", "query", "--server", c.url(0)+","+c.url(1)+","+c.url(2), "--fp", fmt.Sprintf("%#x", q), "--k", "3", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	var want []string
+	for id, fp := range m.acked {
+		if bits.OnesCount64(fp^q) <= 3 {
+			want = append(want, fmt.Sprintf(`"id":%d`, id))
+		}
+	}
+	require.NotEmpty(t, want)
+	for _, w := range want {
+		assert.Contains(t, r.stdout, w)
+	}
 	t.Logf("cluster kills: %d node kills, %d NATS server kills, %d acknowledged writes, %d answers lost with their node (stored or not, each checked), %d inserted by insert-if-new", kills, natsKills, len(m.acked), len(m.maybe), len(m.inserted))
 }
 

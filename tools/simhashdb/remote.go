@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -24,7 +23,7 @@ type remoteFlags struct {
 }
 
 func (rf *remoteFlags) register(fl *flag.FlagSet) {
-	fl.StringVar(&rf.server, "server", "", "talk to a running 'simhashdb serve' at this URL instead of opening --db")
+	fl.StringVar(&rf.server, "server", "", "talk to a running 'simhashdb serve' at this URL instead of opening --db (the nodes of a replicated index: comma separated)")
 	fl.StringVar(&rf.tokenFile, "token-file", "", "with --server: a file holding the server's bearer token")
 }
 
@@ -39,9 +38,8 @@ func checkTarget(d *dbFlags, rf *remoteFlags, fl *flag.FlagSet) error {
 	if d.dir != "" {
 		return errors.New("give --db or --server, not both")
 	}
-	u, err := url.Parse(rf.server)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("--server %s: want http://HOST:PORT or https://HOST:PORT", quoteShort(rf.server))
+	if _, err := client.New(rf.server, client.Options{}); err != nil {
+		return fmt.Errorf("--server %s: want http://HOST:PORT or https://HOST:PORT, or a replicated index's nodes comma separated", quoteShort(rf.server))
 	}
 	d.dir = "-" // d.check wants --db; the server has it
 	defer func() { d.dir = "" }()
