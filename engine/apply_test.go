@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -235,4 +236,55 @@ func TestCheckPositionOrder(t *testing.T) {
 	_, err = db.Check(ctx)
 	require.ErrorIs(t, err, ErrCorrupt)
 	require.ErrorContains(t, err, "has position 4, not above 10")
+}
+
+// TestCheckpoint: a checkpoint taken between commits, with some in the
+// tables and some only in the log, opens as an index of its own holding
+// exactly the commits up to the position it returned, on the disk and in
+// memory; writes to the original afterwards leave it alone, and the copy
+// takes the stream on from there.
+func TestCheckpoint(t *testing.T) {
+	for _, fs := range []vfs.FS{vfs.Default, vfs.NewMem()} {
+		root := t.TempDir()
+		if fs != vfs.Default {
+			root = "/mem"
+		}
+		src := filepath.Join(root, "src")
+		db, err := Open(src, Options{SizeHint: 1 << 12, MemtableSize: 32 << 10, FS: fs})
+		require.NoError(t, err)
+		for p := uint64(1); p <= 300; p++ {
+			require.NoError(t, db.Apply(ctx, applyCommit(p)))
+			if p == 200 {
+				require.NoError(t, db.Flush(ctx))
+			}
+		}
+		copyDir := filepath.Join(root, "copy")
+		applied, err := db.Checkpoint(ctx, copyDir)
+		require.NoError(t, err)
+		require.Equal(t, uint64(300), applied)
+		_, err = db.Checkpoint(ctx, copyDir)
+		require.ErrorIs(t, err, ErrInput, "into a folder that exists")
+		for p := uint64(301); p <= 400; p++ {
+			require.NoError(t, db.Apply(ctx, applyCommit(p)))
+		}
+		require.NoError(t, db.Close())
+
+		cp, err := Open(copyDir, Options{FS: fs})
+		require.NoError(t, err)
+		require.Equal(t, applied, cp.Applied())
+		requireApplied(t, cp, "the checkpoint")
+		for p := applied + 1; p <= 320; p++ {
+			require.NoError(t, cp.Apply(ctx, applyCommit(p)))
+		}
+		requireApplied(t, cp, "the checkpoint, applying on")
+		require.NoError(t, cp.Close())
+
+		db, err = Open(src, Options{FS: fs, ReadOnly: true})
+		require.NoError(t, err)
+		require.Equal(t, uint64(400), db.Applied())
+		requireApplied(t, db, "the original")
+		_, err = db.Checkpoint(ctx, filepath.Join(root, "other"))
+		require.ErrorIs(t, err, ErrReadOnly)
+		require.NoError(t, db.Close())
+	}
 }

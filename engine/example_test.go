@@ -7,6 +7,7 @@ import (
 	"log"
 	"log/slog"
 	"os"
+	"path/filepath"
 
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/vfs"
@@ -267,4 +268,37 @@ func ExampleDB_Apply() {
 	err = db.Apply(ctx, stream[1]) // delivered again
 	fmt.Println(db.Applied(), errors.Is(err, engine.ErrApplied))
 	// Output: 3 true
+}
+
+// A new replica starts from a copy of a peer's index and applies the log
+// after the copy's position.
+func ExampleDB_Checkpoint() {
+	dir, _ := os.MkdirTemp("", "simhashdb-example-")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	peer, err := engine.Open(filepath.Join(dir, "peer"), engine.Options{Sync: engine.SyncNone})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer peer.Close()
+	for p := uint64(1); p <= 3; p++ {
+		if err := peer.Apply(ctx, engine.Commit{Position: p, Insert: []engine.Doc{{ID: p, Fingerprint: p << 40}}}); err != nil {
+			log.Fatal(err)
+		}
+	}
+	applied, err := peer.Checkpoint(ctx, filepath.Join(dir, "new"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	db, err := engine.Open(filepath.Join(dir, "new"), engine.Options{Sync: engine.SyncNone})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	fmt.Println(applied, db.Applied())
+	err = db.Apply(ctx, engine.Commit{Position: applied + 1, Delete: []uint64{1}})
+	fmt.Println(err, db.Applied())
+	// Output:
+	// 3 3
+	// <nil> 4
 }

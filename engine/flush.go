@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -24,6 +26,50 @@ func (db *DB) Flush(ctx context.Context) (err error) {
 		return err
 	}
 	return db.flush()
+}
+
+// Checkpoint writes a copy of the index as it stands into dir, a folder
+// that must not exist, which Open opens as an index of its own: every
+// commit acknowledged before Checkpoint began, and perhaps some after,
+// with their positions (applied: the copy's Applied). It flushes first,
+// then holds writers and flushes while it links Pebble's files (copies
+// them on another file system) and copies the log's tail: a replica's new
+// node starts from a peer's checkpoint and applies the log from applied
+// on (package replica).
+func (db *DB) Checkpoint(ctx context.Context, dir string) (applied uint64, err error) {
+	defer func() { err = storeErr(err) }()
+	if db.opts.ReadOnly {
+		return 0, ErrReadOnly
+	}
+	if _, err := db.fs.Stat(dir); err == nil {
+		return 0, fmt.Errorf("%w: checkpoint into %s: it exists; give a new folder", ErrInput, dir)
+	}
+	if err := db.Flush(ctx); err != nil {
+		return 0, err
+	}
+	db.flushMu.Lock()
+	defer db.flushMu.Unlock()
+	db.commitMu.Lock()
+	defer db.commitMu.Unlock()
+	db.mu.RLock()
+	closed := db.closed
+	db.mu.RUnlock()
+	if closed {
+		return 0, ErrClosed
+	}
+	if err := db.wal.WriteOut(); err != nil {
+		return 0, store.DiskErr("writing the log out", err)
+	}
+	if err := db.fs.MkdirAll(dir, 0o755); err != nil {
+		return 0, err
+	}
+	if err := db.store.Checkpoint(dir); err != nil {
+		return 0, fmt.Errorf("engine: checkpoint of the store into %s: %w", dir, err)
+	}
+	if err := wal.Copy(db.fs, filepath.Join(db.dir, walDir), filepath.Join(dir, walDir), db.st.walFrom.Segment); err != nil {
+		return 0, fmt.Errorf("engine: checkpoint of the log into %s: %w", dir, err)
+	}
+	return db.position, nil
 }
 
 func (db *DB) flush() error {

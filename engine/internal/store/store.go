@@ -152,6 +152,13 @@ func (s *Store) Close() error {
 	return err
 }
 
+// Checkpoint writes the store as it stands into the folder Dir of index
+// folder dir (created), its files linked where the file system allows,
+// with its log written out: a store that opens as this one would.
+func (s *Store) Checkpoint(dir string) error {
+	return s.db.Checkpoint(filepath.Join(dir, Dir), pebble.WithFlushedWAL())
+}
+
 // ReserveCache keeps n bytes of Pebble's block cache from its blocks
 // until release is called: a reader that fills the engine's cache leaves
 // Pebble's little room, which its index blocks then keep.
