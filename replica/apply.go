@@ -31,6 +31,8 @@ func (n *Node) run(ctx context.Context) {
 		}
 		n.mu.Lock()
 		n.lastErr = err
+		close(n.watch) // waiters for the latest state learn why they wait
+		n.watch = make(chan struct{})
 		n.mu.Unlock()
 		n.opts.Logger.Warn("simhashdb replica: applying the stream stopped; starting again", "stream", n.opts.Stream, "applied", n.db.Applied(), "err", err)
 		if moved {
@@ -61,6 +63,9 @@ func (n *Node) consume(ctx context.Context) (moved bool, err error) {
 	stop := context.AfterFunc(ctx, it.Stop)
 	defer stop()
 	defer it.Stop()
+	n.mu.Lock()
+	n.lastErr = nil
+	n.mu.Unlock()
 	for {
 		msg, err := it.Next()
 		if err != nil {

@@ -253,24 +253,24 @@ func (n *Node) Latest(ctx context.Context) error {
 	return n.waitApplied(ctx, info.State.LastSeq)
 }
 
-// waitApplied returns once the node has applied the command at seq.
+// waitApplied returns once the node has applied the command at seq, or
+// an error when applying the stream has stopped.
 func (n *Node) waitApplied(ctx context.Context, seq uint64) error {
 	for {
 		n.mu.Lock()
 		watch, lastErr := n.watch, n.lastErr
 		n.mu.Unlock()
 		applied := n.db.Applied()
-		if applied >= seq {
+		switch {
+		case applied >= seq:
 			return nil
+		case lastErr != nil:
+			return fmt.Errorf("replica: this node applied the stream up to command %d of %d, and stopped: %w", applied, seq, lastErr)
 		}
 		select {
 		case <-watch:
 		case <-ctx.Done():
-			err := fmt.Errorf("replica: waiting for command %d, applied %d: %w", seq, applied, ctx.Err())
-			if lastErr != nil {
-				err = fmt.Errorf("%w (applying stopped: %v)", err, lastErr)
-			}
-			return err
+			return fmt.Errorf("replica: waiting for command %d, applied %d: %w", seq, applied, ctx.Err())
 		}
 	}
 }
