@@ -169,6 +169,9 @@ type DB struct {
 	bg      sync.WaitGroup
 }
 
+// Path returns the index's folder, as Open was given it.
+func (db *DB) Path() string { return db.dir }
+
 // Design returns a copy of the index's table design: changing it changes
 // nothing in the index.
 func (db *DB) Design() *permutation.Design { return db.design.Clone() }

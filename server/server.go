@@ -19,6 +19,7 @@
 //	GET    /v1/pairs?k=..       every pair within k (find-all), JSON lines, streamed
 //	GET    /v1/clusters?k=..&method=components|star  the clusters, JSON lines, streamed
 //	POST   /v1/check            Check: {"ok", "report", "problems"}
+//	GET    /v1/snapshot         a checkpoint of the index, a tar (a replica's new node starts from it)
 //	GET    /healthz             "ok" (no token needed)
 //	GET    /metrics             Prometheus text format
 //
@@ -116,6 +117,8 @@ type Server struct {
 	inflight *inflight
 	// settingMu makes SetSetting's look and write one step.
 	settingMu sync.Mutex
+	// snapshotMu lets one snapshot be written at a time.
+	snapshotMu sync.Mutex
 }
 
 // New returns a Server for db, which the caller opens and closes.
@@ -164,6 +167,7 @@ func New(db *engine.DB, opts Options) *Server {
 	s.route("GET /v1/pairs", "pairs", s.pairs)
 	s.route("GET /v1/clusters", "clusters", s.clusters)
 	s.route("POST /v1/check", "check", s.check)
+	s.route("GET /v1/snapshot", "snapshot", s.snapshot)
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintln(w, "ok")

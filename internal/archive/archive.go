@@ -1,0 +1,134 @@
+// Package archive sends an index folder as a stream of bytes and takes it
+// back: a tar of its folders and regular files, names relative to the
+// folder, for a replica's snapshot (GET /v1/snapshot, serve
+// --snapshot-from). Extract refuses anything a folder written by Write
+// does not hold: links, devices, absolute names, names that climb out.
+package archive
+
+import (
+	"archive/tar"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// Write writes the folders and regular files under dir to w as a tar.
+func Write(w io.Writer, dir string) error {
+	tw := tar.NewWriter(w)
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || path == dir {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case info.IsDir():
+			return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: filepath.ToSlash(rel) + "/", Mode: 0o755})
+		case !info.Mode().IsRegular():
+			return fmt.Errorf("archive: %s is not a regular file", path)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: filepath.ToSlash(rel), Mode: 0o644, Size: info.Size()}); err != nil {
+			return err
+		}
+		_, err = io.Copy(tw, f)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return tw.Close()
+}
+
+// Extract writes the tar r into dir, which must not exist or be empty,
+// every file and folder synced. A damaged or hostile stream is an error
+// naming the entry; what was written of it stays for the caller to
+// remove.
+func Extract(r io.Reader, dir string) error {
+	if names, err := os.ReadDir(dir); err == nil && len(names) > 0 {
+		return fmt.Errorf("archive: %s holds %d files: extract into a new or empty folder", dir, len(names))
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	dirs := []string{dir}
+	tr := tar.NewReader(r)
+	for i := 0; ; i++ {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("archive: entry %d: %w", i, err)
+		}
+		name := filepath.FromSlash(h.Name)
+		if !filepath.IsLocal(name) {
+			return fmt.Errorf("archive: entry %d: name %q is not inside the folder", i, h.Name)
+		}
+		path := filepath.Join(dir, name)
+		switch h.Typeflag {
+		case tar.TypeDir:
+			if err := os.MkdirAll(path, 0o755); err != nil {
+				return err
+			}
+			dirs = append(dirs, path)
+		case tar.TypeReg:
+			if h.Size < 0 {
+				return fmt.Errorf("archive: entry %d (%s): size %d", i, h.Name, h.Size)
+			}
+			if err := writeFile(path, tr, h.Size); err != nil {
+				return fmt.Errorf("archive: entry %d (%s): %w", i, h.Name, err)
+			}
+		default:
+			return fmt.Errorf("archive: entry %d (%s): type %q, not a folder or a regular file", i, h.Name, h.Typeflag)
+		}
+	}
+	for _, d := range dirs {
+		if err := syncDir(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeFile writes size bytes of r to a new file at path, synced.
+func writeFile(path string, r io.Reader, size int64) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.CopyN(f, r, size); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
+}
