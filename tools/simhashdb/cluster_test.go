@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -52,15 +56,24 @@ func (c *cluster) url(i int) string {
 	return c.nodes[i].url
 }
 
-// kill kills node i with SIGKILL and starts it again on its index.
-func (c *cluster) kill(i int) {
+// kill kills node i with SIGKILL and starts it again on its index or,
+// replaced, on a new one that starts from another node's snapshot.
+func (c *cluster) kill(i int, replace bool) {
 	c.mu.Lock()
 	old := c.nodes[i]
 	c.mu.Unlock()
 	require.NoError(c.t, old.cmd.Process.Signal(syscall.SIGKILL))
 	<-old.done
 	_ = old.cmd.Wait()
-	s := startServe(c.t, c.args[i]...)
+	args := c.args[i]
+	if replace {
+		require.NoError(c.t, os.RemoveAll(args[1])) // --db
+		args = append(slices.Clip(args), "--snapshot-from", c.url((i+1)%3))
+	}
+	s := startServe(c.t, args...)
+	if replace {
+		require.Contains(c.t, s.log(), "started from the snapshot")
+	}
 	c.mu.Lock()
 	c.nodes[i] = s
 	c.mu.Unlock()
@@ -104,7 +117,8 @@ func groupFP(g int64) uint64 {
 
 // TestClusterKills runs writers and racing crawlers against three nodes
 // while nodes are killed with SIGKILL and started again (and, every fifth
-// round, a NATS server): after each round every node holds every
+// round, a NATS server; every tenth, the node is replaced by a new one
+// that starts from another's snapshot): after each round every node holds every
 // acknowledged write, the same documents, no two documents that
 // insert-if-new forbade, and queries equal a brute-force oracle.
 // SIMHASHDB_CLUSTER_ROUNDS sets the kills (CI runs 200).
@@ -160,7 +174,7 @@ func TestClusterKills(t *testing.T) {
 			}
 		}()
 	}
-	kills, natsKills := 0, 0
+	kills, natsKills, replaced := 0, 0, 0
 	for round := range rounds {
 		// Let writes run against the cluster as it is, then kill.
 		waitFor(t, "writes before a kill", func() (bool, error) { return acks.Load() >= int64(20*(round+1)), nil })
@@ -170,8 +184,11 @@ func TestClusterKills(t *testing.T) {
 			natsKills++
 			s.Restart(t)
 		}
-		c.kill(rng.IntN(3))
+		c.kill(rng.IntN(3), round%10 == 9)
 		kills++
+		if round%10 == 9 {
+			replaced++
+		}
 		pause.Lock()
 		m.check(t, c, round)
 		m.groups.Add(groupsPerRound)
@@ -201,7 +218,7 @@ func TestClusterKills(t *testing.T) {
 	for _, w := range want {
 		assert.Contains(t, r.stdout, w)
 	}
-	t.Logf("cluster kills: %d node kills, %d NATS server kills, %d acknowledged writes, %d answers lost with their node (stored or not, each checked), %d inserted by insert-if-new", kills, natsKills, len(m.acked), len(m.maybe), len(m.inserted))
+	t.Logf("cluster kills: %d node kills (%d replaced by a new node from a snapshot), %d NATS server kills, %d acknowledged writes, %d answers lost with their node (stored or not, each checked), %d inserted by insert-if-new", kills, replaced, natsKills, len(m.acked), len(m.maybe), len(m.inserted))
 }
 
 // record notes a write's answer: acknowledged (stored), refused
@@ -227,11 +244,8 @@ func (m *clusterModel) check(t *testing.T, c *cluster, round int) {
 	var first map[uint64]uint64
 	for i := range 3 {
 		url := c.url(i)
-		// A latest query waits until the node applied the whole stream.
-		code, body, err := clusterDo("GET", url+"/v1/query?fp=0&k=0&latest=true", "")
-		require.NoError(t, err)
-		require.Equal(t, 200, code, "round %d node %d: %s", round, i, body)
-		code, body, err = clusterDo("GET", url+"/v1/export", "")
+		caughtUp(t, url)
+		code, body, err := clusterDo("GET", url+"/v1/export", "")
 		require.NoError(t, err)
 		require.Equal(t, 200, code, body)
 		docs := map[uint64]uint64{}
@@ -302,4 +316,115 @@ func (m *clusterModel) check(t *testing.T, c *cluster, round int) {
 		}
 		assert.ElementsMatch(t, want, got, "round %d: query %#x", round, o)
 	}
+}
+
+// TestClusterSnapshot: a new node starts from a peer's snapshot and
+// applies the stream after it, even when the stream no longer holds the
+// commands before (purged); a new node without one cannot, and says so.
+func TestClusterSnapshot(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs NATS and serve processes")
+	}
+	ns := natstest.Start(t, 3)
+	args := func(dir string, more ...string) []string {
+		return append([]string{"--db", dir, "--nats", natstest.URLs(ns), "--stream", "snap", "--stream-replicas", "3", "--sync", "none"}, more...)
+	}
+	a := startServe(t, args(filepath.Join(t.TempDir(), "a"))...)
+	b := startServe(t, args(filepath.Join(t.TempDir(), "b"))...)
+	put := func(from, to int) {
+		for id := from; id < to; id++ {
+			url := []string{a.url, b.url}[id%2]
+			code, body, err := clusterDo("PUT", fmt.Sprintf("%s/v1/documents/%d", url, id), fmt.Sprintf(`{"fingerprint":"%#x"}`, groupFP(int64(id))))
+			require.NoError(t, err)
+			require.Equal(t, 200, code, body)
+		}
+	}
+	put(1, 301)
+	applied := nodeApplied(t, a.url)
+	require.Equal(t, uint64(300), applied)
+
+	// The stream forgets what both nodes hold.
+	nc, err := nats.Connect(natstest.URLs(ns))
+	require.NoError(t, err)
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	stream, err := js.Stream(context.Background(), "snap")
+	require.NoError(t, err)
+	require.NoError(t, stream.Purge(context.Background(), jetstream.WithPurgeSequence(applied+1)))
+	put(301, 351)
+
+	dir := filepath.Join(t.TempDir(), "c")
+	c := startServe(t, args(dir, "--snapshot-from", a.url)...)
+	assert.Regexp(t, `started from the snapshot of \S+, at command 3\d\d`, c.log())
+	want := exportOf(t, a.url)
+	require.Len(t, want, 350)
+	assert.Equal(t, want, exportOf(t, c.url))
+	put(351, 361)
+	assert.Equal(t, exportOf(t, a.url), exportOf(t, c.url))
+
+	// Restarted, it resumes from its own index, not from a snapshot.
+	require.NoError(t, c.cmd.Process.Kill())
+	<-c.done
+	c = startServe(t, args(dir, "--snapshot-from", a.url)...)
+	assert.NotContains(t, c.log(), "started from the snapshot")
+	assert.Equal(t, exportOf(t, a.url), exportOf(t, c.url))
+
+	// Without a snapshot, a new node cannot catch up: the stream lost
+	// commands 1 to 300, and a latest read says so.
+	d := startServe(t, args(filepath.Join(t.TempDir(), "d"))...)
+	code, body, err := clusterDo("GET", d.url+"/v1/query?fp=0&k=0&latest=true", "")
+	require.NoError(t, err)
+	assert.Equal(t, 503, code)
+	assert.Contains(t, body, "holds no commands 1 to 300")
+}
+
+// caughtUp returns once the node at url has applied the whole stream: a
+// latest query answered, asked again while the node answers 503 (its
+// stream's servers restarting, as a client would).
+func caughtUp(t *testing.T, url string) {
+	waitFor(t, "a latest query of "+url, func() (bool, error) {
+		code, body, err := clusterDo("GET", url+"/v1/query?fp=0&k=0&latest=true", "")
+		switch {
+		case err != nil:
+			return false, err
+		case code == 503:
+			return false, nil
+		case code != 200:
+			return false, fmt.Errorf("%d %s", code, body)
+		}
+		return true, nil
+	})
+}
+
+// nodeApplied is the applied position a node reports, after a latest read.
+func nodeApplied(t *testing.T, url string) uint64 {
+	caughtUp(t, url)
+	code, body, err := clusterDo("GET", url+"/v1/stats", "")
+	require.NoError(t, err)
+	require.Equal(t, 200, code, body)
+	var st struct {
+		Applied uint64 `json:"applied"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &st))
+	return st.Applied
+}
+
+// exportOf is every document of the node at url (id: fingerprint), after
+// a latest read.
+func exportOf(t *testing.T, url string) map[uint64]string {
+	nodeApplied(t, url)
+	code, body, err := clusterDo("GET", url+"/v1/export", "")
+	require.NoError(t, err)
+	require.Equal(t, 200, code, body)
+	out := map[uint64]string{}
+	for line := range strings.Lines(body) {
+		var d struct {
+			ID uint64 `json:"id"`
+			FP string `json:"fp"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &d), line)
+		out[d.ID] = d.FP
+	}
+	return out
 }

@@ -26,7 +26,7 @@ type serveFlags struct {
 	maxBody, maxBatchBody, maxInflight        byteSize
 	maxBatch, maxHeader                       int
 	readHeader, read, write, idle, shutdownTO time.Duration
-	nats, stream                              string
+	nats, stream, snapshotFrom                string
 	streamReplicas                            int
 }
 
@@ -48,6 +48,7 @@ func (s *serveFlags) register(fl *flag.FlagSet) {
 	fl.DurationVar(&s.shutdownTO, "shutdown-timeout", 30*time.Second, "on SIGTERM or SIGINT, time for the requests in flight to finish")
 	fl.StringVar(&s.nats, "nats", "", "NATS servers (nats://host:port, comma separated): serve as a node of a replicated index whose log is a JetStream stream; every node of the index names the same stream, and writes through any node reach every node")
 	fl.StringVar(&s.stream, "stream", "simhashdb", "with --nats: the stream that is the index's log")
+	fl.StringVar(&s.snapshotFrom, "snapshot-from", "", "with --nats, when --db holds no index yet: start from a snapshot of the node serving at this URL (GET /v1/snapshot; --token-file's token) and apply the stream after it, instead of the whole stream")
 	fl.IntVar(&s.streamReplicas, "stream-replicas", 1, "with --nats: the stream's replicas when this node creates it (3 on a cluster of three NATS servers keeps it through the loss of one)")
 }
 
@@ -81,6 +82,9 @@ func (s *serveFlags) check() (string, error) {
 	}
 	if token == "" && !loopback(host) {
 		return "", fmt.Errorf("--addr %s: without --token-file only a loopback address (127.0.0.1, ::1, localhost) is served", s.addr)
+	}
+	if s.snapshotFrom != "" && s.nats == "" {
+		return "", errors.New("--snapshot-from goes with --nats")
 	}
 	if s.streamReplicas < 1 || s.streamReplicas > 5 {
 		return "", fmt.Errorf("--stream-replicas %d: JetStream keeps 1 to 5 replicas", s.streamReplicas)
@@ -151,6 +155,15 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	if sf.snapshotFrom != "" {
+		started, applied, err := startFromSnapshot(ctx, sf.snapshotFrom, token, d.dir)
+		if err != nil {
+			return fail(stderr, "serve", exitFailed, err)
+		}
+		if started {
+			fmt.Fprintf(stderr, "%s serve: started from the snapshot of %s, at command %d\n", programName, sf.snapshotFrom, applied)
+		}
+	}
 	db, code, err := cf.open(ctx, &d, opts, &ff, fl)
 	if err != nil {
 		return fail(stderr, "serve", code, err)
