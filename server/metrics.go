@@ -22,7 +22,7 @@ type metrics struct {
 	unauthorized prometheus.Counter
 }
 
-func newMetrics(db *engine.DB) *metrics {
+func newMetrics(db *engine.DB, writes Writes) *metrics {
 	m := &metrics{
 		reg: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -38,6 +38,14 @@ func newMetrics(db *engine.DB) *metrics {
 	}
 	m.reg.MustRegister(m.requests, m.latency, m.unauthorized, &engineCollector{db: db},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "simhashdb_applied_position", Help: "The position (a replicated index's stream sequence) of the last commit applied that had one.",
+	}, func() float64 { return float64(db.Applied()) }))
+	if l, ok := writes.(interface{ Lag() uint64 }); ok {
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "simhashdb_replica_lag_commands", Help: "Commands of the replicated index's stream this node had yet to apply when it applied its last one.",
+		}, func() float64 { return float64(l.Lag()) }))
+	}
 	return m
 }
 

@@ -153,7 +153,7 @@ func New(db *engine.DB, opts Options) *Server {
 		s.text = textindex.NewReader(opts.Fingerprinter, opts.TextReading, textindex.Sketched(db))
 	}
 	batchBody := func() int64 { return s.opts.MaxBatchBody }
-	s.metrics = newMetrics(db)
+	s.metrics = newMetrics(db, s.writes)
 	s.route("PUT /v1/documents/{id}", "put", s.putDocument)
 	s.route("POST /v1/documents", "post_documents", s.withInflight(batchBody, s.postDocuments))
 	s.route("GET /v1/documents/{id}", "get", s.getDocument)

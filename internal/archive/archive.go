@@ -65,11 +65,34 @@ func Extract(r io.Reader, dir string) error {
 		return err
 	}
 	dirs := []string{dir}
+	err := entries(r, func(name string, isDir bool, size int64, body io.Reader) error {
+		path := filepath.Join(dir, name)
+		if isDir {
+			dirs = append(dirs, path)
+			return os.MkdirAll(path, 0o755)
+		}
+		return writeFile(path, body, size)
+	})
+	if err != nil {
+		return err
+	}
+	for _, d := range dirs {
+		if err := syncDir(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// entries reads the tar r and calls fn with each entry, its name made
+// local to the folder (a folder, or a regular file of size bytes read
+// from body), refusing any other.
+func entries(r io.Reader, fn func(name string, isDir bool, size int64, body io.Reader) error) error {
 	tr := tar.NewReader(r)
 	for i := 0; ; i++ {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			break
+			return nil
 		}
 		if err != nil {
 			return fmt.Errorf("archive: entry %d: %w", i, err)
@@ -78,30 +101,21 @@ func Extract(r io.Reader, dir string) error {
 		if !filepath.IsLocal(name) {
 			return fmt.Errorf("archive: entry %d: name %q is not inside the folder", i, h.Name)
 		}
-		path := filepath.Join(dir, name)
 		switch h.Typeflag {
 		case tar.TypeDir:
-			if err := os.MkdirAll(path, 0o755); err != nil {
-				return err
-			}
-			dirs = append(dirs, path)
+			err = fn(name, true, 0, nil)
 		case tar.TypeReg:
 			if h.Size < 0 {
 				return fmt.Errorf("archive: entry %d (%s): size %d", i, h.Name, h.Size)
 			}
-			if err := writeFile(path, tr, h.Size); err != nil {
-				return fmt.Errorf("archive: entry %d (%s): %w", i, h.Name, err)
-			}
+			err = fn(name, false, h.Size, tr)
 		default:
 			return fmt.Errorf("archive: entry %d (%s): type %q, not a folder or a regular file", i, h.Name, h.Typeflag)
 		}
-	}
-	for _, d := range dirs {
-		if err := syncDir(d); err != nil {
-			return err
+		if err != nil {
+			return fmt.Errorf("archive: entry %d (%s): %w", i, h.Name, err)
 		}
 	}
-	return nil
 }
 
 // writeFile writes size bytes of r to a new file at path, synced.

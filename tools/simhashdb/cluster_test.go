@@ -362,6 +362,11 @@ func TestClusterSnapshot(t *testing.T) {
 	assert.Equal(t, want, exportOf(t, c.url))
 	put(351, 361)
 	assert.Equal(t, exportOf(t, a.url), exportOf(t, c.url))
+	code, metrics, err := clusterDo("GET", c.url+"/metrics", "")
+	require.NoError(t, err)
+	require.Equal(t, 200, code)
+	assert.Contains(t, metrics, "\nsimhashdb_applied_position 360\n")
+	assert.Contains(t, metrics, "\nsimhashdb_replica_lag_commands ")
 
 	// Restarted, it resumes from its own index, not from a snapshot.
 	require.NoError(t, c.cmd.Process.Kill())
