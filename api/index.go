@@ -1,7 +1,10 @@
 package api
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"iter"
 
 	"github.com/simhashdb/simhashdb/engine"
@@ -118,4 +121,22 @@ func (e Embedded) TextSchema(ctx context.Context) (*textindex.Schema, error) {
 		return nil, err
 	}
 	return &sc, nil
+}
+
+// KeepSetting stores value under the setting name in db unless db keeps
+// that setting already: with the same value it is left as it is, with
+// another it is refused (an error matching engine.ErrInput), since a
+// setting says how the stored documents were made (how text is read, how
+// paths name documents) and changing it under them would make new
+// documents unlike them. Its callers serialise it: the server, and a
+// replicated index's nodes applying their stream.
+func KeepSetting(ctx context.Context, db *engine.DB, name string, value []byte) error {
+	old, err := db.Meta(ctx, name)
+	switch {
+	case err == nil && !bytes.Equal(old, value):
+		return fmt.Errorf("%w: setting %q is kept already, with another value: a served index's settings are not changed", engine.ErrInput, name)
+	case errors.Is(err, engine.ErrNotFound):
+		return db.SetMeta(ctx, name, value)
+	}
+	return err
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/simhashdb/simhashdb/api"
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/textindex"
 )
@@ -145,8 +146,11 @@ func (n *Node) apply(ctx context.Context, seq uint64, id string, data []byte) er
 
 // decide is an insert-if-new command's decision against the index as it
 // stands (every node decides it at the same place in the stream): the
-// documents that keep it out, or inserted.
+// documents that keep it out, or inserted; or a setting kept.
 func (n *Node) decide(ctx context.Context, c command) result {
+	if c.setting != nil {
+		return result{err: api.KeepSetting(ctx, n.db, c.setting.name, c.setting.value)}
+	}
 	if !c.ifNew {
 		return result{}
 	}

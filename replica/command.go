@@ -11,19 +11,28 @@ import (
 )
 
 // command is one entry of the stream, decoded: a commit of inserts and
-// deletes, or an insert-if-new decision (ifNew).
+// deletes, an insert-if-new decision (ifNew), or a setting kept (setting
+// not nil).
 type command struct {
 	commit     engine.Commit
 	ifNew      bool
 	k          int
 	similarity *float64
+	setting    *setting
+}
+
+type setting struct {
+	name  string
+	value []byte
 }
 
 // encodeCommand is c as the stream's message (simhashdbv1.Command, the
 // one definition of the log's entries).
 func encodeCommand(c command) ([]byte, error) {
 	var m simhashdbv1.Command
-	if c.ifNew {
+	if c.setting != nil {
+		m.Kind = &simhashdbv1.Command_Setting{Setting: &simhashdbv1.SettingCommand{Name: c.setting.name, Value: c.setting.value}}
+	} else if c.ifNew {
 		m.Kind = &simhashdbv1.Command_InsertIfNew{InsertIfNew: &simhashdbv1.InsertIfNewCommand{
 			Document: api.DocProto(c.commit.Insert[0]), K: uint32(c.k), Similarity: c.similarity,
 		}}
@@ -58,6 +67,8 @@ func decodeCommand(b []byte) (command, error) {
 			return command{}, fmt.Errorf("an insert-if-new command without its document")
 		}
 		return command{commit: engine.Commit{Insert: []engine.Doc{api.DocFromProto(x.GetDocument())}}, ifNew: true, k: int(x.GetK()), similarity: x.Similarity}, nil
+	case *simhashdbv1.Command_Setting:
+		return command{setting: &setting{name: kind.Setting.GetName(), value: kind.Setting.GetValue()}}, nil
 	}
 	return command{}, fmt.Errorf("a command of no known kind")
 }

@@ -16,6 +16,7 @@ func TestCommandRoundTrip(t *testing.T) {
 		{commit: engine.Commit{Delete: []uint64{0}}},
 		{commit: engine.Commit{Insert: []engine.Doc{{ID: 5, Fingerprint: 9, Sketch: "0123"}}}, ifNew: true, k: 3},
 		{commit: engine.Commit{Insert: []engine.Doc{{ID: 6}}}, ifNew: true, k: 6, similarity: &sim},
+		{setting: &setting{name: "text.schema", value: []byte(`{"v":1}`)}},
 	} {
 		b, err := encodeCommand(c)
 		require.NoError(t, err)

@@ -195,6 +195,12 @@ func (n *Node) InsertIfNewSimilar(ctx context.Context, d engine.Doc, k int, simi
 	return r.verified, r.inserted, r.err
 }
 
+// SetSetting keeps a setting on every node unless the index keeps it
+// already (api.KeepSetting: the same value is left, another refused).
+func (n *Node) SetSetting(ctx context.Context, name string, value []byte) error {
+	return n.do(ctx, command{setting: &setting{name: name, value: value}}).err
+}
+
 // do publishes c and waits for this node to apply it.
 func (n *Node) do(ctx context.Context, c command) result {
 	b, err := encodeCommand(c)

@@ -220,3 +220,25 @@ func TestRefusedCommands(t *testing.T) {
 	assert.Equal(t, want, docs(t, b))
 	assert.Equal(t, uint64(4), b.DB().Applied(), "three refused commands and one write")
 }
+
+// TestSettings: a setting kept through one node is kept by every node,
+// and another value for it is refused by every node alike.
+func TestSettings(t *testing.T) {
+	servers := natstest.Start(t, 1)
+	ctx := context.Background()
+	a := startNode(t, servers[0].URL, t.TempDir())
+	b := startNode(t, servers[0].URL, t.TempDir())
+	require.NoError(t, a.SetSetting(ctx, "app.x", []byte("1")))
+	require.NoError(t, b.Latest(ctx))
+	v, err := b.DB().Meta(ctx, "app.x")
+	require.NoError(t, err)
+	assert.Equal(t, "1", string(v))
+	require.NoError(t, b.SetSetting(ctx, "app.x", []byte("1")), "the same value again")
+	assert.ErrorIs(t, b.SetSetting(ctx, "app.x", []byte("2")), engine.ErrInput)
+	assert.ErrorIs(t, a.SetSetting(ctx, "", []byte("2")), engine.ErrInput)
+	require.NoError(t, a.Latest(ctx))
+	v, err = a.DB().Meta(ctx, "app.x")
+	require.NoError(t, err)
+	assert.Equal(t, "1", string(v))
+	assert.Equal(t, uint64(4), a.DB().Applied())
+}

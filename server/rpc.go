@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -383,18 +382,9 @@ func (x rpcService) GetSetting(ctx context.Context, req *connect.Request[simhash
 // name documents), and changing it under them would make new documents
 // unlike the stored ones.
 func (x rpcService) SetSetting(ctx context.Context, req *connect.Request[simhashdbv1.SetSettingRequest]) (*connect.Response[simhashdbv1.SetSettingResponse], error) {
-	name, value := req.Msg.GetName(), req.Msg.GetValue()
 	x.s.settingMu.Lock()
 	defer x.s.settingMu.Unlock()
-	old, err := x.s.db.Meta(ctx, name)
-	switch {
-	case err == nil && !bytes.Equal(old, value):
-		err = bad("setting %q is kept already, with another value: a served index's settings are not changed", name)
-	case err == nil:
-	case errors.Is(err, engine.ErrNotFound):
-		err = x.s.db.SetMeta(ctx, name, value)
-	}
-	if err != nil {
+	if err := x.s.writes.SetSetting(ctx, req.Msg.GetName(), req.Msg.GetValue()); err != nil {
 		return nil, x.rpcError("SetSetting", err)
 	}
 	return connect.NewResponse(&simhashdbv1.SetSettingResponse{}), nil

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 
+	"github.com/simhashdb/simhashdb/api"
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/textindex"
 )
@@ -19,6 +20,9 @@ type Writes interface {
 	// InsertIfNewSimilar is the decision verified by sketches
 	// (textindex.InsertIfNew).
 	InsertIfNewSimilar(ctx context.Context, d engine.Doc, k int, similarity float64) ([]textindex.Match, bool, error)
+	// SetSetting keeps a setting unless the index keeps it already
+	// (api.KeepSetting: the same value is left, another refused).
+	SetSetting(ctx context.Context, name string, value []byte) error
 	// Latest returns once the index holds every write acknowledged,
 	// anywhere, before it was called ("latest" queries).
 	Latest(ctx context.Context) error
@@ -35,6 +39,10 @@ func (l local) InsertIfNew(ctx context.Context, d engine.Doc, k int) ([]engine.M
 
 func (l local) InsertIfNewSimilar(ctx context.Context, d engine.Doc, k int, similarity float64) ([]textindex.Match, bool, error) {
 	return textindex.InsertIfNew(ctx, l.db, d, k, similarity)
+}
+
+func (l local) SetSetting(ctx context.Context, name string, value []byte) error {
+	return api.KeepSetting(ctx, l.db, name, value)
 }
 
 // Latest has nothing to wait for: every acknowledged write is in the index.

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/simhashdb/simhashdb/api"
 	"github.com/simhashdb/simhashdb/engine"
 	simhashdbv1 "github.com/simhashdb/simhashdb/gen/simhashdb/v1"
 	"github.com/simhashdb/simhashdb/textindex"
@@ -38,6 +39,11 @@ func (c *counted) InsertIfNew(ctx context.Context, d engine.Doc, k int) ([]engin
 func (c *counted) InsertIfNewSimilar(ctx context.Context, d engine.Doc, k int, s float64) ([]textindex.Match, bool, error) {
 	c.ifNew.Add(1)
 	return textindex.InsertIfNew(ctx, c.db, d, k, s)
+}
+
+func (c *counted) SetSetting(ctx context.Context, name string, value []byte) error {
+	c.writes.Add(1)
+	return api.KeepSetting(ctx, c.db, name, value)
 }
 
 func (c *counted) Latest(context.Context) error {
@@ -71,7 +77,9 @@ func TestWrites(t *testing.T) {
 	require.NoError(t, err)
 	_, err = rpc.Delete(context.Background(), connect.NewRequest(&simhashdbv1.DeleteRequest{Ids: []uint64{5}}))
 	require.NoError(t, err)
-	assert.Equal(t, int64(5), w.writes.Load())
+	_, err = rpc.SetSetting(context.Background(), connect.NewRequest(&simhashdbv1.SetSettingRequest{Name: "a", Value: []byte("1")}))
+	require.NoError(t, err)
+	assert.Equal(t, int64(6), w.writes.Load())
 	assert.Equal(t, int64(1), w.ifNew.Load())
 
 	for _, path := range []string{"/v1/query?fp=0x10&latest=true", "/v1/documents/1?latest=1"} {

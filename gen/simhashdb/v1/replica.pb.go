@@ -32,6 +32,7 @@ type Command struct {
 	//
 	//	*Command_Write
 	//	*Command_InsertIfNew
+	//	*Command_Setting
 	Kind          isCommand_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -92,6 +93,15 @@ func (x *Command) GetInsertIfNew() *InsertIfNewCommand {
 	return nil
 }
 
+func (x *Command) GetSetting() *SettingCommand {
+	if x != nil {
+		if x, ok := x.Kind.(*Command_Setting); ok {
+			return x.Setting
+		}
+	}
+	return nil
+}
+
 type isCommand_Kind interface {
 	isCommand_Kind()
 }
@@ -104,9 +114,70 @@ type Command_InsertIfNew struct {
 	InsertIfNew *InsertIfNewCommand `protobuf:"bytes,2,opt,name=insert_if_new,json=insertIfNew,proto3,oneof"`
 }
 
+type Command_Setting struct {
+	Setting *SettingCommand `protobuf:"bytes,3,opt,name=setting,proto3,oneof"`
+}
+
 func (*Command_Write) isCommand_Kind() {}
 
 func (*Command_InsertIfNew) isCommand_Kind() {}
+
+func (*Command_Setting) isCommand_Kind() {}
+
+// SettingCommand keeps a setting (engine.DB.SetMeta) unless the index
+// keeps it already: with the same value it is left, with another the
+// command is refused.
+type SettingCommand struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Value         []byte                 `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SettingCommand) Reset() {
+	*x = SettingCommand{}
+	mi := &file_simhashdb_v1_replica_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SettingCommand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SettingCommand) ProtoMessage() {}
+
+func (x *SettingCommand) ProtoReflect() protoreflect.Message {
+	mi := &file_simhashdb_v1_replica_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SettingCommand.ProtoReflect.Descriptor instead.
+func (*SettingCommand) Descriptor() ([]byte, []int) {
+	return file_simhashdb_v1_replica_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *SettingCommand) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SettingCommand) GetValue() []byte {
+	if x != nil {
+		return x.Value
+	}
+	return nil
+}
 
 // WriteCommand inserts documents (replacing any with their ids), then
 // deletes ids, in one commit.
@@ -120,7 +191,7 @@ type WriteCommand struct {
 
 func (x *WriteCommand) Reset() {
 	*x = WriteCommand{}
-	mi := &file_simhashdb_v1_replica_proto_msgTypes[1]
+	mi := &file_simhashdb_v1_replica_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -132,7 +203,7 @@ func (x *WriteCommand) String() string {
 func (*WriteCommand) ProtoMessage() {}
 
 func (x *WriteCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_simhashdb_v1_replica_proto_msgTypes[1]
+	mi := &file_simhashdb_v1_replica_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -145,7 +216,7 @@ func (x *WriteCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteCommand.ProtoReflect.Descriptor instead.
 func (*WriteCommand) Descriptor() ([]byte, []int) {
-	return file_simhashdb_v1_replica_proto_rawDescGZIP(), []int{1}
+	return file_simhashdb_v1_replica_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *WriteCommand) GetInsert() []*Document {
@@ -177,7 +248,7 @@ type InsertIfNewCommand struct {
 
 func (x *InsertIfNewCommand) Reset() {
 	*x = InsertIfNewCommand{}
-	mi := &file_simhashdb_v1_replica_proto_msgTypes[2]
+	mi := &file_simhashdb_v1_replica_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -189,7 +260,7 @@ func (x *InsertIfNewCommand) String() string {
 func (*InsertIfNewCommand) ProtoMessage() {}
 
 func (x *InsertIfNewCommand) ProtoReflect() protoreflect.Message {
-	mi := &file_simhashdb_v1_replica_proto_msgTypes[2]
+	mi := &file_simhashdb_v1_replica_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -202,7 +273,7 @@ func (x *InsertIfNewCommand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InsertIfNewCommand.ProtoReflect.Descriptor instead.
 func (*InsertIfNewCommand) Descriptor() ([]byte, []int) {
-	return file_simhashdb_v1_replica_proto_rawDescGZIP(), []int{2}
+	return file_simhashdb_v1_replica_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *InsertIfNewCommand) GetDocument() *Document {
@@ -230,11 +301,15 @@ var File_simhashdb_v1_replica_proto protoreflect.FileDescriptor
 
 const file_simhashdb_v1_replica_proto_rawDesc = "" +
 	"\n" +
-	"\x1asimhashdb/v1/replica.proto\x12\fsimhashdb.v1\x1a\x18simhashdb/v1/index.proto\"\x8d\x01\n" +
+	"\x1asimhashdb/v1/replica.proto\x12\fsimhashdb.v1\x1a\x18simhashdb/v1/index.proto\"\xc7\x01\n" +
 	"\aCommand\x122\n" +
 	"\x05write\x18\x01 \x01(\v2\x1a.simhashdb.v1.WriteCommandH\x00R\x05write\x12F\n" +
-	"\rinsert_if_new\x18\x02 \x01(\v2 .simhashdb.v1.InsertIfNewCommandH\x00R\vinsertIfNewB\x06\n" +
-	"\x04kind\"V\n" +
+	"\rinsert_if_new\x18\x02 \x01(\v2 .simhashdb.v1.InsertIfNewCommandH\x00R\vinsertIfNew\x128\n" +
+	"\asetting\x18\x03 \x01(\v2\x1c.simhashdb.v1.SettingCommandH\x00R\asettingB\x06\n" +
+	"\x04kind\":\n" +
+	"\x0eSettingCommand\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\fR\x05value\"V\n" +
 	"\fWriteCommand\x12.\n" +
 	"\x06insert\x18\x01 \x03(\v2\x16.simhashdb.v1.DocumentR\x06insert\x12\x16\n" +
 	"\x06delete\x18\x02 \x03(\x04R\x06delete\"\x8a\x01\n" +
@@ -258,23 +333,25 @@ func file_simhashdb_v1_replica_proto_rawDescGZIP() []byte {
 	return file_simhashdb_v1_replica_proto_rawDescData
 }
 
-var file_simhashdb_v1_replica_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
+var file_simhashdb_v1_replica_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
 var file_simhashdb_v1_replica_proto_goTypes = []any{
 	(*Command)(nil),            // 0: simhashdb.v1.Command
-	(*WriteCommand)(nil),       // 1: simhashdb.v1.WriteCommand
-	(*InsertIfNewCommand)(nil), // 2: simhashdb.v1.InsertIfNewCommand
-	(*Document)(nil),           // 3: simhashdb.v1.Document
+	(*SettingCommand)(nil),     // 1: simhashdb.v1.SettingCommand
+	(*WriteCommand)(nil),       // 2: simhashdb.v1.WriteCommand
+	(*InsertIfNewCommand)(nil), // 3: simhashdb.v1.InsertIfNewCommand
+	(*Document)(nil),           // 4: simhashdb.v1.Document
 }
 var file_simhashdb_v1_replica_proto_depIdxs = []int32{
-	1, // 0: simhashdb.v1.Command.write:type_name -> simhashdb.v1.WriteCommand
-	2, // 1: simhashdb.v1.Command.insert_if_new:type_name -> simhashdb.v1.InsertIfNewCommand
-	3, // 2: simhashdb.v1.WriteCommand.insert:type_name -> simhashdb.v1.Document
-	3, // 3: simhashdb.v1.InsertIfNewCommand.document:type_name -> simhashdb.v1.Document
-	4, // [4:4] is the sub-list for method output_type
-	4, // [4:4] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	2, // 0: simhashdb.v1.Command.write:type_name -> simhashdb.v1.WriteCommand
+	3, // 1: simhashdb.v1.Command.insert_if_new:type_name -> simhashdb.v1.InsertIfNewCommand
+	1, // 2: simhashdb.v1.Command.setting:type_name -> simhashdb.v1.SettingCommand
+	4, // 3: simhashdb.v1.WriteCommand.insert:type_name -> simhashdb.v1.Document
+	4, // 4: simhashdb.v1.InsertIfNewCommand.document:type_name -> simhashdb.v1.Document
+	5, // [5:5] is the sub-list for method output_type
+	5, // [5:5] is the sub-list for method input_type
+	5, // [5:5] is the sub-list for extension type_name
+	5, // [5:5] is the sub-list for extension extendee
+	0, // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_simhashdb_v1_replica_proto_init() }
@@ -286,15 +363,16 @@ func file_simhashdb_v1_replica_proto_init() {
 	file_simhashdb_v1_replica_proto_msgTypes[0].OneofWrappers = []any{
 		(*Command_Write)(nil),
 		(*Command_InsertIfNew)(nil),
+		(*Command_Setting)(nil),
 	}
-	file_simhashdb_v1_replica_proto_msgTypes[2].OneofWrappers = []any{}
+	file_simhashdb_v1_replica_proto_msgTypes[3].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_simhashdb_v1_replica_proto_rawDesc), len(file_simhashdb_v1_replica_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   3,
+			NumMessages:   4,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
