@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -68,142 +67,24 @@ func (n *Node) consume(ctx context.Context) (moved bool, err error) {
 	n.mu.Lock()
 	n.lastErr = nil
 	n.mu.Unlock()
-	// A reader hands the messages over as they come, so that the applier
-	// takes every one waiting at once and applies them as one group.
-	entries := make(chan entry, maxGroup)
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		for {
-			e := entry{}
-			msg, err := it.Next()
-			if err == nil {
-				var md *jetstream.MsgMetadata
-				if md, err = msg.Metadata(); err == nil {
-					e = entry{seq: md.Sequence.Stream, id: msg.Headers().Get(jetstream.MsgIDHeader), data: msg.Data(), pending: md.NumPending}
-				}
-			}
-			if err != nil {
-				e.err = fmt.Errorf("reading stream %s: %w", n.opts.Stream, err)
-			}
-			select {
-			case entries <- e:
-			case <-done:
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
 	for {
-		group := []entry{<-entries}
-	more:
-		for len(group) < maxGroup && group[len(group)-1].err == nil {
-			select {
-			case e := <-entries:
-				group = append(group, e)
-			default:
-				break more
-			}
+		msg, err := it.Next()
+		if err != nil {
+			return moved, fmt.Errorf("reading stream %s: %w", n.opts.Stream, err)
 		}
-		last := group[len(group)-1]
-		if last.err != nil {
-			group = group[:len(group)-1]
+		md, err := msg.Metadata()
+		if err != nil {
+			return moved, fmt.Errorf("reading stream %s: %w", n.opts.Stream, err)
 		}
 		n.applyMu.Lock()
-		err := n.applyGroup(ctx, group)
+		err = n.applyNext(ctx, md.Sequence.Stream, msg.Headers().Get(jetstream.MsgIDHeader), msg.Data())
 		n.applyMu.Unlock()
-		switch {
-		case err != nil:
+		if err != nil {
 			return moved, err
-		case len(group) > 0:
-			moved = true
-			n.lag.Store(group[len(group)-1].pending)
 		}
-		if last.err != nil {
-			return moved, last.err
-		}
+		moved = true
+		n.lag.Store(md.NumPending)
 	}
-}
-
-// maxGroup bounds the commands applied as one group.
-const maxGroup = 256
-
-// entry is a message of the stream as the applier takes it, or the error
-// that ended reading.
-type entry struct {
-	seq, pending uint64
-	id           string
-	data         []byte
-	err          error
-}
-
-// applyGroup applies the commands of group, skipping those applied
-// already: runs of writes that touch no id another of the run wrote
-// before go as one engine commit at the run's last sequence (one log
-// append for many, the same documents as one at a time); the rest one at
-// a time. The caller holds applyMu.
-func (n *Node) applyGroup(ctx context.Context, group []entry) error {
-	for i := 0; i < len(group); {
-		if group[i].seq <= n.db.Applied() {
-			i++
-			continue
-		}
-		if k, c := n.writeRun(group[i:]); k > 1 {
-			c.Position = group[i+k-1].seq
-			err := n.db.Apply(ctx, c)
-			if err == nil {
-				for _, e := range group[i : i+k] {
-					n.answer(e.id, result{})
-				}
-				n.grouped.Add(int64(k))
-				i += k
-				continue
-			}
-			if !refused(err) {
-				return fmt.Errorf("applying commands %d to %d: %w", group[i].seq, c.Position, err)
-			}
-			// One of them is refused: one at a time says which.
-		}
-		if err := n.applyNext(ctx, group[i].seq, group[i].id, group[i].data); err != nil {
-			return err
-		}
-		i++
-	}
-	return nil
-}
-
-// writeRun returns how many of es, from the first, are write commands at
-// consecutive sequences that may go as one commit, and that commit: no
-// command of the run inserts an id that one before it inserted or
-// deleted (a commit inserts, then deletes).
-func (n *Node) writeRun(es []entry) (int, engine.Commit) {
-	if es[0].seq != n.db.Applied()+1 {
-		return 0, engine.Commit{}
-	}
-	var run engine.Commit
-	touched := map[uint64]bool{}
-	k := 0
-	for j, e := range es {
-		if j > 0 && e.seq != es[j-1].seq+1 {
-			break
-		}
-		c, err := decodeCommand(e.data)
-		if err != nil || c.ifNew || c.setting != nil || slices.ContainsFunc(c.commit.Insert, func(d engine.Doc) bool { return touched[d.ID] }) {
-			break
-		}
-		run.Insert = append(run.Insert, c.commit.Insert...)
-		run.Delete = append(run.Delete, c.commit.Delete...)
-		for _, d := range c.commit.Insert {
-			touched[d.ID] = true
-		}
-		for _, id := range c.commit.Delete {
-			touched[id] = true
-		}
-		k++
-	}
-	return k, run
 }
 
 // applyNext applies the command at seq if it is the next one (one
@@ -250,14 +131,6 @@ func (n *Node) apply(ctx context.Context, seq uint64, id string, data []byte) er
 	case err != nil:
 		return fmt.Errorf("applying command %d: %w", seq, err)
 	}
-	n.answer(id, r)
-	return nil
-}
-
-// answer tells the caller waiting for the command published with message
-// id, if it waits on this node, what applying it gave, and wakes those
-// waiting for the node to move.
-func (n *Node) answer(id string, r result) {
 	n.mu.Lock()
 	ch := n.pending[id]
 	delete(n.pending, id)
@@ -268,6 +141,7 @@ func (n *Node) answer(id string, r result) {
 	if ch != nil {
 		ch <- r
 	}
+	return nil
 }
 
 // decide is an insert-if-new command's decision against the index as it

@@ -72,8 +72,7 @@ type Node struct {
 	watch   chan struct{}          // closed, and replaced, when applied moves
 	lastErr error                  // why applying stopped last, until it moves again
 
-	lag     atomic.Uint64 // the stream's commands after the last one applied, as its delivery said
-	grouped atomic.Int64  // commands applied in groups of more than one
+	lag atomic.Uint64 // the stream's commands after the last one applied, as its delivery said
 }
 
 // result is what applying a command gives its caller.
