@@ -66,3 +66,40 @@ func BenchmarkWrite(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCatchUp is a new node applying a stream of 20,000 commands
+// (one document each) that other nodes wrote: the rate a node catches up
+// at after a restart or from a snapshot.
+func BenchmarkCatchUp(b *testing.B) {
+	ctx := context.Background()
+	d, err := permutation.Blocks(3, 4)
+	require.NoError(b, err)
+	ns := natstest.Start(b, 1)
+	db, err := engine.Open(b.TempDir(), engine.Options{Design: d, Sync: engine.SyncNone})
+	require.NoError(b, err)
+	writer, err := replica.Start(ctx, db, replica.Options{URL: ns[0].URL, Stream: "catchup"})
+	require.NoError(b, err)
+	const n = 20_000
+	rng := rand.New(rand.NewPCG(3, 3))
+	for i := range n {
+		require.NoError(b, writer.Write(ctx, engine.Commit{Insert: []engine.Doc{{ID: uint64(i), Fingerprint: rng.Uint64()}}}))
+	}
+	writer.Close()
+	db.Close()
+	b.ResetTimer()
+	for b.Loop() {
+		b.StopTimer()
+		db, err := engine.Open(b.TempDir(), engine.Options{Design: d, Sync: engine.SyncNone})
+		require.NoError(b, err)
+		b.StartTimer()
+		node, err := replica.Start(ctx, db, replica.Options{URL: ns[0].URL, Stream: "catchup"})
+		require.NoError(b, err)
+		require.NoError(b, node.Latest(ctx))
+		b.StopTimer()
+		require.Equal(b, uint64(n), db.Applied())
+		node.Close()
+		db.Close()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "commands/s")
+}
