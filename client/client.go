@@ -58,10 +58,10 @@ type Options struct {
 	// server refuses more than its --max-batch, and a message larger
 	// than its --max-batch-body).
 	BatchLines int
-	// Latest makes Query and QueryText, on a replicated index, answer
-	// after every write acknowledged before them by any node; without it
-	// a node answers as far as it has applied the cluster's log (always
-	// after this client's own writes through it).
+	// Latest makes Get, Query, QueryText and QueryBatch, on a replicated
+	// index, answer after every write acknowledged before them by any
+	// node; without it a node answers as far as it has applied the
+	// cluster's log (always after this client's own writes through it).
 	Latest bool
 }
 
@@ -148,7 +148,7 @@ func (c *Client) Insert(ctx context.Context, d engine.Doc) error {
 
 // Get returns the document id; engine.ErrNotFound if there is none.
 func (c *Client) Get(ctx context.Context, id uint64) (engine.Doc, error) {
-	a, err := unary(ctx, c, true, "Get", c.rpc.Get, &simhashdbv1.GetRequest{Id: id})
+	a, err := unary(ctx, c, true, "Get", c.rpc.Get, &simhashdbv1.GetRequest{Id: id, Latest: c.o.Latest})
 	if err != nil {
 		return engine.Doc{}, err
 	}
@@ -311,7 +311,7 @@ func (c *Client) QueryBatch(ctx context.Context, queries []uint64, k int) iter.S
 			ch := make(chan opened, 1)
 			go func() {
 				s, err := openStream(ctx, c, "QueryBatch", func(ctx context.Context) (*connect.ServerStreamForClient[simhashdbv1.QueryBatchResponse], error) {
-					return c.rpc.QueryBatch(ctx, connect.NewRequest(&simhashdbv1.QueryBatchRequest{Fingerprints: chunk, K: &kk}))
+					return c.rpc.QueryBatch(ctx, connect.NewRequest(&simhashdbv1.QueryBatchRequest{Fingerprints: chunk, K: &kk, Latest: c.o.Latest}))
 				})
 				ch <- opened{s, err}
 			}()

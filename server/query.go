@@ -142,6 +142,13 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	latest, err := latestParam(r)
+	if err != nil {
+		return err
+	}
+	if err := s.latest(r.Context(), latest); err != nil {
+		return err
+	}
 	sim, verified, err := s.querySimilarity(r)
 	if err != nil {
 		return err

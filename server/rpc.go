@@ -182,6 +182,9 @@ func (x rpcService) InsertBatch(ctx context.Context, req *connect.Request[simhas
 }
 
 func (x rpcService) Get(ctx context.Context, req *connect.Request[simhashdbv1.GetRequest]) (*connect.Response[simhashdbv1.GetResponse], error) {
+	if err := x.s.latest(ctx, req.Msg.GetLatest()); err != nil {
+		return nil, x.rpcError("Get", err)
+	}
 	d, err := x.s.db.Get(ctx, req.Msg.GetId())
 	if err != nil {
 		return nil, x.rpcError("Get", err)
@@ -232,6 +235,9 @@ func (x rpcService) QueryBatch(ctx context.Context, req *connect.Request[simhash
 	}
 	k, err := x.distance(req.Msg.K)
 	if err != nil {
+		return x.rpcError("QueryBatch", err)
+	}
+	if err := x.s.latest(ctx, req.Msg.GetLatest()); err != nil {
 		return x.rpcError("QueryBatch", err)
 	}
 	i := 0

@@ -529,8 +529,11 @@ func (x *InsertBatchResponse) GetStored() uint32 {
 
 // GetRequest names a document.
 type GetRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// In a replicated index: after every write acknowledged before the
+	// request (QueryRequest.latest).
+	Latest        bool `protobuf:"varint,2,opt,name=latest,proto3" json:"latest,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -570,6 +573,13 @@ func (x *GetRequest) GetId() uint64 {
 		return x.Id
 	}
 	return 0
+}
+
+func (x *GetRequest) GetLatest() bool {
+	if x != nil {
+		return x.Latest
+	}
+	return false
 }
 
 // GetResponse is the document.
@@ -833,7 +843,10 @@ type QueryBatchRequest struct {
 	state        protoimpl.MessageState `protogen:"open.v1"`
 	Fingerprints []uint64               `protobuf:"fixed64,1,rep,packed,name=fingerprints,proto3" json:"fingerprints,omitempty"`
 	// Absent: the index's K.
-	K             *uint32 `protobuf:"varint,2,opt,name=k,proto3,oneof" json:"k,omitempty"`
+	K *uint32 `protobuf:"varint,2,opt,name=k,proto3,oneof" json:"k,omitempty"`
+	// In a replicated index: after every write acknowledged before the
+	// request (QueryRequest.latest).
+	Latest        bool `protobuf:"varint,3,opt,name=latest,proto3" json:"latest,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -880,6 +893,13 @@ func (x *QueryBatchRequest) GetK() uint32 {
 		return *x.K
 	}
 	return 0
+}
+
+func (x *QueryBatchRequest) GetLatest() bool {
+	if x != nil {
+		return x.Latest
+	}
+	return false
 }
 
 // QueryBatchResponse is a run of the batch's answers, in order.
@@ -2400,10 +2420,11 @@ const file_simhashdb_v1_index_proto_rawDesc = "" +
 	"\x12InsertBatchRequest\x129\n" +
 	"\tdocuments\x18\x01 \x03(\v2\x1b.simhashdb.v1.InsertRequestR\tdocuments\"-\n" +
 	"\x13InsertBatchResponse\x12\x16\n" +
-	"\x06stored\x18\x01 \x01(\rR\x06stored\"\x1c\n" +
+	"\x06stored\x18\x01 \x01(\rR\x06stored\"4\n" +
 	"\n" +
 	"GetRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\x04R\x02id\"A\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x16\n" +
+	"\x06latest\x18\x02 \x01(\bR\x06latest\"A\n" +
 	"\vGetResponse\x122\n" +
 	"\bdocument\x18\x01 \x01(\v2\x16.simhashdb.v1.DocumentR\bdocument\"!\n" +
 	"\rDeleteRequest\x12\x10\n" +
@@ -2420,10 +2441,11 @@ const file_simhashdb_v1_index_proto_rawDesc = "" +
 	"\v_similarity\"`\n" +
 	"\rQueryResponse\x12 \n" +
 	"\vfingerprint\x18\x01 \x01(\x06R\vfingerprint\x12-\n" +
-	"\amatches\x18\x02 \x03(\v2\x13.simhashdb.v1.MatchR\amatches\"P\n" +
+	"\amatches\x18\x02 \x03(\v2\x13.simhashdb.v1.MatchR\amatches\"h\n" +
 	"\x11QueryBatchRequest\x12\"\n" +
 	"\ffingerprints\x18\x01 \x03(\x06R\ffingerprints\x12\x11\n" +
-	"\x01k\x18\x02 \x01(\rH\x00R\x01k\x88\x01\x01B\x04\n" +
+	"\x01k\x18\x02 \x01(\rH\x00R\x01k\x88\x01\x01\x12\x16\n" +
+	"\x06latest\x18\x03 \x01(\bR\x06latestB\x04\n" +
 	"\x02_k\"I\n" +
 	"\x12QueryBatchResponse\x123\n" +
 	"\aanswers\x18\x01 \x03(\v2\x19.simhashdb.v1.QueryAnswerR\aanswers\"t\n" +
