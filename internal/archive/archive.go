@@ -88,7 +88,8 @@ func Extract(r io.Reader, dir string) error {
 // local to the folder (a folder, or a regular file of size bytes read
 // from body), refusing any other.
 func entries(r io.Reader, fn func(name string, isDir bool, size int64, body io.Reader) error) error {
-	tr := tar.NewReader(r)
+	in := &counter{r: r}
+	tr := tar.NewReader(in)
 	for i := 0; ; i++ {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -108,7 +109,7 @@ func entries(r io.Reader, fn func(name string, isDir bool, size int64, body io.R
 			if h.Size < 0 {
 				return fmt.Errorf("archive: entry %d (%s): size %d", i, h.Name, h.Size)
 			}
-			err = fn(name, false, h.Size, tr)
+			err = fn(name, false, h.Size, &dense{r: tr, in: in, start: in.n})
 		default:
 			return fmt.Errorf("archive: entry %d (%s): type %q, not a folder or a regular file", i, h.Name, h.Typeflag)
 		}
@@ -116,6 +117,40 @@ func entries(r io.Reader, fn func(name string, isDir bool, size int64, body io.R
 			return fmt.Errorf("archive: entry %d (%s): %w", i, h.Name, err)
 		}
 	}
+}
+
+// counter counts the bytes read through it.
+type counter struct {
+	r io.Reader
+	n int64
+}
+
+func (c *counter) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// errSparse: a file whose bytes are not in the stream. A sparse file
+// reads as zeros up to its declared size, which costs its sender nothing:
+// 2^62 of them would fill the disk. Write never makes one.
+var errSparse = errors.New("a file larger than its bytes in the stream (sparse)")
+
+// dense reads a file's bytes and refuses more of them than the stream
+// held since the file began: the holes of a sparse file.
+type dense struct {
+	r         io.Reader
+	in        *counter
+	start, at int64
+}
+
+func (d *dense) Read(p []byte) (int, error) {
+	n, err := d.r.Read(p)
+	d.at += int64(n)
+	if d.at > d.in.n-d.start {
+		return n, errSparse
+	}
+	return n, err
 }
 
 // writeFile writes size bytes of r to a new file at path, synced.

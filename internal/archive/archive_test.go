@@ -80,6 +80,7 @@ func TestExtractRefuses(t *testing.T) {
 		{"twice", hostile(t, &tar.Header{Typeflag: tar.TypeReg, Name: "a", Size: 1}, &tar.Header{Typeflag: tar.TypeReg, Name: "a", Size: 1}), "exists"},
 		{"cut short", hostile(t, &tar.Header{Typeflag: tar.TypeReg, Name: "a", Size: 5000})[:1000], "entry 0"},
 		{"not a tar", []byte(strings.Repeat("garbage!", 100)), "entry 0"},
+		{"sparse", sparseTar(t, 1<<62), "sparse"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			parent := t.TempDir()
@@ -100,6 +101,7 @@ func FuzzExtract(f *testing.F) {
 	require.NoError(f, Write(&buf, src))
 	f.Add(buf.Bytes())
 	f.Add(hostile(f, &tar.Header{Typeflag: tar.TypeReg, Name: "../x", Size: 1}))
+	f.Add(sparseTar(f, 1<<40))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_ = entries(bytes.NewReader(b), func(name string, isDir bool, size int64, body io.Reader) error {
 			require.True(t, filepath.IsLocal(name), name)
