@@ -53,3 +53,45 @@ func Example() {
 	// 2 https://example.com/b 1
 	// true
 }
+
+// An index split over two shards by document id (each shard a server, or
+// a replicated index's nodes comma separated): every answer is the one
+// index's, pairs across shards included.
+func ExampleSharded() {
+	var shards []string
+	for range 2 {
+		dir, _ := os.MkdirTemp("", "example")
+		defer os.RemoveAll(dir)
+		db, err := engine.Open(dir, engine.Options{})
+		if err != nil {
+			panic(err)
+		}
+		defer db.Close()
+		ts := httptest.NewServer(server.New(db, server.Options{}))
+		defer ts.Close()
+		shards = append(shards, ts.URL)
+	}
+	ctx := context.Background()
+	s, err := client.NewSharded(shards, client.Options{})
+	if err != nil {
+		panic(err)
+	}
+	if err := s.InsertBatch(ctx, []engine.Doc{
+		{ID: 1, Fingerprint: 0x0123456789abcdef}, {ID: 2, Fingerprint: 0x0123456789abcdee},
+		{ID: 3, Fingerprint: 0x0123456789abcdec}, {ID: 4, Fingerprint: 0xfedcba9876543210},
+	}); err != nil {
+		panic(err)
+	}
+	fmt.Println(client.ShardOf(1, 2), client.ShardOf(2, 2), client.ShardOf(3, 2), client.ShardOf(4, 2))
+	for p, err := range s.FindAll(ctx, 3) {
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(p.A.ID, p.B.ID, p.Distance)
+	}
+	// Unordered output:
+	// 1 0 1 0
+	// 1 2 1
+	// 1 3 2
+	// 2 3 1
+}

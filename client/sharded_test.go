@@ -1,0 +1,189 @@
+package client_test
+
+import (
+	"cmp"
+	"context"
+	"math/bits"
+	"math/rand/v2"
+	"net/http/httptest"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/simhashdb/simhashdb/client"
+	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/permutation"
+	"github.com/simhashdb/simhashdb/server"
+)
+
+// shardedData is varied documents: uniform, clustered around a few
+// centres, neighbours planted at every distance 0 to 3, heavy duplicates,
+// fingerprint 0 and all-ones.
+func shardedData(n int) []engine.Doc {
+	rng := rand.New(rand.NewPCG(52, 3))
+	centres := []uint64{0, ^uint64(0), rng.Uint64(), rng.Uint64()}
+	var ds []engine.Doc
+	for i := range n {
+		var fp uint64
+		switch i % 5 {
+		case 0:
+			fp = rng.Uint64()
+		case 1, 2:
+			fp = centres[rng.IntN(len(centres))]
+			for range rng.IntN(4) {
+				fp ^= 1 << rng.IntN(64)
+			}
+		case 3:
+			fp = centres[i%len(centres)] // duplicates
+		case 4:
+			fp = ds[rng.IntN(len(ds))].Fingerprint ^ 1<<rng.IntN(64)
+		}
+		ds = append(ds, engine.Doc{ID: uint64(i)*7919 + 1, Fingerprint: fp})
+	}
+	return ds
+}
+
+func startShards(t *testing.T, n int) []string {
+	var urls []string
+	for range n {
+		d, err := permutation.Blocks(3, 4)
+		require.NoError(t, err)
+		db, err := engine.Open(t.TempDir(), engine.Options{Design: d, Sync: engine.SyncNone})
+		require.NoError(t, err)
+		ts := httptest.NewServer(server.New(db, server.Options{}))
+		t.Cleanup(func() { ts.Close(); db.Close() })
+		urls = append(urls, ts.URL)
+	}
+	return urls
+}
+
+// TestSharded: every answer over three shards equals a brute-force
+// oracle over all the documents.
+func TestSharded(t *testing.T) {
+	ctx := context.Background()
+	urls := startShards(t, 3)
+	s, err := client.NewSharded(urls, client.Options{BatchLines: 97})
+	require.NoError(t, err)
+	docs := shardedData(1500)
+	require.NoError(t, s.InsertBatch(ctx, docs))
+	for i, u := range urls { // every shard holds a part: pairs cross shards
+		c, err := client.New(u, client.Options{})
+		require.NoError(t, err)
+		st, err := c.Stats(ctx)
+		require.NoError(t, err)
+		assert.Greater(t, st.Documents, int64(300), "shard %d", i)
+	}
+	gone := []uint64{docs[3].ID, docs[4].ID, docs[10].ID}
+	require.NoError(t, s.Delete(ctx, gone...))
+	docs = slices.DeleteFunc(docs, func(d engine.Doc) bool { return slices.Contains(gone, d.ID) })
+	_, err = s.Get(ctx, gone[0])
+	require.ErrorIs(t, err, engine.ErrNotFound)
+	got, err := s.Get(ctx, docs[7].ID)
+	require.NoError(t, err)
+	assert.Equal(t, docs[7], got)
+
+	const k = 3
+	oracle := func(fp uint64) []engine.Match {
+		var out []engine.Match
+		for _, d := range docs {
+			if dist := bits.OnesCount64(d.Fingerprint ^ fp); dist <= k {
+				out = append(out, engine.Match{Doc: d, Distance: dist})
+			}
+		}
+		slices.SortFunc(out, func(a, b engine.Match) int { return cmp.Or(a.Distance-b.Distance, cmp.Compare(a.ID, b.ID)) })
+		return out
+	}
+	var queries []uint64
+	for i := range 200 {
+		queries = append(queries, docs[i*7%len(docs)].Fingerprint^uint64(i%3))
+	}
+	queries = append(queries, 0, ^uint64(0))
+	for _, q := range queries[:40] {
+		ms, err := s.Query(ctx, q, k)
+		require.NoError(t, err)
+		require.Equal(t, oracle(q), ms, "query %#x", q)
+	}
+	n := 0
+	for r, err := range s.QueryBatch(ctx, queries, k) {
+		require.NoError(t, err)
+		require.Equal(t, n, r.Index)
+		require.Equal(t, oracle(queries[n]), r.Matches, "batch query %d", n)
+		n++
+	}
+	require.Equal(t, len(queries), n)
+
+	var all []engine.Doc
+	for d, err := range s.Docs(ctx) {
+		require.NoError(t, err)
+		all = append(all, d)
+	}
+	want := slices.Clone(docs)
+	slices.SortFunc(want, func(a, b engine.Doc) int { return cmp.Compare(a.ID, b.ID) })
+	require.Equal(t, want, all)
+
+	type pair struct{ a, b uint64 }
+	wantPairs := map[pair]int{}
+	for i, a := range docs {
+		for _, b := range docs[i+1:] {
+			if dist := bits.OnesCount64(a.Fingerprint ^ b.Fingerprint); dist <= k {
+				wantPairs[pair{min(a.ID, b.ID), max(a.ID, b.ID)}] = dist
+			}
+		}
+	}
+	gotPairs := map[pair]int{}
+	for p, err := range s.FindAll(ctx, k) {
+		require.NoError(t, err)
+		require.Less(t, p.A.ID, p.B.ID)
+		_, dup := gotPairs[pair{p.A.ID, p.B.ID}]
+		require.False(t, dup, "pair %d %d twice", p.A.ID, p.B.ID)
+		gotPairs[pair{p.A.ID, p.B.ID}] = p.Distance
+	}
+	require.Equal(t, wantPairs, gotPairs)
+
+	// Clusters: the oracle's connected components of the pairs.
+	parent := map[uint64]uint64{}
+	var find func(uint64) uint64
+	find = func(x uint64) uint64 {
+		if parent[x] == x {
+			return x
+		}
+		parent[x] = find(parent[x])
+		return parent[x]
+	}
+	for p := range wantPairs {
+		for _, id := range []uint64{p.a, p.b} {
+			if _, ok := parent[id]; !ok {
+				parent[id] = id
+			}
+		}
+		parent[find(p.a)] = find(p.b)
+	}
+	comps := map[uint64][]uint64{}
+	for id := range parent {
+		comps[find(id)] = append(comps[find(id)], id)
+	}
+	var wantClusters [][]uint64
+	for _, c := range comps {
+		slices.Sort(c)
+		wantClusters = append(wantClusters, c)
+	}
+	slices.SortFunc(wantClusters, func(a, b []uint64) int { return cmp.Compare(a[0], b[0]) })
+	var gotClusters [][]uint64
+	for c, err := range s.Clusters(ctx, k) {
+		require.NoError(t, err)
+		var ids []uint64
+		for _, d := range c {
+			ids = append(ids, d.ID)
+		}
+		gotClusters = append(gotClusters, ids)
+	}
+	require.Equal(t, wantClusters, gotClusters)
+	require.Greater(t, len(wantClusters), 3)
+
+	_, _, err = s.InsertIfNew(ctx, engine.Doc{ID: 1}, 3)
+	require.ErrorIs(t, err, client.ErrSharded)
+	_, err = client.NewSharded(nil, client.Options{})
+	require.Error(t, err)
+}
