@@ -296,8 +296,7 @@ func (s *Sharded) Clusters(ctx context.Context, k int) iter.Seq2[[]engine.Doc, e
 	return func(yield func([]engine.Doc, error) bool) {
 		parent := map[uint64]uint64{}
 		docs := map[uint64]engine.Doc{}
-		var find func(uint64) uint64
-		find = func(x uint64) uint64 {
+		find := func(x uint64) uint64 {
 			for parent[x] != x {
 				parent[x] = parent[parent[x]]
 				x = parent[x]
