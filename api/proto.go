@@ -125,6 +125,13 @@ func StatsFromProto(m *simhashdbv1.StatsResponse) Stats {
 	return s
 }
 
+// ErrUnavailable: a call that may succeed when tried again, on this server
+// or another: a replicated index's node that cannot reach its stream, or
+// has stopped applying it. The server answers it 503 with Retry-After
+// (the RPC: unavailable), which the client retries when the call may be
+// repeated.
+var ErrUnavailable = errors.New("unavailable: try again")
+
 // ErrorKindHeader is the metadata (a header or trailer) in which an RPC's
 // error names the engine's error it stands for, so that a client returns
 // the same sentinel (errors.Is(err, engine.ErrNotFound)): one of the

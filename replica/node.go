@@ -31,6 +31,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
+	"github.com/simhashdb/simhashdb/api"
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/textindex"
 )
@@ -208,7 +209,7 @@ func (n *Node) do(ctx context.Context, c command) result {
 		return result{err: err}
 	}
 	if max := n.nc.MaxPayload(); int64(len(b)) > max {
-		return result{err: fmt.Errorf("%w: %d bytes, the servers take at most %d (max_payload): send fewer documents at a time", ErrTooLarge, len(b), max)}
+		return result{err: fmt.Errorf("%w (%w): %d bytes, the servers take at most %d (max_payload): send fewer documents at a time", ErrTooLarge, engine.ErrInput, len(b), max)}
 	}
 	id := nuid.Next()
 	ch := make(chan result, 1)
@@ -224,7 +225,7 @@ func (n *Node) do(ctx context.Context, c command) result {
 	// acknowledgement one command: the stream keeps the first.
 	ack, err := n.js.PublishMsg(ctx, &nats.Msg{Subject: n.subject, Data: b}, jetstream.WithMsgID(id), jetstream.WithExpectStream(n.opts.Stream))
 	if err != nil {
-		return result{err: fmt.Errorf("replica: publishing to stream %s: %w", n.opts.Stream, err)}
+		return result{err: fmt.Errorf("%w: replica: publishing to stream %s: %w", api.ErrUnavailable, n.opts.Stream, err)}
 	}
 	for {
 		n.mu.Lock()
@@ -237,6 +238,12 @@ func (n *Node) do(ctx context.Context, c command) result {
 		if n.db.Applied()+1 == ack.Sequence && n.applyMu.TryLock() {
 			_ = n.applyNext(ctx, ack.Sequence, id, b) // a failure: the stream delivers it again
 			n.applyMu.Unlock()
+		}
+		n.mu.Lock()
+		stopped := n.lastErr
+		n.mu.Unlock()
+		if stopped != nil && n.db.Applied() < ack.Sequence {
+			return result{err: fmt.Errorf("%w: replica: command %d is in the stream; this node stopped applying it at %d: %w", api.ErrUnavailable, ack.Sequence, n.db.Applied(), stopped)}
 		}
 		select {
 		case r := <-ch:
@@ -254,7 +261,7 @@ func (n *Node) do(ctx context.Context, c command) result {
 func (n *Node) Latest(ctx context.Context) error {
 	info, err := n.stream.Info(ctx)
 	if err != nil {
-		return fmt.Errorf("replica: asking stream %s for its last command: %w", n.opts.Stream, err)
+		return fmt.Errorf("%w: replica: asking stream %s for its last command: %w", api.ErrUnavailable, n.opts.Stream, err)
 	}
 	return n.waitApplied(ctx, info.State.LastSeq)
 }
@@ -271,7 +278,7 @@ func (n *Node) waitApplied(ctx context.Context, seq uint64) error {
 		case applied >= seq:
 			return nil
 		case lastErr != nil:
-			return fmt.Errorf("replica: this node applied the stream up to command %d of %d, and stopped: %w", applied, seq, lastErr)
+			return fmt.Errorf("%w: replica: this node applied the stream up to command %d of %d, and stopped: %w", api.ErrUnavailable, applied, seq, lastErr)
 		}
 		select {
 		case <-watch:

@@ -2,6 +2,7 @@ package replica_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -9,10 +10,12 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/simhashdb/simhashdb/api"
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/internal/natstest"
 	"github.com/simhashdb/simhashdb/permutation"
@@ -211,7 +214,9 @@ func TestRefusedCommands(t *testing.T) {
 		}, replica.ErrTooLarge},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.ErrorIs(t, tc.do(), tc.want)
+			err := tc.do()
+			assert.ErrorIs(t, err, tc.want)
+			assert.True(t, errors.Is(err, engine.ErrInput) || errors.Is(err, engine.ErrDistance), "a 400, not a 500: %v", err)
 		})
 	}
 	require.NoError(t, a.Write(ctx, engine.Commit{Insert: []engine.Doc{{ID: 10, Fingerprint: 10}}}))
@@ -241,4 +246,28 @@ func TestSettings(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "1", string(v))
 	assert.Equal(t, uint64(4), a.DB().Applied())
+}
+
+// TestStreamUnreachable: with its stream's server gone, a node's writes
+// and latest reads fail as unavailable (the server's 503: try again), and
+// work again once the server is back.
+func TestStreamUnreachable(t *testing.T) {
+	servers := natstest.Start(t, 1)
+	a := startNode(t, servers[0].URL, t.TempDir())
+	ctx := context.Background()
+	require.NoError(t, a.Write(ctx, engine.Commit{Insert: []engine.Doc{{ID: 1, Fingerprint: 1}}}))
+	servers[0].Kill()
+	short, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	assert.ErrorIs(t, a.Write(short, engine.Commit{Insert: []engine.Doc{{ID: 2, Fingerprint: 2}}}), api.ErrUnavailable)
+	assert.ErrorIs(t, a.Latest(short), api.ErrUnavailable)
+	servers[0].Restart(t)
+	require.Eventually(t, func() bool {
+		try, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		return a.Write(try, engine.Commit{Insert: []engine.Doc{{ID: 3, Fingerprint: 3}}}) == nil
+	}, natstest.Eventually, 50*time.Millisecond)
+	got := docs(t, a)
+	assert.Contains(t, got, uint64(1))
+	assert.Contains(t, got, uint64(3))
 }

@@ -44,6 +44,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/simhashdb/simhashdb/api"
 	"github.com/simhashdb/simhashdb/internal/quote"
 
 	"github.com/simhashdb/simhashdb/engine"
@@ -274,7 +275,7 @@ func statusOf(err error) int {
 		return http.StatusRequestEntityTooLarge
 	case errors.As(err, new(timeout)):
 		return http.StatusRequestTimeout
-	case errors.As(err, new(busy)):
+	case errors.As(err, new(busy)), errors.Is(err, api.ErrUnavailable):
 		return http.StatusServiceUnavailable
 	case errors.Is(err, engine.ErrDiskFull):
 		return http.StatusInsufficientStorage

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 
@@ -28,6 +29,9 @@ type counted struct {
 
 func (c *counted) Write(ctx context.Context, x engine.Commit) error {
 	c.writes.Add(1)
+	if c.failing.Load() {
+		return fmt.Errorf("%w: stream simhashdb: no servers available", api.ErrUnavailable)
+	}
 	return c.db.Apply(ctx, x)
 }
 
@@ -103,6 +107,11 @@ func TestWrites(t *testing.T) {
 	assert.Equal(t, 503, r.status, r.body)
 	assert.Contains(t, r.body, "no servers available")
 	assert.NotEmpty(t, r.header.Get("Retry-After"))
+	r = call(t, ts, "PUT", "/v1/documents/8", `{"fingerprint":"0x80"}`)
+	assert.Equal(t, 503, r.status, r.body)
+	assert.Contains(t, r.body, "no servers available")
+	_, err = rpc.Insert(context.Background(), connect.NewRequest(&simhashdbv1.InsertRequest{Id: 8, Content: &simhashdbv1.Content{Kind: &simhashdbv1.Content_Fingerprint{Fingerprint: 0x80}}}))
+	assert.Equal(t, connect.CodeUnavailable, connect.CodeOf(err))
 
 	for _, c := range []struct{ method, path, body, want string }{
 		{"GET", "/v1/query?fp=0x10&latest=maybe", "", `latest \"maybe\"`},

@@ -243,22 +243,7 @@ func (m *clusterModel) check(t *testing.T, c *cluster, round int) {
 	t.Helper()
 	var first map[uint64]uint64
 	for i := range 3 {
-		url := c.url(i)
-		caughtUp(t, url)
-		code, body, err := clusterDo("GET", url+"/v1/export", "")
-		require.NoError(t, err)
-		require.Equal(t, 200, code, body)
-		docs := map[uint64]uint64{}
-		for line := range strings.Lines(body) {
-			var d struct {
-				ID uint64 `json:"id"`
-				FP string `json:"fp"`
-			}
-			require.NoError(t, json.Unmarshal([]byte(line), &d), line)
-			fp, err := strconv.ParseUint(strings.TrimPrefix(d.FP, "0x"), 16, 64)
-			require.NoError(t, err)
-			docs[d.ID] = fp
-		}
+		docs := exportOf(t, c.url(i))
 		m.mu.Lock()
 		for id, fp := range m.acked {
 			got, ok := docs[id]
@@ -415,21 +400,23 @@ func nodeApplied(t *testing.T, url string) uint64 {
 	return st.Applied
 }
 
-// exportOf is every document of the node at url (id: fingerprint), after
-// a latest read.
-func exportOf(t *testing.T, url string) map[uint64]string {
-	nodeApplied(t, url)
+// exportOf is every document of the node at url (id: fingerprint), once
+// it caught up with the stream.
+func exportOf(t *testing.T, url string) map[uint64]uint64 {
+	caughtUp(t, url)
 	code, body, err := clusterDo("GET", url+"/v1/export", "")
 	require.NoError(t, err)
 	require.Equal(t, 200, code, body)
-	out := map[uint64]string{}
+	out := map[uint64]uint64{}
 	for line := range strings.Lines(body) {
 		var d struct {
 			ID uint64 `json:"id"`
 			FP string `json:"fp"`
 		}
 		require.NoError(t, json.Unmarshal([]byte(line), &d), line)
-		out[d.ID] = d.FP
+		fp, err := strconv.ParseUint(strings.TrimPrefix(d.FP, "0x"), 16, 64)
+		require.NoError(t, err)
+		out[d.ID] = fp
 	}
 	return out
 }
