@@ -141,8 +141,10 @@ func (n *Node) openStream(ctx context.Context) (jetstream.Stream, error) {
 		switch {
 		case err == nil:
 			return s, nil
-		case errors.Is(err, jetstream.ErrJetStreamNotEnabled), errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount):
-			return nil, fmt.Errorf("replica: stream %s: %w", n.opts.Stream, err)
+		case errors.Is(err, jetstream.ErrJetStreamNotEnabled), errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount),
+			errors.Is(err, jetstream.ErrInvalidStreamName):
+			// Asking again would not change the answer.
+			return nil, fmt.Errorf("replica: stream %q: %w", n.opts.Stream, err)
 		}
 		select {
 		case <-ctx.Done():

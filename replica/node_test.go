@@ -248,6 +248,20 @@ func TestSettings(t *testing.T) {
 	assert.Equal(t, uint64(4), a.DB().Applied())
 }
 
+// TestStartRefuses: a stream name NATS does not take, or servers without
+// JetStream, fail Start at once, naming the problem.
+func TestStartRefuses(t *testing.T) {
+	servers := natstest.Start(t, 1)
+	db := openDB(t, t.TempDir())
+	defer db.Close()
+	start := time.Now()
+	_, err := replica.Start(context.Background(), db, replica.Options{URL: servers[0].URL, Stream: "bad name"})
+	require.ErrorContains(t, err, `stream "bad name"`)
+	assert.Less(t, time.Since(start), natstest.Eventually/4, "refused at once, not retried")
+	_, err = replica.Start(context.Background(), db, replica.Options{URL: "nats://127.0.0.1:1"})
+	require.ErrorContains(t, err, "connecting to nats://127.0.0.1:1")
+}
+
 // TestStreamUnreachable: with its stream's server gone, a node's writes
 // and latest reads fail as unavailable (the server's 503: try again), and
 // work again once the server is back.
