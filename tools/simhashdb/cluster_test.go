@@ -9,6 +9,7 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -419,4 +420,40 @@ func exportOf(t *testing.T, url string) map[uint64]uint64 {
 		out[d.ID] = fp
 	}
 	return out
+}
+
+// TestSnapshotFromRefuses: serve --snapshot-from leaves a folder of other
+// files as it is, and removes what a damaged snapshot wrote, naming why.
+func TestSnapshotFromRefuses(t *testing.T) {
+	peer := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Simhashdb-Applied", "5")
+		io.WriteString(w, strings.Repeat("not a tar ", 200))
+	}))
+	defer peer.Close()
+	serve := func(dir string) result {
+		return runCLI(t, "", "serve", "--db", dir, "--addr", "127.0.0.1:0", "--nats", "nats://127.0.0.1:1", "--snapshot-from", peer.URL)
+	}
+
+	mine := filepath.Join(t.TempDir(), "mine")
+	require.NoError(t, os.MkdirAll(mine, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(mine, "notes.txt"), []byte("mine"), 0o644))
+	r := serve(mine)
+	assert.Equal(t, exitFailed, r.code)
+	assert.Contains(t, r.stderr, "holds 1 files and no index")
+	b, err := os.ReadFile(filepath.Join(mine, "notes.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "mine", string(b))
+
+	fresh := filepath.Join(t.TempDir(), "fresh")
+	r = serve(fresh)
+	assert.Equal(t, exitFailed, r.code)
+	assert.Contains(t, r.stderr, "archive: entry 0")
+	assert.NoDirExists(t, fresh)
+
+	empty := t.TempDir()
+	r = serve(empty)
+	assert.Equal(t, exitFailed, r.code)
+	names, err := os.ReadDir(empty)
+	require.NoError(t, err)
+	assert.Empty(t, names, "the user's empty folder stays, empty")
 }

@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -22,6 +25,16 @@ import (
 func startFromSnapshot(ctx context.Context, peer, token, dir string) (bool, uint64, error) {
 	if ok, err := engine.Exists(dir); err != nil || ok {
 		return false, 0, err
+	}
+	// Only a new or empty folder takes a snapshot: one that holds other
+	// files is the user's, left as it is.
+	names, err := os.ReadDir(dir)
+	existed := err == nil
+	switch {
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return false, 0, fmt.Errorf("--db %s: %w", dir, err)
+	case len(names) > 0:
+		return false, 0, fmt.Errorf("--db %s holds %d files and no index: a snapshot goes into a new or empty folder; nothing was changed", dir, len(names))
 	}
 	req, err := http.NewRequestWithContext(ctx, "GET", strings.TrimRight(peer, "/")+"/v1/snapshot", nil)
 	if err != nil {
@@ -44,7 +57,14 @@ func startFromSnapshot(ctx context.Context, peer, token, dir string) (bool, uint
 		return false, 0, fmt.Errorf("--snapshot-from %s: header %s %q: not a position", peer, server.AppliedHeader, resp.Header.Get(server.AppliedHeader))
 	}
 	if err := archive.Extract(resp.Body, dir); err != nil {
-		os.RemoveAll(dir)
+		// What the snapshot wrote goes; a folder the user made stays.
+		written, _ := os.ReadDir(dir)
+		for _, e := range written {
+			os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+		if !existed {
+			os.Remove(dir)
+		}
 		return false, 0, fmt.Errorf("--snapshot-from %s: %w (nothing kept)", peer, err)
 	}
 	return true, applied, nil
