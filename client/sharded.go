@@ -10,7 +10,10 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/simhashdb/simhashdb/api"
 	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/textindex"
+	"github.com/simhashdb/simhashdb/textindex/naming"
 )
 
 // Sharded is a client of an index split over shards by document id: each
@@ -19,13 +22,19 @@ import (
 // id's shard; every query, batch, all-pairs and clusters call asks every
 // shard and merges, so its answer is the one index's (exact, as
 // docs/distributed.md's design says). Shards are written apart: a batch
-// that spans shards is a commit in each, not one. Insert-if-new and
-// stars, which need one state of every shard at once, are refused
-// (ErrSharded).
+// that spans shards is a commit in each, not one. Insert-if-new, which
+// needs one state of every shard at once, is refused (ErrSharded).
+// Settings (SetMeta) go to every shard; Stats and Check add theirs up.
 type Sharded struct {
 	shards []*Client
 	o      Options
 }
+
+var _ interface {
+	api.Index
+	api.Verifier
+	naming.Index
+} = (*Sharded)(nil)
 
 // ErrSharded: an operation a sharded index does not give.
 var ErrSharded = errors.New("client: not on a sharded index")
@@ -223,122 +232,45 @@ func (s *Sharded) Docs(ctx context.Context) iter.Seq2[engine.Doc, error] {
 	}
 }
 
-// FindAll streams every pair of documents within k, each once with
-// A.ID < B.ID: each shard's own pairs, then those across two shards, found
-// by querying each document of one shard against the other's tables.
-func (s *Sharded) FindAll(ctx context.Context, k int) iter.Seq2[engine.Pair, error] {
-	return func(yield func(engine.Pair, error) bool) {
-		for i, c := range s.shards {
-			for p, err := range c.FindAll(ctx, k) {
-				if err != nil {
-					err = fmt.Errorf("shard %d: %w", i, err)
-				}
-				if !yield(p, err) || err != nil {
-					return
-				}
-			}
-		}
-		for i, a := range s.shards {
-			for j := i + 1; j < len(s.shards); j++ {
-				if !s.across(ctx, a, s.shards[j], k, yield) {
-					return
-				}
-			}
-		}
-	}
-}
-
-// across yields the pairs within k of a document of a and one of b; false
-// when the caller stopped or an error was yielded.
-func (s *Sharded) across(ctx context.Context, a, b *Client, k int, yield func(engine.Pair, error) bool) bool {
-	var docs []engine.Doc
-	flush := func() bool {
-		fps := make([]uint64, len(docs))
-		for i, d := range docs {
-			fps[i] = d.Fingerprint
-		}
-		for r, err := range b.QueryBatch(ctx, fps, k) {
-			if err != nil {
-				yield(engine.Pair{}, err)
-				return false
-			}
-			for _, m := range r.Matches {
-				p := engine.Pair{A: docs[r.Index], B: m.Doc, Distance: m.Distance}
-				if p.A.ID > p.B.ID {
-					p.A, p.B = p.B, p.A
-				}
-				if !yield(p, nil) {
-					return false
-				}
-			}
-		}
-		docs = docs[:0]
-		return true
-	}
-	for d, err := range a.Docs(ctx) {
-		if err != nil {
-			yield(engine.Pair{}, err)
-			return false
-		}
-		if docs = append(docs, d); len(docs) == s.o.BatchLines && !flush() {
-			return false
-		}
-	}
-	return len(docs) == 0 || flush()
-}
-
-// Clusters streams the connected components of the pairs within k
-// (FindAll's), each as its documents by id, the clusters by their
-// smallest id; documents with no neighbour are left out, as the engine's
-// Clusters does. Its memory grows with the documents in clusters, and its
-// time with the pairs (the engine's works over distinct fingerprints).
-func (s *Sharded) Clusters(ctx context.Context, k int) iter.Seq2[[]engine.Doc, error] {
-	return func(yield func([]engine.Doc, error) bool) {
-		parent := map[uint64]uint64{}
-		docs := map[uint64]engine.Doc{}
-		find := func(x uint64) uint64 {
-			for parent[x] != x {
-				parent[x] = parent[parent[x]]
-				x = parent[x]
-			}
-			return x
-		}
-		for p, err := range s.FindAll(ctx, k) {
-			if err != nil {
-				yield(nil, err)
-				return
-			}
-			for _, d := range []engine.Doc{p.A, p.B} {
-				if _, ok := parent[d.ID]; !ok {
-					parent[d.ID], docs[d.ID] = d.ID, d
-				}
-			}
-			ra, rb := find(p.A.ID), find(p.B.ID)
-			if ra != rb {
-				parent[max(ra, rb)] = min(ra, rb)
-			}
-		}
-		groups := map[uint64][]engine.Doc{}
-		for id, d := range docs {
-			r := find(id)
-			groups[r] = append(groups[r], d)
-		}
-		roots := make([]uint64, 0, len(groups))
-		for _, g := range groups {
-			slices.SortFunc(g, func(a, b engine.Doc) int { return cmp.Compare(a.ID, b.ID) })
-			roots = append(roots, g[0].ID)
-		}
-		slices.Sort(roots)
-		for _, r := range roots {
-			if !yield(groups[find(r)], nil) {
-				return
-			}
-		}
-	}
-}
-
 // InsertIfNew is refused: the decision needs every shard's documents at
 // one point of one order (the votes of docs/distributed.md, not built).
 func (s *Sharded) InsertIfNew(context.Context, engine.Doc, int) ([]engine.Match, bool, error) {
-	return nil, false, fmt.Errorf("%w: insert-if-new needs one order over every shard", ErrSharded)
+	return nil, false, errInsertIfNew
+}
+
+// InsertIfNewSimilar is refused, as InsertIfNew is.
+func (s *Sharded) InsertIfNewSimilar(context.Context, engine.Doc, int, float64) ([]textindex.Match, bool, error) {
+	return nil, false, errInsertIfNew
+}
+
+var errInsertIfNew = fmt.Errorf("%w: insert-if-new needs one order over every shard, which shards do not share: store without it, or in an index on one server", ErrSharded)
+
+// QueryText is Client.QueryText over every shard: each reads the text
+// with the index's options and answers from its documents; the matches
+// merged, most similar first in an index of text, else nearest first.
+func (s *Sharded) QueryText(ctx context.Context, text string, k int, similarity *float64) (uint64, []textindex.Match, error) {
+	fps := make([]uint64, len(s.shards))
+	res := make([][]textindex.Match, len(s.shards))
+	err := s.each(ctx, func(ctx context.Context, i int, c *Client) (err error) {
+		fps[i], res[i], err = c.QueryText(ctx, text, k, similarity)
+		return err
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	for i, fp := range fps[1:] {
+		if fp != fps[0] {
+			return 0, nil, fmt.Errorf("shard %d reads the text as %#016x, shard 0 as %#016x: the shards of one index share its settings", i+1, fp, fps[0])
+		}
+	}
+	out := slices.Concat(res...)
+	slices.SortFunc(out, func(a, b textindex.Match) int {
+		if similarity != nil {
+			if c := cmp.Compare(b.Similarity, a.Similarity); c != 0 {
+				return c
+			}
+		}
+		return byDistance(a.Match, b.Match)
+	})
+	return fps[0], out, nil
 }

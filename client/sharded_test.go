@@ -3,6 +3,7 @@ package client_test
 import (
 	"cmp"
 	"context"
+	"iter"
 	"math/bits"
 	"math/rand/v2"
 	"net/http/httptest"
@@ -12,10 +13,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/simhashdb/simhashdb/api"
 	"github.com/simhashdb/simhashdb/client"
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/permutation"
 	"github.com/simhashdb/simhashdb/server"
+	"github.com/simhashdb/simhashdb/sketch"
+	"github.com/simhashdb/simhashdb/textindex"
+	"github.com/simhashdb/simhashdb/vfs"
 )
 
 // shardedData is varied documents: uniform, clustered around a few
@@ -46,11 +51,17 @@ func shardedData(n int) []engine.Doc {
 }
 
 func startShards(t *testing.T, n int) []string {
+	return startShardsWith(t, n, 0)
+}
+
+// startShardsWith starts n servers of indexes that keep sketches of
+// sketchSize bytes.
+func startShardsWith(t *testing.T, n, sketchSize int) []string {
 	var urls []string
 	for range n {
 		d, err := permutation.Blocks(3, 4)
 		require.NoError(t, err)
-		db, err := engine.Open(t.TempDir(), engine.Options{Design: d, Sync: engine.SyncNone})
+		db, err := engine.Open(t.TempDir(), engine.Options{Design: d, Sync: engine.SyncNone, SketchSize: sketchSize})
 		require.NoError(t, err)
 		ts := httptest.NewServer(server.New(db, server.Options{}))
 		t.Cleanup(func() { ts.Close(); db.Close() })
@@ -182,8 +193,135 @@ func TestSharded(t *testing.T) {
 	require.Equal(t, wantClusters, gotClusters)
 	require.Greater(t, len(wantClusters), 3)
 
+	// Stars: the engine's, over one index of every document (its stars
+	// are tested against a brute-force oracle in the engine).
+	one := oneIndex(t, docs, 0)
+	wantStars := collectGroups(t, one.Stars(ctx, k))
+	require.Greater(t, len(wantStars), 3)
+	require.Equal(t, wantStars, collectGroups(t, s.Stars(ctx, k)))
+
+	st, err := s.Stats(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(len(docs)), st.Documents)
+	assert.Equal(t, k, st.K)
+	rep, err := s.Check(ctx)
+	require.NoError(t, err)
+	var wal int
+	for _, u := range urls {
+		c, err := client.New(u, client.Options{})
+		require.NoError(t, err)
+		r, err := c.Check(ctx)
+		require.NoError(t, err)
+		wal += r.WALRecords
+	}
+	assert.Equal(t, wal, rep.WALRecords)
+	assert.Positive(t, wal)
+
+	require.NoError(t, s.SetMeta(ctx, "colour", []byte("blue")))
+	v, err := s.Meta(ctx, "colour")
+	require.NoError(t, err)
+	assert.Equal(t, "blue", string(v))
+	c0, err := client.New(urls[0], client.Options{})
+	require.NoError(t, err)
+	require.NoError(t, c0.SetMeta(ctx, "shape", []byte("round")))
+	_, err = s.Meta(ctx, "shape")
+	require.ErrorContains(t, err, `setting "shape": shard 1 holds none, shard 0 "round"`)
+	_, err = s.Meta(ctx, "size")
+	require.ErrorIs(t, err, engine.ErrNotFound)
+
 	_, _, err = s.InsertIfNew(ctx, engine.Doc{ID: 1}, 3)
+	require.ErrorIs(t, err, client.ErrSharded)
+	_, _, err = s.InsertIfNewSimilar(ctx, engine.Doc{ID: 1}, 3, 0.7)
 	require.ErrorIs(t, err, client.ErrSharded)
 	_, err = client.NewSharded(nil, client.Options{})
 	require.Error(t, err)
+}
+
+// TestShardedVerified: the verified pairs, clusters and stars of an index
+// of text over three shards equal those of one index of every document.
+func TestShardedVerified(t *testing.T) {
+	ctx := context.Background()
+	urls := startShardsWith(t, 3, sketch.Size)
+	s, err := client.NewSharded(urls, client.Options{BatchLines: 97})
+	require.NoError(t, err)
+	rng := rand.New(rand.NewPCG(52, 4))
+	docs := shardedData(1200)
+	for i := range docs {
+		sk := make([]byte, sketch.Size)
+		if i%3 == 0 || i < 10 {
+			for j := range sk {
+				sk[j] = byte(rng.Uint32())
+			}
+		} else { // like an earlier document's: similar or not
+			copy(sk, docs[rng.IntN(i)].Sketch)
+			for range rng.IntN(24) {
+				sk[rng.IntN(len(sk))] = byte(rng.Uint32())
+			}
+		}
+		docs[i].Sketch = string(sk)
+	}
+	require.NoError(t, s.InsertBatch(ctx, docs))
+	one := api.Embedded{DB: oneIndex(t, docs, sketch.Size)}
+	const k = 3
+	for _, sim := range []float64{0, 0.5, textindex.DefaultSimilarity} {
+		var want, got []textindex.Pair
+		for p, err := range one.Pairs(ctx, k, sim) {
+			require.NoError(t, err)
+			want = append(want, p)
+		}
+		for p, err := range s.Pairs(ctx, k, sim) {
+			require.NoError(t, err)
+			got = append(got, p)
+		}
+		byIDs := func(a, b textindex.Pair) int { return cmp.Or(cmp.Compare(a.A.ID, b.A.ID), cmp.Compare(a.B.ID, b.B.ID)) }
+		slices.SortFunc(want, byIDs)
+		slices.SortFunc(got, byIDs)
+		require.Equal(t, len(want), len(got), "similarity %v", sim)
+		for i := range want {
+			require.Equal(t, want[i], got[i], "similarity %v, pair %d", sim, i)
+		}
+		require.NotEmpty(t, want)
+		if sim == textindex.DefaultSimilarity { // FindAll's pairs, as a server's
+			var plain []textindex.Pair
+			for p, err := range s.FindAll(ctx, k) {
+				require.NoError(t, err)
+				sim, _ := textindex.Similarity(p.A.Sketch, p.B.Sketch)
+				plain = append(plain, textindex.Pair{Pair: p, Similarity: sim})
+			}
+			slices.SortFunc(plain, byIDs)
+			require.Equal(t, len(want), len(plain))
+			require.True(t, slices.EqualFunc(want, plain, func(a, b textindex.Pair) bool { return a == b }))
+			require.Equal(t, collectGroups(t, one.VerifiedClusters(ctx, k, sim, false)), collectGroups(t, s.Clusters(ctx, k)))
+		}
+		for _, star := range []bool{false, true} {
+			want := collectGroups(t, one.VerifiedClusters(ctx, k, sim, star))
+			require.NotEmpty(t, want)
+			require.Equal(t, want, collectGroups(t, s.VerifiedClusters(ctx, k, sim, star)), "similarity %v, star %v", sim, star)
+		}
+	}
+}
+
+// oneIndex is an index in memory of docs.
+func oneIndex(t *testing.T, docs []engine.Doc, sketchSize int) *engine.DB {
+	d, err := permutation.Blocks(3, 4)
+	require.NoError(t, err)
+	db, err := engine.Open("/index", engine.Options{Design: d, FS: vfs.NewMem(), SketchSize: sketchSize})
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	require.NoError(t, db.InsertBatch(context.Background(), docs))
+	return db
+}
+
+// collectGroups is the groups of a clusters or stars answer, as ids.
+func collectGroups(t *testing.T, seq iter.Seq2[[]engine.Doc, error]) [][]uint64 {
+	var out [][]uint64
+	for g, err := range seq {
+		require.NoError(t, err)
+		ids := make([]uint64, len(g))
+		for i, d := range g {
+			ids[i] = d.ID
+		}
+		out = append(out, ids)
+	}
+	return out
 }

@@ -124,18 +124,7 @@ func Pairs(ctx context.Context, db *engine.DB, k int, threshold float64) iter.Se
 // not close: a chain of near-duplicates can link two members far apart.
 // Memory grows with the documents in pairs.
 func Clusters(ctx context.Context, db *engine.DB, k int, threshold float64) iter.Seq2[[]engine.Doc, error] {
-	return func(yield func([]engine.Doc, error) bool) {
-		g, err := verifiedGraph(ctx, db, k, threshold)
-		if err != nil {
-			yield(nil, err)
-			return
-		}
-		for _, c := range join.Components(g.pairs) {
-			if !yield(g.docsOf(c), nil) {
-				return
-			}
-		}
-	}
+	return Group(plain(Pairs(ctx, db, k, threshold)), false)
 }
 
 // Stars is engine.DB.Stars over the graph of Pairs(ctx, db, k,
@@ -143,45 +132,53 @@ func Clusters(ctx context.Context, db *engine.DB, k int, threshold float64) iter
 // and takes every verified near-duplicate not yet taken. Each star is its
 // leader, then the other members by id; a leader left alone is left out.
 func Stars(ctx context.Context, db *engine.DB, k int, threshold float64) iter.Seq2[[]engine.Doc, error] {
+	return Group(plain(Pairs(ctx, db, k, threshold)), true)
+}
+
+// Group returns the clusters of the graph whose edges are pairs, as
+// Clusters gives them, or with star as Stars does. Documents of one
+// fingerprint have the same neighbours and are one another's, so over all
+// the pairs within k its stars are engine.DB.Stars's too: an index split
+// in parts (client.Sharded) groups the pairs of every part with it.
+// Memory grows with the documents in pairs.
+func Group(pairs iter.Seq2[engine.Pair, error], star bool) iter.Seq2[[]engine.Doc, error] {
 	return func(yield func([]engine.Doc, error) bool) {
-		g, err := verifiedGraph(ctx, db, k, threshold)
-		if err != nil {
-			yield(nil, err)
-			return
+		var edges []join.Pair
+		docs := map[uint64]engine.Doc{}
+		for p, err := range pairs {
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			docs[p.A.ID], docs[p.B.ID] = p.A, p.B
+			edges = append(edges, join.Pair{A: p.A.ID, B: p.B.ID, Distance: p.Distance})
 		}
-		order := slices.Sorted(maps.Keys(g.docs))
-		for _, s := range join.Stars(g.pairs, order) {
-			if len(s) > 1 && !yield(g.docsOf(s), nil) {
+		groups := join.Components(edges)
+		if star {
+			groups = join.Stars(edges, slices.Sorted(maps.Keys(docs)))
+		}
+		for _, g := range groups {
+			if len(g) < 2 {
+				continue // a leader whose neighbours other stars took
+			}
+			out := make([]engine.Doc, len(g))
+			for i, id := range g {
+				out[i] = docs[id]
+			}
+			if !yield(out, nil) {
 				return
 			}
 		}
 	}
 }
 
-// graph is the verified pairs as edges between document ids, and the
-// documents in them.
-type graph struct {
-	pairs []join.Pair
-	docs  map[uint64]engine.Doc
-}
-
-func verifiedGraph(ctx context.Context, db *engine.DB, k int, threshold float64) (*graph, error) {
-	g := &graph{docs: map[uint64]engine.Doc{}}
-	for p, err := range Pairs(ctx, db, k, threshold) {
-		if err != nil {
-			return nil, err
+// plain is pairs without their similarity.
+func plain(pairs iter.Seq2[Pair, error]) iter.Seq2[engine.Pair, error] {
+	return func(yield func(engine.Pair, error) bool) {
+		for p, err := range pairs {
+			if !yield(p.Pair, err) {
+				return
+			}
 		}
-		g.docs[p.A.ID], g.docs[p.B.ID] = p.A, p.B
-		g.pairs = append(g.pairs, join.Pair{A: p.A.ID, B: p.B.ID, Distance: p.Distance})
 	}
-	return g, nil
-}
-
-// docsOf returns the documents of ids, in that order.
-func (g *graph) docsOf(ids []uint64) []engine.Doc {
-	out := make([]engine.Doc, len(ids))
-	for i, id := range ids {
-		out[i] = g.docs[id]
-	}
-	return out
 }

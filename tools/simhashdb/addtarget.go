@@ -42,7 +42,7 @@ func embeddedTarget(db *engine.DB) *addTarget {
 // index's text options (withIndex). closeIx flushes and closes an index
 // opened here. On failure it returns the exit code to stop with.
 func openAddTarget(ctx context.Context, d *dbFlags, rf *remoteFlags, cf *createFlags, opts engine.Options, ff *fingerprintFlags, fl *flag.FlagSet, stderr io.Writer) (_ *addTarget, closeIx func(interrupted bool) error, code int, _ error) {
-	if rf.server == "" {
+	if !rf.remote() {
 		db, code, err := cf.open(ctx, d, opts, ff, fl)
 		if err != nil {
 			return nil, nil, code, err

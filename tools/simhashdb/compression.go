@@ -54,10 +54,10 @@ func runCompression(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 	if fl.NArg() > 0 {
 		return fail(stderr, "compression", exitUsage, fmt.Errorf("unexpected argument %s: inputs go after --input", quoteShort(fl.Arg(0))))
 	}
-	if (f.db != "" || f.rf.server != "") && len(f.inputs) > 0 {
+	if (f.db != "" || f.rf.remote()) && len(f.inputs) > 0 {
 		return fail(stderr, "compression", exitUsage, errors.New("--db or --server, and --input: give one"))
 	}
-	if f.db != "" || f.rf.server != "" || f.rf.tokenFile != "" {
+	if f.db != "" || f.rf.remote() || f.rf.tokenFile != "" {
 		if err := checkTarget(&dbFlags{dir: f.db}, &f.rf, fl); err != nil {
 			return fail(stderr, "compression", exitUsage, err)
 		}
@@ -101,7 +101,7 @@ func runCompression(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 // documents (lines) it held.
 func (f *compressionFlags) read(ctx context.Context, stdin io.Reader) ([]uint64, int, error) {
 	var fps []uint64
-	if f.db != "" || f.rf.server != "" {
+	if f.db != "" || f.rf.remote() {
 		ix, closeIx, err := openIndex(&dbFlags{dir: f.db}, &f.rf, engine.Options{ReadOnly: true})
 		if err != nil {
 			return nil, 0, err

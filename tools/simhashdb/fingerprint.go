@@ -191,7 +191,7 @@ func runFingerprint(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 		fl.Usage()
 		return exitUsage
 	}
-	if *dbDir != "" || rf.server != "" || rf.tokenFile != "" {
+	if *dbDir != "" || rf.remote() || rf.tokenFile != "" {
 		d := dbFlags{dir: *dbDir}
 		if err := checkTarget(&d, &rf, fl); err != nil {
 			return fail(stderr, "fingerprint", exitUsage, err)

@@ -285,7 +285,7 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if *dryRun && !*prune {
 		return fail(stderr, "add", exitUsage, errors.New("--dry-run lists what --prune would remove: give --prune too"))
 	}
-	if rf.server != "" {
+	if rf.remote() {
 		// What only an index opened here takes: the server opened its
 		// index, and reads it with the flags it was started with.
 		var local []string
@@ -339,7 +339,7 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return fail(stderr, "add", exitUsage, err)
 		}
 	}
-	if rf.server == "" && ((*text && *sketches) || header != nil && header.Sketch > 0) {
+	if !rf.remote() && ((*text && *sketches) || header != nil && header.Sketch > 0) {
 		var code int
 		if opts, code, err = textOptions(opts, &d, &cf, &ff, fl, *text); err != nil {
 			return fail(stderr, "add", code, err)
@@ -348,10 +348,10 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ix, closeIx, code, err := openAddTarget(ctx, &d, &rf, &cf, opts, &ff, fl, stderr)
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
-			return fail(stderr, "add", exitFailed, fmt.Errorf("interrupted while opening %s: nothing from the input is stored; run the same command again", cmp.Or(d.dir, rf.server)))
+			return fail(stderr, "add", exitFailed, fmt.Errorf("interrupted while opening %s: nothing from the input is stored; run the same command again", cmp.Or(d.dir, rf.String())))
 		}
 		if header != nil && header.Fingerprint != nil && errors.Is(err, errConflict) {
-			err = fmt.Errorf("the input was exported from an index with %s, %s holds one with other options: %w", schemaString(*header.Fingerprint), cmp.Or(d.dir, rf.server), err)
+			err = fmt.Errorf("the input was exported from an index with %s, %s holds one with other options: %w", schemaString(*header.Fingerprint), cmp.Or(d.dir, rf.String()), err)
 		}
 		return fail(stderr, "add", code, err)
 	}

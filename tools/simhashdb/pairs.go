@@ -148,7 +148,7 @@ func runPairs(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 	}
 	p.distanceGiven = flagGiven(fl, "distance") || flagGiven(fl, "d")
 	p.similarityGiven = flagGiven(fl, "similarity")
-	if p.similarityGiven && p.db == "" && rf.server == "" {
+	if p.similarityGiven && p.db == "" && !rf.remote() {
 		return fail(stderr, cmd, exitUsage, errors.New("--similarity compares the texts of an index's documents: it goes with --db"))
 	}
 	if p.method != "" && p.method != "components" && p.method != "star" {
@@ -163,11 +163,11 @@ func runPairs(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writ
 	ctx, stop := signalContext()
 	defer stop()
 	switch {
-	case rf.server != "" && (p.db != "" || len(p.inputs) > 0 || p.blocks != 0):
+	case rf.remote() && (p.db != "" || len(p.inputs) > 0 || p.blocks != 0):
 		return fail(stderr, cmd, exitUsage, errors.New("--server runs over the served index: leave out --db, --input and --blocks"))
 	case p.db != "" && p.blocks != 0:
 		return fail(stderr, cmd, exitUsage, errors.New("--blocks does not apply with --db: the index's own tables are used"))
-	case p.db != "" || rf.server != "":
+	case p.db != "" || rf.remote():
 		return pairsOfIndex(ctx, cmd, &p, &rf, stdout, stderr)
 	}
 	if p.blocks != 0 && p.blocks <= p.distance {

@@ -16,7 +16,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/simhashdb/simhashdb/api"
-	"github.com/simhashdb/simhashdb/client"
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/internal/lines"
 	"github.com/simhashdb/simhashdb/permutation"
@@ -98,7 +97,7 @@ func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return fail(stderr, "query", exitUsage, fmt.Errorf("--fp: %w", err))
 		}
 	}
-	if rf.server != "" {
+	if rf.remote() {
 		for _, n := range fingerprintFlagNames {
 			if given[n] {
 				return fail(stderr, "query", exitUsage, errors.New("with --server the server fingerprints text with the index's options: leave out --html, --read, --pipeline and the other fingerprint flags"))
@@ -135,7 +134,7 @@ func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return fail(stderr, "query", exitFailed, err)
 		}
 		sketched, K = st.SketchSize == sketch.Size, st.K
-		if c, ok := ix.(*client.Client); ok {
+		if c, ok := ix.(servedIndex); ok {
 			ask = servedTextQuery(c, sketched)
 		}
 	}
@@ -205,7 +204,7 @@ func localTextQuery(db *engine.DB, rd *textindex.Reader) textQuery {
 
 // servedTextQuery sends the text to the server, which reads it with the
 // index's options (and verifies the matches in an index of text).
-func servedTextQuery(c *client.Client, sketched bool) textQuery {
+func servedTextQuery(c servedIndex, sketched bool) textQuery {
 	return func(ctx context.Context, r io.Reader, name string, k int, similarity float64) (uint64, []textindex.Match, bool, error) {
 		b, err := io.ReadAll(r)
 		if err != nil {

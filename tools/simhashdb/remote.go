@@ -14,22 +14,41 @@ import (
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/sketch"
 	"github.com/simhashdb/simhashdb/textindex"
+	"github.com/simhashdb/simhashdb/textindex/naming"
 )
 
 // remoteFlags send a command to a running "simhashdb serve" instead of
-// opening the index.
+// opening the index: one --server, or one a shard of an index split over
+// several (client.Sharded).
 type remoteFlags struct {
-	server, tokenFile string
+	servers   serverList
+	tokenFile string
+}
+
+// serverList is the --server flags, in the order given.
+type serverList []string
+
+func (l *serverList) String() string { return strings.Join(*l, " ") }
+
+func (l *serverList) Set(v string) error {
+	*l = append(*l, v)
+	return nil
 }
 
 func (rf *remoteFlags) register(fl *flag.FlagSet) {
-	fl.StringVar(&rf.server, "server", "", "talk to a running 'simhashdb serve' at this URL instead of opening --db (the nodes of a replicated index: comma separated)")
+	fl.Var(&rf.servers, "server", "talk to a running 'simhashdb serve' at this URL instead of opening --db (the nodes of a replicated index: comma separated; an index split in shards: --server once a shard, every time in the same order)")
 	fl.StringVar(&rf.tokenFile, "token-file", "", "with --server: a file holding the server's bearer token")
 }
 
+// remote reports whether the command talks to servers.
+func (rf *remoteFlags) remote() bool { return len(rf.servers) > 0 }
+
+// String names the servers for messages.
+func (rf *remoteFlags) String() string { return rf.servers.String() }
+
 // checkTarget requires --db or --server, not both.
 func checkTarget(d *dbFlags, rf *remoteFlags, fl *flag.FlagSet) error {
-	if rf.server == "" {
+	if !rf.remote() {
 		if rf.tokenFile != "" {
 			return errors.New("--token-file goes with --server")
 		}
@@ -38,19 +57,30 @@ func checkTarget(d *dbFlags, rf *remoteFlags, fl *flag.FlagSet) error {
 	if d.dir != "" {
 		return errors.New("give --db or --server, not both")
 	}
-	if _, err := client.New(rf.server, client.Options{}); err != nil {
-		return fmt.Errorf("--server %s: want http://HOST:PORT or https://HOST:PORT, or a replicated index's nodes comma separated", quoteShort(rf.server))
+	for _, s := range rf.servers {
+		if _, err := client.New(s, client.Options{}); err != nil {
+			return fmt.Errorf("--server %s: want http://HOST:PORT or https://HOST:PORT, or a replicated index's nodes comma separated", quoteShort(s))
+		}
 	}
 	d.dir = "-" // d.check wants --db; the server has it
 	defer func() { d.dir = "" }()
 	return d.check(fl)
 }
 
+// servedIndex is an index a command reaches through servers: one
+// (*client.Client) or split in shards (*client.Sharded).
+type servedIndex interface {
+	api.Index
+	api.Verifier
+	naming.Index
+	QueryText(ctx context.Context, text string, k int, similarity *float64) (uint64, []textindex.Match, error)
+}
+
 // openIndex opens what a command works on: the index in --db, with opts,
 // or the one served at --server, through package client. A command
 // written against api.Index prints the same either way.
 func openIndex(d *dbFlags, rf *remoteFlags, opts engine.Options) (api.Index, func() error, error) {
-	if rf.server == "" {
+	if !rf.remote() {
 		db, err := d.open(opts, false)
 		if err != nil {
 			return nil, nil, err
@@ -85,13 +115,18 @@ func openSettings(ctx context.Context, d *dbFlags, rf *remoteFlags) (_ textindex
 	return settings, st.SketchSize == sketch.Size, closeIx, nil
 }
 
-// dial returns a client of the server at --server.
-func (rf *remoteFlags) dial() (*client.Client, error) {
+// dial returns a client of the index at --server: of its shards, when
+// more than one is given.
+func (rf *remoteFlags) dial() (servedIndex, error) {
 	token, err := rf.token()
 	if err != nil {
 		return nil, err
 	}
-	return client.New(rf.server, client.Options{Token: token, Timeout: remoteTimeout})
+	o := client.Options{Token: token, Timeout: remoteTimeout}
+	if len(rf.servers) > 1 {
+		return client.NewSharded(rf.servers, o)
+	}
+	return client.New(rf.servers[0], o)
 }
 
 // remoteTimeout bounds a call to the server that is not a stream.

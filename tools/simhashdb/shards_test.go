@@ -1,0 +1,92 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestServeShards: the commands work against an index split over three
+// servers (--server once a shard) as against one index of every
+// document: add --text, find-all, find-clusters, query, batch, export,
+// stats, check; add --if-new is refused, naming why.
+func TestServeShards(t *testing.T) {
+	dir := t.TempDir()
+	files := filepath.Join(dir, "files")
+	require.NoError(t, os.MkdirAll(files, 0o755))
+	rng := rand.New(rand.NewPCG(52, 5))
+	words := strings.Fields("the quick brown fox jumps over a lazy dog while seven wise owls sing of rivers stones and distant hills under pale winter light")
+	for i := range 12 { // twelve texts, each with two near copies
+		text := make([]string, 120)
+		for j := range text {
+			text[j] = words[rng.IntN(len(words))]
+		}
+		for v := range 3 {
+			if v > 0 {
+				text[rng.IntN(len(text))] = words[rng.IntN(len(words))]
+			}
+			name := filepath.Join(files, fmt.Sprintf("t%02d-%d.txt", i, v))
+			require.NoError(t, os.WriteFile(name, []byte(strings.Join(text, " ")), 0o644))
+		}
+	}
+	var shards []string
+	for i := range 3 {
+		s := startServe(t, "--db", filepath.Join(dir, fmt.Sprint("shard", i)), "--sketches")
+		t.Cleanup(func() { s.stop(t, syscall.SIGTERM) })
+		shards = append(shards, "--server", s.url)
+	}
+	local := []string{"--db", filepath.Join(dir, "local")}
+	run := func(stdin string, args ...string) (served, embedded result) {
+		served = runCLI(t, stdin, append(slices.Clone(args), shards...)...)
+		require.Equal(t, 0, served.code, "%v: %s", args, served.stderr)
+		embedded = runCLI(t, stdin, append(slices.Clone(args), local...)...)
+		require.Equal(t, 0, embedded.code, "%v: %s", args, embedded.stderr)
+		return served, embedded
+	}
+	sorted := func(s string) []string {
+		lines := strings.Split(strings.TrimSpace(s), "\n")
+		slices.Sort(lines)
+		return lines
+	}
+
+	r, l := run("", "add", "--text", files)
+	assert.Equal(t, l.stdout, r.stdout, "the same ids and fingerprints")
+	assert.Contains(t, r.stderr, "36 files: 36 added")
+	r, l = run("", "find-all")
+	assert.Equal(t, sorted(l.stdout), sorted(r.stdout))
+	assert.GreaterOrEqual(t, strings.Count(r.stdout, "\n"), 24, "the near copies pair")
+	assert.Contains(t, r.stdout, `"similarity":`)
+	for _, method := range []string{"components", "star"} {
+		r, l = run("", "find-clusters", "--method", method)
+		assert.Equal(t, l.stdout, r.stdout, method)
+		assert.Contains(t, r.stdout, `{"size":3,`, method)
+	}
+	r, l = run("", "query", "--file", filepath.Join(files, "t03-1.txt"), "--json")
+	assert.Equal(t, l.stdout, r.stdout)
+	assert.Contains(t, r.stdout, `"similarity":1`)
+	exp, l := run("", "export")
+	assert.Equal(t, l.stdout, exp.stdout, "every document, by id, under the index's text options")
+	r, l = run(exp.stdout, "batch", "--similarity", "0.5")
+	assert.Equal(t, l.stdout, r.stdout)
+	r, _ = run("", "stats")
+	assert.Regexp(t, `documents +36 `, r.stdout)
+	r, _ = run("", "check")
+	assert.Contains(t, r.stdout, "ok")
+
+	fresh := filepath.Join(dir, "fresh.txt")
+	require.NoError(t, os.WriteFile(fresh, []byte("a text no shard holds yet"), 0o644))
+	ifNew := runCLI(t, "", append([]string{"add", "--text", "--if-new", "6", fresh}, shards...)...)
+	assert.Equal(t, 1, ifNew.code)
+	assert.Contains(t, ifNew.stderr, "not on a sharded index: insert-if-new needs one order over every shard, which shards do not share")
+	bad := runCLI(t, "", "stats", "--server", "http://127.0.0.1:1", "--server", "nope")
+	assert.Equal(t, 2, bad.code)
+	assert.Contains(t, bad.stderr, `--server "nope": want http://HOST:PORT`)
+}
