@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/simhashdb/simhashdb/internal/archive"
 )
@@ -26,7 +27,20 @@ func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) error {
 	}
 	defer s.snapshotMu.Unlock()
 	parent := filepath.Dir(s.db.Path())
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(s.db.Path())+".snapshot-")
+	prefix := "." + filepath.Base(s.db.Path()) + ".snapshot-"
+	// A scratch folder here now was left by a process killed while it
+	// sent a snapshot: this one holds the index and the only snapshot.
+	entries, _ := os.ReadDir(parent)
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), prefix) {
+			continue
+		}
+		d := filepath.Join(parent, e.Name())
+		if err := os.RemoveAll(d); err != nil {
+			s.opts.Logger.Warn("simhashdb server: removing a snapshot's scratch folder left by a process killed while sending it", "dir", d, "err", err)
+		}
+	}
+	tmp, err := os.MkdirTemp(parent, prefix)
 	if err != nil {
 		return fmt.Errorf("snapshot: %w", err)
 	}
