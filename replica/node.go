@@ -49,10 +49,26 @@ type Options struct {
 	// 1; 3 on a cluster of three NATS servers keeps the log on a quorum of
 	// two through the loss of any one). A stream that exists keeps its own.
 	Replicas int
+	// KeepFor is how long the stream keeps a command when a node creates
+	// it (its MaxAge; default DefaultKeepFor, negative: for ever). A node
+	// down longer than that, or a new one, starts from a peer's snapshot
+	// (serve --snapshot-from): the commands before it are gone, and a
+	// node that finds them so refuses to go on, naming them. A stream
+	// that exists keeps its own.
+	KeepFor time.Duration
 	// Logger receives what the node does not answer a caller with: the
 	// stream lost, a command its index refused (nil: none).
 	Logger *slog.Logger
 }
+
+// DefaultKeepFor is how long a stream a node creates keeps its commands:
+// a day of writes on the stream's servers' disks, and a node away for
+// less resumes from the stream alone.
+const DefaultKeepFor = 24 * time.Hour
+
+// duplicateWindow is how long the stream recognises a command published
+// again after a lost acknowledgement (at most KeepFor).
+const duplicateWindow = 2 * time.Minute
 
 // Node is one member of a replicated index: its engine.DB, which the
 // caller opens and closes and writes to only through the Node.
@@ -97,6 +113,9 @@ func Start(ctx context.Context, db *engine.DB, opts Options) (*Node, error) {
 	if opts.Replicas <= 0 {
 		opts.Replicas = 1
 	}
+	if opts.KeepFor == 0 {
+		opts.KeepFor = DefaultKeepFor
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -125,7 +144,11 @@ func Start(ctx context.Context, db *engine.DB, opts Options) (*Node, error) {
 func (n *Node) openStream(ctx context.Context) (jetstream.Stream, error) {
 	cfg := jetstream.StreamConfig{
 		Name: n.opts.Stream, Subjects: []string{n.subject}, Storage: jetstream.FileStorage,
-		Replicas: n.opts.Replicas, Duplicates: 2 * time.Minute,
+		Replicas: n.opts.Replicas, Duplicates: duplicateWindow,
+	}
+	if n.opts.KeepFor > 0 {
+		cfg.MaxAge = n.opts.KeepFor
+		cfg.Duplicates = min(duplicateWindow, n.opts.KeepFor)
 	}
 	// A cluster just started has no JetStream leader yet: ask again
 	// until ctx is done.

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -284,4 +286,48 @@ func TestStreamUnreachable(t *testing.T) {
 	got := docs(t, a)
 	assert.Contains(t, got, uint64(1))
 	assert.Contains(t, got, uint64(3))
+}
+
+// TestKeepFor: a stream a node creates keeps commands for Options.KeepFor;
+// a node that applied them goes on, and a new node finds them gone and
+// stops, naming them, rather than start from a part of the index.
+func TestKeepFor(t *testing.T) {
+	servers := natstest.Start(t, 1)
+	ctx := context.Background()
+	db := openDB(t, t.TempDir())
+	defer db.Close()
+	a, err := replica.Start(ctx, db, replica.Options{URL: servers[0].URL, Stream: "keep", KeepFor: time.Second})
+	require.NoError(t, err)
+	defer a.Close()
+	for i := range 20 {
+		require.NoError(t, a.Write(ctx, engine.Commit{Insert: []engine.Doc{{ID: uint64(i + 1), Fingerprint: uint64(i)}}}))
+	}
+	nc, err := nats.Connect(servers[0].URL)
+	require.NoError(t, err)
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	s, err := js.Stream(ctx, "keep")
+	require.NoError(t, err)
+	assert.Equal(t, time.Second, s.CachedInfo().Config.MaxAge)
+	require.Eventually(t, func() bool {
+		info, err := s.Info(ctx)
+		return err == nil && info.State.Msgs == 0
+	}, natstest.Eventually, 50*time.Millisecond, "the commands expire")
+
+	require.NoError(t, a.Write(ctx, engine.Commit{Insert: []engine.Doc{{ID: 21, Fingerprint: 21}}}))
+	assert.Len(t, docs(t, a), 21, "the node that applied them goes on")
+	other := openDB(t, t.TempDir())
+	defer other.Close()
+	b, err := replica.Start(ctx, other, replica.Options{URL: servers[0].URL, Stream: "keep"})
+	require.NoError(t, err)
+	defer b.Close()
+	err = b.Latest(ctx)
+	require.ErrorContains(t, err, "stream keep holds no commands 1 to 20")
+	n := 0
+	for _, err := range other.Docs(ctx) {
+		require.NoError(t, err)
+		n++
+	}
+	assert.Zero(t, n, "nothing applied from a part of the stream")
 }

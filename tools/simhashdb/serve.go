@@ -28,6 +28,7 @@ type serveFlags struct {
 	readHeader, read, write, idle, shutdownTO time.Duration
 	nats, stream, snapshotFrom                string
 	streamReplicas                            int
+	streamKeepFor                             time.Duration
 }
 
 func (s *serveFlags) register(fl *flag.FlagSet) {
@@ -49,6 +50,7 @@ func (s *serveFlags) register(fl *flag.FlagSet) {
 	fl.StringVar(&s.nats, "nats", "", "NATS servers (nats://host:port, comma separated): serve as a node of a replicated index whose log is a JetStream stream; every node of the index names the same stream, and writes through any node reach every node")
 	fl.StringVar(&s.stream, "stream", "simhashdb", "with --nats: the stream that is the index's log")
 	fl.StringVar(&s.snapshotFrom, "snapshot-from", "", "with --nats, when --db holds no index yet: start from a snapshot of the node serving at this URL (GET /v1/snapshot; --token-file's token) and apply the stream after it, instead of the whole stream")
+	fl.DurationVar(&s.streamKeepFor, "stream-keep-for", replica.DefaultKeepFor, "with --nats: how long the stream keeps each command when this node creates it (0: for ever); a node away longer, or a new one, starts from a peer's snapshot (--snapshot-from)")
 	fl.IntVar(&s.streamReplicas, "stream-replicas", 1, "with --nats: the stream's replicas when this node creates it (3 on a cluster of three NATS servers keeps it through the loss of one)")
 }
 
@@ -85,6 +87,9 @@ func (s *serveFlags) check() (string, error) {
 	}
 	if s.snapshotFrom != "" && s.nats == "" {
 		return "", errors.New("--snapshot-from goes with --nats")
+	}
+	if s.streamKeepFor < 0 || s.streamKeepFor > 0 && s.streamKeepFor < time.Second {
+		return "", fmt.Errorf("--stream-keep-for %v: want 0 (for ever) or a second or more", s.streamKeepFor)
 	}
 	if s.streamReplicas < 1 || s.streamReplicas > 5 {
 		return "", fmt.Errorf("--stream-replicas %d: JetStream keeps 1 to 5 replicas", s.streamReplicas)
@@ -197,7 +202,7 @@ func serve(ctx context.Context, db *engine.DB, d *dbFlags, ff *fingerprintFlags,
 		// A cluster of NATS servers just started elects its JetStream
 		// leader first: Start waits for it, up to a bound.
 		sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-		node, err := replica.Start(sctx, db, replica.Options{URL: sf.nats, Stream: sf.stream, Replicas: sf.streamReplicas, Logger: quietLogger()})
+		node, err := replica.Start(sctx, db, replica.Options{URL: sf.nats, Stream: sf.stream, Replicas: sf.streamReplicas, KeepFor: keepFor(sf.streamKeepFor), Logger: quietLogger()})
 		cancel()
 		if err != nil {
 			return fail(stderr, "serve", exitFailed, err)
@@ -276,4 +281,12 @@ func listenedOn(asked string, got net.Addr) string {
 		return got.String()
 	}
 	return net.JoinHostPort(host, strconv.Itoa(tcp.Port))
+}
+
+// keepFor is --stream-keep-for as replica.Options takes it: 0 is for ever.
+func keepFor(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }

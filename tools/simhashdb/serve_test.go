@@ -226,6 +226,9 @@ func TestServeRefuses(t *testing.T) {
 		{[]string{"--max-inflight-bytes", "64 parsecs"}, `invalid value "64 parsecs" for flag -max-inflight-bytes: want a number of bytes`},
 		{[]string{"--cache-size", "-1"}, "invalid value \"-1\" for flag -cache-size"},
 		{[]string{"--memtable-size", "100"}, "--memtable-size 100: want at least 1KiB"},
+		{[]string{"--stream-keep-for", "-1h"}, "--stream-keep-for -1h0m0s: want 0 (for ever) or a second or more"},
+		{[]string{"--stream-keep-for", "10ms"}, "--stream-keep-for 10ms: want 0 (for ever) or a second or more"},
+		{[]string{"--snapshot-from", "http://127.0.0.1:1"}, "--snapshot-from goes with --nats"},
 	} {
 		r := runCLI(t, "", append([]string{"serve", "--db", db}, c.args...)...)
 		assert.Equal(t, 2, r.code, "%v: %s", c.args, r.stderr)
