@@ -90,6 +90,9 @@ type Node struct {
 	lastErr error                  // why applying stopped last, until it moves again
 
 	lag atomic.Uint64 // the stream's commands after the last one applied, as its delivery said
+
+	publishes    atomic.Uint64 // commands the stream acknowledged to this node
+	publishNanos atomic.Int64  // the time their publishes took, in all
 }
 
 // result is what applying a command gives its caller.
@@ -248,10 +251,13 @@ func (n *Node) do(ctx context.Context, c command) result {
 	}()
 	// The message id makes a publish retried after a lost
 	// acknowledgement one command: the stream keeps the first.
+	start := time.Now()
 	ack, err := n.js.PublishMsg(ctx, &nats.Msg{Subject: n.subject, Data: b}, jetstream.WithMsgID(id), jetstream.WithExpectStream(n.opts.Stream))
 	if err != nil {
 		return result{err: fmt.Errorf("%w: replica: publishing to stream %s: %w", api.ErrUnavailable, n.opts.Stream, err)}
 	}
+	n.publishNanos.Add(int64(time.Since(start)))
+	n.publishes.Add(1)
 	for {
 		n.mu.Lock()
 		watch := n.watch
@@ -316,3 +322,10 @@ func (n *Node) waitApplied(ctx context.Context, seq uint64) error {
 // Lag returns how many of the stream's commands this node had yet to
 // apply when it applied its last one: how stale its answers are.
 func (n *Node) Lag() uint64 { return n.lag.Load() }
+
+// Publishes returns how many commands this node published that the
+// stream acknowledged, and the time their publishes took in all: the
+// quorum's rounds as this node's writes wait for them.
+func (n *Node) Publishes() (count uint64, total time.Duration) {
+	return n.publishes.Load(), time.Duration(n.publishNanos.Load())
+}

@@ -69,6 +69,14 @@ func TestNodesAgree(t *testing.T) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(1, 2))
 	oracle := map[uint64]engine.Doc{}
+	defer func() {
+		na, ta := a.Publishes()
+		nb, tb := b.Publishes()
+		assert.Equal(t, uint64(100), na, "the writes a published")
+		assert.Equal(t, uint64(100), nb)
+		assert.Positive(t, ta)
+		assert.Positive(t, tb)
+	}()
 	for i := range 200 {
 		n := []*replica.Node{a, b}[i%2]
 		var c engine.Commit

@@ -46,6 +46,16 @@ func newMetrics(db *engine.DB, writes Writes) *metrics {
 			Name: "simhashdb_replica_lag_commands", Help: "Commands of the replicated index's stream this node had yet to apply when it applied its last one.",
 		}, func() float64 { return float64(l.Lag()) }))
 	}
+	if p, ok := writes.(interface {
+		Publishes() (uint64, time.Duration)
+	}); ok {
+		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "simhashdb_replica_publishes_total", Help: "Writes this node published that the replicated index's stream acknowledged.",
+		}, func() float64 { n, _ := p.Publishes(); return float64(n) }))
+		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "simhashdb_replica_publish_seconds_total", Help: "The time those publishes waited for the stream's acknowledgement (a quorum's round each), in all.",
+		}, func() float64 { _, d := p.Publishes(); return d.Seconds() }))
+	}
 	return m
 }
 

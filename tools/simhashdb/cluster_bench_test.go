@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -35,8 +37,13 @@ func BenchmarkClusterLatency(b *testing.B) {
 		preload(b, s.url, &id, 20_000)
 		b.Run(s.name+"/put", func(b *testing.B) {
 			rng := rand.New(rand.NewPCG(1, 1))
+			n0, t0 := publishes(b, s.url)
 			for b.Loop() {
 				mustDo(b, "PUT", fmt.Sprintf("%s/v1/documents/%d", s.url, id.Add(1)), fmt.Sprintf(`{"fingerprint":"%#x"}`, rng.Uint64()))
+			}
+			// The quorum's round as the node's writes waited for it.
+			if n1, t1 := publishes(b, s.url); n1 > n0 {
+				b.ReportMetric((t1-t0)/(n1-n0)*1e6, "publish-us")
 			}
 		})
 		b.Run(s.name+"/insert-if-new", func(b *testing.B) {
@@ -115,6 +122,30 @@ func mustDo(b *testing.B, method, url, body string) {
 	if err != nil || code != 200 {
 		b.Fatalf("%s %s: %d %s %v", method, url, code, out, err)
 	}
+}
+
+// publishes reads a node's simhashdb_replica_publishes_total and
+// simhashdb_replica_publish_seconds_total (zeros on a single serve).
+func publishes(b *testing.B, url string) (n, seconds float64) {
+	code, out, err := clusterDo("GET", url+"/metrics", "")
+	if err != nil || code != 200 {
+		b.Fatalf("GET %s/metrics: %d %v", url, code, err)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		name, v, ok := strings.Cut(line, " ")
+		if !ok {
+			continue
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		switch {
+		case err != nil:
+		case name == "simhashdb_replica_publishes_total":
+			n = f
+		case name == "simhashdb_replica_publish_seconds_total":
+			seconds = f
+		}
+	}
+	return n, seconds
 }
 
 // benchPublish publishes 100-byte messages one at a time to a stream of

@@ -353,6 +353,11 @@ func TestClusterSnapshot(t *testing.T) {
 	require.Equal(t, 200, code)
 	assert.Contains(t, metrics, "\nsimhashdb_applied_position 360\n")
 	assert.Contains(t, metrics, "\nsimhashdb_replica_lag_commands ")
+	code, metrics, err = clusterDo("GET", a.url+"/metrics", "")
+	require.NoError(t, err)
+	require.Equal(t, 200, code)
+	assert.Contains(t, metrics, "\nsimhashdb_replica_publishes_total 180\n", "the writes of even ids went through a")
+	assert.Regexp(t, `\nsimhashdb_replica_publish_seconds_total \d`, metrics)
 
 	// Restarted, it resumes from its own index, not from a snapshot.
 	require.NoError(t, c.cmd.Process.Kill())
