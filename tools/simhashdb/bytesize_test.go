@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"runtime/metrics"
 	"testing"
 
 	"github.com/simhashdb/simhashdb/engine"
@@ -48,4 +49,13 @@ func TestMemoryBound(t *testing.T) {
 	assert.Equal(t, int64(512-32-32)<<20, goMemoryLimit(memoryBound(64<<20, b), b))
 	huge := engine.MemoryBudget{Cache: math.MaxInt64 - 1, Memtables: 128 << 20}
 	assert.Equal(t, int64(math.MaxInt64), memoryBound(64<<20, huge))
+
+	// Measured, the memory outside the Go heap comes off its limit.
+	assert.Equal(t, int64(512-100-16)<<20, heldLimit(512<<20, 100<<20))
+	assert.Equal(t, int64(512-100-16-1)<<20, heldLimit(512<<20, 100<<20+1))
+	assert.Equal(t, int64(memoryOther), heldLimit(512<<20, 600<<20), "never below memoryOther")
+	samples := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	outside := outsideGo(samples)
+	assert.Positive(t, outside, "the program's own pages at least")
+	assert.Less(t, outside, int64(1<<30))
 }

@@ -7,6 +7,9 @@ import (
 	"math"
 	"os"
 	"runtime/debug"
+	"runtime/metrics"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/simhashdb/simhashdb/engine"
@@ -42,19 +45,58 @@ func memoryBound(inflight int64, b engine.MemoryBudget) int64 {
 	return sum
 }
 
-// goMemoryLimit is the Go runtime's soft limit for a bound: less what is
-// not Go heap, Pebble's block cache (kept outside the heap where cgo is
-// enabled; where it is not, the heap holds it and collects a little
-// sooner) and memoryOutside.
+// goMemoryLimit is the Go runtime's soft limit for a bound, before the
+// memory outside the Go heap is measured: less Pebble's block cache (kept
+// outside the heap where cgo is enabled; where it is not, the heap holds
+// it and collects a little sooner) and memoryOutside.
 func goMemoryLimit(bound int64, b engine.MemoryBudget) int64 {
 	return max(bound-b.PebbleCache-memoryOutside, memoryOther)
 }
 
-// holdMemory keeps the Go heap within serve's memory bound: without a
+// memorySlack is what the Go heap is kept below the bound less the memory
+// outside it: what the heap and C may take between two looks.
+const memorySlack = 16 << 20
+
+// memoryWatch is how often serve measures the memory outside the Go heap
+// (C's allocations: Pebble's cache and memtables, glibc's arenas; the
+// program's pages) and moves the Go heap's limit by it.
+const memoryWatch = 100 * time.Millisecond
+
+// heldLimit is the Go heap's soft limit that keeps the process within
+// bound when outside bytes of it are not the Go runtime's: the collector
+// then works harder as C's memory grows, rather than the process pass the
+// bound. It is never below memoryOther.
+func heldLimit(bound, outside int64) int64 {
+	return max((bound-outside-memorySlack)&^(1<<20-1), memoryOther) // whole MiB: not moved at every look
+}
+
+// outsideGo is the process's resident memory that the Go runtime did not
+// map: what the soft limit does not see. It reads /proc/self/statm (0
+// where there is none, and the limit stays as budgeted).
+func outsideGo(samples []metrics.Sample) int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		return 0
+	}
+	metrics.Read(samples)
+	goMapped := int64(samples[0].Value.Uint64()) - int64(samples[1].Value.Uint64())
+	return max(pages*int64(os.Getpagesize())-goMapped, 0)
+}
+
+// holdMemory keeps the process within serve's memory bound: without a
 // limit the collector lets the heap grow to twice what is live, and the
 // bound holds only what is live. It sets the runtime's soft memory limit
-// unless GOMEMLIMIT set one, follows the index's budget until ctx is done,
-// and returns a function that puts the limit back as it was.
+// unless GOMEMLIMIT set one, and until ctx is done moves it as the memory
+// outside the Go heap and the index's budget change; it returns a
+// function that puts the limit back as it was.
 func holdMemory(ctx context.Context, db *engine.DB, inflight int64, stderr io.Writer) (restore func()) {
 	b := db.MemoryBudget()
 	bound := memoryBound(inflight, b)
@@ -71,8 +113,10 @@ func holdMemory(ctx context.Context, db *engine.DB, inflight int64, stderr io.Wr
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
-		tick := time.NewTicker(memoryFollow)
+		tick := time.NewTicker(memoryWatch)
 		defer tick.Stop()
+		samples := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+		followed := time.Now()
 		for {
 			select {
 			case <-ctx.Done():
@@ -80,8 +124,15 @@ func holdMemory(ctx context.Context, db *engine.DB, inflight int64, stderr io.Wr
 			case <-done:
 				return
 			case <-tick.C:
-				b := db.MemoryBudget()
-				if l := goMemoryLimit(memoryBound(inflight, b), b); l != limit {
+				if time.Since(followed) >= memoryFollow {
+					bound = memoryBound(inflight, db.MemoryBudget())
+					followed = time.Now()
+				}
+				l := limit
+				if outside := outsideGo(samples); outside > 0 {
+					l = heldLimit(bound, outside)
+				}
+				if l != limit {
 					limit = l
 					debug.SetMemoryLimit(limit)
 				}
