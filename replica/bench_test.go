@@ -18,8 +18,10 @@ import (
 
 // BenchmarkWrite is one writer's Node.Write, one document a commit,
 // beside the stream's own round in the same run (a JetStream publish
-// acknowledged, 100 bytes), on one NATS server and on three (the stream
-// on all three), and beside the engine's Insert with SyncAlways alone.
+// acknowledged, 100 bytes; and with a consumer of the stream on the same
+// connection, as a node has), on one NATS server and on three (the
+// stream on all three), and beside the engine's Insert with SyncAlways
+// alone.
 func BenchmarkWrite(b *testing.B) {
 	ctx := context.Background()
 	d, err := permutation.Blocks(3, 4)
@@ -55,6 +57,30 @@ func BenchmarkWrite(b *testing.B) {
 			msg := make([]byte, 100)
 			for b.Loop() {
 				_, err := js.Publish(ctx, "raw", msg)
+				require.NoError(b, err)
+			}
+		})
+		// The round with a consumer of the stream on the same connection,
+		// as a node's publishes have: the servers deliver each command
+		// to it as well as acknowledge it.
+		_, err = js.CreateStream(ctx, jetstream.StreamConfig{Name: "consumed", Subjects: []string{"consumed"}, Replicas: servers})
+		require.NoError(b, err)
+		cons, err := js.OrderedConsumer(ctx, "consumed", jetstream.OrderedConsumerConfig{})
+		require.NoError(b, err)
+		it, err := cons.Messages()
+		require.NoError(b, err)
+		defer it.Stop()
+		go func() {
+			for {
+				if _, err := it.Next(); err != nil {
+					return
+				}
+			}
+		}()
+		b.Run(fmt.Sprintf("R%d/publish-consumed", servers), func(b *testing.B) {
+			msg := make([]byte, 100)
+			for b.Loop() {
+				_, err := js.Publish(ctx, "consumed", msg)
 				require.NoError(b, err)
 			}
 		})
