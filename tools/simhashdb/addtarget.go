@@ -28,7 +28,7 @@ type addTarget struct {
 	sketchSize int // the bytes of each document's sketch, 0 for none
 	// load stores what --bulk reads: the engine's Load, which builds the
 	// tables of an empty index at once, or a served index's InsertBatch of
-	// them all.
+	// them all once the input ends (spooled).
 	load func(context.Context, iter.Seq2[engine.Doc, error]) error
 }
 
@@ -67,14 +67,7 @@ func openAddTarget(ctx context.Context, d *dbFlags, rf *remoteFlags, cf *createF
 		return nil, nil, usageOr(err), err
 	}
 	insertAll := func(ctx context.Context, docs iter.Seq2[engine.Doc, error]) error {
-		var all []engine.Doc
-		for d, err := range docs {
-			if err != nil {
-				return err
-			}
-			all = append(all, d)
-		}
-		return c.InsertBatch(ctx, all)
+		return spooled(ctx, docs, spoolRun, c.InsertBatch)
 	}
 	return &addTarget{c, st.SketchSize, insertAll}, func(bool) error { return nil }, exitOK, nil
 }
