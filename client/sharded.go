@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"iter"
 	"slices"
+	"strings"
 
 	"golang.org/x/sync/errgroup"
 
@@ -47,10 +48,19 @@ func NewSharded(shards []string, o Options) (*Sharded, error) {
 		return nil, errors.New("client: no shards")
 	}
 	s := &Sharded{}
+	owner := map[string]int{} // a node's address: its shard
 	for i, addr := range shards {
 		c, err := New(addr, o)
 		if err != nil {
 			return nil, fmt.Errorf("shard %d: %w", i, err)
+		}
+		nodes, _ := parseNodes(addr) // New parsed them
+		for _, u := range nodes {
+			key := strings.ToLower(u.Host) + strings.TrimRight(u.Path, "/")
+			if j, ok := owner[key]; ok {
+				return nil, fmt.Errorf("client: %s is in shard %d and shard %d: each shard is other servers (every document and pair would count twice)", u.Host, j, i)
+			}
+			owner[key] = i
 		}
 		s.shards = append(s.shards, c)
 	}

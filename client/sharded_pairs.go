@@ -28,8 +28,8 @@ func (s *Sharded) FindAll(ctx context.Context, k int) iter.Seq2[engine.Pair, err
 		}
 		var sim *float64
 		if st.SketchSize == sketch.Size {
-			sim = new(float64)
-			*sim = textindex.DefaultSimilarity
+			d := textindex.DefaultSimilarity
+			sim = &d
 		}
 		for p, err := range s.pairs(ctx, k, sim) {
 			if !yield(p.Pair, err) || err != nil {

@@ -235,6 +235,8 @@ func TestSharded(t *testing.T) {
 	require.ErrorIs(t, err, client.ErrSharded)
 	_, err = client.NewSharded(nil, client.Options{})
 	require.Error(t, err)
+	_, err = client.NewSharded([]string{"http://a:7700,http://b:7700", "http://B:7700/"}, client.Options{})
+	require.ErrorContains(t, err, "client: B:7700 is in shard 0 and shard 1")
 }
 
 // TestShardedVerified: the verified pairs, clusters and stars of an index

@@ -62,6 +62,11 @@ func checkTarget(d *dbFlags, rf *remoteFlags, fl *flag.FlagSet) error {
 			return fmt.Errorf("--server %s: want http://HOST:PORT or https://HOST:PORT, or a replicated index's nodes comma separated", quoteShort(s))
 		}
 	}
+	if len(rf.servers) > 1 {
+		if _, err := client.NewSharded(rf.servers, client.Options{}); err != nil {
+			return fmt.Errorf("--server once a shard: %w", err)
+		}
+	}
 	d.dir = "-" // d.check wants --db; the server has it
 	defer func() { d.dir = "" }()
 	return d.check(fl)

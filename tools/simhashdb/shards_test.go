@@ -89,4 +89,7 @@ func TestServeShards(t *testing.T) {
 	bad := runCLI(t, "", "stats", "--server", "http://127.0.0.1:1", "--server", "nope")
 	assert.Equal(t, 2, bad.code)
 	assert.Contains(t, bad.stderr, `--server "nope": want http://HOST:PORT`)
+	twice := runCLI(t, "", append([]string{"stats"}, append(slices.Clone(shards), "--server", shards[1])...)...)
+	assert.Equal(t, 2, twice.code)
+	assert.Contains(t, twice.stderr, "is in shard 0 and shard 3")
 }
