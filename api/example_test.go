@@ -49,3 +49,12 @@ func ExampleIndex() {
 	// Output:
 	// [1 2]
 }
+
+func ExampleShardOf() {
+	// Every client and node places a document alike: by its id alone.
+	for id := uint64(1); id <= 4; id++ {
+		fmt.Print(api.ShardOf(id, 2), " ")
+	}
+	fmt.Println()
+	// Output: 1 0 1 0
+}

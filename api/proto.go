@@ -59,6 +59,16 @@ func MatchesFromProto(ms []*simhashdbv1.Match) []engine.Match {
 	return out
 }
 
+// VerifiedFromProto is VerifiedProto's inverse.
+func VerifiedFromProto(ps []*simhashdbv1.Match) []textindex.Match {
+	ms := MatchesFromProto(ps)
+	out := make([]textindex.Match, len(ms))
+	for i, m := range ms {
+		out[i] = textindex.Match{Match: m, Similarity: ps[i].GetSimilarity()}
+	}
+	return out
+}
+
 // StatsProto is s as a message.
 func StatsProto(s Stats) *simhashdbv1.StatsResponse {
 	m := &simhashdbv1.StatsResponse{
@@ -132,6 +142,12 @@ func StatsFromProto(m *simhashdbv1.StatsResponse) Stats {
 // repeated.
 var ErrUnavailable = errors.New("unavailable: try again")
 
+// ErrNotSharded: an insert-if-new from a client that places documents
+// over shards reached a server that is not a node of one of as many
+// shards sharing a log, where the decision would cover its own documents
+// alone. The server refuses it before deciding anything.
+var ErrNotSharded = errors.New("not a shard of a log the client's shards share")
+
 // ErrorKindHeader is the metadata (a header or trailer) in which an RPC's
 // error names the engine's error it stands for, so that a client returns
 // the same sentinel (errors.Is(err, engine.ErrNotFound)): one of the
@@ -141,19 +157,20 @@ const ErrorKindHeader = "Simhashdb-Error"
 // ErrorKinds are the engine's errors an RPC's error may stand for, by the
 // name ErrorKindHeader carries.
 var ErrorKinds = map[string]error{
-	"not_found": engine.ErrNotFound,
-	"input":     engine.ErrInput,
-	"distance":  engine.ErrDistance,
-	"disk_full": engine.ErrDiskFull,
-	"read_only": engine.ErrReadOnly,
-	"closed":    engine.ErrClosed,
-	"corrupt":   engine.ErrCorrupt,
+	"not_found":   engine.ErrNotFound,
+	"input":       engine.ErrInput,
+	"distance":    engine.ErrDistance,
+	"disk_full":   engine.ErrDiskFull,
+	"read_only":   engine.ErrReadOnly,
+	"closed":      engine.ErrClosed,
+	"corrupt":     engine.ErrCorrupt,
+	"not_sharded": ErrNotSharded,
 }
 
 // ErrorKindOf is the name in ErrorKinds of the engine's error err matches
 // ("input" for a malformed request too: every 400 of the server), or "".
 func ErrorKindOf(err error) string {
-	for _, kind := range []string{"distance", "not_found", "disk_full", "read_only", "closed", "corrupt", "input"} {
+	for _, kind := range []string{"not_sharded", "distance", "not_found", "disk_full", "read_only", "closed", "corrupt", "input"} {
 		if errors.Is(err, ErrorKinds[kind]) {
 			return kind
 		}

@@ -195,7 +195,7 @@ func (c *Client) QueryText(ctx context.Context, text string, k int, similarity *
 	if err != nil {
 		return 0, nil, err
 	}
-	return a.GetFingerprint(), verified(a.GetMatches()), nil
+	return a.GetFingerprint(), api.VerifiedFromProto(a.GetMatches()), nil
 }
 
 // distance is k as a request carries it.
@@ -211,11 +211,7 @@ func distance(k int) (uint32, error) {
 // retried: a first try that stored d before its answer was lost would
 // make a second find d itself.
 func (c *Client) InsertIfNew(ctx context.Context, d engine.Doc, k int) (duplicates []engine.Match, inserted bool, err error) {
-	kk, err := distance(k)
-	if err != nil {
-		return nil, false, err
-	}
-	a, err := unary(ctx, c, false, "InsertIfNew", c.rpc.InsertIfNew, &simhashdbv1.InsertIfNewRequest{Id: d.ID, Name: d.Name, Content: content(d), K: &kk})
+	a, err := c.insertIfNew(ctx, d, k, nil, 0)
 	if err != nil {
 		return nil, false, err
 	}
@@ -228,26 +224,23 @@ func (c *Client) InsertIfNew(ctx context.Context, d engine.Doc, k int) (duplicat
 // returned, each with it (textindex.InsertIfNew on the server). Not
 // retried, as InsertIfNew.
 func (c *Client) InsertIfNewSimilar(ctx context.Context, d engine.Doc, k int, similarity float64) (duplicates []textindex.Match, inserted bool, err error) {
-	kk, err := distance(k)
+	a, err := c.insertIfNew(ctx, d, k, &similarity, 0)
 	if err != nil {
 		return nil, false, err
 	}
-	a, err := unary(ctx, c, false, "InsertIfNew", c.rpc.InsertIfNew, &simhashdbv1.InsertIfNewRequest{Id: d.ID, Name: d.Name, Content: content(d), K: &kk, Similarity: &similarity})
-	if err != nil {
-		return nil, false, err
-	}
-	return verified(a.GetDuplicates()), a.GetInserted(), nil
+	return api.VerifiedFromProto(a.GetDuplicates()), a.GetInserted(), nil
 }
 
-// verified is the matches of an answer about text, with their
-// similarities.
-func verified(ps []*simhashdbv1.Match) []textindex.Match {
-	ms := api.MatchesFromProto(ps)
-	out := make([]textindex.Match, len(ms))
-	for i, m := range ms {
-		out[i] = textindex.Match{Match: m, Similarity: ps[i].GetSimilarity()}
+// insertIfNew asks for the decision, by a server that is one of shards
+// sharing a log when shards is above 1.
+func (c *Client) insertIfNew(ctx context.Context, d engine.Doc, k int, similarity *float64, shards int) (*simhashdbv1.InsertIfNewResponse, error) {
+	kk, err := distance(k)
+	if err != nil {
+		return nil, err
 	}
-	return out
+	return unary(ctx, c, false, "InsertIfNew", c.rpc.InsertIfNew, &simhashdbv1.InsertIfNewRequest{
+		Id: d.ID, Name: d.Name, Content: content(d), K: &kk, Similarity: similarity, Shards: uint32(shards),
+	})
 }
 
 // Meta returns the setting kept with the index under name

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 
+	"github.com/simhashdb/simhashdb/api"
 	"github.com/simhashdb/simhashdb/client"
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/server"
@@ -82,7 +83,7 @@ func ExampleSharded() {
 	}); err != nil {
 		panic(err)
 	}
-	fmt.Println(client.ShardOf(1, 2), client.ShardOf(2, 2), client.ShardOf(3, 2), client.ShardOf(4, 2))
+	fmt.Println(api.ShardOf(1, 2), api.ShardOf(2, 2), api.ShardOf(3, 2), api.ShardOf(4, 2))
 	for p, err := range s.FindAll(ctx, 3) {
 		if err != nil {
 			panic(err)

@@ -1,7 +1,6 @@
 package client
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,18 +12,20 @@ import (
 
 	"github.com/simhashdb/simhashdb/api"
 	"github.com/simhashdb/simhashdb/engine"
+	simhashdbv1 "github.com/simhashdb/simhashdb/gen/simhashdb/v1"
 	"github.com/simhashdb/simhashdb/textindex"
 	"github.com/simhashdb/simhashdb/textindex/naming"
 )
 
 // Sharded is a client of an index split over shards by document id: each
 // shard a server, or the nodes of a replicated index, holding the
-// documents whose ids ShardOf places there. Writes and gets go to their
+// documents whose ids api.ShardOf places there. Writes and gets go to their
 // id's shard; every query, batch, all-pairs and clusters call asks every
 // shard and merges, so its answer is the one index's (exact, as
 // docs/distributed.md's design says). Shards are written apart: a batch
-// that spans shards is a commit in each, not one. Insert-if-new, which
-// needs one state of every shard at once, is refused (ErrSharded).
+// that spans shards is a commit in each, not one. Insert-if-new needs
+// one order over every shard: the shards' nodes share one log (serve
+// --shard), or it is refused (ErrSharded).
 // Settings (SetMeta) go to every shard; Stats and Check add theirs up.
 type Sharded struct {
 	shards []*Client
@@ -42,7 +43,7 @@ var ErrSharded = errors.New("client: not on a sharded index")
 
 // NewSharded returns a client of the shards, each given as New takes a
 // server (one address, or a replicated index's nodes comma separated),
-// in the order that places documents (ShardOf): the same order always.
+// in the order that places documents (api.ShardOf): the same order always.
 func NewSharded(shards []string, o Options) (*Sharded, error) {
 	if len(shards) == 0 {
 		return nil, errors.New("client: no shards")
@@ -68,16 +69,7 @@ func NewSharded(shards []string, o Options) (*Sharded, error) {
 	return s, nil
 }
 
-// ShardOf is the shard, of n, that holds the document id: its id mixed
-// (SplitMix64's finalizer), modulo n.
-func ShardOf(id uint64, n int) int {
-	z := id + 0x9e3779b97f4a7c15
-	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
-	z = (z ^ z>>27) * 0x94d049bb133111eb
-	return int((z ^ z>>31) % uint64(n))
-}
-
-func (s *Sharded) of(id uint64) *Client { return s.shards[ShardOf(id, len(s.shards))] }
+func (s *Sharded) of(id uint64) *Client { return s.shards[api.ShardOf(id, len(s.shards))] }
 
 // Insert stores d in its shard.
 func (s *Sharded) Insert(ctx context.Context, d engine.Doc) error { return s.of(d.ID).Insert(ctx, d) }
@@ -86,7 +78,7 @@ func (s *Sharded) Insert(ctx context.Context, d engine.Doc) error { return s.of(
 func (s *Sharded) InsertBatch(ctx context.Context, docs []engine.Doc) error {
 	parts := make([][]engine.Doc, len(s.shards))
 	for _, d := range docs {
-		i := ShardOf(d.ID, len(s.shards))
+		i := api.ShardOf(d.ID, len(s.shards))
 		parts[i] = append(parts[i], d)
 	}
 	return s.each(ctx, func(ctx context.Context, i int, c *Client) error {
@@ -106,7 +98,7 @@ func (s *Sharded) Get(ctx context.Context, id uint64) (engine.Doc, error) {
 func (s *Sharded) Delete(ctx context.Context, ids ...uint64) error {
 	parts := make([][]uint64, len(s.shards))
 	for _, id := range ids {
-		i := ShardOf(id, len(s.shards))
+		i := api.ShardOf(id, len(s.shards))
 		parts[i] = append(parts[i], id)
 	}
 	return s.each(ctx, func(ctx context.Context, i int, c *Client) error {
@@ -131,11 +123,6 @@ func (s *Sharded) each(ctx context.Context, f func(ctx context.Context, i int, c
 	return g.Wait()
 }
 
-// byDistance orders matches as the engine does: nearest first, then by id.
-func byDistance(a, b engine.Match) int {
-	return cmp.Or(cmp.Compare(a.Distance, b.Distance), cmp.Compare(a.ID, b.ID))
-}
-
 // Query returns the documents within k of fp in every shard, nearest
 // first.
 func (s *Sharded) Query(ctx context.Context, fp uint64, k int) ([]engine.Match, error) {
@@ -148,7 +135,7 @@ func (s *Sharded) Query(ctx context.Context, fp uint64, k int) ([]engine.Match, 
 		return nil, err
 	}
 	out := slices.Concat(res...)
-	slices.SortFunc(out, byDistance)
+	slices.SortFunc(out, engine.Nearer)
 	return out, nil
 }
 
@@ -164,7 +151,7 @@ func (s *Sharded) QueryBatch(ctx context.Context, queries []uint64, k int) iter.
 				return
 			}
 			for i, ms := range res {
-				slices.SortFunc(ms, byDistance)
+				slices.SortFunc(ms, engine.Nearer)
 				if !yield(engine.BatchResult{Index: from + i, Query: chunk[i], Matches: ms}, nil) {
 					return
 				}
@@ -242,18 +229,49 @@ func (s *Sharded) Docs(ctx context.Context) iter.Seq2[engine.Doc, error] {
 	}
 }
 
-// InsertIfNew is refused: the decision needs every shard's documents at
-// one point of one order (the votes of docs/distributed.md, not built).
-func (s *Sharded) InsertIfNew(context.Context, engine.Doc, int) ([]engine.Match, bool, error) {
-	return nil, false, errInsertIfNew
+// InsertIfNew is the crawler's decision over every shard: d's shard
+// decides it at its place in the log that the shards share (each shard's
+// nodes vote with their own near-duplicates; serve --shard), so that no
+// two crawlers insert near-duplicates of each other whichever shards
+// their documents go to. Shards that do not share a log are refused
+// (ErrSharded): the decision would be one shard's.
+func (s *Sharded) InsertIfNew(ctx context.Context, d engine.Doc, k int) ([]engine.Match, bool, error) {
+	a, err := s.insertIfNew(ctx, d, k, nil)
+	if err != nil {
+		return nil, false, err
+	}
+	return api.MatchesFromProto(a.GetDuplicates()), a.GetInserted(), nil
 }
 
-// InsertIfNewSimilar is refused, as InsertIfNew is.
-func (s *Sharded) InsertIfNewSimilar(context.Context, engine.Doc, int, float64) ([]textindex.Match, bool, error) {
-	return nil, false, errInsertIfNew
+// InsertIfNewSimilar is InsertIfNew verified by the sketches, as
+// Client.InsertIfNewSimilar.
+func (s *Sharded) InsertIfNewSimilar(ctx context.Context, d engine.Doc, k int, similarity float64) ([]textindex.Match, bool, error) {
+	a, err := s.insertIfNew(ctx, d, k, &similarity)
+	if err != nil {
+		return nil, false, err
+	}
+	return api.VerifiedFromProto(a.GetDuplicates()), a.GetInserted(), nil
 }
 
-var errInsertIfNew = fmt.Errorf("%w: insert-if-new needs one order over every shard, which shards do not share: store without it, or in an index on one server", ErrSharded)
+func (s *Sharded) insertIfNew(ctx context.Context, d engine.Doc, k int, similarity *float64) (*simhashdbv1.InsertIfNewResponse, error) {
+	n := len(s.shards)
+	if n == 1 {
+		return s.shards[0].insertIfNew(ctx, d, k, similarity, 0)
+	}
+	shard := api.ShardOf(d.ID, n)
+	a, err := s.shards[shard].insertIfNew(ctx, d, k, similarity, n)
+	switch {
+	case errors.Is(err, api.ErrNotSharded):
+		return nil, fmt.Errorf("%w: shard %d: %w", ErrSharded, shard, err)
+	case err != nil:
+		return nil, err
+	case int(a.GetShards()) != n:
+		// A server that does not know of shards took the request as one
+		// index's: what it decided covers its own documents alone.
+		return nil, fmt.Errorf("%w: shard %d decided insert-if-new of document %d over its own documents (inserted: %v), not over the %d shards: serve each shard's nodes with --nats and --shard I/%d", ErrSharded, shard, d.ID, a.GetInserted(), n, n)
+	}
+	return a, nil
+}
 
 // QueryText is Client.QueryText over every shard: each reads the text
 // with the index's options and answers from its documents; the matches
@@ -274,13 +292,10 @@ func (s *Sharded) QueryText(ctx context.Context, text string, k int, similarity 
 		}
 	}
 	out := slices.Concat(res...)
-	slices.SortFunc(out, func(a, b textindex.Match) int {
-		if similarity != nil {
-			if c := cmp.Compare(b.Similarity, a.Similarity); c != 0 {
-				return c
-			}
-		}
-		return byDistance(a.Match, b.Match)
-	})
+	if similarity != nil {
+		slices.SortFunc(out, textindex.MoreSimilar)
+	} else {
+		slices.SortFunc(out, func(a, b textindex.Match) int { return engine.Nearer(a.Match, b.Match) })
+	}
 	return fps[0], out, nil
 }

@@ -229,10 +229,14 @@ func TestSharded(t *testing.T) {
 	_, err = s.Meta(ctx, "size")
 	require.ErrorIs(t, err, engine.ErrNotFound)
 
-	_, _, err = s.InsertIfNew(ctx, engine.Doc{ID: 1}, 3)
+	// Servers that share no log: insert-if-new is refused before any
+	// shard decides, and nothing is stored.
+	fresh := engine.Doc{ID: 1 << 40, Fingerprint: 0x5555}
+	_, _, err = s.InsertIfNew(ctx, fresh, 3)
 	require.ErrorIs(t, err, client.ErrSharded)
-	_, _, err = s.InsertIfNewSimilar(ctx, engine.Doc{ID: 1}, 3, 0.7)
-	require.ErrorIs(t, err, client.ErrSharded)
+	assert.ErrorContains(t, err, "holds one index: insert-if-new would decide over this server's documents alone")
+	_, err = s.Get(ctx, fresh.ID)
+	require.ErrorIs(t, err, engine.ErrNotFound)
 	_, err = client.NewSharded(nil, client.Options{})
 	require.Error(t, err)
 	_, err = client.NewSharded([]string{"http://a:7700,http://b:7700", "http://B:7700/"}, client.Options{})

@@ -98,6 +98,15 @@ type Match struct {
 	Distance int
 }
 
+// Nearer orders matches as a query answers them: nearest first, then by
+// id (for slices.SortFunc).
+func Nearer(a, b Match) int {
+	if a.Distance != b.Distance {
+		return a.Distance - b.Distance
+	}
+	return cmpU64(a.ID, b.ID)
+}
+
 // reader is what queries read from: a snapshot of the store.
 type reader = store.Reader
 

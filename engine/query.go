@@ -91,12 +91,7 @@ func (db *DB) expand(v *view, cands []candidate, it **store.Iter, dst []Match) (
 		}
 		cands = cands[n:]
 	}
-	slices.SortFunc(out[from:], func(a, b Match) int {
-		if a.Distance != b.Distance {
-			return a.Distance - b.Distance
-		}
-		return cmpU64(a.ID, b.ID)
-	})
+	slices.SortFunc(out[from:], Nearer)
 	return out, nil
 }
 

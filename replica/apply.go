@@ -52,7 +52,7 @@ func (n *Node) run(ctx context.Context) {
 // until an error; moved says whether it applied any.
 func (n *Node) consume(ctx context.Context) (moved bool, err error) {
 	cons, err := n.js.OrderedConsumer(ctx, n.opts.Stream, jetstream.OrderedConsumerConfig{
-		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: n.db.Applied() + 1,
+		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: n.position() + 1,
 	})
 	if err != nil {
 		return false, fmt.Errorf("reading stream %s: %w", n.opts.Stream, err)
@@ -77,7 +77,7 @@ func (n *Node) consume(ctx context.Context) (moved bool, err error) {
 			return moved, fmt.Errorf("reading stream %s: %w", n.opts.Stream, err)
 		}
 		n.applyMu.Lock()
-		err = n.applyNext(ctx, md.Sequence.Stream, msg.Headers().Get(jetstream.MsgIDHeader), msg.Data())
+		err = n.applyNext(ctx, md.Sequence.Stream, msg.Subject(), msg.Headers().Get(jetstream.MsgIDHeader), msg.Data())
 		n.applyMu.Unlock()
 		if err != nil {
 			return moved, err
@@ -87,16 +87,66 @@ func (n *Node) consume(ctx context.Context) (moved bool, err error) {
 	}
 }
 
-// applyNext applies the command at seq if it is the next one (one
-// applied already is skipped). The caller holds applyMu.
-func (n *Node) applyNext(ctx context.Context, seq uint64, id string, data []byte) error {
-	switch applied := n.db.Applied(); {
-	case seq <= applied:
+// applyNext applies the command at seq, published on subject, if it is
+// the next one (one applied already is skipped): in a log that shards
+// share, the node's shard's commands are applied, insert-if-new commands
+// decided with the other shards, and the rest gone past. The caller
+// holds applyMu.
+func (n *Node) applyNext(ctx context.Context, seq uint64, subject, id string, data []byte) error {
+	switch pos := n.position(); {
+	case seq <= pos:
 		return nil
-	case seq != applied+1:
-		return fmt.Errorf("stream %s holds no commands %d to %d (removed by its limits or a purge): this node cannot catch up from the stream alone", n.opts.Stream, applied+1, seq-1)
+	case seq != pos+1:
+		return fmt.Errorf("stream %s holds no commands %d to %d (removed by its limits or a purge): this node cannot catch up from the stream alone", n.opts.Stream, pos+1, seq-1)
 	}
-	return n.apply(ctx, seq, id, data)
+	switch {
+	case n.opts.Shards <= 1 || subject == n.subject:
+		return n.apply(ctx, seq, id, data)
+	case subject == ifNewSubject(n.opts.Stream):
+		return n.applyIfNew(ctx, seq, id, data)
+	}
+	n.pass(seq)
+	return nil
+}
+
+// pass records that the node went past the command at seq without
+// writing, and wakes those waiting for it.
+func (n *Node) pass(seq uint64) {
+	n.passed.Store(seq)
+	n.mu.Lock()
+	close(n.watch)
+	n.watch = make(chan struct{})
+	n.lastErr = nil
+	n.mu.Unlock()
+}
+
+// applyIfNew takes the insert-if-new command at seq of a log that shards
+// share: the document's shard decides and applies it (apply, decide), any
+// other shard publishes its vote and goes past. A command whose count of
+// shards is not the node's stops applying: the nodes would not agree on
+// the document's shard.
+func (n *Node) applyIfNew(ctx context.Context, seq uint64, id string, data []byte) error {
+	c, err := decodeCommand(data)
+	if err != nil || !c.ifNew {
+		// Every shard's nodes go past it; those of the shard whose node
+		// published it, if any, tell the caller.
+		return n.apply(ctx, seq, id, data)
+	}
+	if c.shards != n.opts.Shards {
+		return fmt.Errorf("command %d is an insert-if-new over %d shards; this node is shard %d of %d: start every node of the stream with the same count of shards", seq, c.shards, n.opts.Shard, n.opts.Shards)
+	}
+	if api.ShardOf(c.commit.Insert[0].ID, c.shards) == n.opts.Shard {
+		return n.apply(ctx, seq, id, data)
+	}
+	v, err := n.vote(ctx, c)
+	if err != nil {
+		return fmt.Errorf("deciding command %d: %w", seq, err)
+	}
+	if err := n.publishVote(ctx, seq, v); err != nil {
+		return err
+	}
+	n.pass(seq)
+	return nil
 }
 
 // apply applies the command at seq, published with message id id, and
@@ -111,7 +161,7 @@ func (n *Node) apply(ctx context.Context, seq uint64, id string, data []byte) er
 		r.err = fmt.Errorf("%w: stream %s, command %d: %v", engine.ErrInput, n.opts.Stream, seq, err)
 		n.opts.Logger.Error("simhashdb replica: skipping a command", "stream", n.opts.Stream, "sequence", seq, "err", err)
 	} else {
-		r = n.decide(ctx, c)
+		r = n.decide(ctx, seq, c)
 	}
 	if r.err != nil && !refused(r.err) {
 		return fmt.Errorf("deciding command %d: %w", seq, r.err)
@@ -147,12 +197,18 @@ func (n *Node) apply(ctx context.Context, seq uint64, id string, data []byte) er
 // decide is an insert-if-new command's decision against the index as it
 // stands (every node decides it at the same place in the stream): the
 // documents that keep it out, or inserted; or a setting kept.
-func (n *Node) decide(ctx context.Context, c command) result {
+func (n *Node) decide(ctx context.Context, seq uint64, c command) result {
 	if c.setting != nil {
 		return result{err: api.KeepSetting(ctx, n.db, c.setting.name, c.setting.value)}
 	}
 	if !c.ifNew {
 		return result{}
+	}
+	if c.shards > 1 || n.opts.Shards > 1 {
+		if c.shards != n.opts.Shards {
+			return result{err: fmt.Errorf("%w: an insert-if-new over %d shards in a log of %d", engine.ErrInput, c.shards, n.opts.Shards)}
+		}
+		return n.decideShards(ctx, seq, c)
 	}
 	d := c.commit.Insert[0]
 	ms, err := n.db.Query(ctx, d.Fingerprint, c.k)

@@ -1,12 +1,14 @@
 package replica
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/textindex"
 )
 
 func TestCommandRoundTrip(t *testing.T) {
@@ -16,6 +18,7 @@ func TestCommandRoundTrip(t *testing.T) {
 		{commit: engine.Commit{Delete: []uint64{0}}},
 		{commit: engine.Commit{Insert: []engine.Doc{{ID: 5, Fingerprint: 9, Sketch: "0123"}}}, ifNew: true, k: 3},
 		{commit: engine.Commit{Insert: []engine.Doc{{ID: 6}}}, ifNew: true, k: 6, similarity: &sim},
+		{commit: engine.Commit{Insert: []engine.Doc{{ID: 7}}}, ifNew: true, k: 3, shards: 4},
 		{setting: &setting{name: "text.schema", value: []byte(`{"v":1}`)}},
 	} {
 		b, err := encodeCommand(c)
@@ -52,5 +55,62 @@ func FuzzDecodeCommand(f *testing.F) {
 		d, err := decodeCommand(again)
 		require.NoError(t, err)
 		assert.Equal(t, c, d)
+	})
+}
+
+func TestVoteRoundTrip(t *testing.T) {
+	ms := []engine.Match{{Doc: engine.Doc{ID: 1, Fingerprint: 2, Name: "a"}, Distance: 1}, {Doc: engine.Doc{ID: 3, Fingerprint: 4}, Distance: 3}}
+	for _, v := range []vote{
+		{matches: []engine.Match{}},
+		{matches: ms, count: 2},
+		{verified: []textindex.Match{{Match: ms[0], Similarity: 0.75}}, count: 1},
+		{matches: []engine.Match{}, refused: "engine: distance above K"},
+	} {
+		b, err := encodeVote(v, 1<<20)
+		require.NoError(t, err)
+		got, err := decodeVote(b, v.verified != nil)
+		require.NoError(t, err)
+		assert.Equal(t, v, got)
+	}
+	// A vote larger than a message holds the nearest matches and their
+	// count.
+	var many []engine.Match
+	for i := range 1000 {
+		many = append(many, engine.Match{Doc: engine.Doc{ID: uint64(i), Name: strings.Repeat("n", 100)}, Distance: i % 4})
+	}
+	b, err := encodeVote(vote{matches: many, count: len(many)}, 10_000)
+	require.NoError(t, err)
+	assert.LessOrEqual(t, len(b), 10_000)
+	got, err := decodeVote(b, false)
+	require.NoError(t, err)
+	assert.Equal(t, 1000, got.count)
+	assert.NotEmpty(t, got.matches)
+	assert.Equal(t, many[:len(got.matches)], got.matches)
+	_, err = decodeVote([]byte{0xff}, false)
+	assert.ErrorContains(t, err, "not a vote")
+}
+
+// FuzzDecodeVote: any bytes on a vote's subject decode to a vote or an
+// error, never a panic, and a vote decoded encodes to one equal to it.
+func FuzzDecodeVote(f *testing.F) {
+	for _, v := range []vote{
+		{matches: []engine.Match{{Doc: engine.Doc{ID: 1, Fingerprint: 2, Name: "x"}, Distance: 2}}, count: 1},
+		{verified: []textindex.Match{{Match: engine.Match{Doc: engine.Doc{ID: 3, Sketch: "ab"}}, Similarity: 0.9}}, count: 4},
+		{refused: "no"},
+	} {
+		b, err := encodeVote(v, 1<<20)
+		require.NoError(f, err)
+		f.Add(b, v.verified != nil)
+	}
+	f.Fuzz(func(t *testing.T, b []byte, verified bool) {
+		v, err := decodeVote(b, verified)
+		if err != nil {
+			return
+		}
+		again, err := encodeVote(v, 1<<30)
+		require.NoError(t, err)
+		w, err := decodeVote(again, verified)
+		require.NoError(t, err)
+		assert.Equal(t, v, w)
 	})
 }

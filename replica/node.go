@@ -16,6 +16,10 @@
 // A node records the stream sequence of each command it applies with the
 // commit (engine.Commit.Position), so after a crash it resumes right
 // after engine.DB.Applied and applies each command exactly once.
+//
+// Shards of an index split by document id may share one stream
+// (Options.Shards): each node applies its shard's commands, and an
+// insert-if-new is decided over every shard by their votes (votes.go).
 package replica
 
 import (
@@ -59,6 +63,16 @@ type Options struct {
 	// Logger receives what the node does not answer a caller with: the
 	// stream lost, a command its index refused (nil: none).
 	Logger *slog.Logger
+	// Shards, when more than one, makes the node one of shard Shard's
+	// (0 to Shards-1) in a log that Shards shards share, each a group of
+	// nodes holding the documents that api.ShardOf places there. The node
+	// applies its shard's writes and takes no other shard's ids; its
+	// insert-if-new is decided over every shard: each shard's nodes decide
+	// the command at its place in the log against their own documents and
+	// publish a vote, and the document's shard inserts it once every vote
+	// says no near-duplicate. Every node of every shard names the same
+	// Stream and Shards; a stream made for one index is refused.
+	Shard, Shards int
 }
 
 // DefaultKeepFor is how long a stream a node creates keeps its commands:
@@ -91,6 +105,11 @@ type Node struct {
 
 	lag atomic.Uint64 // the stream's commands after the last one applied, as its delivery said
 
+	// passed is the last command of a shared log that this node went
+	// past without writing (another shard's, a vote, or an insert-if-new
+	// it voted on); with db.Applied, its place in the stream (position).
+	passed atomic.Uint64
+
 	publishes    atomic.Uint64 // commands the stream acknowledged to this node
 	publishNanos atomic.Int64  // the time their publishes took, in all
 }
@@ -122,6 +141,11 @@ func Start(ctx context.Context, db *engine.DB, opts Options) (*Node, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.Shards <= 1 {
+		opts.Shard, opts.Shards = 0, 0
+	} else if opts.Shard < 0 || opts.Shard >= opts.Shards {
+		return nil, fmt.Errorf("%w: replica: shard %d of %d: shards are numbered 0 to %d", engine.ErrInput, opts.Shard, opts.Shards, opts.Shards-1)
+	}
 	nc, err := nats.Connect(opts.URL, nats.Name("simhashdb"), nats.MaxReconnects(-1), nats.RetryOnFailedConnect(false))
 	if err != nil {
 		return nil, fmt.Errorf("replica: connecting to %s: %w", opts.URL, err)
@@ -131,8 +155,11 @@ func Start(ctx context.Context, db *engine.DB, opts Options) (*Node, error) {
 		nc.Close()
 		return nil, fmt.Errorf("replica: %w", err)
 	}
-	n := &Node{db: db, opts: opts, nc: nc, js: js, subject: opts.Stream + ".commands",
+	n := &Node{db: db, opts: opts, nc: nc, js: js, subject: streamSubjects(opts.Stream, 0)[0],
 		pending: map[string]chan result{}, watch: make(chan struct{}), done: make(chan struct{})}
+	if opts.Shards > 1 {
+		n.subject = shardSubject(opts.Stream, opts.Shard)
+	}
 	if n.stream, err = n.openStream(ctx); err != nil {
 		nc.Close()
 		return nil, err
@@ -146,8 +173,8 @@ func Start(ctx context.Context, db *engine.DB, opts Options) (*Node, error) {
 // openStream binds the stream, creating it if no node has.
 func (n *Node) openStream(ctx context.Context) (jetstream.Stream, error) {
 	cfg := jetstream.StreamConfig{
-		Name: n.opts.Stream, Subjects: []string{n.subject}, Storage: jetstream.FileStorage,
-		Replicas: n.opts.Replicas, Duplicates: duplicateWindow,
+		Name: n.opts.Stream, Subjects: streamSubjects(n.opts.Stream, n.opts.Shards), Storage: jetstream.FileStorage,
+		Replicas: n.opts.Replicas, Duplicates: duplicateWindow, Metadata: streamMetadata(n.opts.Shards),
 	}
 	if n.opts.KeepFor > 0 {
 		cfg.MaxAge = n.opts.KeepFor
@@ -166,7 +193,7 @@ func (n *Node) openStream(ctx context.Context) (jetstream.Stream, error) {
 		cancel()
 		switch {
 		case err == nil:
-			return s, nil
+			return s, n.checkLayout(s.CachedInfo().Config)
 		case errors.Is(err, jetstream.ErrJetStreamNotEnabled), errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount),
 			errors.Is(err, jetstream.ErrInvalidStreamName):
 			// Asking again would not change the answer.
@@ -206,13 +233,26 @@ func (n *Node) Write(ctx context.Context, c engine.Commit) error {
 	if len(c.Insert)+len(c.Delete) == 0 {
 		return nil
 	}
+	for _, d := range c.Insert {
+		if err := n.checkShard(d.ID); err != nil {
+			return err
+		}
+	}
+	for _, id := range c.Delete {
+		if err := n.checkShard(id); err != nil {
+			return err
+		}
+	}
 	return n.do(ctx, command{commit: c}).err
 }
 
 // InsertIfNew stores d unless a document within k of it is stored when
 // the stream reaches the command, and returns those that are.
 func (n *Node) InsertIfNew(ctx context.Context, d engine.Doc, k int) ([]engine.Match, bool, error) {
-	r := n.do(ctx, command{commit: engine.Commit{Insert: []engine.Doc{d}}, ifNew: true, k: k})
+	if err := n.checkShard(d.ID); err != nil {
+		return nil, false, err
+	}
+	r := n.do(ctx, command{commit: engine.Commit{Insert: []engine.Doc{d}}, ifNew: true, k: k, shards: n.opts.Shards})
 	return r.matches, r.inserted, r.err
 }
 
@@ -220,7 +260,10 @@ func (n *Node) InsertIfNew(ctx context.Context, d engine.Doc, k int) ([]engine.M
 // document counts when its sketch's estimated similarity to d's is at
 // least similarity (textindex.InsertIfNew).
 func (n *Node) InsertIfNewSimilar(ctx context.Context, d engine.Doc, k int, similarity float64) ([]textindex.Match, bool, error) {
-	r := n.do(ctx, command{commit: engine.Commit{Insert: []engine.Doc{d}}, ifNew: true, k: k, similarity: &similarity})
+	if err := n.checkShard(d.ID); err != nil {
+		return nil, false, err
+	}
+	r := n.do(ctx, command{commit: engine.Commit{Insert: []engine.Doc{d}}, ifNew: true, k: k, similarity: &similarity, shards: n.opts.Shards})
 	return r.verified, r.inserted, r.err
 }
 
@@ -251,8 +294,12 @@ func (n *Node) do(ctx context.Context, c command) result {
 	}()
 	// The message id makes a publish retried after a lost
 	// acknowledgement one command: the stream keeps the first.
+	subject := n.subject
+	if c.ifNew && c.shards > 1 {
+		subject = ifNewSubject(n.opts.Stream)
+	}
 	start := time.Now()
-	ack, err := n.js.PublishMsg(ctx, &nats.Msg{Subject: n.subject, Data: b}, jetstream.WithMsgID(id), jetstream.WithExpectStream(n.opts.Stream))
+	ack, err := n.js.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: b}, jetstream.WithMsgID(id), jetstream.WithExpectStream(n.opts.Stream))
 	if err != nil {
 		return result{err: fmt.Errorf("%w: replica: publishing to stream %s: %w", api.ErrUnavailable, n.opts.Stream, err)}
 	}
@@ -266,22 +313,22 @@ func (n *Node) do(ctx context.Context, c command) result {
 		// node's bytes (a duplicate: the same bytes, published before):
 		// when it is the next to apply, apply it now rather than wait for
 		// the stream to deliver it back.
-		if n.db.Applied()+1 == ack.Sequence && n.applyMu.TryLock() {
-			_ = n.applyNext(ctx, ack.Sequence, id, b) // a failure: the stream delivers it again
+		if n.position()+1 == ack.Sequence && n.applyMu.TryLock() {
+			_ = n.applyNext(ctx, ack.Sequence, subject, id, b) // a failure: the stream delivers it again
 			n.applyMu.Unlock()
 		}
 		n.mu.Lock()
 		stopped := n.lastErr
 		n.mu.Unlock()
-		if stopped != nil && n.db.Applied() < ack.Sequence {
-			return result{err: fmt.Errorf("%w: replica: command %d is in the stream; this node stopped applying it at %d: %w", api.ErrUnavailable, ack.Sequence, n.db.Applied(), stopped)}
+		if stopped != nil && n.position() < ack.Sequence {
+			return result{err: fmt.Errorf("%w: replica: command %d is in the stream; this node stopped applying it at %d: %w", api.ErrUnavailable, ack.Sequence, n.position(), stopped)}
 		}
 		select {
 		case r := <-ch:
 			return r
 		case <-watch:
 		case <-ctx.Done():
-			return result{err: fmt.Errorf("replica: command %d is in the stream, not yet applied by this node (applied %d): %w", ack.Sequence, n.db.Applied(), ctx.Err())}
+			return result{err: fmt.Errorf("replica: command %d is in the stream, not yet applied by this node (applied %d): %w", ack.Sequence, n.position(), ctx.Err())}
 		}
 	}
 }
@@ -304,7 +351,7 @@ func (n *Node) waitApplied(ctx context.Context, seq uint64) error {
 		n.mu.Lock()
 		watch, lastErr := n.watch, n.lastErr
 		n.mu.Unlock()
-		applied := n.db.Applied()
+		applied := n.position()
 		switch {
 		case applied >= seq:
 			return nil
@@ -329,3 +376,7 @@ func (n *Node) Lag() uint64 { return n.lag.Load() }
 func (n *Node) Publishes() (count uint64, total time.Duration) {
 	return n.publishes.Load(), time.Duration(n.publishNanos.Load())
 }
+
+// Sharding returns the node's shard and the count of shards that share
+// its log (0, 0: the log is one index's).
+func (n *Node) Sharding() (shard, shards int) { return n.opts.Shard, n.opts.Shards }

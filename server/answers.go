@@ -4,6 +4,7 @@ import (
 	"context"
 	"iter"
 
+	"github.com/simhashdb/simhashdb/api"
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/textindex"
 )
@@ -58,14 +59,33 @@ func (s *Server) latest(ctx context.Context, on bool) error {
 }
 
 // insertIfNew stores d unless a document lies within k of it (verified by
-// the sketches when d has one), and returns those that do.
-func (s *Server) insertIfNew(ctx context.Context, d engine.Doc, k int, sim float64) (answer, bool, error) {
+// the sketches when d has one), and returns those that do. A client that
+// places documents over shards (shards above 1) is refused unless this
+// server is a node of one of as many shards sharing a log, where the
+// decision covers every shard: elsewhere it would cover this server's
+// documents alone.
+func (s *Server) insertIfNew(ctx context.Context, d engine.Doc, k int, sim float64, shards int) (answer, bool, error) {
+	if shard, n := s.sharding(); shards > 1 && shards != n {
+		if n <= 1 {
+			return answer{}, false, bad("%w: the client places documents over %d shards, and this server holds one index: insert-if-new would decide over this server's documents alone (serve each shard's nodes with --nats and --shard I/%d)", api.ErrNotSharded, shards, shards)
+		}
+		return answer{}, false, bad("%w: the client places documents over %d shards, and this server is shard %d of %d", api.ErrNotSharded, shards, shard, n)
+	}
 	if d.Sketch != "" {
 		dups, inserted, err := s.writes.InsertIfNewSimilar(ctx, d, k, sim)
 		return answer{verified: dups, sketched: true}, inserted, err
 	}
 	dups, inserted, err := s.writes.InsertIfNew(ctx, d, k)
 	return answer{plain: dups}, inserted, err
+}
+
+// sharding is the shard this server's writes are of and the count of
+// shards that share its log (0, 0: one index).
+func (s *Server) sharding() (shard, shards int) {
+	if x, ok := s.writes.(interface{ Sharding() (int, int) }); ok {
+		return x.Sharding()
+	}
+	return 0, 0
 }
 
 // clusterSeq is the index's clusters within k, by connected components or

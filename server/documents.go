@@ -51,6 +51,9 @@ type docRequest struct {
 	Similarity *float64 `json:"similarity"`
 	// Latest asks a query to see every write acknowledged before it.
 	Latest *bool `json:"latest"`
+	// Shards is an insert-if-new's: the shards its client places
+	// documents over (Server.insertIfNew).
+	Shards *int `json:"shards"`
 }
 
 // decodeJSON reads one JSON object of at most limit bytes into v, refusing
@@ -204,8 +207,8 @@ func pathID(r *http.Request) (uint64, error) {
 
 // document checks a document of a request.
 func (s *Server) document(id uint64, req *docRequest) (engine.Doc, error) {
-	if req.K != nil || req.Similarity != nil || req.Latest != nil {
-		return engine.Doc{}, bad(`"k", "similarity" and "latest" do not belong to a document`)
+	if req.K != nil || req.Similarity != nil || req.Latest != nil || req.Shards != nil {
+		return engine.Doc{}, bad(`"k", "similarity", "latest" and "shards" do not belong to a document`)
 	}
 	fp, sk, err := s.fingerprint(req)
 	if err != nil {

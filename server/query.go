@@ -104,16 +104,26 @@ func (s *Server) postInsertIfNew(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	req.K, req.Similarity = nil, nil
+	shards := 0
+	if req.Shards != nil {
+		if shards = *req.Shards; shards < 0 {
+			return bad(`"shards" %d: want a count of shards`, shards)
+		}
+	}
+	req.K, req.Similarity, req.Shards = nil, nil, nil
 	d, err := s.document(id, &req)
 	if err != nil {
 		return err
 	}
-	dups, inserted, err := s.insertIfNew(r.Context(), d, k, sim)
+	dups, inserted, err := s.insertIfNew(r.Context(), d, k, sim, shards)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"inserted": inserted, "duplicates": matchesJSON(dups)})
+	ans := map[string]any{"inserted": inserted, "duplicates": matchesJSON(dups)}
+	if _, n := s.sharding(); n > 1 {
+		ans["shards"] = n
+	}
+	writeJSON(w, http.StatusOK, ans)
 	return nil
 }
 

@@ -271,8 +271,9 @@ func (x rpcService) insertIfNew(ctx context.Context, m *simhashdbv1.InsertIfNewR
 	if err != nil {
 		return nil, err
 	}
-	dups, inserted, err := x.s.insertIfNew(ctx, d, k, sim)
-	return &simhashdbv1.InsertIfNewResponse{Inserted: inserted, Duplicates: matchesRPC(dups)}, err
+	dups, inserted, err := x.s.insertIfNew(ctx, d, k, sim, int(m.GetShards()))
+	_, shards := x.s.sharding()
+	return &simhashdbv1.InsertIfNewResponse{Inserted: inserted, Duplicates: matchesRPC(dups), Shards: uint32(max(shards, 0))}, err
 }
 
 func (x rpcService) Export(ctx context.Context, _ *connect.Request[simhashdbv1.ExportRequest], out *connect.ServerStream[simhashdbv1.ExportResponse]) error {

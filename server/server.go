@@ -12,7 +12,7 @@
 //	DELETE /v1/documents/{id}   remove it
 //	GET    /v1/query?fp=..&k=.. the documents within k, nearest first
 //	POST   /v1/query            {"fingerprint"|"text", "k"}
-//	POST   /v1/insert-if-new    {"id", "fingerprint"|"text", "name", "k"}: the crawler's decision
+//	POST   /v1/insert-if-new    {"id", "fingerprint"|"text", "name", "k", "shards"}: the crawler's decision
 //	POST   /v1/batch?k=..       fingerprints, one a line ("<fp>" or "<qid> <fp>"); JSON lines out, streamed
 //	GET    /v1/stats            the index's statistics
 //	GET    /v1/export           every document, JSON lines, streamed

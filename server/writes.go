@@ -11,7 +11,9 @@ import (
 // Writes is where a Server sends its writes (Options.Writes): the index
 // itself by default, or a node of a replicated index (package replica),
 // which publishes them to the cluster's log and answers once it has
-// applied them to the index the Server reads.
+// applied them to the index the Server reads. Writes that also have a
+// method Sharding() (shard, shards int) are a shard's, and decide
+// insert-if-new over shards shards (replica.Node.Sharding).
 type Writes interface {
 	// Write stores c.Insert and removes c.Delete in one commit.
 	Write(ctx context.Context, c engine.Commit) error

@@ -115,7 +115,10 @@ func TestWrites(t *testing.T) {
 
 	for _, c := range []struct{ method, path, body, want string }{
 		{"GET", "/v1/query?fp=0x10&latest=maybe", "", `latest \"maybe\"`},
-		{"PUT", "/v1/documents/9", `{"fingerprint":"0x10","latest":true}`, `\"latest\" do not belong to a document`},
+		{"PUT", "/v1/documents/9", `{"fingerprint":"0x10","latest":true}`, `\"latest\" and \"shards\" do not belong to a document`},
+		{"PUT", "/v1/documents/9", `{"fingerprint":"0x10","shards":2}`, `\"latest\" and \"shards\" do not belong to a document`},
+		{"POST", "/v1/insert-if-new", `{"id":9,"fingerprint":"0x10","shards":2}`, `the client places documents over 2 shards, and this server holds one index`},
+		{"POST", "/v1/insert-if-new", `{"id":9,"fingerprint":"0x10","shards":-1}`, `\"shards\" -1: want a count of shards`},
 		{"POST", "/v1/insert-if-new", `{"id":9,"fingerprint":"0x10","latest":true}`, `\"latest\" is a query's`},
 	} {
 		r := call(t, ts, c.method, c.path, c.body)

@@ -73,10 +73,14 @@ func Verify(ms []engine.Match, sk string, threshold float64) []Match {
 			out = append(out, Match{m, s})
 		}
 	}
-	slices.SortStableFunc(out, func(a, b Match) int {
-		return cmp.Or(cmp.Compare(b.Similarity, a.Similarity), cmp.Compare(a.Distance, b.Distance), cmp.Compare(a.ID, b.ID))
-	})
+	slices.SortStableFunc(out, MoreSimilar)
 	return out
+}
+
+// MoreSimilar orders verified matches as answers give them: most similar
+// first, then nearest, then by id (for slices.SortFunc).
+func MoreSimilar(a, b Match) int {
+	return cmp.Or(cmp.Compare(b.Similarity, a.Similarity), engine.Nearer(a.Match, b.Match))
 }
 
 // InsertIfNew is the crawler's decision about text: it stores d (its

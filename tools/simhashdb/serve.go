@@ -29,6 +29,7 @@ type serveFlags struct {
 	nats, stream, snapshotFrom                string
 	streamReplicas                            int
 	streamKeepFor                             time.Duration
+	shard                                     shardFlag
 }
 
 func (s *serveFlags) register(fl *flag.FlagSet) {
@@ -51,6 +52,7 @@ func (s *serveFlags) register(fl *flag.FlagSet) {
 	fl.StringVar(&s.stream, "stream", "simhashdb", "with --nats: the stream that is the index's log")
 	fl.StringVar(&s.snapshotFrom, "snapshot-from", "", "with --nats, when --db holds no index yet: start from a snapshot of the node serving at this URL (GET /v1/snapshot; --token-file's token) and apply the stream after it, instead of the whole stream")
 	fl.DurationVar(&s.streamKeepFor, "stream-keep-for", replica.DefaultKeepFor, "with --nats: how long the stream keeps each command when this node creates it (0: for ever); a node away longer, or a new one, starts from a peer's snapshot (--snapshot-from)")
+	fl.Var(&s.shard, "shard", "with --nats: serve as a node of shard I of N (I/N, from 0/N) in a log that N shards share, each holding the documents its ids place there (clients give each shard's nodes as one --server, in shard order); insert-if-new is then decided over every shard. Every node of every shard names the same --stream and N")
 	fl.IntVar(&s.streamReplicas, "stream-replicas", 1, "with --nats: the stream's replicas when this node creates it (3 on a cluster of three NATS servers keeps it through the loss of one)")
 }
 
@@ -87,6 +89,9 @@ func (s *serveFlags) check() (string, error) {
 	}
 	if s.snapshotFrom != "" && s.nats == "" {
 		return "", errors.New("--snapshot-from goes with --nats")
+	}
+	if s.shard.n > 0 && s.nats == "" {
+		return "", errors.New("--shard goes with --nats: the shards' nodes share the stream's log")
 	}
 	if s.streamKeepFor < 0 || s.streamKeepFor > 0 && s.streamKeepFor < time.Second {
 		return "", fmt.Errorf("--stream-keep-for %v: want 0 (for ever) or a second or more", s.streamKeepFor)
@@ -202,14 +207,18 @@ func serve(ctx context.Context, db *engine.DB, d *dbFlags, ff *fingerprintFlags,
 		// A cluster of NATS servers just started elects its JetStream
 		// leader first: Start waits for it, up to a bound.
 		sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-		node, err := replica.Start(sctx, db, replica.Options{URL: sf.nats, Stream: sf.stream, Replicas: sf.streamReplicas, KeepFor: keepFor(sf.streamKeepFor), Logger: quietLogger()})
+		node, err := replica.Start(sctx, db, replica.Options{URL: sf.nats, Stream: sf.stream, Replicas: sf.streamReplicas, KeepFor: keepFor(sf.streamKeepFor), Shard: sf.shard.i, Shards: sf.shard.n, Logger: quietLogger()})
 		cancel()
 		if err != nil {
 			return fail(stderr, "serve", exitFailed, err)
 		}
 		defer node.Close()
 		opts.Writes = node
-		fmt.Fprintf(stderr, "%s serve: a node of stream %s at %s, applied up to command %d\n", programName, sf.stream, sf.nats, db.Applied())
+		of := ""
+		if sf.shard.n > 0 {
+			of = fmt.Sprintf(" (shard %s)", &sf.shard)
+		}
+		fmt.Fprintf(stderr, "%s serve: a node of stream %s%s at %s, applied up to command %d\n", programName, sf.stream, of, sf.nats, db.Applied())
 	}
 	h := server.New(db, opts)
 	if w := sf.plainTokenWarning(token); w != "" {
@@ -290,3 +299,32 @@ func keepFor(d time.Duration) time.Duration {
 	}
 	return d
 }
+
+// shardFlag is --shard I/N: shard I (from 0) of N.
+type shardFlag struct{ i, n int }
+
+func (f *shardFlag) String() string {
+	if f.n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d/%d", f.i, f.n)
+}
+
+func (f *shardFlag) Set(v string) error {
+	is, ns, ok := strings.Cut(v, "/")
+	i, err1 := strconv.Atoi(is)
+	n, err2 := strconv.Atoi(ns)
+	switch {
+	case !ok || err1 != nil || err2 != nil:
+		return fmt.Errorf("%q: want I/N, shard I (from 0) of N", v)
+	case n < 2 || n > maxShards:
+		return fmt.Errorf("%q: want 2 to %d shards", v, maxShards)
+	case i < 0 || i >= n:
+		return fmt.Errorf("%q: shards of %d are numbered 0 to %d", v, n, n-1)
+	}
+	f.i, f.n = i, n
+	return nil
+}
+
+// maxShards bounds N: each insert-if-new waits for a vote of every shard.
+const maxShards = 1024

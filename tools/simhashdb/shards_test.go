@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/simhashdb/simhashdb/internal/natstest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -17,26 +18,11 @@ import (
 // TestServeShards: the commands work against an index split over three
 // servers (--server once a shard) as against one index of every
 // document: add --text, find-all, find-clusters, query, batch, export,
-// stats, check; add --if-new is refused, naming why.
+// stats, check; add --if-new is refused, naming why (the servers share
+// no log).
 func TestServeShards(t *testing.T) {
 	dir := t.TempDir()
-	files := filepath.Join(dir, "files")
-	require.NoError(t, os.MkdirAll(files, 0o755))
-	rng := rand.New(rand.NewPCG(52, 5))
-	words := strings.Fields("the quick brown fox jumps over a lazy dog while seven wise owls sing of rivers stones and distant hills under pale winter light")
-	for i := range 12 { // twelve texts, each with two near copies
-		text := make([]string, 120)
-		for j := range text {
-			text[j] = words[rng.IntN(len(words))]
-		}
-		for v := range 3 {
-			if v > 0 {
-				text[rng.IntN(len(text))] = words[rng.IntN(len(words))]
-			}
-			name := filepath.Join(files, fmt.Sprintf("t%02d-%d.txt", i, v))
-			require.NoError(t, os.WriteFile(name, []byte(strings.Join(text, " ")), 0o644))
-		}
-	}
+	files := nearTexts(t, dir)
 	var shards []string
 	for i := range 3 {
 		s := startServe(t, "--db", filepath.Join(dir, fmt.Sprint("shard", i)), "--sketches")
@@ -85,11 +71,84 @@ func TestServeShards(t *testing.T) {
 	require.NoError(t, os.WriteFile(fresh, []byte("a text no shard holds yet"), 0o644))
 	ifNew := runCLI(t, "", append([]string{"add", "--text", "--if-new", "6", fresh}, shards...)...)
 	assert.Equal(t, 1, ifNew.code)
-	assert.Contains(t, ifNew.stderr, "not on a sharded index: insert-if-new needs one order over every shard, which shards do not share")
+	assert.Contains(t, ifNew.stderr, "not on a sharded index: shard ")
+	assert.Contains(t, ifNew.stderr, "the client places documents over 3 shards, and this server holds one index: insert-if-new would decide over this server's documents alone")
 	bad := runCLI(t, "", "stats", "--server", "http://127.0.0.1:1", "--server", "nope")
 	assert.Equal(t, 2, bad.code)
 	assert.Contains(t, bad.stderr, `--server "nope": want http://HOST:PORT`)
 	twice := runCLI(t, "", append([]string{"stats"}, append(slices.Clone(shards), "--server", shards[1])...)...)
 	assert.Equal(t, 2, twice.code)
 	assert.Contains(t, twice.stderr, "is in shard 0 and shard 3")
+}
+
+// nearTexts writes twelve texts, each with two near copies, in dir/files.
+func nearTexts(t *testing.T, dir string) string {
+	files := filepath.Join(dir, "files")
+	require.NoError(t, os.MkdirAll(files, 0o755))
+	rng := rand.New(rand.NewPCG(52, 5))
+	words := strings.Fields("the quick brown fox jumps over a lazy dog while seven wise owls sing of rivers stones and distant hills under pale winter light")
+	for i := range 12 {
+		text := make([]string, 120)
+		for j := range text {
+			text[j] = words[rng.IntN(len(words))]
+		}
+		for v := range 3 {
+			if v > 0 {
+				text[rng.IntN(len(text))] = words[rng.IntN(len(words))]
+			}
+			name := filepath.Join(files, fmt.Sprintf("t%02d-%d.txt", i, v))
+			require.NoError(t, os.WriteFile(name, []byte(strings.Join(text, " ")), 0o644))
+		}
+	}
+	return files
+}
+
+// TestServeShardsIfNew: over three shards of serve nodes sharing one log
+// (--nats, --shard I/3), add --if-new decides over every shard, as in
+// one index: of each text and its two near copies, whose ids place them
+// on any shard, one is added. Fingerprints (--if-new 3) and text verified
+// by sketches alike.
+func TestServeShardsIfNew(t *testing.T) {
+	dir := t.TempDir()
+	files := nearTexts(t, dir)
+	ns := natstest.Start(t, 1)
+	for _, text := range []bool{false, true} {
+		name := map[bool]string{false: "fingerprints", true: "text"}[text]
+		t.Run(name, func(t *testing.T) {
+			var shards []string
+			for i := range 3 {
+				args := []string{"--db", filepath.Join(dir, name, fmt.Sprint("shard", i)), "--nats", ns[0].URL, "--stream", name, "--shard", fmt.Sprintf("%d/3", i)}
+				if text {
+					args = append(args, "--sketches")
+				}
+				s := startServe(t, args...)
+				t.Cleanup(func() { s.stop(t, syscall.SIGTERM) })
+				assert.Contains(t, s.log(), fmt.Sprintf("a node of stream %s (shard %d/3)", name, i))
+				shards = append(shards, "--server", s.url)
+			}
+			// Fingerprints: twelve, each with two others within 2 bits.
+			add, stdin := []string{"add", "--if-new", "3"}, ""
+			rng := rand.New(rand.NewPCG(52, 6))
+			for g := range 12 {
+				fp := rng.Uint64()
+				for v := range 3 {
+					stdin += fmt.Sprintf("%d %#x g%d-%d\n", rng.Uint64N(1<<40), fp^uint64(v)<<uint(g), g, v)
+				}
+			}
+			if text {
+				add, stdin = []string{"add", "--text", "--if-new", "6", files}, ""
+			}
+			served := runCLI(t, stdin, append(slices.Clone(add), shards...)...)
+			require.Equal(t, 0, served.code, served.stderr)
+			embedded := runCLI(t, stdin, append(slices.Clone(add), "--db", filepath.Join(dir, name, "local"))...)
+			require.Equal(t, 0, embedded.code, embedded.stderr)
+			assert.Equal(t, embedded.stdout, served.stdout)
+			assert.Regexp(t, "24 (records )?not added as near-duplicates", served.stderr)
+			assert.Equal(t, embedded.stderr, served.stderr)
+			exp := runCLI(t, "", append([]string{"export", "--json"}, shards...)...)
+			local := runCLI(t, "", "export", "--json", "--db", filepath.Join(dir, name, "local"))
+			assert.Equal(t, local.stdout, exp.stdout)
+			assert.Equal(t, 12, strings.Count(exp.stdout, `"id":`))
+		})
+	}
 }

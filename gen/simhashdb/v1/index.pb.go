@@ -1011,12 +1011,16 @@ func (x *QueryAnswer) GetMatches() []*Match {
 
 // InsertIfNewRequest is a document to store unless a near-duplicate is.
 type InsertIfNewRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
-	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	Content       *Content               `protobuf:"bytes,3,opt,name=content,proto3" json:"content,omitempty"`
-	K             *uint32                `protobuf:"varint,4,opt,name=k,proto3,oneof" json:"k,omitempty"`
-	Similarity    *float64               `protobuf:"fixed64,5,opt,name=similarity,proto3,oneof" json:"similarity,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Id         uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Name       string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Content    *Content               `protobuf:"bytes,3,opt,name=content,proto3" json:"content,omitempty"`
+	K          *uint32                `protobuf:"varint,4,opt,name=k,proto3,oneof" json:"k,omitempty"`
+	Similarity *float64               `protobuf:"fixed64,5,opt,name=similarity,proto3,oneof" json:"similarity,omitempty"`
+	// The shards the client places documents over (api.ShardOf), when more
+	// than one: the server must be a node of the document's shard in a log
+	// that those shards share (serve --shard), or it refuses.
+	Shards        uint32 `protobuf:"varint,6,opt,name=shards,proto3" json:"shards,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1086,12 +1090,22 @@ func (x *InsertIfNewRequest) GetSimilarity() float64 {
 	return 0
 }
 
+func (x *InsertIfNewRequest) GetShards() uint32 {
+	if x != nil {
+		return x.Shards
+	}
+	return 0
+}
+
 // InsertIfNewResponse says whether the document was stored, and if not,
 // the near-duplicates that kept it out.
 type InsertIfNewResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Inserted      bool                   `protobuf:"varint,1,opt,name=inserted,proto3" json:"inserted,omitempty"`
-	Duplicates    []*Match               `protobuf:"bytes,2,rep,name=duplicates,proto3" json:"duplicates,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Inserted   bool                   `protobuf:"varint,1,opt,name=inserted,proto3" json:"inserted,omitempty"`
+	Duplicates []*Match               `protobuf:"bytes,2,rep,name=duplicates,proto3" json:"duplicates,omitempty"`
+	// The shards whose documents the decision covered (0: this server's
+	// index alone).
+	Shards        uint32 `protobuf:"varint,3,opt,name=shards,proto3" json:"shards,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1138,6 +1152,13 @@ func (x *InsertIfNewResponse) GetDuplicates() []*Match {
 		return x.Duplicates
 	}
 	return nil
+}
+
+func (x *InsertIfNewResponse) GetShards() uint32 {
+	if x != nil {
+		return x.Shards
+	}
+	return 0
 }
 
 // ExportRequest asks for every document.
@@ -2452,7 +2473,7 @@ const file_simhashdb_v1_index_proto_rawDesc = "" +
 	"\vQueryAnswer\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\rR\x05index\x12 \n" +
 	"\vfingerprint\x18\x02 \x01(\x06R\vfingerprint\x12-\n" +
-	"\amatches\x18\x03 \x03(\v2\x13.simhashdb.v1.MatchR\amatches\"\xb6\x01\n" +
+	"\amatches\x18\x03 \x03(\v2\x13.simhashdb.v1.MatchR\amatches\"\xce\x01\n" +
 	"\x12InsertIfNewRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12/\n" +
@@ -2460,14 +2481,16 @@ const file_simhashdb_v1_index_proto_rawDesc = "" +
 	"\x01k\x18\x04 \x01(\rH\x00R\x01k\x88\x01\x01\x12#\n" +
 	"\n" +
 	"similarity\x18\x05 \x01(\x01H\x01R\n" +
-	"similarity\x88\x01\x01B\x04\n" +
+	"similarity\x88\x01\x01\x12\x16\n" +
+	"\x06shards\x18\x06 \x01(\rR\x06shardsB\x04\n" +
 	"\x02_kB\r\n" +
-	"\v_similarity\"f\n" +
+	"\v_similarity\"~\n" +
 	"\x13InsertIfNewResponse\x12\x1a\n" +
 	"\binserted\x18\x01 \x01(\bR\binserted\x123\n" +
 	"\n" +
 	"duplicates\x18\x02 \x03(\v2\x13.simhashdb.v1.MatchR\n" +
-	"duplicates\"\x0f\n" +
+	"duplicates\x12\x16\n" +
+	"\x06shards\x18\x03 \x01(\rR\x06shards\"\x0f\n" +
 	"\rExportRequest\"F\n" +
 	"\x0eExportResponse\x124\n" +
 	"\tdocuments\x18\x01 \x03(\v2\x16.simhashdb.v1.DocumentR\tdocuments\"[\n" +

@@ -237,11 +237,20 @@ func (x *WriteCommand) GetDelete() []uint64 {
 // k of its fingerprint (and, when similarity is set, has a sketch at least
 // that similar to its own): the decision is taken by every node at the
 // command's place in the log, against the same documents.
+//
+// In a log that several shards share (each a group of nodes holding the
+// documents that api.ShardOf places there), every shard's nodes decide the
+// command against their own documents and publish a Vote; the nodes of
+// the document's shard wait for every vote and insert it when no shard
+// holds a near-duplicate.
 type InsertIfNewCommand struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Document      *Document              `protobuf:"bytes,1,opt,name=document,proto3" json:"document,omitempty"`
-	K             uint32                 `protobuf:"varint,2,opt,name=k,proto3" json:"k,omitempty"`
-	Similarity    *float64               `protobuf:"fixed64,3,opt,name=similarity,proto3,oneof" json:"similarity,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Document   *Document              `protobuf:"bytes,1,opt,name=document,proto3" json:"document,omitempty"`
+	K          uint32                 `protobuf:"varint,2,opt,name=k,proto3" json:"k,omitempty"`
+	Similarity *float64               `protobuf:"fixed64,3,opt,name=similarity,proto3,oneof" json:"similarity,omitempty"`
+	// The shards that vote, when more than one; the document's shard is
+	// api.ShardOf(document.id, shards).
+	Shards        uint32 `protobuf:"varint,4,opt,name=shards,proto3" json:"shards,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -297,6 +306,81 @@ func (x *InsertIfNewCommand) GetSimilarity() float64 {
 	return 0
 }
 
+func (x *InsertIfNewCommand) GetShards() uint32 {
+	if x != nil {
+		return x.Shards
+	}
+	return 0
+}
+
+// A Vote is one shard's part of an insert-if-new decision in a log that
+// several shards share: the shard's documents that keep the command's
+// document out (empty: none), nearest or most similar first, as that shard
+// stood at the command; or why the shard refused the command.
+type Vote struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Matches []*Match               `protobuf:"bytes,1,rep,name=matches,proto3" json:"matches,omitempty"`
+	// The shard's documents that keep it out, when more than the matches
+	// the message holds.
+	Count uint64 `protobuf:"varint,2,opt,name=count,proto3" json:"count,omitempty"`
+	// Set when the shard refused the command's content (a k above its K, a
+	// sketch of another size): the decision is refused.
+	Refused       string `protobuf:"bytes,3,opt,name=refused,proto3" json:"refused,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Vote) Reset() {
+	*x = Vote{}
+	mi := &file_simhashdb_v1_replica_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Vote) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Vote) ProtoMessage() {}
+
+func (x *Vote) ProtoReflect() protoreflect.Message {
+	mi := &file_simhashdb_v1_replica_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Vote.ProtoReflect.Descriptor instead.
+func (*Vote) Descriptor() ([]byte, []int) {
+	return file_simhashdb_v1_replica_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *Vote) GetMatches() []*Match {
+	if x != nil {
+		return x.Matches
+	}
+	return nil
+}
+
+func (x *Vote) GetCount() uint64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *Vote) GetRefused() string {
+	if x != nil {
+		return x.Refused
+	}
+	return ""
+}
+
 var File_simhashdb_v1_replica_proto protoreflect.FileDescriptor
 
 const file_simhashdb_v1_replica_proto_rawDesc = "" +
@@ -312,14 +396,19 @@ const file_simhashdb_v1_replica_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\fR\x05value\"V\n" +
 	"\fWriteCommand\x12.\n" +
 	"\x06insert\x18\x01 \x03(\v2\x16.simhashdb.v1.DocumentR\x06insert\x12\x16\n" +
-	"\x06delete\x18\x02 \x03(\x04R\x06delete\"\x8a\x01\n" +
+	"\x06delete\x18\x02 \x03(\x04R\x06delete\"\xa2\x01\n" +
 	"\x12InsertIfNewCommand\x122\n" +
 	"\bdocument\x18\x01 \x01(\v2\x16.simhashdb.v1.DocumentR\bdocument\x12\f\n" +
 	"\x01k\x18\x02 \x01(\rR\x01k\x12#\n" +
 	"\n" +
 	"similarity\x18\x03 \x01(\x01H\x00R\n" +
-	"similarity\x88\x01\x01B\r\n" +
-	"\v_similarityB=Z;github.com/simhashdb/simhashdb/gen/simhashdb/v1;simhashdbv1b\x06proto3"
+	"similarity\x88\x01\x01\x12\x16\n" +
+	"\x06shards\x18\x04 \x01(\rR\x06shardsB\r\n" +
+	"\v_similarity\"e\n" +
+	"\x04Vote\x12-\n" +
+	"\amatches\x18\x01 \x03(\v2\x13.simhashdb.v1.MatchR\amatches\x12\x14\n" +
+	"\x05count\x18\x02 \x01(\x04R\x05count\x12\x18\n" +
+	"\arefused\x18\x03 \x01(\tR\arefusedB=Z;github.com/simhashdb/simhashdb/gen/simhashdb/v1;simhashdbv1b\x06proto3"
 
 var (
 	file_simhashdb_v1_replica_proto_rawDescOnce sync.Once
@@ -333,25 +422,28 @@ func file_simhashdb_v1_replica_proto_rawDescGZIP() []byte {
 	return file_simhashdb_v1_replica_proto_rawDescData
 }
 
-var file_simhashdb_v1_replica_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
+var file_simhashdb_v1_replica_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
 var file_simhashdb_v1_replica_proto_goTypes = []any{
 	(*Command)(nil),            // 0: simhashdb.v1.Command
 	(*SettingCommand)(nil),     // 1: simhashdb.v1.SettingCommand
 	(*WriteCommand)(nil),       // 2: simhashdb.v1.WriteCommand
 	(*InsertIfNewCommand)(nil), // 3: simhashdb.v1.InsertIfNewCommand
-	(*Document)(nil),           // 4: simhashdb.v1.Document
+	(*Vote)(nil),               // 4: simhashdb.v1.Vote
+	(*Document)(nil),           // 5: simhashdb.v1.Document
+	(*Match)(nil),              // 6: simhashdb.v1.Match
 }
 var file_simhashdb_v1_replica_proto_depIdxs = []int32{
 	2, // 0: simhashdb.v1.Command.write:type_name -> simhashdb.v1.WriteCommand
 	3, // 1: simhashdb.v1.Command.insert_if_new:type_name -> simhashdb.v1.InsertIfNewCommand
 	1, // 2: simhashdb.v1.Command.setting:type_name -> simhashdb.v1.SettingCommand
-	4, // 3: simhashdb.v1.WriteCommand.insert:type_name -> simhashdb.v1.Document
-	4, // 4: simhashdb.v1.InsertIfNewCommand.document:type_name -> simhashdb.v1.Document
-	5, // [5:5] is the sub-list for method output_type
-	5, // [5:5] is the sub-list for method input_type
-	5, // [5:5] is the sub-list for extension type_name
-	5, // [5:5] is the sub-list for extension extendee
-	0, // [0:5] is the sub-list for field type_name
+	5, // 3: simhashdb.v1.WriteCommand.insert:type_name -> simhashdb.v1.Document
+	5, // 4: simhashdb.v1.InsertIfNewCommand.document:type_name -> simhashdb.v1.Document
+	6, // 5: simhashdb.v1.Vote.matches:type_name -> simhashdb.v1.Match
+	6, // [6:6] is the sub-list for method output_type
+	6, // [6:6] is the sub-list for method input_type
+	6, // [6:6] is the sub-list for extension type_name
+	6, // [6:6] is the sub-list for extension extendee
+	0, // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_simhashdb_v1_replica_proto_init() }
@@ -372,7 +464,7 @@ func file_simhashdb_v1_replica_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_simhashdb_v1_replica_proto_rawDesc), len(file_simhashdb_v1_replica_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   4,
+			NumMessages:   5,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
