@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/bits"
 	"math/rand/v2"
 	"net/http"
@@ -26,26 +27,34 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/simhashdb/simhashdb/api"
 	"github.com/simhashdb/simhashdb/internal/natstest"
 )
 
-// cluster is three "simhashdb serve" nodes of one index whose log is a
-// stream kept by three NATS servers, all real processes on loopback.
+// cluster is "simhashdb serve" nodes of one index whose log is a stream
+// kept by three NATS servers, all real processes on loopback: shards of
+// perShard nodes each (one shard: the stream is one index's; more: they
+// share it, --shard). Node i is of shard i/perShard.
 type cluster struct {
-	t     *testing.T
-	nats  []*natstest.Server
-	args  [][]string // each node's serve arguments
-	mu    sync.RWMutex
-	nodes []*served
+	t                *testing.T
+	nats             []*natstest.Server
+	shards, perShard int
+	args             [][]string // each node's serve arguments
+	mu               sync.RWMutex
+	nodes            []*served
 }
 
-func startCluster(t *testing.T) *cluster {
+func startCluster(t *testing.T, shards, perShard int) *cluster {
 	ns := natstest.Start(t, 3)
-	c := &cluster{t: t, nats: ns}
-	for i := range 3 {
-		c.args = append(c.args, []string{"--db", filepath.Join(t.TempDir(), fmt.Sprint("node", i)),
-			"--nats", natstest.URLs(ns), "--stream", "cluster", "--stream-replicas", "3", "--sync", "none"})
-		c.nodes = append(c.nodes, startServe(t, c.args[i]...))
+	c := &cluster{t: t, nats: ns, shards: shards, perShard: perShard}
+	for i := range shards * perShard {
+		args := []string{"--db", filepath.Join(t.TempDir(), fmt.Sprint("node", i)),
+			"--nats", natstest.URLs(ns), "--stream", "cluster", "--stream-replicas", "3", "--sync", "none"}
+		if shards > 1 {
+			args = append(args, "--shard", fmt.Sprintf("%d/%d", i/perShard, shards))
+		}
+		c.args = append(c.args, args)
+		c.nodes = append(c.nodes, startServe(t, args...))
 	}
 	return c
 }
@@ -57,8 +66,17 @@ func (c *cluster) url(i int) string {
 	return c.nodes[i].url
 }
 
+// nodeOf is a node, the r-th of its shard's, of the shard that holds id.
+func (c *cluster) nodeOf(id uint64, r int) int {
+	return api.ShardOf(id, c.shards)*c.perShard + r%c.perShard
+}
+
+// shardOf is the shard of node i.
+func (c *cluster) shardOf(i int) int { return i / c.perShard }
+
 // kill kills node i with SIGKILL and starts it again on its index or,
-// replaced, on a new one that starts from another node's snapshot.
+// replaced, on a new one that starts from a snapshot of another node of
+// its shard.
 func (c *cluster) kill(i int, replace bool) {
 	c.mu.Lock()
 	old := c.nodes[i]
@@ -69,7 +87,8 @@ func (c *cluster) kill(i int, replace bool) {
 	args := c.args[i]
 	if replace {
 		require.NoError(c.t, os.RemoveAll(args[1])) // --db
-		args = append(slices.Clip(args), "--snapshot-from", c.url((i+1)%3))
+		peer := c.shardOf(i)*c.perShard + (i+1)%c.perShard
+		args = append(slices.Clip(args), "--snapshot-from", c.url(peer))
 	}
 	s := startServe(c.t, args...)
 	if replace {
@@ -124,14 +143,27 @@ func groupFP(g int64) uint64 {
 // insert-if-new forbade, and queries equal a brute-force oracle.
 // SIMHASHDB_CLUSTER_ROUNDS sets the kills (CI runs 200).
 func TestClusterKills(t *testing.T) {
+	clusterKills(t, 1, 3, "SIMHASHDB_CLUSTER_ROUNDS")
+}
+
+// TestShardKills is TestClusterKills over two shards of two nodes that
+// share the log: each shard's nodes hold its documents, and the crawlers'
+// offers, whose ids place them on either shard, are decided over both.
+// SIMHASHDB_SHARD_ROUNDS sets the kills.
+func TestShardKills(t *testing.T) {
+	clusterKills(t, 2, 2, "SIMHASHDB_SHARD_ROUNDS")
+}
+
+func clusterKills(t *testing.T, shards, perShard int, roundsVar string) {
 	if testing.Short() {
 		t.Skip("runs NATS and serve processes")
 	}
 	rounds := 4
-	if n, err := strconv.Atoi(os.Getenv("SIMHASHDB_CLUSTER_ROUNDS")); err == nil && n > 0 {
+	if n, err := strconv.Atoi(os.Getenv(roundsVar)); err == nil && n > 0 {
 		rounds = n
 	}
-	c := startCluster(t)
+	c := startCluster(t, shards, perShard)
+	nodes := shards * perShard
 	rng := rand.New(rand.NewPCG(52, 52))
 	m := &clusterModel{acked: map[uint64]uint64{}, maybe: map[uint64]uint64{}, inserted: map[uint64]bool{}}
 	const groupsPerRound = 4
@@ -141,6 +173,10 @@ func TestClusterKills(t *testing.T) {
 	var pause sync.RWMutex // the checker stops the writers
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
+	ofShards := ""
+	if shards > 1 {
+		ofShards = fmt.Sprintf(`,"shards":%d`, shards)
+	}
 	for w := range 6 {
 		wg.Add(1)
 		go func() {
@@ -154,7 +190,7 @@ func TestClusterKills(t *testing.T) {
 				}
 				pause.RLock()
 				id := nextID.Add(1)
-				node := c.url(r.IntN(3))
+				node := c.url(c.nodeOf(id, r.IntN(perShard)))
 				answered := false
 				if w < 2 {
 					fp := r.Uint64()
@@ -163,7 +199,7 @@ func TestClusterKills(t *testing.T) {
 					m.record(id, fp, answered, errors.Is(err, syscall.ECONNREFUSED), false)
 				} else {
 					fp := groupFP(m.groups.Load()-1-int64(r.IntN(groupsPerRound))) ^ 1<<r.IntN(64)
-					code, body, err := clusterDo("POST", node+"/v1/insert-if-new", fmt.Sprintf(`{"id":%d,"fingerprint":"%#x","k":3}`, id, fp))
+					code, body, err := clusterDo("POST", node+"/v1/insert-if-new", fmt.Sprintf(`{"id":%d,"fingerprint":"%#x","k":3%s}`, id, fp, ofShards))
 					var a struct{ Inserted bool }
 					answered = err == nil && code == 200 && json.Unmarshal([]byte(body), &a) == nil
 					m.record(id, fp, answered && a.Inserted, answered && !a.Inserted || errors.Is(err, syscall.ECONNREFUSED), true)
@@ -185,7 +221,7 @@ func TestClusterKills(t *testing.T) {
 			natsKills++
 			s.Restart(t)
 		}
-		c.kill(rng.IntN(3), round%10 == 9)
+		c.kill(rng.IntN(nodes), round%10 == 9)
 		kills++
 		if round%10 == 9 {
 			replaced++
@@ -198,8 +234,8 @@ func TestClusterKills(t *testing.T) {
 	close(stop)
 	wg.Wait()
 	m.check(t, c, rounds)
-	// The command line against the cluster: the nodes comma separated,
-	// the first one dead.
+	// The command line against the cluster: each shard's nodes comma
+	// separated, the first one dead.
 	c.nodes[0].cmd.Process.Kill()
 	<-c.nodes[0].done
 	var q uint64
@@ -207,7 +243,15 @@ func TestClusterKills(t *testing.T) {
 		q = m.acked[id]
 		break
 	}
-	r := runCLI(t, "", "query", "--server", c.url(0)+","+c.url(1)+","+c.url(2), "--fp", fmt.Sprintf("%#x", q), "--k", "3", "--json")
+	args := []string{"query", "--fp", fmt.Sprintf("%#x", q), "--k", "3", "--json"}
+	for s := range shards {
+		var urls []string
+		for r := range perShard {
+			urls = append(urls, c.url(s*perShard+r))
+		}
+		args = append(args, "--server", strings.Join(urls, ","))
+	}
+	r := runCLI(t, "", args...)
 	require.Equal(t, 0, r.code, r.stderr)
 	var want []string
 	for id, fp := range m.acked {
@@ -219,7 +263,7 @@ func TestClusterKills(t *testing.T) {
 	for _, w := range want {
 		assert.Contains(t, r.stdout, w)
 	}
-	t.Logf("cluster kills: %d node kills (%d replaced by a new node from a snapshot), %d NATS server kills, %d acknowledged writes, %d answers lost with their node (stored or not, each checked), %d inserted by insert-if-new", kills, replaced, natsKills, len(m.acked), len(m.maybe), len(m.inserted))
+	t.Logf("cluster kills (%d shards of %d nodes): %d node kills (%d replaced by a new node from a snapshot), %d NATS server kills, %d acknowledged writes, %d answers lost with their node (stored or not, each checked), %d inserted by insert-if-new", shards, perShard, kills, replaced, natsKills, len(m.acked), len(m.maybe), len(m.inserted))
 }
 
 // record notes a write's answer: acknowledged (stored), refused
@@ -239,14 +283,20 @@ func (m *clusterModel) record(id, fp uint64, acked, refused, ifNew bool) {
 	}
 }
 
-// check compares every node, caught up with the stream, with the model.
+// check compares every node, caught up with the stream, with the model:
+// each holds its shard's part of it, as the other nodes of its shard do.
 func (m *clusterModel) check(t *testing.T, c *cluster, round int) {
 	t.Helper()
-	var first map[uint64]uint64
-	for i := range 3 {
+	all := map[uint64]uint64{}  // every shard's documents
+	var first map[uint64]uint64 // those of the shard's first node
+	for i := range c.shards * c.perShard {
+		shard := c.shardOf(i)
 		docs := exportOf(t, c.url(i))
 		m.mu.Lock()
 		for id, fp := range m.acked {
+			if api.ShardOf(id, c.shards) != shard {
+				continue
+			}
 			got, ok := docs[id]
 			require.True(t, ok, "round %d node %d: acknowledged document %d missing", round, i, id)
 			require.Equal(t, fp, got, "round %d node %d: document %d", round, i, id)
@@ -258,28 +308,32 @@ func (m *clusterModel) check(t *testing.T, c *cluster, round int) {
 			}
 			require.True(t, ok, "round %d node %d: document %d was refused or never sent", round, i, id)
 			require.Equal(t, want, fp, "round %d node %d: document %d", round, i, id)
+			require.Equal(t, shard, api.ShardOf(id, c.shards), "round %d node %d: document %d of another shard", round, i, id)
 		}
 		m.mu.Unlock()
-		if first == nil {
+		if i%c.perShard == 0 {
 			first = docs
+			maps.Copy(all, docs)
 		} else {
-			require.Equal(t, first, docs, "round %d: node %d holds other documents than node 0", round, i)
+			require.Equal(t, first, docs, "round %d: node %d holds other documents than node %d of its shard", round, i, shard*c.perShard)
 		}
 	}
-	// No two documents of one group (all within 2 of each other) stored:
-	// insert-if-new forbade the second.
+	// No two documents of one group (all within 2 of each other) stored,
+	// on any shard: insert-if-new forbade the second.
 	for g := range m.groups.Load() {
 		o := groupFP(g)
 		var in []uint64
-		for id, fp := range first {
+		for id, fp := range all {
 			if bits.OnesCount64(fp^o) <= 1 {
 				in = append(in, id)
 			}
 		}
 		require.LessOrEqual(t, len(in), 1, "round %d: group %d holds near-duplicates %v", round, g, in)
 	}
-	// Queries against the oracle, on a node picked by round.
-	url := c.url(round % 3)
+	// Queries against the oracle, on a node picked by round: its shard's
+	// documents.
+	node := round % (c.shards * c.perShard)
+	url := c.url(node)
 	for g := range min(m.groups.Load(), 16) {
 		o := groupFP(m.groups.Load() - 1 - g)
 		code, body, err := clusterDo("GET", fmt.Sprintf("%s/v1/query?fp=%#x&k=3", url, o), "")
@@ -295,8 +349,8 @@ func (m *clusterModel) check(t *testing.T, c *cluster, round int) {
 		for _, x := range a.Matches {
 			got = append(got, x.ID)
 		}
-		for id, fp := range first {
-			if bits.OnesCount64(fp^o) <= 3 {
+		for id, fp := range all {
+			if bits.OnesCount64(fp^o) <= 3 && api.ShardOf(id, c.shards) == c.shardOf(node) {
 				want = append(want, id)
 			}
 		}
