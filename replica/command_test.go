@@ -114,3 +114,22 @@ func FuzzDecodeVote(f *testing.F) {
 		assert.Equal(t, v, w)
 	})
 }
+
+func TestTally(t *testing.T) {
+	near := func(id uint64, d int) engine.Match { return engine.Match{Doc: engine.Doc{ID: id}, Distance: d} }
+	r := tally(map[int]vote{0: {matches: []engine.Match{}}, 1: {matches: []engine.Match{}}})
+	assert.True(t, r.inserted)
+	assert.NoError(t, r.err)
+	r = tally(map[int]vote{0: {matches: []engine.Match{near(5, 2)}, count: 1}, 1: {matches: []engine.Match{near(9, 1), near(2, 2)}, count: 2}})
+	assert.False(t, r.inserted)
+	assert.Equal(t, []engine.Match{near(9, 1), near(2, 2), near(5, 2)}, r.matches, "nearest first, then by id")
+	// A vote whose near-duplicates did not fit in its message still keeps
+	// the document out.
+	r = tally(map[int]vote{0: {matches: []engine.Match{}}, 1: {matches: []engine.Match{}, count: 3}})
+	assert.False(t, r.inserted)
+	r = tally(map[int]vote{0: {matches: []engine.Match{}}, 2: {refused: "k 9 above K 3"}})
+	require.ErrorIs(t, r.err, engine.ErrInput)
+	assert.ErrorContains(t, r.err, "shard 2 refused it: k 9 above K 3")
+	v := tally(map[int]vote{0: {verified: []textindex.Match{{Match: near(1, 3), Similarity: 0.8}}, count: 1}, 1: {verified: []textindex.Match{{Match: near(2, 1), Similarity: 0.9}}, count: 1}})
+	assert.Equal(t, []uint64{2, 1}, []uint64{v.verified[0].ID, v.verified[1].ID}, "most similar first")
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -121,21 +122,27 @@ func (n *Node) decideShards(ctx context.Context, seq uint64, c command) result {
 		return result{err: err}
 	}
 	votes[n.opts.Shard] = own
+	return tally(votes)
+}
+
+// tally is the decision of every shard's votes: the document goes in when
+// no shard holds a near-duplicate (a vote's count, not the matches it had
+// room for), the near-duplicates in the order of an answer.
+func tally(votes map[int]vote) result {
 	var r result
-	for shard, v := range votes {
+	found := 0 // near-duplicates on every shard, those a vote left out too
+	for _, shard := range slices.Sorted(maps.Keys(votes)) {
+		v := votes[shard]
 		if v.refused != "" {
 			return result{err: fmt.Errorf("%w: shard %d refused it: %s", engine.ErrInput, shard, v.refused)}
 		}
 		r.matches = append(r.matches, v.matches...)
 		r.verified = append(r.verified, v.verified...)
+		found += v.count
 	}
-	if c.similarity != nil {
-		slices.SortFunc(r.verified, textindex.MoreSimilar)
-		r.inserted = len(r.verified) == 0
-	} else {
-		slices.SortFunc(r.matches, engine.Nearer)
-		r.inserted = len(r.matches) == 0
-	}
+	slices.SortFunc(r.matches, engine.Nearer)
+	slices.SortFunc(r.verified, textindex.MoreSimilar)
+	r.inserted = found == 0
 	return r
 }
 
