@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
+	"github.com/simhashdb/simhashdb/api"
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/internal/natstest"
 	"github.com/simhashdb/simhashdb/permutation"
@@ -128,4 +129,42 @@ func BenchmarkCatchUp(b *testing.B) {
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "commands/s")
+}
+
+// BenchmarkInsertIfNew is one crawler's Node.InsertIfNew, fresh
+// fingerprints, on a stream of three NATS servers: through a node of one
+// index, and through a node of shard 0 of 2 and of 3 sharing the stream
+// (one node a shard), whose decision waits for the other shards' votes.
+// Its ids are shard 0's, so every offer goes through the same node.
+func BenchmarkInsertIfNew(b *testing.B) {
+	ctx := context.Background()
+	ns := natstest.Start(b, 3)
+	url := natstest.URLs(ns)
+	for _, shards := range []int{1, 2, 3} {
+		b.Run(fmt.Sprintf("shards-%d", shards), func(b *testing.B) {
+			d, err := permutation.Blocks(3, 4)
+			require.NoError(b, err)
+			var nodes []*replica.Node
+			for s := range shards {
+				db, err := engine.Open(b.TempDir(), engine.Options{Design: d, Sync: engine.SyncNone})
+				require.NoError(b, err)
+				defer db.Close()
+				sctx, cancel := context.WithTimeout(ctx, natstest.Eventually)
+				n, err := replica.Start(sctx, db, replica.Options{URL: url, Stream: fmt.Sprint("ifnew", shards), Replicas: 3, Shard: s, Shards: shards})
+				cancel()
+				require.NoError(b, err)
+				defer n.Close()
+				nodes = append(nodes, n)
+			}
+			rng := rand.New(rand.NewPCG(1, 1))
+			id := uint64(0)
+			for b.Loop() {
+				for id++; shards > 1 && api.ShardOf(id, shards) != 0; id++ {
+				}
+				_, ok, err := nodes[0].InsertIfNew(ctx, engine.Doc{ID: id, Fingerprint: rng.Uint64()}, 3)
+				require.NoError(b, err)
+				require.True(b, ok)
+			}
+		})
+	}
 }

@@ -110,6 +110,11 @@ type Node struct {
 	// it voted on); with db.Applied, its place in the stream (position).
 	passed atomic.Uint64
 
+	voteMu      sync.Mutex
+	voteWaits   map[uint64]chan *nats.Msg // by command: the decisions waiting for votes (onVote)
+	recent      map[uint64][]*nats.Msg    // by command: votes no decision waited for yet
+	recentBytes int
+
 	publishes    atomic.Uint64 // commands the stream acknowledged to this node
 	publishNanos atomic.Int64  // the time their publishes took, in all
 }
@@ -163,6 +168,13 @@ func Start(ctx context.Context, db *engine.DB, opts Options) (*Node, error) {
 	if n.stream, err = n.openStream(ctx); err != nil {
 		nc.Close()
 		return nil, err
+	}
+	if opts.Shards > 1 {
+		n.voteWaits, n.recent = map[uint64]chan *nats.Msg{}, map[uint64][]*nats.Msg{}
+		if _, err := nc.Subscribe(opts.Stream+".vote.>", n.onVote); err != nil {
+			nc.Close()
+			return nil, fmt.Errorf("replica: %w", err)
+		}
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel

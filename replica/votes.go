@@ -150,12 +150,9 @@ func tally(votes map[int]vote) result {
 // this node's, by shard: those the stream holds already, then those
 // published after.
 func (n *Node) votes(ctx context.Context, seq uint64, c command) (map[int]vote, error) {
-	// Subscribed before asking the stream, so that no vote falls between.
-	sub, err := n.nc.SubscribeSync(fmt.Sprintf("%s.vote.%d.*", n.opts.Stream, seq))
-	if err != nil {
-		return nil, fmt.Errorf("waiting for the votes on command %d: %w", seq, err)
-	}
-	defer sub.Unsubscribe()
+	// Waiting before asking the stream, so that no vote falls between.
+	ch := n.waitVotes(seq, c.shards)
+	defer n.doneVotes(seq)
 	votes := map[int]vote{}
 	add := func(shard int, data []byte) error {
 		v, err := decodeVote(data, c.similarity != nil)
@@ -185,18 +182,21 @@ func (n *Node) votes(ctx context.Context, seq uint64, c command) (map[int]vote, 
 		}
 		return nil
 	}
-	if err := stored(); err != nil {
-		return nil, err
+	// A node that keeps up has seen the votes come or sees them coming; one
+	// catching up asks the stream for those it missed.
+	if n.lag.Load() > 0 {
+		if err := stored(); err != nil {
+			return nil, err
+		}
 	}
 	wait, waited := minRetry, time.Duration(0)
 	for len(votes) < c.shards-1 {
-		wctx, cancel := context.WithTimeout(ctx, wait)
-		m, err := sub.NextMsgWithContext(wctx)
-		cancel()
-		switch {
-		case ctx.Err() != nil:
+		var m *nats.Msg
+		select {
+		case <-ctx.Done():
 			return nil, fmt.Errorf("waiting for the votes on command %d (%d of %d in): %w", seq, len(votes)+1, c.shards, ctx.Err())
-		case errors.Is(err, context.DeadlineExceeded):
+		case m = <-ch:
+		case <-time.After(wait):
 			if waited += wait; waited >= voteWarnEvery {
 				n.opts.Logger.Warn("simhashdb replica: waiting for shards' votes on an insert-if-new", "stream", n.opts.Stream, "sequence", seq, "missing", missing(votes, c.shards, n.opts.Shard))
 				waited = 0
@@ -206,11 +206,9 @@ func (n *Node) votes(ctx context.Context, seq uint64, c command) (map[int]vote, 
 				return nil, err
 			}
 			continue
-		case err != nil:
-			return nil, fmt.Errorf("waiting for the votes on command %d: %w", seq, err)
 		}
-		shard, err := strconv.Atoi(m.Subject[strings.LastIndexByte(m.Subject, '.')+1:])
-		if err != nil || shard < 0 || shard >= c.shards || shard == n.opts.Shard {
+		_, shard, ok := n.voteOf(m.Subject)
+		if !ok || shard >= c.shards || shard == n.opts.Shard {
 			continue // not a vote this decision takes
 		}
 		if _, ok := votes[shard]; !ok {
@@ -220,6 +218,82 @@ func (n *Node) votes(ctx context.Context, seq uint64, c command) (map[int]vote, 
 		}
 	}
 	return votes, nil
+}
+
+// onVote hands a vote published on the stream to the decision waiting
+// for it, or keeps it for one to come (the latest recentVotes commands'):
+// the stream holds it too, for a decision that comes to it later. A node
+// subscribes once to every vote, as a subscription made for one decision
+// may reach the NATS servers after the vote it awaits.
+func (n *Node) onVote(m *nats.Msg) {
+	seq, _, ok := n.voteOf(m.Subject)
+	if !ok {
+		return
+	}
+	n.voteMu.Lock()
+	defer n.voteMu.Unlock()
+	if ch := n.voteWaits[seq]; ch != nil {
+		select {
+		case ch <- m:
+		default: // full (copies of one vote): asked of the stream
+		}
+		return
+	}
+	if seq <= n.position() || len(n.recent[seq]) >= 4 {
+		return // decided, or gone past; or copies enough
+	}
+	n.recent[seq] = append(n.recent[seq], m)
+	n.recentBytes += len(m.Data)
+	for len(n.recent) > recentVotes || n.recentBytes > recentVoteBytes {
+		first := slices.Min(slices.Collect(maps.Keys(n.recent)))
+		for _, m := range n.recent[first] {
+			n.recentBytes -= len(m.Data)
+		}
+		delete(n.recent, first)
+	}
+}
+
+// recentVotes and recentVoteBytes bound the votes a node keeps for
+// decisions to come; one past them asks the stream.
+const (
+	recentVotes     = 1024
+	recentVoteBytes = 16 << 20
+)
+
+// waitVotes is where the votes on the command at seq come, those kept
+// first, until doneVotes.
+func (n *Node) waitVotes(seq uint64, shards int) chan *nats.Msg {
+	n.voteMu.Lock()
+	defer n.voteMu.Unlock()
+	kept := n.recent[seq]
+	for _, m := range kept {
+		n.recentBytes -= len(m.Data)
+	}
+	delete(n.recent, seq)
+	ch := make(chan *nats.Msg, 2*shards+len(kept))
+	for _, m := range kept {
+		ch <- m
+	}
+	n.voteWaits[seq] = ch
+	return ch
+}
+
+func (n *Node) doneVotes(seq uint64) {
+	n.voteMu.Lock()
+	delete(n.voteWaits, seq)
+	n.voteMu.Unlock()
+}
+
+// voteOf is the command and shard of a vote's subject.
+func (n *Node) voteOf(subject string) (seq uint64, shard int, ok bool) {
+	rest, found := strings.CutPrefix(subject, n.opts.Stream+".vote.")
+	if !found {
+		return 0, 0, false
+	}
+	seqs, shards, _ := strings.Cut(rest, ".")
+	seq, err1 := strconv.ParseUint(seqs, 10, 64)
+	shard, err2 := strconv.Atoi(shards)
+	return seq, shard, err1 == nil && err2 == nil && shard >= 0
 }
 
 // missing is the shards whose votes have not come.
