@@ -6,16 +6,20 @@ import (
 	"iter"
 	"math/bits"
 	"math/rand/v2"
+	"net/http"
 	"net/http/httptest"
 	"slices"
 	"testing"
 
+	"connectrpc.com/connect"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/simhashdb/simhashdb/api"
 	"github.com/simhashdb/simhashdb/client"
 	"github.com/simhashdb/simhashdb/engine"
+	simhashdbv1 "github.com/simhashdb/simhashdb/gen/simhashdb/v1"
+	"github.com/simhashdb/simhashdb/gen/simhashdb/v1/simhashdbv1connect"
 	"github.com/simhashdb/simhashdb/permutation"
 	"github.com/simhashdb/simhashdb/server"
 	"github.com/simhashdb/simhashdb/sketch"
@@ -330,4 +334,34 @@ func collectGroups(t *testing.T, seq iter.Seq2[[]engine.Doc, error]) [][]uint64 
 		out = append(out, ids)
 	}
 	return out
+}
+
+// shardlessServer answers InsertIfNew as a server that knows nothing of
+// shards would: its own decision, no count of shards.
+type shardlessServer struct {
+	simhashdbv1connect.UnimplementedIndexServiceHandler
+}
+
+func (shardlessServer) InsertIfNew(context.Context, *connect.Request[simhashdbv1.InsertIfNewRequest]) (*connect.Response[simhashdbv1.InsertIfNewResponse], error) {
+	return connect.NewResponse(&simhashdbv1.InsertIfNewResponse{Inserted: true}), nil
+}
+
+// TestShardedInsertIfNewUnsharded: a shard's server whose answer does not
+// say the decision covered every shard (a build before shards, which
+// ignores the request's count) is reported, not taken as the index's
+// decision.
+func TestShardedInsertIfNewUnsharded(t *testing.T) {
+	var shards []string
+	for range 2 {
+		mux := http.NewServeMux()
+		mux.Handle(simhashdbv1connect.NewIndexServiceHandler(shardlessServer{}))
+		ts := httptest.NewServer(mux)
+		t.Cleanup(ts.Close)
+		shards = append(shards, ts.URL)
+	}
+	s, err := client.NewSharded(shards, client.Options{})
+	require.NoError(t, err)
+	_, _, err = s.InsertIfNew(context.Background(), engine.Doc{ID: 7, Fingerprint: 1}, 3)
+	require.ErrorIs(t, err, client.ErrSharded)
+	assert.ErrorContains(t, err, "over its own documents (inserted: true), not over the 2 shards")
 }
