@@ -6,6 +6,8 @@ package natstest
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"net"
@@ -24,32 +26,74 @@ var (
 	buildErr  error
 )
 
-// Binary returns the path of a nats-server built for this test process.
+// Binary returns the path of a nats-server built from tools/natsserver.
+// It is built once per version of that module and of Go, into the user's
+// cache folder, and kept there for later runs: a binary per test process
+// left in the temporary folder filled it by tens of megabytes a run.
 func Binary(t testing.TB) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		out, err := exec.Command("go", "env", "GOMOD").Output()
-		if err != nil {
-			buildErr = fmt.Errorf("go env GOMOD: %w", err)
-			return
-		}
-		dir := filepath.Join(filepath.Dir(strings.TrimSpace(string(out))), "tools", "natsserver")
-		tmp, err := os.MkdirTemp("", "natstest")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binary = filepath.Join(tmp, "nats-server")
-		cmd := exec.Command("go", "build", "-o", binary, "github.com/nats-io/nats-server/v2")
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("building nats-server in %s: %v\n%s", dir, err, out)
-		}
-	})
+	buildOnce.Do(func() { binary, buildErr = build() })
 	if buildErr != nil {
 		t.Fatal(buildErr)
 	}
 	return binary
+}
+
+func build() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD", "GOVERSION").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD GOVERSION: %w", err)
+	}
+	env := strings.Fields(string(out))
+	if len(env) != 2 {
+		return "", fmt.Errorf("go env GOMOD GOVERSION printed %q", out)
+	}
+	dir := filepath.Join(filepath.Dir(env[0]), "tools", "natsserver")
+	sum, err := os.ReadFile(filepath.Join(dir, "go.sum"))
+	if err != nil {
+		return "", err
+	}
+	key := sha256.Sum256(append(sum, env[1]...))
+	var home string
+	for _, cache := range cacheDirs() {
+		home = filepath.Join(cache, "simhashdb-natstest", hex.EncodeToString(key[:8]))
+		if err = os.MkdirAll(home, 0o755); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(home, "nats-server")
+	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() && st.Mode()&0o100 != 0 {
+		return path, nil
+	}
+	// Built under a name of its own and renamed: test processes of
+	// several packages build at once, and none may run a half-written file.
+	tmp, err := os.CreateTemp(home, "nats-server-*")
+	if err != nil {
+		return "", err
+	}
+	tmp.Close()
+	defer os.Remove(tmp.Name())
+	cmd := exec.Command("go", "build", "-o", tmp.Name(), "github.com/nats-io/nats-server/v2")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building nats-server in %s: %v\n%s", dir, err, out)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// cacheDirs lists where a built server may be kept, the user's cache
+// first and the temporary folder where there is none or it is read-only.
+func cacheDirs() []string {
+	if cache, err := os.UserCacheDir(); err == nil {
+		return []string{cache, os.TempDir()}
+	}
+	return []string{os.TempDir()}
 }
 
 // Server is one nats-server process.
