@@ -28,6 +28,7 @@ func benchDocs() int {
 
 // benchIndex is an index of the benchmarks, built once a run.
 type benchIndex struct {
+	dir     string
 	db      *engine.DB
 	docs    []engine.Doc
 	k       int
@@ -84,12 +85,23 @@ func indexWith(b *testing.B, kind string, cacheSize int64) *benchIndex {
 		b.Fatal(err)
 	}
 	qfps := fingerprints.Queries(fps, 4096, 5)
-	ix := &benchIndex{db: db, docs: docs, k: db.K(), queries: make([]engine.Doc, len(qfps))}
+	ix := &benchIndex{dir: dir, db: db, docs: docs, k: db.K(), queries: make([]engine.Doc, len(qfps))}
 	for i, q := range qfps {
 		ix.queries[i] = engine.Doc{Fingerprint: q, Sketch: docs[i%n].Sketch}
 	}
 	benchIndexes[key] = ix
 	return ix
+}
+
+// TestMain removes the benchmarks' indexes, which outlive any one
+// benchmark (hundreds of MB each at a million documents).
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, ix := range benchIndexes {
+		ix.db.Close()
+		os.RemoveAll(ix.dir)
+	}
+	os.Exit(code)
 }
 
 // BenchmarkQuery is one warm query: today's k = 3 query of an index of
