@@ -148,6 +148,11 @@ var ErrUnavailable = errors.New("unavailable: try again")
 // alone. The server refuses it before deciding anything.
 var ErrNotSharded = errors.New("not a shard of a log the client's shards share")
 
+// ErrSharded: an operation a sharded index does not give, or a decision
+// a shard made over its own documents alone (client.ErrSharded; a router
+// in front of shards answers it too).
+var ErrSharded = errors.New("client: not on a sharded index")
+
 // ErrorKindHeader is the metadata (a header or trailer) in which an RPC's
 // error names the engine's error it stands for, so that a client returns
 // the same sentinel (errors.Is(err, engine.ErrNotFound)): one of the
@@ -165,12 +170,13 @@ var ErrorKinds = map[string]error{
 	"closed":      engine.ErrClosed,
 	"corrupt":     engine.ErrCorrupt,
 	"not_sharded": ErrNotSharded,
+	"sharded":     ErrSharded,
 }
 
 // ErrorKindOf is the name in ErrorKinds of the engine's error err matches
 // ("input" for a malformed request too: every 400 of the server), or "".
 func ErrorKindOf(err error) string {
-	for _, kind := range []string{"not_sharded", "distance", "not_found", "disk_full", "read_only", "closed", "corrupt", "input"} {
+	for _, kind := range []string{"sharded", "not_sharded", "distance", "not_found", "disk_full", "read_only", "closed", "corrupt", "input"} {
 		if errors.Is(err, ErrorKinds[kind]) {
 			return kind
 		}

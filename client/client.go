@@ -186,16 +186,24 @@ func (c *Client) Query(ctx context.Context, fp uint64, k int) ([]engine.Match, e
 // text, those whose sketches estimate a similarity from similarity on (nil:
 // the server's default), each with it. fp is the text's fingerprint.
 func (c *Client) QueryText(ctx context.Context, text string, k int, similarity *float64) (fp uint64, matches []textindex.Match, err error) {
-	kk, err := distance(k)
+	req, err := textQuery(text, k, similarity, c.o.Latest)
 	if err != nil {
 		return 0, nil, err
 	}
-	req := &simhashdbv1.QueryRequest{Content: &simhashdbv1.Content{Kind: &simhashdbv1.Content_Text{Text: text}}, K: &kk, Similarity: similarity, Latest: c.o.Latest}
 	a, err := unary(ctx, c, true, "Query", c.rpc.Query, req)
 	if err != nil {
 		return 0, nil, err
 	}
 	return a.GetFingerprint(), api.VerifiedFromProto(a.GetMatches()), nil
+}
+
+// textQuery is the query of text.
+func textQuery(text string, k int, similarity *float64, latest bool) (*simhashdbv1.QueryRequest, error) {
+	kk, err := distance(k)
+	if err != nil {
+		return nil, err
+	}
+	return &simhashdbv1.QueryRequest{Content: &simhashdbv1.Content{Kind: &simhashdbv1.Content_Text{Text: text}}, K: &kk, Similarity: similarity, Latest: latest}, nil
 }
 
 // distance is k as a request carries it.
@@ -211,7 +219,7 @@ func distance(k int) (uint32, error) {
 // retried: a first try that stored d before its answer was lost would
 // make a second find d itself.
 func (c *Client) InsertIfNew(ctx context.Context, d engine.Doc, k int) (duplicates []engine.Match, inserted bool, err error) {
-	a, err := c.insertIfNew(ctx, d, k, nil, 0)
+	a, err := c.insertIfNew(ctx, d, k, nil)
 	if err != nil {
 		return nil, false, err
 	}
@@ -224,23 +232,34 @@ func (c *Client) InsertIfNew(ctx context.Context, d engine.Doc, k int) (duplicat
 // returned, each with it (textindex.InsertIfNew on the server). Not
 // retried, as InsertIfNew.
 func (c *Client) InsertIfNewSimilar(ctx context.Context, d engine.Doc, k int, similarity float64) (duplicates []textindex.Match, inserted bool, err error) {
-	a, err := c.insertIfNew(ctx, d, k, &similarity, 0)
+	a, err := c.insertIfNew(ctx, d, k, &similarity)
 	if err != nil {
 		return nil, false, err
 	}
 	return api.VerifiedFromProto(a.GetDuplicates()), a.GetInserted(), nil
 }
 
-// insertIfNew asks for the decision, by a server that is one of shards
-// sharing a log when shards is above 1.
-func (c *Client) insertIfNew(ctx context.Context, d engine.Doc, k int, similarity *float64, shards int) (*simhashdbv1.InsertIfNewResponse, error) {
+// insertIfNew asks for the decision on d.
+func (c *Client) insertIfNew(ctx context.Context, d engine.Doc, k int, similarity *float64) (*simhashdbv1.InsertIfNewResponse, error) {
+	req, err := ifNewRequest(d, k, similarity)
+	if err != nil {
+		return nil, err
+	}
+	return c.decide(ctx, req)
+}
+
+// ifNewRequest is the insert-if-new request of d.
+func ifNewRequest(d engine.Doc, k int, similarity *float64) (*simhashdbv1.InsertIfNewRequest, error) {
 	kk, err := distance(k)
 	if err != nil {
 		return nil, err
 	}
-	return unary(ctx, c, false, "InsertIfNew", c.rpc.InsertIfNew, &simhashdbv1.InsertIfNewRequest{
-		Id: d.ID, Name: d.Name, Content: content(d), K: &kk, Similarity: similarity, Shards: uint32(shards),
-	})
+	return &simhashdbv1.InsertIfNewRequest{Id: d.ID, Name: d.Name, Content: content(d), K: &kk, Similarity: similarity}, nil
+}
+
+// decide sends req, once (it is not idempotent).
+func (c *Client) decide(ctx context.Context, req *simhashdbv1.InsertIfNewRequest) (*simhashdbv1.InsertIfNewResponse, error) {
+	return unary(ctx, c, false, "InsertIfNew", c.rpc.InsertIfNew, req)
 }
 
 // Meta returns the setting kept with the index under name

@@ -39,7 +39,7 @@ var _ interface {
 } = (*Sharded)(nil)
 
 // ErrSharded: an operation a sharded index does not give.
-var ErrSharded = errors.New("client: not on a sharded index")
+var ErrSharded = api.ErrSharded
 
 // NewSharded returns a client of the shards, each given as New takes a
 // server (one address, or a replicated index's nodes comma separated),
@@ -254,21 +254,32 @@ func (s *Sharded) InsertIfNewSimilar(ctx context.Context, d engine.Doc, k int, s
 }
 
 func (s *Sharded) insertIfNew(ctx context.Context, d engine.Doc, k int, similarity *float64) (*simhashdbv1.InsertIfNewResponse, error) {
+	req, err := ifNewRequest(d, k, similarity)
+	if err != nil {
+		return nil, err
+	}
+	return s.decide(ctx, req)
+}
+
+// decide sends the insert-if-new req to its document's shard, asking
+// for the decision over every shard, and checks that it was.
+func (s *Sharded) decide(ctx context.Context, req *simhashdbv1.InsertIfNewRequest) (*simhashdbv1.InsertIfNewResponse, error) {
 	n := len(s.shards)
 	if n == 1 {
-		return s.shards[0].insertIfNew(ctx, d, k, similarity, 0)
+		return s.shards[0].decide(ctx, req)
 	}
-	shard := api.ShardOf(d.ID, n)
-	a, err := s.shards[shard].insertIfNew(ctx, d, k, similarity, n)
+	shard := api.ShardOf(req.GetId(), n)
+	req.Shards = uint32(n)
+	a, err := s.shards[shard].decide(ctx, req)
 	switch {
 	case errors.Is(err, api.ErrNotSharded):
 		return nil, fmt.Errorf("%w: shard %d: %w", ErrSharded, shard, err)
 	case err != nil:
-		return nil, err
+		return nil, fmt.Errorf("shard %d: %w", shard, err)
 	case int(a.GetShards()) != n:
 		// A server that does not know of shards took the request as one
 		// index's: what it decided covers its own documents alone.
-		return nil, fmt.Errorf("%w: shard %d decided insert-if-new of document %d over its own documents (inserted: %v), not over the %d shards: serve each shard's nodes with --nats and --shard I/%d", ErrSharded, shard, d.ID, a.GetInserted(), n, n)
+		return nil, fmt.Errorf("%w: shard %d decided insert-if-new of document %d over its own documents (inserted: %v), not over the %d shards: serve each shard's nodes with --nats and --shard I/%d", ErrSharded, shard, req.GetId(), a.GetInserted(), n, n)
 	}
 	return a, nil
 }
@@ -277,25 +288,47 @@ func (s *Sharded) insertIfNew(ctx context.Context, d engine.Doc, k int, similari
 // with the index's options and answers from its documents; the matches
 // merged, most similar first in an index of text, else nearest first.
 func (s *Sharded) QueryText(ctx context.Context, text string, k int, similarity *float64) (uint64, []textindex.Match, error) {
-	fps := make([]uint64, len(s.shards))
-	res := make([][]textindex.Match, len(s.shards))
-	err := s.each(ctx, func(ctx context.Context, i int, c *Client) (err error) {
-		fps[i], res[i], err = c.QueryText(ctx, text, k, similarity)
-		return err
-	})
+	req, err := textQuery(text, k, similarity, s.o.Latest)
 	if err != nil {
 		return 0, nil, err
 	}
-	for i, fp := range fps[1:] {
-		if fp != fps[0] {
-			return 0, nil, fmt.Errorf("shard %d reads the text as %#016x, shard 0 as %#016x: the shards of one index share its settings", i+1, fp, fps[0])
+	a, err := s.query(ctx, req)
+	if err != nil {
+		return 0, nil, err
+	}
+	return a.GetFingerprint(), api.VerifiedFromProto(a.GetMatches()), nil
+}
+
+// query asks every shard req and merges their answers (merged).
+func (s *Sharded) query(ctx context.Context, req *simhashdbv1.QueryRequest) (*simhashdbv1.QueryResponse, error) {
+	res := make([]*simhashdbv1.QueryResponse, len(s.shards))
+	err := s.each(ctx, func(ctx context.Context, i int, c *Client) (err error) {
+		res[i], err = unary(ctx, c, true, "Query", c.rpc.Query, req)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	var ms [][]*simhashdbv1.Match
+	for i, r := range res {
+		if r.GetFingerprint() != res[0].GetFingerprint() {
+			return nil, fmt.Errorf("shard %d reads the query as %#016x, shard 0 as %#016x: the shards of one index share its settings", i, r.GetFingerprint(), res[0].GetFingerprint())
 		}
+		ms = append(ms, r.GetMatches())
 	}
-	out := slices.Concat(res...)
-	if similarity != nil {
-		slices.SortFunc(out, textindex.MoreSimilar)
-	} else {
-		slices.SortFunc(out, func(a, b textindex.Match) int { return engine.Nearer(a.Match, b.Match) })
+	return &simhashdbv1.QueryResponse{Fingerprint: res[0].GetFingerprint(), Matches: merged(ms...)}, nil
+}
+
+// merged is the shards' matches of one query in one answer's order: most
+// similar first where the sketches verified them, else nearest first.
+func merged(shards ...[]*simhashdbv1.Match) []*simhashdbv1.Match {
+	all := slices.Concat(shards...)
+	if len(all) > 0 && all[0].Similarity != nil {
+		ms := api.VerifiedFromProto(all)
+		slices.SortFunc(ms, textindex.MoreSimilar)
+		return api.VerifiedProto(ms)
 	}
-	return fps[0], out, nil
+	ms := api.MatchesFromProto(all)
+	slices.SortFunc(ms, engine.Nearer)
+	return api.MatchesProto(ms)
 }

@@ -74,13 +74,47 @@ func startShardsWith(t *testing.T, n, sketchSize int) []string {
 	return urls
 }
 
+// shardedIndex is what TestSharded asks of an index over shards.
+type shardedIndex interface {
+	api.Index
+	Meta(ctx context.Context, name string) ([]byte, error)
+	SetMeta(ctx context.Context, name string, value []byte) error
+}
+
 // TestSharded: every answer over three shards equals a brute-force
-// oracle over all the documents.
+// oracle over all the documents, asked through Sharded and through a
+// router in front of the shards (one client.Client).
 func TestSharded(t *testing.T) {
-	ctx := context.Background()
-	urls := startShards(t, 3)
-	s, err := client.NewSharded(urls, client.Options{BatchLines: 97})
+	for _, via := range []string{"client", "router"} {
+		t.Run(via, func(t *testing.T) {
+			urls := startShards(t, 3)
+			sh, err := client.NewSharded(urls, client.Options{BatchLines: 97})
+			require.NoError(t, err)
+			var s shardedIndex = sh
+			if via == "router" {
+				s = startRouter(t, sh, "")
+			}
+			checkSharded(t, s, urls)
+		})
+	}
+	_, err := client.NewSharded(nil, client.Options{})
+	require.Error(t, err)
+	_, err = client.NewSharded([]string{"http://a:7700,http://b:7700", "http://B:7700/"}, client.Options{})
+	require.ErrorContains(t, err, "client: B:7700 is in shard 0 and shard 1")
+}
+
+// startRouter serves sh's Service as a router (server.NewRouter) that
+// requires token if there is one, and returns a client of it.
+func startRouter(t *testing.T, sh *client.Sharded, token string) *client.Client {
+	ts := httptest.NewServer(server.NewRouter(sh.Service(), server.Options{Token: token}))
+	t.Cleanup(ts.Close)
+	c, err := client.New(ts.URL, client.Options{BatchLines: 97, Token: token})
 	require.NoError(t, err)
+	return c
+}
+
+func checkSharded(t *testing.T, s shardedIndex, urls []string) {
+	ctx := context.Background()
 	docs := shardedData(1500)
 	require.NoError(t, s.InsertBatch(ctx, docs))
 	for i, u := range urls { // every shard holds a part: pairs cross shards
@@ -93,7 +127,7 @@ func TestSharded(t *testing.T) {
 	gone := []uint64{docs[3].ID, docs[4].ID, docs[10].ID}
 	require.NoError(t, s.Delete(ctx, gone...))
 	docs = slices.DeleteFunc(docs, func(d engine.Doc) bool { return slices.Contains(gone, d.ID) })
-	_, err = s.Get(ctx, gone[0])
+	_, err := s.Get(ctx, gone[0])
 	require.ErrorIs(t, err, engine.ErrNotFound)
 	got, err := s.Get(ctx, docs[7].ID)
 	require.NoError(t, err)
@@ -241,19 +275,33 @@ func TestSharded(t *testing.T) {
 	assert.ErrorContains(t, err, "holds one index: insert-if-new would decide over this server's documents alone")
 	_, err = s.Get(ctx, fresh.ID)
 	require.ErrorIs(t, err, engine.ErrNotFound)
-	_, err = client.NewSharded(nil, client.Options{})
-	require.Error(t, err)
-	_, err = client.NewSharded([]string{"http://a:7700,http://b:7700", "http://B:7700/"}, client.Options{})
-	require.ErrorContains(t, err, "client: B:7700 is in shard 0 and shard 1")
 }
 
 // TestShardedVerified: the verified pairs, clusters and stars of an index
 // of text over three shards equal those of one index of every document.
 func TestShardedVerified(t *testing.T) {
+	for _, via := range []string{"client", "router"} {
+		t.Run(via, func(t *testing.T) {
+			urls := startShardsWith(t, 3, sketch.Size)
+			sh, err := client.NewSharded(urls, client.Options{BatchLines: 97})
+			require.NoError(t, err)
+			var s interface {
+				api.Index
+				api.Verifier
+			} = sh
+			if via == "router" {
+				s = startRouter(t, sh, "")
+			}
+			checkShardedVerified(t, s)
+		})
+	}
+}
+
+func checkShardedVerified(t *testing.T, s interface {
+	api.Index
+	api.Verifier
+}) {
 	ctx := context.Background()
-	urls := startShardsWith(t, 3, sketch.Size)
-	s, err := client.NewSharded(urls, client.Options{BatchLines: 97})
-	require.NoError(t, err)
 	rng := rand.New(rand.NewPCG(52, 4))
 	docs := shardedData(1200)
 	for i := range docs {
@@ -361,7 +409,9 @@ func TestShardedInsertIfNewUnsharded(t *testing.T) {
 	}
 	s, err := client.NewSharded(shards, client.Options{})
 	require.NoError(t, err)
-	_, _, err = s.InsertIfNew(context.Background(), engine.Doc{ID: 7, Fingerprint: 1}, 3)
-	require.ErrorIs(t, err, client.ErrSharded)
-	assert.ErrorContains(t, err, "over its own documents (inserted: true), not over the 2 shards")
+	for _, ix := range []api.Index{s, startRouter(t, s, "")} {
+		_, _, err = ix.InsertIfNew(context.Background(), engine.Doc{ID: 7, Fingerprint: 1}, 3)
+		require.ErrorIs(t, err, client.ErrSharded)
+		assert.ErrorContains(t, err, "over its own documents (inserted: true), not over the 2 shards")
+	}
 }

@@ -36,9 +36,12 @@ func newMetrics(db *engine.DB, writes Writes) *metrics {
 			Name: "simhashdb_http_unauthorized_total", Help: "Requests refused for a missing or wrong token.",
 		}),
 	}
-	m.reg.MustRegister(m.requests, m.latency, m.unauthorized, &engineCollector{db: db},
+	m.reg.MustRegister(m.requests, m.latency, m.unauthorized,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+	if db == nil {
+		return m // a router's: no index of its own
+	}
+	m.reg.MustRegister(&engineCollector{db: db}, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "simhashdb_applied_position", Help: "The position (a replicated index's stream sequence) of the last commit applied that had one.",
 	}, func() float64 { return float64(db.Applied()) }))
 	if l, ok := writes.(interface{ Lag() uint64 }); ok {

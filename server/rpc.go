@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
+	"log/slog"
 	"net/http"
 	"strings"
 
@@ -23,14 +23,10 @@ import (
 // (JSON or binary), on the same port, behind the same token, limits and
 // metrics. The procedures call what the JSON endpoints call.
 
-// streamChunk is how many documents or pairs one message of a stream
-// carries.
-const streamChunk = 1000
-
 // routeRPC registers the service's procedures and server reflection (so
 // that grpcurl lists them; behind the token too).
-func (s *Server) routeRPC() {
-	_, h := simhashdbv1connect.NewIndexServiceHandler(rpcService{s},
+func (s *Server) routeRPC(service simhashdbv1connect.IndexServiceHandler) {
+	_, h := simhashdbv1connect.NewIndexServiceHandler(service,
 		connect.WithReadMaxBytes(int(s.opts.MaxBatchBody)), connect.WithSendMaxBytes(int(s.opts.MaxBatchBody)))
 	serve := func(w http.ResponseWriter, r *http.Request) error {
 		h.ServeHTTP(w, r)
@@ -73,6 +69,12 @@ var _ simhashdbv1connect.IndexServiceHandler = rpcService{}
 // rpcError is err as the RPC's error: the code of the HTTP status the
 // JSON endpoints answer it with, and the same message.
 func (x rpcService) rpcError(procedure string, err error) error {
+	return rpcErrorOf(x.s.opts.Logger, procedure, err)
+}
+
+// rpcErrorOf is rpcError for any handler of the service; logger receives
+// the internal errors the client is not told.
+func rpcErrorOf(logger *slog.Logger, procedure string, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -99,7 +101,7 @@ func (x rpcService) rpcError(procedure string, err error) error {
 		code = connect.CodeDeadlineExceeded
 	}
 	if code == connect.CodeInternal {
-		x.s.opts.Logger.Error("simhashdb server: request failed", "procedure", procedure, "err", err)
+		logger.Error("simhashdb server: request failed", "procedure", procedure, "err", err)
 		return connect.NewError(code, errors.New("internal error"))
 	}
 	ce := connect.NewError(code, err)
@@ -241,7 +243,7 @@ func (x rpcService) QueryBatch(ctx context.Context, req *connect.Request[simhash
 		return x.rpcError("QueryBatch", err)
 	}
 	i := 0
-	return x.rpcError("QueryBatch", chunked(x.s.db.QueryBatch(ctx, fps, k), func(a engine.BatchResult) *simhashdbv1.QueryAnswer {
+	return x.rpcError("QueryBatch", api.SendChunked(x.s.db.QueryBatch(ctx, fps, k), func(a engine.BatchResult) *simhashdbv1.QueryAnswer {
 		i++
 		return &simhashdbv1.QueryAnswer{Index: uint32(i - 1), Fingerprint: fps[i-1], Matches: api.MatchesProto(a.Matches)}
 	}, func(as []*simhashdbv1.QueryAnswer) error {
@@ -277,7 +279,7 @@ func (x rpcService) insertIfNew(ctx context.Context, m *simhashdbv1.InsertIfNewR
 }
 
 func (x rpcService) Export(ctx context.Context, _ *connect.Request[simhashdbv1.ExportRequest], out *connect.ServerStream[simhashdbv1.ExportResponse]) error {
-	return x.rpcError("Export", chunked(x.s.db.Docs(ctx), api.DocProto, func(ds []*simhashdbv1.Document) error {
+	return x.rpcError("Export", api.SendChunked(x.s.db.Docs(ctx), api.DocProto, func(ds []*simhashdbv1.Document) error {
 		return out.Send(&simhashdbv1.ExportResponse{Documents: ds})
 	}))
 }
@@ -289,11 +291,11 @@ func (x rpcService) Pairs(ctx context.Context, req *connect.Request[simhashdbv1.
 	}
 	send := func(ps []*simhashdbv1.Pair) error { return out.Send(&simhashdbv1.PairsResponse{Pairs: ps}) }
 	if verified {
-		return x.rpcError("Pairs", chunked(textindex.Pairs(ctx, x.s.db, k, sim), func(p textindex.Pair) *simhashdbv1.Pair {
+		return x.rpcError("Pairs", api.SendChunked(textindex.Pairs(ctx, x.s.db, k, sim), func(p textindex.Pair) *simhashdbv1.Pair {
 			return &simhashdbv1.Pair{A: api.DocProto(p.A), B: api.DocProto(p.B), Distance: uint32(p.Distance), Similarity: &p.Similarity}
 		}, send))
 	}
-	return x.rpcError("Pairs", chunked(x.s.db.FindAll(ctx, k), func(p engine.Pair) *simhashdbv1.Pair {
+	return x.rpcError("Pairs", api.SendChunked(x.s.db.FindAll(ctx, k), func(p engine.Pair) *simhashdbv1.Pair {
 		return &simhashdbv1.Pair{A: api.DocProto(p.A), B: api.DocProto(p.B), Distance: uint32(p.Distance)}
 	}, send))
 }
@@ -354,26 +356,6 @@ func (x rpcService) Check(ctx context.Context, _ *connect.Request[simhashdbv1.Ch
 		ans.Problems = err.Error()
 	}
 	return connect.NewResponse(ans), nil
-}
-
-// chunked sends seq's values, converted, streamChunk at a time.
-func chunked[T, M any](seq iter.Seq2[T, error], conv func(T) M, send func([]M) error) error {
-	var buf []M
-	for v, err := range seq {
-		if err != nil {
-			return err
-		}
-		if buf = append(buf, conv(v)); len(buf) == streamChunk {
-			if err := send(buf); err != nil {
-				return err
-			}
-			buf = nil
-		}
-	}
-	if len(buf) > 0 {
-		return send(buf)
-	}
-	return nil
 }
 
 func (x rpcService) GetSetting(ctx context.Context, req *connect.Request[simhashdbv1.GetSettingRequest]) (*connect.Response[simhashdbv1.GetSettingResponse], error) {

@@ -124,28 +124,7 @@ type Server struct {
 
 // New returns a Server for db, which the caller opens and closes.
 func New(db *engine.DB, opts Options) *Server {
-	if opts.MaxBody <= 0 {
-		opts.MaxBody = DefaultMaxBody
-	}
-	if opts.MaxBatchBody <= 0 {
-		opts.MaxBatchBody = DefaultMaxBatchBody
-	}
-	if opts.MaxBatch <= 0 {
-		opts.MaxBatch = DefaultMaxBatch
-	}
-	if opts.MaxInflight <= 0 {
-		opts.MaxInflight = DefaultMaxInflight
-	}
-	opts.MaxInflight = max(opts.MaxInflight, opts.MaxBatchBody)
-	if opts.MaxWait <= 0 {
-		opts.MaxWait = DefaultMaxWait
-	}
-	if opts.MaxHeader <= 0 {
-		opts.MaxHeader = DefaultMaxHeader
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
+	opts = opts.withDefaults()
 	s := &Server{db: db, writes: opts.Writes, opts: opts, mux: http.NewServeMux(), inflight: newInflight(opts.MaxInflight)}
 	if s.writes == nil {
 		s.writes = local{db}
@@ -169,13 +148,45 @@ func New(db *engine.DB, opts Options) *Server {
 	s.route("GET /v1/clusters", "clusters", s.clusters)
 	s.route("POST /v1/check", "check", s.check)
 	s.route("GET /v1/snapshot", "snapshot", s.snapshot)
+	s.routeHealth()
+	s.routeRPC(rpcService{s})
+	return s
+}
+
+// routeHealth registers /healthz (open) and /metrics (behind the token).
+func (s *Server) routeHealth() {
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintln(w, "ok")
 	})
 	s.mux.Handle("GET /metrics", s.authenticated(s.metrics.handler()))
-	s.routeRPC()
-	return s
+}
+
+// withDefaults is o with its zero limits set to their defaults.
+func (opts Options) withDefaults() Options {
+	if opts.MaxBody <= 0 {
+		opts.MaxBody = DefaultMaxBody
+	}
+	if opts.MaxBatchBody <= 0 {
+		opts.MaxBatchBody = DefaultMaxBatchBody
+	}
+	if opts.MaxBatch <= 0 {
+		opts.MaxBatch = DefaultMaxBatch
+	}
+	if opts.MaxInflight <= 0 {
+		opts.MaxInflight = DefaultMaxInflight
+	}
+	opts.MaxInflight = max(opts.MaxInflight, opts.MaxBatchBody)
+	if opts.MaxWait <= 0 {
+		opts.MaxWait = DefaultMaxWait
+	}
+	if opts.MaxHeader <= 0 {
+		opts.MaxHeader = DefaultMaxHeader
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return opts
 }
 
 // ServeHTTP serves the API. Every answer but /healthz's and /metrics' is
