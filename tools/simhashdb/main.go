@@ -41,6 +41,7 @@ var commands = map[string]command{
 	"fingerprint":   {"print the SimHash fingerprint of documents", runFingerprint},
 	"query":         {"find the stored documents within distance K of one fingerprint or text", runQuery},
 	"serve":         {"serve an index over HTTP with JSON, to many clients in any language", runServe},
+	"route":         {"serve the API in front of an index's shards, one address for clients in any language", runRoute},
 	"stats":         {"describe an index: documents, tables, bits per fingerprint", runStats},
 }
 

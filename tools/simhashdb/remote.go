@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -23,6 +24,7 @@ import (
 type remoteFlags struct {
 	servers   serverList
 	tokenFile string
+	tokenFlag string // the flag that named tokenFile, for messages ("": --token-file)
 }
 
 // serverList is the --server flags, in the order given.
@@ -123,15 +125,23 @@ func openSettings(ctx context.Context, d *dbFlags, rf *remoteFlags) (_ textindex
 // dial returns a client of the index at --server: of its shards, when
 // more than one is given.
 func (rf *remoteFlags) dial() (servedIndex, error) {
+	if len(rf.servers) > 1 {
+		return rf.dialShards()
+	}
 	token, err := rf.token()
 	if err != nil {
 		return nil, err
 	}
-	o := client.Options{Token: token, Timeout: remoteTimeout}
-	if len(rf.servers) > 1 {
-		return client.NewSharded(rf.servers, o)
+	return client.New(rf.servers[0], client.Options{Token: token, Timeout: remoteTimeout})
+}
+
+// dialShards is a client of the shards of --server, one or more.
+func (rf *remoteFlags) dialShards() (*client.Sharded, error) {
+	token, err := rf.token()
+	if err != nil {
+		return nil, err
 	}
-	return client.New(rf.servers[0], o)
+	return client.NewSharded(rf.servers, client.Options{Token: token, Timeout: remoteTimeout})
 }
 
 // remoteTimeout bounds a call to the server that is not a stream.
@@ -144,7 +154,7 @@ func (rf *remoteFlags) token() (string, error) {
 	}
 	b, err := os.ReadFile(rf.tokenFile)
 	if err != nil {
-		return "", fmt.Errorf("--token-file: %w", unwrapPathError(err))
+		return "", fmt.Errorf("%s %s: %w", cmp.Or(rf.tokenFlag, "--token-file"), rf.tokenFile, unwrapPathError(err))
 	}
 	return strings.TrimSpace(string(b)), nil
 }

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
-	"os"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -20,34 +18,18 @@ import (
 	"github.com/simhashdb/simhashdb/server"
 )
 
-// serveFlags are serve's limits and addresses.
+// serveFlags are serve's limits and addresses, and its place in a
+// replicated index.
 type serveFlags struct {
-	addr, tokenFile, tlsCert, tlsKey          string
-	maxBody, maxBatchBody, maxInflight        byteSize
-	maxBatch, maxHeader                       int
-	readHeader, read, write, idle, shutdownTO time.Duration
-	nats, stream, snapshotFrom                string
-	streamReplicas                            int
-	streamKeepFor                             time.Duration
-	shard                                     shardFlag
+	listenFlags
+	nats, stream, snapshotFrom string
+	streamReplicas             int
+	streamKeepFor              time.Duration
+	shard                      shardFlag
 }
 
 func (s *serveFlags) register(fl *flag.FlagSet) {
-	fl.StringVar(&s.addr, "addr", "127.0.0.1:7700", "address to listen on; port 0 picks a free one (the log line says which)")
-	fl.StringVar(&s.tokenFile, "token-file", "", "a file holding the bearer token every endpoint but /healthz requires; without one, only loopback addresses are served")
-	fl.StringVar(&s.tlsCert, "tls-cert", "", "TLS certificate file (with --tls-key): serve HTTPS")
-	fl.StringVar(&s.tlsKey, "tls-key", "", "TLS key file")
-	s.maxBody, s.maxBatchBody, s.maxInflight = server.DefaultMaxBody, server.DefaultMaxBatchBody, server.DefaultMaxInflight
-	fl.Var(&s.maxBody, "max-body", "the largest request body in bytes (units allowed: 1MiB)")
-	fl.Var(&s.maxBatchBody, "max-batch-body", "the largest body of POST /v1/documents and /v1/batch, in bytes")
-	fl.IntVar(&s.maxBatch, "max-batch", server.DefaultMaxBatch, "the most lines in one POST /v1/documents or /v1/batch")
-	fl.Var(&s.maxInflight, "max-inflight-bytes", "the most bytes of batch bodies read at once (others wait); part of the server's memory bound")
-	fl.IntVar(&s.maxHeader, "max-header-bytes", server.DefaultMaxHeader, "the largest request header in bytes")
-	fl.DurationVar(&s.readHeader, "read-header-timeout", 5*time.Second, "time to read a request's headers")
-	fl.DurationVar(&s.read, "read-timeout", time.Minute, "time to read a whole request")
-	fl.DurationVar(&s.write, "write-timeout", 10*time.Minute, "time to write an answer (a batch streams within it)")
-	fl.DurationVar(&s.idle, "idle-timeout", 2*time.Minute, "time a kept-alive connection may wait for its next request")
-	fl.DurationVar(&s.shutdownTO, "shutdown-timeout", 30*time.Second, "on SIGTERM or SIGINT, time for the requests in flight to finish")
+	s.listenFlags.register(fl, "127.0.0.1:7700")
 	fl.StringVar(&s.nats, "nats", "", "NATS servers (nats://host:port, comma separated): serve as a node of a replicated index whose log is a JetStream stream; every node of the index names the same stream, and writes through any node reach every node")
 	fl.StringVar(&s.stream, "stream", "simhashdb", "with --nats: the stream that is the index's log")
 	fl.StringVar(&s.snapshotFrom, "snapshot-from", "", "with --nats, when --db holds no index yet: start from a snapshot of the node serving at this URL (GET /v1/snapshot; --token-file's token) and apply the stream after it, instead of the whole stream")
@@ -58,34 +40,9 @@ func (s *serveFlags) register(fl *flag.FlagSet) {
 
 // check validates the flags and returns the token.
 func (s *serveFlags) check() (string, error) {
-	if (s.tlsCert == "") != (s.tlsKey == "") {
-		return "", errors.New("--tls-cert and --tls-key go together")
-	}
-	for _, l := range []struct {
-		name string
-		v    int64
-	}{{"--max-body", int64(s.maxBody)}, {"--max-batch-body", int64(s.maxBatchBody)}, {"--max-batch", int64(s.maxBatch)},
-		{"--max-inflight-bytes", int64(s.maxInflight)}, {"--max-header-bytes", int64(s.maxHeader)}} {
-		if l.v <= 0 {
-			return "", fmt.Errorf("%s %d: want a positive limit", l.name, l.v)
-		}
-	}
-	token := ""
-	if s.tokenFile != "" {
-		b, err := os.ReadFile(s.tokenFile)
-		if err != nil {
-			return "", fmt.Errorf("--token-file %s: %w", s.tokenFile, unwrapPathError(err))
-		}
-		if token = strings.TrimSpace(string(b)); token == "" || strings.ContainsAny(token, " \t\r\n") {
-			return "", fmt.Errorf("--token-file %s: want one token, without spaces", s.tokenFile)
-		}
-	}
-	host, _, err := net.SplitHostPort(s.addr)
+	token, err := s.listenFlags.check()
 	if err != nil {
-		return "", fmt.Errorf("--addr %s: %w", s.addr, err)
-	}
-	if token == "" && !loopback(host) {
-		return "", fmt.Errorf("--addr %s: without --token-file only a loopback address (127.0.0.1, ::1, localhost) is served", s.addr)
+		return "", err
 	}
 	if s.snapshotFrom != "" && s.nats == "" {
 		return "", errors.New("--snapshot-from goes with --nats")
@@ -99,29 +56,7 @@ func (s *serveFlags) check() (string, error) {
 	if s.streamReplicas < 1 || s.streamReplicas > 5 {
 		return "", fmt.Errorf("--stream-replicas %d: JetStream keeps 1 to 5 replicas", s.streamReplicas)
 	}
-	if s.maxInflight < s.maxBatchBody {
-		return "", fmt.Errorf("--max-inflight-bytes %d is below --max-batch-body %d: no batch could be read", s.maxInflight, s.maxBatchBody)
-	}
 	return token, nil
-}
-
-// plainTokenWarning is the warning for a token sent in clear over the
-// network, or "" when the address is loopback or the server speaks TLS.
-func (s *serveFlags) plainTokenWarning(token string) string {
-	host, _, _ := net.SplitHostPort(s.addr)
-	if token == "" || s.tlsCert != "" || loopback(host) {
-		return ""
-	}
-	return fmt.Sprintf("warning: serving %s without TLS: the bearer token crosses the network in clear; give --tls-cert and --tls-key, or serve on loopback behind a TLS proxy", s.addr)
-}
-
-// loopback reports whether host names only this machine.
-func loopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
@@ -201,8 +136,8 @@ func serve(ctx context.Context, db *engine.DB, d *dbFlags, ff *fingerprintFlags,
 	if err != nil {
 		return fail(stderr, "serve", exitUsage, err)
 	}
-	opts := server.Options{Token: token, MaxBody: int64(sf.maxBody), MaxBatchBody: int64(sf.maxBatchBody),
-		MaxBatch: sf.maxBatch, MaxInflight: int64(sf.maxInflight), MaxWait: sf.read / 2, MaxHeader: sf.maxHeader, Fingerprinter: f, TextReading: reading, Logger: quietLogger()}
+	opts := sf.options(token)
+	opts.Fingerprinter, opts.TextReading = f, reading
 	if sf.nats != "" {
 		// A cluster of NATS servers just started elects its JetStream
 		// leader first: Start waits for it, up to a bound.
@@ -228,25 +163,12 @@ func serve(ctx context.Context, db *engine.DB, d *dbFlags, ff *fingerprintFlags,
 	if err != nil {
 		return fail(stderr, "serve", exitFailed, err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: sf.readHeader, ReadTimeout: sf.read, WriteTimeout: sf.write,
-		// Well above the server's own limit, which answers 431 in JSON (a
-		// header over this one gets Go's plain-text 431).
-		IdleTimeout: sf.idle, MaxHeaderBytes: max(2*sf.maxHeader, 1<<20)}
-	// gRPC clients speak HTTP/2, without TLS too (h2c, prior knowledge).
-	srv.Protocols = new(http.Protocols)
-	srv.Protocols.SetHTTP1(true)
-	srv.Protocols.SetHTTP2(true)
-	srv.Protocols.SetUnencryptedHTTP2(true)
-	scheme := "http"
-	if sf.tlsCert != "" {
-		scheme = "https"
-	}
 	auth := "no token: loopback only"
 	if token != "" {
 		auth = "bearer token required"
 	}
 	defer holdMemory(ctx, db, int64(sf.maxInflight), stderr)()
-	fmt.Fprintf(stderr, "%s serve: listening on %s://%s (index %s, K = %d, %s)\n", programName, scheme, listenedOn(sf.addr, ln.Addr()), d.dir, db.K(), auth)
+	fmt.Fprintf(stderr, "%s serve: listening on %s://%s (index %s, K = %d, %s)\n", programName, sf.scheme(), listenedOn(sf.addr, ln.Addr()), d.dir, db.K(), auth)
 	// Warm the cache meanwhile: the first queries then find their blocks
 	// decoded. Stopped and waited for before the index closes.
 	wctx, stopWarm := context.WithCancel(ctx)
@@ -258,26 +180,7 @@ func serve(ctx context.Context, db *engine.DB, d *dbFlags, ff *fingerprintFlags,
 			fmt.Fprintf(stderr, "%s serve: warming the cache: %v\n", programName, err)
 		}
 	}()
-	done := make(chan error, 1)
-	go func() {
-		if sf.tlsCert != "" {
-			done <- srv.ServeTLS(ln, sf.tlsCert, sf.tlsKey)
-		} else {
-			done <- srv.Serve(ln)
-		}
-	}()
-	select {
-	case err := <-done:
-		return fail(stderr, "serve", exitFailed, err)
-	case <-ctx.Done():
-	}
-	fmt.Fprintf(stderr, "%s serve: stopping: finishing the requests in flight\n", programName)
-	sctx, cancel := context.WithTimeout(context.Background(), sf.shutdownTO)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		return fail(stderr, "serve", exitFailed, fmt.Errorf("shutting down: %w", err))
-	}
-	return exitOK
+	return sf.run(ctx, "serve", h, ln, stderr)
 }
 
 // listenedOn is the address to print for a listener asked for at asked:

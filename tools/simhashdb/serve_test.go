@@ -52,7 +52,14 @@ func startServe(t *testing.T, args ...string) *served {
 // startServeBinary is startServe with the command built as bin.
 func startServeBinary(t testing.TB, bin string, args ...string) *served {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	return startListening(t, bin, "serve", args...)
+}
+
+// startListening starts bin's command (serve, route) on a free port, and
+// waits for it to say where it listens.
+func startListening(t testing.TB, bin, command string, args ...string) *served {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{command, "--addr", "127.0.0.1:0"}, args...)...)
 	pipe, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
@@ -78,9 +85,9 @@ func startServeBinary(t testing.TB, bin string, args ...string) *served {
 	select {
 	case s.url = <-addr:
 	case <-s.done:
-		t.Fatalf("serve exited: %s", s.log())
+		t.Fatalf("%s exited: %s", command, s.log())
 	case <-time.After(30 * time.Second):
-		t.Fatalf("serve did not say where it listens: %s", s.log())
+		t.Fatalf("%s did not say where it listens: %s", command, s.log())
 	}
 	return s
 }
@@ -242,15 +249,15 @@ func TestServeRefuses(t *testing.T) {
 // warned of; on loopback or with TLS it is not.
 func TestPlainTokenWarning(t *testing.T) {
 	for _, c := range []struct {
-		sf    serveFlags
+		sf    listenFlags
 		token string
 		warn  bool
 	}{
-		{serveFlags{addr: "0.0.0.0:7700"}, "t", true},
-		{serveFlags{addr: "192.0.2.1:7700"}, "t", true},
-		{serveFlags{addr: "0.0.0.0:7700", tlsCert: "c"}, "t", false},
-		{serveFlags{addr: "127.0.0.1:7700"}, "t", false},
-		{serveFlags{addr: "127.0.0.1:7700"}, "", false},
+		{listenFlags{addr: "0.0.0.0:7700"}, "t", true},
+		{listenFlags{addr: "192.0.2.1:7700"}, "t", true},
+		{listenFlags{addr: "0.0.0.0:7700", tlsCert: "c"}, "t", false},
+		{listenFlags{addr: "127.0.0.1:7700"}, "t", false},
+		{listenFlags{addr: "127.0.0.1:7700"}, "", false},
 	} {
 		w := c.sf.plainTokenWarning(c.token)
 		assert.Equal(t, c.warn, w != "", "%+v", c.sf)

@@ -149,6 +149,47 @@ func TestServeShardsIfNew(t *testing.T) {
 			local := runCLI(t, "", "export", "--json", "--db", filepath.Join(dir, name, "local"))
 			assert.Equal(t, local.stdout, exp.stdout)
 			assert.Equal(t, 12, strings.Count(exp.stdout, `"id":`))
+
+			// Through a router in front of the shards, one address: the same
+			// offers again are all near-duplicates of those stored, decided
+			// over every shard; export and the pairs are the shards'.
+			r := startListening(t, binary, "route", shards...)
+			t.Cleanup(func() { r.stop(t, syscall.SIGTERM) })
+			assert.Contains(t, r.log(), "(3 shards, no token: loopback only)")
+			direct := runCLI(t, stdin, append(slices.Clone(add), shards...)...)
+			require.Equal(t, 0, direct.code, direct.stderr)
+			assert.Regexp(t, "(36|24) (records )?not added as near-duplicates", direct.stderr)
+			again := runCLI(t, stdin, append(slices.Clone(add), "--server", r.url)...)
+			require.Equal(t, 0, again.code, again.stderr)
+			assert.Equal(t, direct.stdout, again.stdout)
+			assert.Equal(t, direct.stderr, again.stderr)
+			routed := runCLI(t, "", "export", "--json", "--server", r.url)
+			require.Equal(t, 0, routed.code, routed.stderr)
+			assert.Equal(t, exp.stdout, routed.stdout)
+			pairs := runCLI(t, "", append([]string{"find-all"}, shards...)...)
+			require.Equal(t, 0, pairs.code, pairs.stderr)
+			routedPairs := runCLI(t, "", "find-all", "--server", r.url)
+			require.Equal(t, 0, routedPairs.code, routedPairs.stderr)
+			assert.Equal(t, pairs.stdout, routedPairs.stdout)
 		})
+	}
+}
+
+// TestRouteRefuses: route without shards, with a shard's address twice,
+// or listening off loopback without a token is refused before it serves.
+func TestRouteRefuses(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "--server: give each shard"},
+		{[]string{"--server", "http://a:7700", "--server", "http://A:7700"}, "A:7700 is in shard 0 and shard 1"},
+		{[]string{"--server", "ftp://a"}, `server address "ftp://a"`},
+		{[]string{"--server", "http://a:7700", "--addr", "0.0.0.0:7710"}, "without --token-file only a loopback address"},
+		{[]string{"--server", "http://a:7700", "--server-token-file", filepath.Join(t.TempDir(), "none")}, "none: no such file"},
+	} {
+		r := runCLI(t, "", append([]string{"route"}, c.args...)...)
+		assert.Equal(t, exitUsage, r.code, "%q: %s", c.args, r.stderr)
+		assert.Contains(t, r.stderr, c.want, "%q", c.args)
 	}
 }
