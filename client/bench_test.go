@@ -1,6 +1,8 @@
 package client_test
 
 import (
+	"context"
+	"iter"
 	"net/http/httptest"
 	"testing"
 
@@ -84,6 +86,80 @@ func BenchmarkQueryBatch(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "queries/s")
+		})
+	}
+}
+
+// BenchmarkRouter is one query, one insert and a batch of 1,000 queries
+// over two shards of 100K documents each: through a router
+// (server.NewRouter of Sharded.Service, a client of it) and, the baseline
+// in the same run, through Sharded in this process (the client places
+// documents and merges answers itself). Everything on loopback.
+func BenchmarkRouter(b *testing.B) {
+	const n = 200_000
+	fps := fingerprints.Uniform(2*n, 5)
+	var urls []string
+	for range 2 {
+		db, err := engine.Open(b.TempDir(), engine.Options{Sync: engine.SyncNone})
+		require.NoError(b, err)
+		defer db.Close()
+		ts := httptest.NewServer(server.New(db, server.Options{}))
+		defer ts.Close()
+		urls = append(urls, ts.URL)
+	}
+	sh, err := client.NewSharded(urls, client.Options{})
+	require.NoError(b, err)
+	all := make([]engine.Doc, n)
+	for i := range all {
+		all[i] = engine.Doc{ID: uint64(i), Fingerprint: fps[i]}
+	}
+	require.NoError(b, sh.InsertBatch(ctx, all))
+	rt := httptest.NewServer(server.NewRouter(sh.Service(), server.Options{}))
+	defer rt.Close()
+	routed, err := client.New(rt.URL, client.Options{})
+	require.NoError(b, err)
+	qs := fps[n:]
+	for i := 0; i < len(qs); i += 2 {
+		qs[i] = fps[i] ^ 1<<(i%64)
+	}
+	for _, via := range []string{"router", "sharded"} {
+		var ix interface {
+			Query(ctx context.Context, fp uint64, k int) ([]engine.Match, error)
+			Insert(ctx context.Context, d engine.Doc) error
+			QueryBatch(ctx context.Context, queries []uint64, k int) iter.Seq2[engine.BatchResult, error]
+		} = sh
+		if via == "router" {
+			ix = routed
+		}
+		b.Run("query/"+via, func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				if _, err := ix.Query(ctx, qs[i%len(qs)], 3); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+		b.Run("insert/"+via, func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				if err := ix.Insert(ctx, engine.Doc{ID: uint64(n + i), Fingerprint: qs[i%len(qs)]}); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+		b.Run("batch-1000/"+via, func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				from := (i * 1000) % (len(qs) - 1000)
+				for _, err := range ix.QueryBatch(ctx, qs[from:from+1000], 3) {
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				i++
+			}
 		})
 	}
 }
