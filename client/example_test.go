@@ -96,3 +96,50 @@ func ExampleSharded() {
 	// 1 3 2
 	// 2 3 1
 }
+
+// A router in front of two shards (simhashdb route): one address, whose
+// clients (here the Go client, any gRPC or Connect client alike) get the
+// one index's answers without placing documents themselves.
+func ExampleSharded_Service() {
+	var shards []string
+	for range 2 {
+		dir, _ := os.MkdirTemp("", "example")
+		defer os.RemoveAll(dir)
+		db, err := engine.Open(dir, engine.Options{})
+		if err != nil {
+			panic(err)
+		}
+		defer db.Close()
+		ts := httptest.NewServer(server.New(db, server.Options{}))
+		defer ts.Close()
+		shards = append(shards, ts.URL)
+	}
+	s, err := client.NewSharded(shards, client.Options{})
+	if err != nil {
+		panic(err)
+	}
+	router := httptest.NewServer(server.NewRouter(s.Service(), server.Options{}))
+	defer router.Close()
+
+	ctx := context.Background()
+	c, err := client.New(router.URL, client.Options{})
+	if err != nil {
+		panic(err)
+	}
+	if err := c.InsertBatch(ctx, []engine.Doc{
+		{ID: 1, Fingerprint: 0x0123456789abcdef}, {ID: 2, Fingerprint: 0x0123456789abcdee},
+		{ID: 3, Fingerprint: 0xfedcba9876543210},
+	}); err != nil {
+		panic(err)
+	}
+	ms, err := c.Query(ctx, 0x0123456789abcdef, 3)
+	if err != nil {
+		panic(err)
+	}
+	for _, m := range ms {
+		fmt.Println(m.ID, m.Distance, "on shard", api.ShardOf(m.ID, 2))
+	}
+	// Output:
+	// 1 0 on shard 1
+	// 2 1 on shard 0
+}
