@@ -21,6 +21,16 @@ func DocProto(d engine.Doc) *simhashdbv1.Document {
 	return &simhashdbv1.Document{Id: d.ID, Fingerprint: d.Fingerprint, Name: d.Name, Sketch: []byte(d.Sketch)}
 }
 
+// ClusterProto is a cluster's documents as one message of the Clusters
+// stream.
+func ClusterProto(docs []engine.Doc) *simhashdbv1.ClustersResponse {
+	m := &simhashdbv1.ClustersResponse{Documents: make([]*simhashdbv1.Document, len(docs))}
+	for i, d := range docs {
+		m.Documents[i] = DocProto(d)
+	}
+	return m
+}
+
 // DocFromProto is DocProto's inverse.
 func DocFromProto(m *simhashdbv1.Document) engine.Doc {
 	return engine.Doc{ID: m.GetId(), Fingerprint: m.GetFingerprint(), Name: m.GetName(), Sketch: string(m.GetSketch())}

@@ -280,11 +280,7 @@ func (x service) Clusters(ctx context.Context, req *connect.Request[simhashdbv1.
 		if err != nil {
 			return serviceError(err)
 		}
-		m := &simhashdbv1.ClustersResponse{Documents: make([]*simhashdbv1.Document, len(docs))}
-		for i, d := range docs {
-			m.Documents[i] = api.DocProto(d)
-		}
-		if err := out.Send(m); err != nil {
+		if err := out.Send(api.ClusterProto(docs)); err != nil {
 			return err
 		}
 	}

@@ -326,11 +326,7 @@ func (x rpcService) Clusters(ctx context.Context, req *connect.Request[simhashdb
 		if err != nil {
 			return x.rpcError("Clusters", err)
 		}
-		m := &simhashdbv1.ClustersResponse{Documents: make([]*simhashdbv1.Document, len(docs))}
-		for i, d := range docs {
-			m.Documents[i] = api.DocProto(d)
-		}
-		if err := out.Send(m); err != nil {
+		if err := out.Send(api.ClusterProto(docs)); err != nil {
 			return err
 		}
 	}

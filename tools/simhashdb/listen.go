@@ -105,6 +105,14 @@ func (s *listenFlags) options(token string) server.Options {
 		MaxBatch: s.maxBatch, MaxInflight: int64(s.maxInflight), MaxWait: s.read / 2, MaxHeader: s.maxHeader, Logger: quietLogger()}
 }
 
+// authNote says in the listening line whether token is required.
+func authNote(token string) string {
+	if token == "" {
+		return "no token: loopback only"
+	}
+	return "bearer token required"
+}
+
 // scheme is the scheme the server is reached by.
 func (s *listenFlags) scheme() string {
 	if s.tlsCert != "" {

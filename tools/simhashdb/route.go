@@ -58,11 +58,7 @@ func runRoute(args []string, _ io.Reader, _, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "route", exitFailed, err)
 	}
-	auth := "no token: loopback only"
-	if token != "" {
-		auth = "bearer token required"
-	}
-	fmt.Fprintf(stderr, "%s route: listening on %s://%s (%d shards, %s)\n", programName, lf.scheme(), listenedOn(lf.addr, ln.Addr()), len(shards), auth)
+	fmt.Fprintf(stderr, "%s route: listening on %s://%s (%d shards, %s)\n", programName, lf.scheme(), listenedOn(lf.addr, ln.Addr()), len(shards), authNote(token))
 	code := lf.run(ctx, "route", h, ln, stderr)
 	if code == exitOK {
 		fmt.Fprintf(stderr, "%s route: stopped\n", programName)
