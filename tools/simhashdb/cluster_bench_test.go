@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -67,6 +68,68 @@ func BenchmarkClusterLatency(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkClusterPaired measures the targets with the machine's drift
+// taken out: each op is, one after the other and each timed, a PUT to a
+// single serve (--sync always), a PUT to a node of a replicated index
+// (three NATS servers, the stream on all three), a lone client's publish
+// to a stream on the same servers (the quorum's round), and a query to
+// the single serve and to the node. extra-rounds is the node's PUT less
+// the single's, in rounds; query-ratio the node's query over the
+// single's.
+func BenchmarkClusterPaired(b *testing.B) {
+	single := startServeBinary(b, binary, "--db", filepath.Join(b.TempDir(), "single"), "--sync", "always")
+	ns := natstest.Start(b, 3)
+	node := startServeBinary(b, binary, "--db", filepath.Join(b.TempDir(), "node"), "--nats", natstest.URLs(ns),
+		"--stream-replicas", "3", "--sync", "none")
+	var id atomic.Uint64
+	preload(b, single.url, &id, 20_000)
+	preload(b, node.url, &id, 20_000)
+	nc, err := nats.Connect(natstest.URLs(ns))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "raw", Subjects: []string{"raw"}, Replicas: 3}); err != nil {
+		b.Fatal(err)
+	}
+	msg := make([]byte, 100)
+	rng := rand.New(rand.NewPCG(1, 1))
+	var t [5]time.Duration // single PUT, node PUT, round, single query, node query
+	for b.Loop() {
+		fp := rng.Uint64()
+		steps := []func(){
+			func() {
+				mustDo(b, "PUT", fmt.Sprintf("%s/v1/documents/%d", single.url, id.Add(1)), fmt.Sprintf(`{"fingerprint":"%#x"}`, fp))
+			},
+			func() {
+				mustDo(b, "PUT", fmt.Sprintf("%s/v1/documents/%d", node.url, id.Add(1)), fmt.Sprintf(`{"fingerprint":"%#x"}`, fp))
+			},
+			func() {
+				if _, err := js.Publish(ctx, "raw", msg); err != nil {
+					b.Fatal(err)
+				}
+			},
+			func() { mustDo(b, "GET", fmt.Sprintf("%s/v1/query?fp=%#x&k=3", single.url, fp^1), "") },
+			func() { mustDo(b, "GET", fmt.Sprintf("%s/v1/query?fp=%#x&k=3", node.url, fp^1), "") },
+		}
+		for i, step := range steps {
+			start := time.Now()
+			step()
+			t[i] += time.Since(start)
+		}
+	}
+	for i, unit := range []string{"single-put-us", "node-put-us", "round-us", "single-query-us", "node-query-us"} {
+		b.ReportMetric(float64(t[i].Microseconds())/float64(b.N), unit)
+	}
+	b.ReportMetric(float64(t[1]-t[0])/float64(t[2]), "extra-rounds")
+	b.ReportMetric(float64(t[4])/float64(t[3]), "query-ratio")
 }
 
 // BenchmarkClusterThroughput runs 32 clients at once against 1, 2 and 3
