@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -58,6 +59,14 @@ func TestRouter(t *testing.T) {
 	}
 	c, err := client.New(ts.URL, client.Options{Token: "router-token", Retries: -1})
 	require.NoError(t, err)
+	// The /v1 JSON endpoints are an index's own server's.
+	req, err := http.NewRequest("GET", ts.URL+"/v1/stats", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer router-token")
+	resp, err := ts.Client().Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
 
 	// Text, sent as the JSON of Connect's protocol as a client in another
 	// language would, each document to its shard and read there.

@@ -3,8 +3,11 @@ package replica_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
+	"os"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -136,6 +139,11 @@ func BenchmarkCatchUp(b *testing.B) {
 // index, and through a node of shard 0 of 2 and of 3 sharing the stream
 // (one node a shard), whose decision waits for the other shards' votes.
 // Its ids are shard 0's, so every offer goes through the same node.
+// warnings prints what nodes log of warnings and errors, so that a
+// benchmark's slow decisions can be told apart (a consumer started
+// again, a vote waited for).
+var warnings = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+
 func BenchmarkInsertIfNew(b *testing.B) {
 	ctx := context.Background()
 	ns := natstest.Start(b, 3)
@@ -153,7 +161,7 @@ func BenchmarkInsertIfNew(b *testing.B) {
 				require.NoError(b, err)
 				defer db.Close()
 				sctx, cancel := context.WithTimeout(ctx, natstest.Eventually)
-				n, err := replica.Start(sctx, db, replica.Options{URL: url, Stream: stream, Replicas: 3, Shard: s, Shards: shards})
+				n, err := replica.Start(sctx, db, replica.Options{URL: url, Stream: stream, Replicas: 3, Shard: s, Shards: shards, Logger: warnings})
 				cancel()
 				require.NoError(b, err)
 				defer n.Close()
@@ -171,9 +179,13 @@ func BenchmarkInsertIfNew(b *testing.B) {
 			// One decision before the clock: a node's first read of a
 			// stream just made may wait for the stream's leader.
 			offer()
+			var slowest time.Duration
 			for b.Loop() {
+				start := time.Now()
 				offer()
+				slowest = max(slowest, time.Since(start))
 			}
+			b.ReportMetric(float64(slowest.Microseconds())/1000, "max-ms")
 		})
 	}
 }
