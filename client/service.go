@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 
 	"connectrpc.com/connect"
@@ -64,8 +63,6 @@ func serviceError(err error) error {
 		code = connect.CodeFailedPrecondition
 	case errors.Is(err, engine.ErrInput) && code == connect.CodeInternal:
 		code = connect.CodeInvalidArgument
-	case errors.As(err, new(*net.OpError)) && code == connect.CodeInternal:
-		code = connect.CodeUnavailable
 	}
 	ce := connect.NewError(code, errors.New(msg))
 	if kind != "" {

@@ -128,3 +128,41 @@ func TestRouter(t *testing.T) {
 	assert.ErrorContains(t, err, "the router's token for the shard")
 	assert.ErrorContains(t, err, "shard 1")
 }
+
+// TestRouterShardDown: with a shard's server gone, a call that needs it
+// is answered unavailable (so clients try again), naming the shard; calls
+// of the other shard's documents are answered.
+func TestRouterShardDown(t *testing.T) {
+	ctx := context.Background()
+	var servers []*httptest.Server
+	var urls []string
+	for range 2 {
+		db, err := engine.Open(t.TempDir(), engine.Options{Sync: engine.SyncNone})
+		require.NoError(t, err)
+		ts := httptest.NewServer(server.New(db, server.Options{}))
+		t.Cleanup(func() { ts.Close(); db.Close() })
+		servers, urls = append(servers, ts), append(urls, ts.URL)
+	}
+	sh, err := client.NewSharded(urls, client.Options{Retries: -1})
+	require.NoError(t, err)
+	c := startRouter(t, sh, "")
+	var onZero, onOne uint64
+	for id := uint64(1); onZero == 0 || onOne == 0; id++ {
+		if api.ShardOf(id, 2) == 0 {
+			onZero = id
+		} else {
+			onOne = id
+		}
+	}
+	require.NoError(t, c.InsertBatch(ctx, []engine.Doc{{ID: onZero, Fingerprint: 1}, {ID: onOne, Fingerprint: 3}}))
+	servers[1].Close()
+	_, err = c.Query(ctx, 1, 3)
+	require.ErrorIs(t, err, client.ErrUnavailable)
+	assert.ErrorContains(t, err, "shard 1")
+	_, err = c.Get(ctx, onOne)
+	require.ErrorIs(t, err, client.ErrUnavailable)
+	got, err := c.Get(ctx, onZero)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(1), got.Fingerprint)
+}
+
