@@ -32,9 +32,10 @@ type service struct{ s *Sharded }
 
 var _ simhashdbv1connect.IndexServiceHandler = service{}
 
-// serviceError is err as the router answers it: a shard's refusal with
-// its code and kind, the shard named.
-func serviceError(err error) error {
+// serviceError is err as the router answers the call whose context is
+// ctx: a shard's refusal with its code and kind, the shard named; a shard
+// that could not be reached unavailable (its caller may try again).
+func serviceError(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -55,10 +56,12 @@ func serviceError(err error) error {
 		}
 	}
 	switch {
-	case errors.Is(err, context.Canceled):
-		code = connect.CodeCanceled
-	case errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(ctx.Err(), context.Canceled):
+		code = connect.CodeCanceled // the caller went away
+	case errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
 		code = connect.CodeDeadlineExceeded
+	case code == connect.CodeInternal && retryable(err):
+		code = connect.CodeUnavailable // a shard's connection failed
 	case errors.Is(err, ErrSharded):
 		code = connect.CodeFailedPrecondition
 	case errors.Is(err, engine.ErrInput) && code == connect.CodeInternal:
@@ -82,7 +85,7 @@ func (x service) Insert(ctx context.Context, req *connect.Request[simhashdbv1.In
 	c, shard := x.owner(req.Msg.GetId())
 	a, err := unary(ctx, c, true, "Insert", c.rpc.Insert, req.Msg)
 	if err != nil {
-		return nil, serviceError(fmt.Errorf("shard %d: %w", shard, err))
+		return nil, serviceError(ctx, fmt.Errorf("shard %d: %w", shard, err))
 	}
 	return connect.NewResponse(a), nil
 }
@@ -107,7 +110,7 @@ func (x service) InsertBatch(ctx context.Context, req *connect.Request[simhashdb
 		return err
 	})
 	if err != nil {
-		return nil, serviceError(err)
+		return nil, serviceError(ctx, err)
 	}
 	return connect.NewResponse(&simhashdbv1.InsertBatchResponse{Stored: uint32(len(req.Msg.GetDocuments()))}), nil
 }
@@ -116,7 +119,7 @@ func (x service) Get(ctx context.Context, req *connect.Request[simhashdbv1.GetRe
 	c, shard := x.owner(req.Msg.GetId())
 	a, err := unary(ctx, c, true, "Get", c.rpc.Get, req.Msg)
 	if err != nil {
-		return nil, serviceError(fmt.Errorf("shard %d: %w", shard, err))
+		return nil, serviceError(ctx, fmt.Errorf("shard %d: %w", shard, err))
 	}
 	return connect.NewResponse(a), nil
 }
@@ -135,7 +138,7 @@ func (x service) Delete(ctx context.Context, req *connect.Request[simhashdbv1.De
 		return err
 	})
 	if err != nil {
-		return nil, serviceError(err)
+		return nil, serviceError(ctx, err)
 	}
 	return connect.NewResponse(&simhashdbv1.DeleteResponse{}), nil
 }
@@ -143,7 +146,7 @@ func (x service) Delete(ctx context.Context, req *connect.Request[simhashdbv1.De
 func (x service) Query(ctx context.Context, req *connect.Request[simhashdbv1.QueryRequest]) (*connect.Response[simhashdbv1.QueryResponse], error) {
 	a, err := x.s.query(ctx, req.Msg)
 	if err != nil {
-		return nil, serviceError(err)
+		return nil, serviceError(ctx, err)
 	}
 	return connect.NewResponse(a), nil
 }
@@ -182,7 +185,7 @@ func (x service) QueryBatch(ctx context.Context, req *connect.Request[simhashdbv
 			return nil
 		})
 		if err != nil {
-			return serviceError(err)
+			return serviceError(ctx, err)
 		}
 		m := &simhashdbv1.QueryBatchResponse{Answers: make([]*simhashdbv1.QueryAnswer, len(chunk))}
 		for q, fp := range chunk {
@@ -202,18 +205,18 @@ func (x service) QueryBatch(ctx context.Context, req *connect.Request[simhashdbv
 func (x service) InsertIfNew(ctx context.Context, req *connect.Request[simhashdbv1.InsertIfNewRequest]) (*connect.Response[simhashdbv1.InsertIfNewResponse], error) {
 	n := len(x.s.shards)
 	if s := req.Msg.GetShards(); s > 1 && int(s) != n {
-		return nil, serviceError(fmt.Errorf("%w: the request is over %d shards; this router's index has %d", api.ErrNotSharded, s, n))
+		return nil, serviceError(ctx, fmt.Errorf("%w: the request is over %d shards; this router's index has %d", api.ErrNotSharded, s, n))
 	}
 	r := req.Msg
 	a, err := x.s.decide(ctx, &simhashdbv1.InsertIfNewRequest{Id: r.GetId(), Name: r.GetName(), Content: r.GetContent(), K: r.K, Similarity: r.Similarity})
 	if err != nil {
-		return nil, serviceError(err)
+		return nil, serviceError(ctx, err)
 	}
 	return connect.NewResponse(a), nil
 }
 
 func (x service) Export(ctx context.Context, _ *connect.Request[simhashdbv1.ExportRequest], out *connect.ServerStream[simhashdbv1.ExportResponse]) error {
-	return serviceError(api.SendChunked(x.s.Docs(ctx), api.DocProto, func(ds []*simhashdbv1.Document) error {
+	return serviceError(ctx, api.SendChunked(x.s.Docs(ctx), api.DocProto, func(ds []*simhashdbv1.Document) error {
 		return out.Send(&simhashdbv1.ExportResponse{Documents: ds})
 	}))
 }
@@ -243,9 +246,9 @@ func (x service) corpus(ctx context.Context, kp *uint32, sp *float64) (int, *flo
 func (x service) Pairs(ctx context.Context, req *connect.Request[simhashdbv1.PairsRequest], out *connect.ServerStream[simhashdbv1.PairsResponse]) error {
 	k, sim, err := x.corpus(ctx, req.Msg.K, req.Msg.Similarity)
 	if err != nil {
-		return serviceError(err)
+		return serviceError(ctx, err)
 	}
-	return serviceError(api.SendChunked(x.s.pairs(ctx, k, sim), func(p textindex.Pair) *simhashdbv1.Pair {
+	return serviceError(ctx, api.SendChunked(x.s.pairs(ctx, k, sim), func(p textindex.Pair) *simhashdbv1.Pair {
 		m := &simhashdbv1.Pair{A: api.DocProto(p.A), B: api.DocProto(p.B), Distance: uint32(p.Distance)}
 		if sim != nil {
 			m.Similarity = &p.Similarity
@@ -263,7 +266,7 @@ func (x service) Clusters(ctx context.Context, req *connect.Request[simhashdbv1.
 	}
 	k, sim, err := x.corpus(ctx, req.Msg.K, req.Msg.Similarity)
 	if err != nil {
-		return serviceError(err)
+		return serviceError(ctx, err)
 	}
 	star := method == simhashdbv1.ClusterMethod_CLUSTER_METHOD_STAR
 	groups := textindex.Group(func(yield func(engine.Pair, error) bool) {
@@ -275,7 +278,7 @@ func (x service) Clusters(ctx context.Context, req *connect.Request[simhashdbv1.
 	}, star)
 	for docs, err := range groups {
 		if err != nil {
-			return serviceError(err)
+			return serviceError(ctx, err)
 		}
 		if err := out.Send(api.ClusterProto(docs)); err != nil {
 			return err
@@ -287,7 +290,7 @@ func (x service) Clusters(ctx context.Context, req *connect.Request[simhashdbv1.
 func (x service) Stats(ctx context.Context, _ *connect.Request[simhashdbv1.StatsRequest]) (*connect.Response[simhashdbv1.StatsResponse], error) {
 	a, err := api.StatsOfIndex(ctx, x.s)
 	if err != nil {
-		return nil, serviceError(err)
+		return nil, serviceError(ctx, err)
 	}
 	return connect.NewResponse(api.StatsProto(a)), nil
 }
@@ -295,7 +298,7 @@ func (x service) Stats(ctx context.Context, _ *connect.Request[simhashdbv1.Stats
 func (x service) Check(ctx context.Context, _ *connect.Request[simhashdbv1.CheckRequest]) (*connect.Response[simhashdbv1.CheckResponse], error) {
 	rep, err := x.s.Check(ctx)
 	if err != nil && !errors.Is(err, engine.ErrCorrupt) {
-		return nil, serviceError(err)
+		return nil, serviceError(ctx, err)
 	}
 	a := api.CheckProto(rep)
 	a.Ok = err == nil
@@ -308,14 +311,14 @@ func (x service) Check(ctx context.Context, _ *connect.Request[simhashdbv1.Check
 func (x service) GetSetting(ctx context.Context, req *connect.Request[simhashdbv1.GetSettingRequest]) (*connect.Response[simhashdbv1.GetSettingResponse], error) {
 	v, err := x.s.Meta(ctx, req.Msg.GetName())
 	if err != nil {
-		return nil, serviceError(err)
+		return nil, serviceError(ctx, err)
 	}
 	return connect.NewResponse(&simhashdbv1.GetSettingResponse{Value: v}), nil
 }
 
 func (x service) SetSetting(ctx context.Context, req *connect.Request[simhashdbv1.SetSettingRequest]) (*connect.Response[simhashdbv1.SetSettingResponse], error) {
 	if err := x.s.SetMeta(ctx, req.Msg.GetName(), req.Msg.GetValue()); err != nil {
-		return nil, serviceError(err)
+		return nil, serviceError(ctx, err)
 	}
 	return connect.NewResponse(&simhashdbv1.SetSettingResponse{}), nil
 }
