@@ -60,8 +60,10 @@ func serviceError(ctx context.Context, err error) error {
 		code = connect.CodeCanceled // the caller went away
 	case errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
 		code = connect.CodeDeadlineExceeded
-	case code == connect.CodeInternal && retryable(err):
-		code = connect.CodeUnavailable // a shard's connection failed
+	case retryable(err) || code == connect.CodeCanceled:
+		// A shard's connection failed (connect may call a write cut
+		// short canceled), or it said it is unavailable.
+		code = connect.CodeUnavailable
 	case errors.Is(err, ErrSharded):
 		code = connect.CodeFailedPrecondition
 	case errors.Is(err, engine.ErrInput) && code == connect.CodeInternal:
