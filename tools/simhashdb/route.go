@@ -8,7 +8,9 @@ import (
 	"net"
 	"os/signal"
 	"syscall"
+	"time"
 
+	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/server"
 )
 
@@ -47,6 +49,17 @@ func runRoute(args []string, _ io.Reader, _, stderr io.Writer) int {
 	sh, err := rf.dialShards()
 	if err != nil {
 		return fail(stderr, "route", exitUsage, err)
+	}
+	// The shards asked once at start, so that a wrong address or token,
+	// or shards of different settings, show before the first client's
+	// call; the router serves either way (a shard may come up later).
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	st, err := sh.Stats(sctx)
+	cancel()
+	if err != nil && !errors.As(err, new(*engine.StatsError)) {
+		fmt.Fprintf(stderr, "%s route: warning: asking the shards for their statistics: %v\n", programName, err)
+	} else {
+		fmt.Fprintf(stderr, "%s route: %d shards holding %d documents, K = %d\n", programName, len(shards), st.Documents, st.K)
 	}
 	h := server.NewRouter(sh.Service(), lf.options(token))
 	if w := lf.plainTokenWarning(token); w != "" {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -156,6 +157,7 @@ func TestServeShardsIfNew(t *testing.T) {
 			r := startListening(t, binary, "route", shards...)
 			t.Cleanup(func() { r.stop(t, syscall.SIGTERM) })
 			assert.Contains(t, r.log(), "(3 shards, no token: loopback only)")
+			assert.Contains(t, r.log(), "route: 3 shards holding 12 documents")
 			direct := runCLI(t, stdin, append(slices.Clone(add), shards...)...)
 			require.Equal(t, 0, direct.code, direct.stderr)
 			assert.Regexp(t, "(36|24) (records )?not added as near-duplicates", direct.stderr)
@@ -192,4 +194,13 @@ func TestRouteRefuses(t *testing.T) {
 		assert.Equal(t, exitUsage, r.code, "%q: %s", c.args, r.stderr)
 		assert.Contains(t, r.stderr, c.want, "%q", c.args)
 	}
+	// A shard that cannot be reached is warned of; the router serves.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	gone := "http://" + ln.Addr().String()
+	ln.Close()
+	r := startListening(t, binary, "route", "--server", gone)
+	assert.Contains(t, r.log(), "route: warning: asking the shards for their statistics")
+	r.stop(t, syscall.SIGTERM)
+	assert.Contains(t, r.log(), "route: stopped")
 }
