@@ -66,8 +66,8 @@ func serviceError(ctx context.Context, err error) error {
 		code = connect.CodeUnavailable
 	case errors.Is(err, ErrSharded):
 		code = connect.CodeFailedPrecondition
-	case errors.Is(err, engine.ErrInput) && code == connect.CodeInternal:
-		code = connect.CodeInvalidArgument
+	case (errors.Is(err, engine.ErrInput) || errors.Is(err, api.ErrNotSharded)) && code == connect.CodeInternal:
+		code = connect.CodeInvalidArgument // as an index's own server answers them
 	}
 	ce := connect.NewError(code, errors.New(msg))
 	if kind != "" {

@@ -82,6 +82,11 @@ func TestRouter(t *testing.T) {
 			Content: &simhashdbv1.Content{Kind: &simhashdbv1.Content_Text{Text: text}}}))
 		require.NoError(t, err, "document %d", id)
 	}
+	// A client that places documents over another count of shards.
+	_, err = rpc.InsertIfNew(ctx, connect.NewRequest(&simhashdbv1.InsertIfNewRequest{Id: 99, Shards: 3,
+		Content: &simhashdbv1.Content{Kind: &simhashdbv1.Content_Text{Text: base}}}))
+	require.Equal(t, connect.CodeInvalidArgument, connect.CodeOf(err), "%v", err)
+	assert.ErrorContains(t, err, "over 3 shards; this router's index has 2")
 	for i, u := range urls { // each shard holds its part
 		one, err := client.New(u, client.Options{Token: "shard-token"})
 		require.NoError(t, err)
