@@ -86,20 +86,7 @@ func BenchmarkClusterPaired(b *testing.B) {
 	var id atomic.Uint64
 	preload(b, single.url, &id, 20_000)
 	preload(b, node.url, &id, 20_000)
-	nc, err := nats.Connect(natstest.URLs(ns))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx := context.Background()
-	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "raw", Subjects: []string{"raw"}, Replicas: 3}); err != nil {
-		b.Fatal(err)
-	}
-	msg := make([]byte, 100)
+	publish := rawPublisher(b, natstest.URLs(ns))
 	rng := rand.New(rand.NewPCG(1, 1))
 	var t [5]time.Duration // single PUT, node PUT, round, single query, node query
 	for b.Loop() {
@@ -111,11 +98,7 @@ func BenchmarkClusterPaired(b *testing.B) {
 			func() {
 				mustDo(b, "PUT", fmt.Sprintf("%s/v1/documents/%d", node.url, id.Add(1)), fmt.Sprintf(`{"fingerprint":"%#x"}`, fp))
 			},
-			func() {
-				if _, err := js.Publish(ctx, "raw", msg); err != nil {
-					b.Fatal(err)
-				}
-			},
+			publish,
 			func() { mustDo(b, "GET", fmt.Sprintf("%s/v1/query?fp=%#x&k=3", single.url, fp^1), "") },
 			func() { mustDo(b, "GET", fmt.Sprintf("%s/v1/query?fp=%#x&k=3", node.url, fp^1), "") },
 		}
@@ -214,11 +197,21 @@ func publishes(b *testing.B, url string) (n, seconds float64) {
 // benchPublish publishes 100-byte messages one at a time to a stream of
 // its own on the servers at url, kept on three of them.
 func benchPublish(b *testing.B, url string) {
+	publish := rawPublisher(b, url)
+	for b.Loop() {
+		publish()
+	}
+}
+
+// rawPublisher makes a stream "raw" on the servers at url, kept on three
+// of them, and returns a publish of a 100-byte message to it that waits
+// for its acknowledgement: the quorum's round.
+func rawPublisher(b *testing.B, url string) func() {
 	nc, err := nats.Connect(url)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer nc.Close()
+	b.Cleanup(nc.Close)
 	js, err := jetstream.New(nc)
 	if err != nil {
 		b.Fatal(err)
@@ -228,7 +221,7 @@ func benchPublish(b *testing.B, url string) {
 		b.Fatal(err)
 	}
 	msg := make([]byte, 100)
-	for b.Loop() {
+	return func() {
 		if _, err := js.Publish(ctx, "raw", msg); err != nil {
 			b.Fatal(err)
 		}
