@@ -170,4 +170,3 @@ func TestRouterShardDown(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, uint64(1), got.Fingerprint)
 }
-
