@@ -116,7 +116,7 @@ func Open(dir string, opts Options) (*DB, error) {
 		}
 	}
 	db.store, err = store.Open(dir, store.Options{FS: db.fs, ReadOnly: opts.ReadOnly, Logger: opts.Logger,
-		CacheSize: db.budget.Base(), CacheMax: db.budget.Most(), NewOrder: cmp.Or(opts.knobs.newStoreOrder, store.KeyOrder), Ring: db.ring})
+		CacheSize: db.budget.Base(), CacheMax: db.budget.Most(), NewOrder: cmp.Or(opts.knobs.newStoreOrder, store.KeyOrder), Ring: db.ring, DirectReads: opts.DirectReads})
 	if err != nil {
 		if db.ring != nil {
 			db.ring.Close()

@@ -125,6 +125,15 @@ type Options struct {
 	// blocked in pread holds one of the runtime's Ps, and with few cores
 	// the others wait for them (bench/results/journal.md, "The disk's round").
 	BlockingReads bool
+	// DirectReads reads, through the ring, what the page cache does not
+	// hold with O_DIRECT, leaving the page cache as it was: for an index
+	// larger than the memory it may use, as databases' "direct reads"
+	// options are. A buffered read that misses makes the kernel allocate,
+	// charge and insert its pages on the reader's thread; on a small
+	// machine that is much of a cold query's processor (docs/performance.md,
+	// "Cold queries on the disk"). Pages cached otherwise are still read
+	// from memory. Ignored with BlockingReads or where io_uring is refused.
+	DirectReads bool
 	// WALRecovery says what opening does with a damaged record in the
 	// write-ahead log (a torn tail, an unfinished write, is skipped in
 	// every mode): by default (WALRecoverTail) it discards a damaged last

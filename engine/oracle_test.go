@@ -336,8 +336,9 @@ func setRaw(t *testing.T, db *DB, key, value []byte) {
 }
 
 // TestReadRing checks that an index read through the io_uring ring (where
-// the kernel allows one) answers as the oracle does, cold and after
-// writes, and as the same index read with pread.
+// the kernel allows one), buffered and with DirectReads, answers as the
+// oracle does, cold (its files' pages dropped from the page cache where
+// the system can), and as the same index read with pread.
 func TestReadRing(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -354,15 +355,16 @@ func TestReadRing(t *testing.T) {
 	if err == nil {
 		require.NoError(t, ring.Close())
 	}
-	for _, blocking := range []bool{false, true} {
-		o.BlockingReads = blocking
+	for _, way := range []string{"ring", "direct", "blocking"} {
+		o.BlockingReads, o.DirectReads = way == "blocking", way == "direct"
+		dropPageCache(t, dir)
 		db := openT(t, dir, o)
-		if ring != nil && !blocking {
+		if ring != nil && way != "blocking" {
 			require.NotNil(t, db.ring, "the kernel allows io_uring: reads go through a ring")
 		} else {
 			require.Nil(t, db.ring)
 		}
-		checkQueries(t, db, model, qs, fmt.Sprintf("cold, blocking reads %v", blocking))
+		checkQueries(t, db, model, qs, "cold, reads "+way)
 		_, err := db.Check(ctx)
 		require.NoError(t, err)
 		require.NoError(t, db.Close())

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"strings"
 	"sync/atomic"
 
@@ -18,6 +19,9 @@ type readFS struct {
 	vfs.FS
 	ring  *uring.Ring // nil: the file's own ReadAt
 	reads *readCount
+	// direct reads what the page cache does not hold with O_DIRECT
+	// (Options.DirectReads), through the ring.
+	direct bool
 }
 
 // readCount counts reads of sstables, and the rounds they come in: the
@@ -37,9 +41,15 @@ func (fs readFS) Open(name string, opts ...vfs.OpenOption) (vfs.File, error) {
 	if err != nil || !strings.HasSuffix(name, ".sst") {
 		return f, err
 	}
-	rf := readFile{File: f, reads: fs.reads}
+	rf := readFile{File: f, reads: fs.reads, dfd: vfs.InvalidFd}
 	if f.Fd() != vfs.InvalidFd {
 		rf.ring = fs.ring
+	}
+	if rf.ring != nil && fs.direct {
+		// A file system without O_DIRECT (tmpfs) is read as without it.
+		if dfd, err := uring.OpenDirect(name); err == nil {
+			rf.dfd = dfd
+		}
 	}
 	return rf, nil
 }
@@ -49,6 +59,15 @@ type readFile struct {
 	vfs.File
 	ring  *uring.Ring
 	reads *readCount
+	dfd   uintptr // the file open with O_DIRECT, or vfs.InvalidFd
+}
+
+func (f readFile) Close() error {
+	err := f.File.Close()
+	if f.dfd != vfs.InvalidFd {
+		err = errors.Join(err, uring.CloseDirect(f.dfd))
+	}
+	return err
 }
 
 func (f readFile) ReadAt(p []byte, off int64) (int, error) {
@@ -57,7 +76,14 @@ func (f readFile) ReadAt(p []byte, off int64) (int, error) {
 	if f.ring != nil {
 		// Through the ring, a read the page cache held is not a round: it
 		// did not wait for the disk.
-		n, disk, err := f.ring.ReadAtDisk(f.Fd(), p, off)
+		var n int
+		var disk bool
+		var err error
+		if f.dfd != vfs.InvalidFd {
+			n, disk, err = f.ring.ReadAtDirect(f.Fd(), f.dfd, p, off)
+		} else {
+			n, disk, err = f.ring.ReadAtDisk(f.Fd(), p, off)
+		}
 		if disk {
 			f.reads.roundDone(round)
 		}

@@ -70,6 +70,9 @@ type Options struct {
 	// Ring, when set, is what Pebble reads its sstables through; the
 	// caller closes it after the store.
 	Ring *uring.Ring
+	// DirectReads reads through Ring with O_DIRECT what the page cache
+	// does not hold.
+	DirectReads bool
 }
 
 // Open opens (or creates) the Pebble store of the index in dir. It first
@@ -91,7 +94,7 @@ func Open(dir string, o Options) (*Store, error) {
 	s.cache = pebble.NewCache(s.CacheMax)
 	s.SetCacheShare(o.CacheSize)
 	s.opts = s.pebbleOptions(order, o.ReadOnly)
-	s.opts.FS = readFS{FS: s.fs, ring: o.Ring, reads: &s.reads}
+	s.opts.FS = readFS{FS: s.fs, ring: o.Ring, reads: &s.reads, direct: o.DirectReads}
 	if s.db, err = pebble.Open(pdir, s.opts); err != nil {
 		s.cache.Unref()
 		if lockHeld(err) {

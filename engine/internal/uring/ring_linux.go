@@ -25,7 +25,7 @@ const (
 	offCQRing      = 0x8000000
 	offSQEs        = 0x10000000
 	featSingleMmap = 1 << 0
-	registerEvtfd  = 4 // IORING_REGISTER_EVENTFD
+	enterGetEvents = 1 << 0 // IORING_ENTER_GETEVENTS
 )
 
 type sqringOffsets struct {
@@ -68,12 +68,14 @@ type cqe struct {
 	flags    uint32
 }
 
-// request is one read in flight: the goroutine that asked waits on done.
+// request is one read in flight: the goroutine that asked waits on done,
+// or on lead, which hands it the waiting for the ring's completions.
 type request struct {
 	p    []byte // kept here while the kernel writes into it
 	res  int32
 	err  error // not submitted
 	done chan struct{}
+	lead chan struct{} // buffered: the waiter's role, handed to this read's goroutine
 }
 
 // Ring is an io_uring instance for reads. Its methods are safe for
@@ -88,10 +90,8 @@ type Ring struct {
 	cqHead, cqTail *uint32
 	cqMask         uint32
 	cqes           []cqe
-	evt            *os.File      // the eventfd that the kernel signals completions on
 	room           chan struct{} // a place for each read in flight
 	closing        chan struct{} // closed by Close
-	reaped         chan struct{} // closed when the reaper has stopped
 	mu             sync.Mutex    // the submission queue, the completion queue, slots
 	slots          []*request
 	free           []uint32
@@ -100,7 +100,12 @@ type Ring struct {
 	// leads them (submitting) to enter them together.
 	unsubmitted int
 	submitting  bool
-	noNowait    atomic.Bool // the kernel refuses RWF_NOWAIT reads
+	// inflight reads have been entered and not completed; while there are
+	// any, one of their goroutines (waiting) waits in io_uring_enter for
+	// the completions and hands them out (the package doc says why).
+	inflight int
+	waiting  bool
+	noNowait atomic.Bool // the kernel refuses RWF_NOWAIT reads
 }
 
 // New makes a ring for up to entries reads in flight (a power of two).
@@ -116,29 +121,13 @@ func New(entries int) (*Ring, error) {
 		unix.Close(r.fd)
 		return nil, err
 	}
-	efd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
-	if err != nil {
-		r.unmap()
-		unix.Close(r.fd)
-		return nil, fmt.Errorf("%w: eventfd: %w", ErrUnsupported, err)
-	}
-	if _, _, errno := unix.Syscall6(unix.SYS_IO_URING_REGISTER, uintptr(r.fd), registerEvtfd, uintptr(unsafe.Pointer(&efd)), 1, 0, 0); errno != 0 {
-		unix.Close(efd)
-		r.unmap()
-		unix.Close(r.fd)
-		return nil, fmt.Errorf("%w: registering an eventfd: %w", ErrUnsupported, errno)
-	}
-	// Non-blocking, so the runtime's poller waits on it: the reaper parks
-	// without holding a thread.
-	r.evt = os.NewFile(uintptr(efd), "io_uring eventfd")
 	n := int(p.sqEntries)
 	r.room = make(chan struct{}, n)
 	r.slots = make([]*request, n)
 	for i := n - 1; i >= 0; i-- {
 		r.free = append(r.free, uint32(i))
 	}
-	r.reaped, r.closing = make(chan struct{}), make(chan struct{})
-	go r.reap()
+	r.closing = make(chan struct{})
 	if err := r.probe(); err != nil {
 		r.Close()
 		return nil, err
@@ -245,17 +234,26 @@ func (r *Ring) ReadAtDisk(fd uintptr, p []byte, off int64) (n int, disk bool, er
 			return 0, false, &os.PathError{Op: "read", Path: fmt.Sprintf("fd %d", fd), Err: err}
 		}
 	}
+	if n == len(p) {
+		return n, false, nil
+	}
+	k, err := r.readRing(fd, p[n:], off+int64(n))
+	return n + k, true, err
+}
+
+// readRing reads p at off through the ring, as io.ReaderAt does: short
+// only with an error, io.EOF at the file's end.
+func (r *Ring) readRing(fd uintptr, p []byte, off int64) (n int, err error) {
 	for n < len(p) {
-		disk = true
 		res, err := r.read(fd, p[n:], off+int64(n))
 		if err != nil {
-			return n, disk, err
+			return n, err
 		}
 		switch {
 		case res > 0:
 			n += int(res)
 		case res == 0:
-			return n, disk, io.EOF
+			return n, io.EOF
 		case syscall.Errno(-res) == syscall.EINTR || syscall.Errno(-res) == syscall.EAGAIN:
 		case syscall.Errno(-res) == syscall.EINVAL || syscall.Errno(-res) == syscall.EOPNOTSUPP:
 			// A file the ring cannot read: pread, as without it.
@@ -265,18 +263,18 @@ func (r *Ring) ReadAtDisk(fd uintptr, p []byte, off int64) (n int, disk bool, er
 					continue
 				}
 				if err != nil {
-					return n, disk, &os.PathError{Op: "read", Path: fmt.Sprintf("fd %d", fd), Err: err}
+					return n, &os.PathError{Op: "read", Path: fmt.Sprintf("fd %d", fd), Err: err}
 				}
 				if k == 0 {
-					return n, disk, io.EOF
+					return n, io.EOF
 				}
 				n += k
 			}
 		default:
-			return n, disk, &os.PathError{Op: "read", Path: fmt.Sprintf("fd %d", fd), Err: syscall.Errno(-res)}
+			return n, &os.PathError{Op: "read", Path: fmt.Sprintf("fd %d", fd), Err: syscall.Errno(-res)}
 		}
 	}
-	return n, disk, nil
+	return n, nil
 }
 
 // read submits one read and waits for its result.
@@ -287,7 +285,7 @@ func (r *Ring) read(fd uintptr, p []byte, off int64) (int32, error) {
 		return 0, ErrClosed
 	}
 	defer func() { <-r.room }()
-	req := &request{p: p, done: make(chan struct{})}
+	req := &request{p: p, done: make(chan struct{}), lead: make(chan struct{}, 1)}
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
@@ -312,27 +310,45 @@ func (r *Ring) read(fd uintptr, p []byte, off int64) (int32, error) {
 		// submission, which the block layer hands the device at once.
 		runtime.Gosched()
 		r.mu.Lock()
-		err := r.submit()
+		r.submit()
+		wait := !r.waiting && r.inflight > 0
+		r.waiting = r.waiting || wait
 		r.mu.Unlock()
-		if err != nil {
-			return 0, err
+		if wait {
+			r.wait(req)
 		}
 	}
-	<-req.done
-	return req.res, req.err
+	for {
+		select {
+		case <-req.lead:
+			r.wait(req)
+		case <-req.done:
+			// The role may have come before the read completed: take it
+			// and hand it on.
+			select {
+			case <-req.lead:
+				r.wait(req)
+			default:
+			}
+			return req.res, req.err
+		}
+	}
 }
 
-// submit enters the unsubmitted reads; mu is held. A failure fails them.
-func (r *Ring) submit() error {
+// submit enters the unsubmitted reads; mu is held. A failure fails those
+// it could not enter (their err).
+func (r *Ring) submit() {
 	n := r.unsubmitted
 	r.unsubmitted, r.submitting = 0, false
-	for n > 0 {
+	// The completion queue has room for every read the ring admits (room),
+	// so EBUSY and EAGAIN are the kernel short of memory for a moment.
+	for tries := 0; n > 0; tries++ {
 		done, _, errno := unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(n), 0, 0, 0, 0)
-		r.drain()
 		switch {
 		case errno == 0:
 			n -= int(done)
-		case errno == syscall.EINTR || errno == syscall.EAGAIN || errno == syscall.EBUSY:
+			r.inflight += int(done)
+		case errno == syscall.EINTR || (errno == syscall.EAGAIN || errno == syscall.EBUSY) && tries < 100:
 		default:
 			// The kernel took none of the rest: fail them.
 			head := atomic.LoadUint32(r.sqHead)
@@ -346,10 +362,9 @@ func (r *Ring) submit() error {
 				close(req.done)
 			}
 			atomic.StoreUint32(r.sqTail, atomic.LoadUint32(r.sqHead))
-			return fmt.Errorf("io_uring_enter: %w", errno)
+			return
 		}
 	}
-	return nil
 }
 
 // drain completes the reads the kernel has finished; mu is held.
@@ -363,24 +378,61 @@ func (r *Ring) drain() {
 		r.free = append(r.free, uint32(c.userData))
 		req.res = c.res
 		close(req.done)
+		r.inflight--
 	}
 	atomic.StoreUint32(r.cqHead, head)
 }
 
-// reap completes reads as the kernel signals them, until Close.
-func (r *Ring) reap() {
-	defer close(r.reaped)
-	var buf [8]byte
+// wait waits in io_uring_enter for completions and hands them out, as
+// the ring's one waiter, until own's read is done; then it hands the
+// role to the goroutine of a read still in flight, if any.
+func (r *Ring) wait(own *request) {
 	for {
-		if _, err := r.evt.Read(buf[:]); err != nil && !errors.Is(err, syscall.EAGAIN) {
-			return // closed
-		}
 		r.mu.Lock()
-		if !r.closed {
-			r.drain()
+		r.drain()
+		if r.inflight == 0 || isDone(own) {
+			next := r.anyInflight()
+			if next == nil {
+				r.waiting = false
+			} else {
+				next.lead <- struct{}{}
+			}
+			r.mu.Unlock()
+			return
 		}
 		r.mu.Unlock()
+		// Only the waiter takes completions from the queue, so one the
+		// kernel posts after the drain above is still there: a wait for
+		// one returns at once.
+		for {
+			_, _, errno := unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), 0, 1, enterGetEvents, 0, 0)
+			if errno != syscall.EINTR && errno != syscall.EAGAIN && errno != syscall.EBUSY {
+				break
+			}
+		}
 	}
+}
+
+func isDone(req *request) bool {
+	select {
+	case <-req.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// anyInflight returns a read not completed, or nil; mu is held.
+func (r *Ring) anyInflight() *request {
+	if r.inflight == 0 {
+		return nil
+	}
+	for _, req := range r.slots {
+		if req != nil && !isDone(req) {
+			return req
+		}
+	}
+	return nil
 }
 
 // Close waits for the reads in flight and releases the ring. ReadAt fails
@@ -394,8 +446,6 @@ func (r *Ring) Close() error {
 	r.mu.Lock()
 	r.closed = true
 	r.mu.Unlock()
-	err := r.evt.Close()
-	<-r.reaped
 	r.unmap()
-	return errors.Join(err, unix.Close(r.fd))
+	return unix.Close(r.fd)
 }

@@ -21,3 +21,14 @@ func (*Ring) ReadAtDisk(uintptr, []byte, int64) (int, bool, error) { return 0, f
 
 // Close does nothing.
 func (*Ring) Close() error { return nil }
+
+// OpenDirect fails: direct reads go through the ring.
+func OpenDirect(string) (uintptr, error) { return 0, ErrUnsupported }
+
+// CloseDirect does nothing.
+func CloseDirect(uintptr) error { return nil }
+
+// ReadAtDirect is never called: New fails.
+func (*Ring) ReadAtDirect(uintptr, uintptr, []byte, int64) (int, bool, error) {
+	return 0, false, ErrUnsupported
+}

@@ -5,10 +5,12 @@ package uring
 import (
 	"encoding/binary"
 	"errors"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"unsafe"
 
@@ -42,6 +44,7 @@ func patterned(t *testing.T, size int) (*os.File, []byte) {
 	f, err := os.Open(p)
 	require.NoError(t, err)
 	t.Cleanup(func() { f.Close() })
+	require.NoError(t, f.Sync(), "written back, so that FADV_DONTNEED can drop its pages")
 	return f, data
 }
 
@@ -53,48 +56,75 @@ func TestLayout(t *testing.T) {
 
 // TestReadAt checks reads against the file's bytes as os.File.ReadAt
 // gives them: anywhere, of any length, across and past the end.
-func TestReadAt(t *testing.T) {
-	t.Run("ring", func(t *testing.T) { testReadAt(t, false) })
-	t.Run("page cache first", func(t *testing.T) { testReadAt(t, true) })
+// ways are the ways of reading through a ring a test tries: every read
+// through the ring, the page cache first (RWF_NOWAIT), and ReadAtDirect.
+var ways = []string{"ring", "page cache first", "direct"}
+
+// reader returns a ring and a function reading f through it the given way,
+// or skips the test where this system cannot.
+func reader(t *testing.T, entries int, way string, f *os.File) (*Ring, func([]byte, int64) (int, error)) {
+	t.Helper()
+	r := newRing(t, entries, way == "page cache first")
+	if way != "direct" {
+		return r, func(p []byte, off int64) (int, error) { return r.ReadAt(f.Fd(), p, off) }
+	}
+	dfd, err := OpenDirect(f.Name())
+	if errors.Is(err, syscall.EINVAL) {
+		r.Close()
+		t.Skipf("no O_DIRECT on this file system: %v", err)
+	}
+	require.NoError(t, err)
+	t.Cleanup(func() { CloseDirect(dfd) })
+	return r, func(p []byte, off int64) (int, error) {
+		n, _, err := r.ReadAtDirect(f.Fd(), dfd, p, off)
+		return n, err
+	}
 }
 
-func testReadAt(t *testing.T, nowait bool) {
-	r := newRing(t, 8, nowait)
-	defer r.Close()
+func TestReadAt(t *testing.T) {
+	for _, way := range ways {
+		t.Run(way, func(t *testing.T) { testReadAt(t, way) })
+	}
+}
+
+func testReadAt(t *testing.T, way string) {
 	const size = 1<<20 + 123
 	f, data := patterned(t, size)
+	r, read := reader(t, 8, way, f)
+	defer r.Close()
 	rng := rand.New(rand.NewPCG(1, 1))
 	for i := range 500 {
-		if i%10 == 0 { // from the disk again: RWF_NOWAIT finds nothing
+		if i%2 == 0 { // from the disk again: RWF_NOWAIT and cachestat find nothing
 			require.NoError(t, unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED))
 		}
 		off := rng.Int64N(size + 10)
 		p := make([]byte, rng.IntN(70_000))
-		want := make([]byte, len(p))
-		wn, werr := f.ReadAt(want, off)
-		n, err := r.ReadAt(f.Fd(), p, off)
-		require.Equal(t, wn, n, "read of %d at %d", len(p), off)
-		require.Equal(t, werr, err, "read of %d at %d", len(p), off)
-		require.Equal(t, want[:wn], p[:n])
-		if n > 0 {
-			require.Equal(t, data[off:off+int64(n)], p[:n])
+		n, err := read(p, off)
+		want := data[min(off, size):min(off+int64(len(p)), size)]
+		var werr error
+		if len(want) < len(p) {
+			werr = io.EOF
 		}
+		require.Equal(t, werr, err, "read of %d at %d", len(p), off)
+		require.Equal(t, want, p[:n], "read of %d at %d", len(p), off)
 	}
 	_, err := r.ReadAt(^uintptr(0)>>1, make([]byte, 10), 0)
 	require.Error(t, err, "a bad descriptor")
 }
 
 // TestConcurrent reads from many goroutines at once, more than the ring
-// holds, and closes the ring while others still try.
+// holds, and closes the ring while others still try: the ring's one
+// waiter for completions passes from read to read as they finish.
 func TestConcurrent(t *testing.T) {
-	t.Run("ring", func(t *testing.T) { testConcurrent(t, false) })
-	t.Run("page cache first", func(t *testing.T) { testConcurrent(t, true) })
+	for _, way := range ways {
+		t.Run(way, func(t *testing.T) { testConcurrent(t, way) })
+	}
 }
 
-func testConcurrent(t *testing.T, nowait bool) {
-	r := newRing(t, 4, nowait)
+func testConcurrent(t *testing.T, way string) {
 	const size = 4 << 20
 	f, data := patterned(t, size)
+	r, read := reader(t, 4, way, f)
 	var wg sync.WaitGroup
 	for g := range 32 {
 		wg.Add(1)
@@ -102,9 +132,12 @@ func testConcurrent(t *testing.T, nowait bool) {
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(uint64(g), 2))
 			p := make([]byte, 4096)
-			for range 300 {
+			for i := range 300 {
+				if g == 0 && i%50 == 0 {
+					unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
+				}
 				off := rng.Int64N(size - 4096)
-				n, err := r.ReadAt(f.Fd(), p, off)
+				n, err := read(p, off)
 				if err != nil || n != len(p) || string(p) != string(data[off:off+4096]) {
 					t.Errorf("read at %d: %d, %v", off, n, err)
 					return
@@ -120,7 +153,7 @@ func testConcurrent(t *testing.T, nowait bool) {
 			defer late.Done()
 			p := make([]byte, 10)
 			for {
-				if _, err := r.ReadAt(f.Fd(), p, 0); err != nil {
+				if _, err := read(p, 0); err != nil {
 					if !errors.Is(err, ErrClosed) {
 						t.Errorf("after close: %v", err)
 					}
@@ -154,4 +187,39 @@ func TestReadAtDisk(t *testing.T) {
 		}
 		require.NoError(t, r.Close())
 	}
+}
+
+// TestReadAtDirect: a read the page cache does not hold goes to the disk
+// and leaves the page cache as it was; one it holds is read from memory.
+func TestReadAtDirect(t *testing.T) {
+	f, data := patterned(t, 64<<10)
+	r, _ := reader(t, 8, "direct", f)
+	defer r.Close()
+	dfd, err := OpenDirect(f.Name())
+	require.NoError(t, err)
+	defer CloseDirect(dfd)
+	require.NoError(t, unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED))
+	if noCachestat.Load() || !cachestatWorks(f) {
+		t.Skip("the kernel cannot say what the page cache holds (cachestat)")
+	}
+	buf := make([]byte, 5000)
+	n, disk, err := r.ReadAtDirect(f.Fd(), dfd, buf, 8192+100)
+	require.NoError(t, err)
+	require.Equal(t, len(buf), n)
+	require.Equal(t, data[8292:8292+5000], buf)
+	require.True(t, disk)
+	require.False(t, cached(f.Fd(), 8192+100, 5000), "a direct read left pages in the page cache")
+	_, err = f.ReadAt(make([]byte, 5000), 8192+100)
+	require.NoError(t, err)
+	n, disk, err = r.ReadAtDirect(f.Fd(), dfd, buf, 8192+100)
+	require.NoError(t, err)
+	require.Equal(t, len(buf), n)
+	require.Equal(t, data[8292:8292+5000], buf)
+	require.False(t, disk, "the page cache held it")
+}
+
+// cachestatWorks says whether the kernel reports a file's cached pages.
+func cachestatWorks(f *os.File) bool {
+	var cs unix.Cachestat_t
+	return unix.Cachestat(uint(f.Fd()), &unix.CachestatRange{Len: 4096}, &cs, 0) == nil
 }
