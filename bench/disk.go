@@ -79,8 +79,9 @@ type DiskRun struct {
 	Queries     int     `json:"queries"`
 	Latency     Latency `json:"latency"`
 	QPS         float64 `json:"queries_per_s"`
-	// Reads is how the index read its files: "ring" (io_uring) or
-	// "pread" (engine.Options.BlockingReads, or no io_uring here).
+	// Reads is how the index read its files: "ring" (io_uring), "direct"
+	// (io_uring, engine.Options.DirectReads) or "pread"
+	// (engine.Options.BlockingReads, or no io_uring here).
 	Reads string `json:"reads"`
 	// ReadsPerQuery is the index's reads of stored blocks (Stats.FileReads)
 	// and BytesPerQuery the bytes the child fetched from the disk
@@ -103,8 +104,20 @@ type diskJob struct {
 	Queries     string `json:"queries"` // a file of 8-byte little-endian fingerprints
 	CacheMiB    int    `json:"cache_mib"`
 	Concurrency int    `json:"concurrency"`
-	// BlockingReads opens the index with engine.Options.BlockingReads.
+	// BlockingReads and DirectReads open the index with
+	// engine.Options' fields of those names.
 	BlockingReads bool `json:"blocking_reads"`
+	DirectReads   bool `json:"direct_reads"`
+}
+
+// diskWays are the ways the disk section reads the index, each in runs of
+// its own: through the ring, through it with O_DIRECT, with pread.
+var diskWays = []string{"ring", "direct", "pread"}
+
+// reading returns j reading the index the given way.
+func (j diskJob) reading(way string) diskJob {
+	j.BlockingReads, j.DirectReads = way == "pread", way == "direct"
+	return j
 }
 
 // diskConfig sizes the disk section: its corpus, the child's memory limit
@@ -174,10 +187,10 @@ func runDiskDesign(cfg Config, paperTables int) (*DiskResults, error) {
 		return nil, fmt.Errorf("measuring the disk: %w", err)
 	}
 	cfg.Log.Info("disk: random 4 KiB reads", "one p50 us", res.Disk.One.P50, "goroutine round p50 us", res.Disk.Round.P50, "async round p50 us", res.Disk.Async.P50, "async iops", res.Disk.IOPSAsync)
-	// Both ways of reading, in the same run: the ring against pread.
-	for _, blocking := range []bool{false, true} {
+	// Every way of reading, in the same run.
+	for _, way := range diskWays {
 		for _, conc := range []int{1, 16} {
-			run, how, err := queryFromChild(diskJob{Index: index, Queries: qpath, CacheMiB: res.CacheMiB, Concurrency: conc, BlockingReads: blocking}, files, memMiB)
+			run, how, err := queryFromChild(diskJob{Index: index, Queries: qpath, CacheMiB: res.CacheMiB, Concurrency: conc}.reading(way), files, memMiB)
 			if err != nil {
 				return nil, fmt.Errorf("queries at concurrency %d: %w", conc, err)
 			}
@@ -186,10 +199,12 @@ func runDiskDesign(cfg Config, paperTables int) (*DiskResults, error) {
 			res.Runs = append(res.Runs, run)
 		}
 	}
-	// The queries by kind, each kind in a cold run of its own (ring, one at
-	// a time): those near a stored fingerprint (every other query, which
-	// finds it) and the random ones (which find none at this size).
-	for _, kind := range []string{"near", "random"} {
+	// The queries by kind, each kind in a cold run of its own (through the
+	// ring, one at a time): those near a stored fingerprint (every other
+	// query, which finds it) and the random ones (which find none at this
+	// size).
+	for _, kw := range [][2]string{{"near", "ring"}, {"random", "ring"}, {"near", "direct"}, {"random", "direct"}} {
+		kind, way := kw[0], kw[1]
 		var some []uint64
 		for i, q := range queries {
 			if (i%2 == 0) == (kind == "near") {
@@ -200,12 +215,12 @@ func runDiskDesign(cfg Config, paperTables int) (*DiskResults, error) {
 		if err := writeQueries(path, some); err != nil {
 			return nil, err
 		}
-		run, _, err := queryFromChild(diskJob{Index: index, Queries: path, CacheMiB: res.CacheMiB, Concurrency: 1}, files, memMiB)
+		run, _, err := queryFromChild(diskJob{Index: index, Queries: path, CacheMiB: res.CacheMiB, Concurrency: 1}.reading(way), files, memMiB)
 		if err != nil {
 			return nil, fmt.Errorf("%s queries: %w", kind, err)
 		}
 		run.Kind = kind
-		cfg.Log.Info("disk: queries", "kind", kind, "p50 us", run.Latency.P50, "reads/query", run.ReadsPerQuery, "rounds/query", run.RoundsPerQuery)
+		cfg.Log.Info("disk: queries", "kind", kind, "reads", run.Reads, "p50 us", run.Latency.P50, "reads/query", run.ReadsPerQuery, "rounds/query", run.RoundsPerQuery)
 		res.Kinds = append(res.Kinds, run)
 	}
 	return res, res.chart(cfg.Out)
@@ -449,7 +464,7 @@ func queryDisk(job diskJob) (DiskRun, error) {
 	if err != nil {
 		return DiskRun{}, err
 	}
-	db, err := engine.Open(job.Index, engine.Options{ReadOnly: true, CacheSize: int64(job.CacheMiB) << 20, Logger: quiet(), BlockingReads: job.BlockingReads})
+	db, err := engine.Open(job.Index, engine.Options{ReadOnly: true, CacheSize: int64(job.CacheMiB) << 20, Logger: quiet(), BlockingReads: job.BlockingReads, DirectReads: job.DirectReads})
 	if err != nil {
 		return DiskRun{}, err
 	}
@@ -472,6 +487,9 @@ func queryDisk(job diskJob) (DiskRun, error) {
 	reads := "pread"
 	if st1.ReadRing {
 		reads = "ring"
+		if job.DirectReads {
+			reads = "direct"
+		}
 	}
 	return DiskRun{Concurrency: job.Concurrency, Queries: len(qs), Latency: percentiles(lat), QPS: nq / elapsed.Seconds(), Reads: reads,
 		ReadsPerQuery: float64(st1.FileReads-st0.FileReads) / nq, RoundsPerQuery: float64(st1.FileReadRounds-st0.FileReadRounds) / nq, BytesPerQuery: float64(io1["read_bytes"]-io0["read_bytes"]) / nq}, nil
