@@ -89,7 +89,7 @@ func StatsProto(s Stats) *simhashdbv1.StatsResponse {
 		PebbleBytes: s.PebbleBytes, BytesOnDisk: s.BytesOnDisk, CacheSize: s.CacheSize, CacheBytes: s.CacheBytes,
 		CacheHits: s.CacheHits, CacheMisses: s.CacheMisses, PebbleCacheHits: s.PebbleCacheHit,
 		PebbleCacheBytes: s.PebbleCacheBytes, PebbleCacheSize: s.PebbleCacheSize, PebbleIndexBytes: s.PebbleIndexBytes,
-		CacheSizeForPebbleIndex: s.CacheForIndex, FileReads: s.FileReads, FileReadRounds: s.FileReadRounds, ReadRing: s.ReadRing,
+		CacheSizeForPebbleIndex: s.CacheForIndex, FileReads: s.FileReads, FileReadRounds: s.FileReadRounds, ReadRing: s.ReadRing, ReadDirect: s.ReadDirect,
 		Applied: s.Applied, Unmeasured: s.Unmeasured, Problem: s.Problem, BlockVersions: map[string]int64{},
 	}
 	if s.Design != nil {
@@ -119,7 +119,7 @@ func StatsFromProto(m *simhashdbv1.StatsResponse) Stats {
 		PebbleBytes: m.GetPebbleBytes(), BytesOnDisk: m.GetBytesOnDisk(), CacheSize: m.GetCacheSize(), CacheBytes: m.GetCacheBytes(),
 		CacheHits: m.GetCacheHits(), CacheMisses: m.GetCacheMisses(), PebbleCacheHit: m.GetPebbleCacheHits(),
 		PebbleCacheBytes: m.GetPebbleCacheBytes(), PebbleCacheSize: m.GetPebbleCacheSize(), PebbleIndexBytes: m.GetPebbleIndexBytes(),
-		CacheForIndex: m.GetCacheSizeForPebbleIndex(), FileReads: m.GetFileReads(), FileReadRounds: m.GetFileReadRounds(), ReadRing: m.GetReadRing(),
+		CacheForIndex: m.GetCacheSizeForPebbleIndex(), FileReads: m.GetFileReads(), FileReadRounds: m.GetFileReadRounds(), ReadRing: m.GetReadRing(), ReadDirect: m.GetReadDirect(),
 		Applied: m.GetApplied(), BlockVersions: map[string]int{},
 	}, Unmeasured: m.GetUnmeasured(), Problem: m.GetProblem()}
 	for _, t := range m.GetTables() {

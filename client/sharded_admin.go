@@ -83,6 +83,7 @@ func (s *Sharded) Stats(ctx context.Context) (engine.Stats, error) {
 		out.FileReads += st.FileReads
 		out.FileReadRounds += st.FileReadRounds
 		out.ReadRing = out.ReadRing && st.ReadRing
+		out.ReadDirect = out.ReadDirect && st.ReadDirect
 		out.Applied = 0 // each shard has its own log
 	}
 	if out.Fingerprints > 0 {

@@ -108,6 +108,9 @@ type Stats struct {
 	// read the page cache held makes no round.
 	FileReadRounds int64 `json:"file_read_rounds"`
 	ReadRing       bool  `json:"read_ring"`
+	// ReadDirect says the ring reads what the page cache does not hold
+	// with O_DIRECT (Options.DirectReads).
+	ReadDirect bool `json:"read_direct"`
 	// Applied is the position of the last commit applied that had one
 	// (Commit.Position): how far a replica has applied its log.
 	Applied uint64 `json:"applied,omitempty"`
@@ -168,6 +171,7 @@ func (db *DB) Stats(ctx context.Context) (_ Stats, err error) {
 	s.CacheBytes, s.CacheHits, s.CacheMisses = db.cache.Stats()
 	s.PebbleCacheHit, _, s.PebbleCacheBytes = db.store.CacheStats()
 	s.FileReads, s.FileReadRounds, s.ReadRing = db.store.Reads(), db.store.ReadRounds(), db.ring != nil
+	s.ReadDirect = s.ReadRing && db.opts.DirectReads
 	s.PebbleCacheSize = db.store.CacheShare()
 	idx, err := db.tableIndexBytes()
 	if err != nil {

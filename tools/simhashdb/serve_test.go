@@ -661,3 +661,25 @@ func TestServeMemoryBound(t *testing.T) {
 	assert.NotContains(t, s.log(), "memory bound")
 	assert.Equal(t, 0, s.stop(t, syscall.SIGTERM), s.log())
 }
+
+// TestServeDirectReads: `serve --direct-reads` reads the index with
+// O_DIRECT through the ring, stats says so, and answers as without it.
+func TestServeDirectReads(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "idx")
+	r := runCLI(t, "1 0x0123456789abcdef\n2 0x0123456789abcdee\n", "add", "--db", db, "--sync", "none")
+	require.Equal(t, 0, r.code, r.stderr)
+	s := startServe(t, "--db", db, "--direct-reads")
+	r = runCLI(t, "", "stats", "--server", s.url)
+	require.Equal(t, 0, r.code, r.stderr)
+	if strings.Contains(r.stdout, "with pread") {
+		t.Skip("no io_uring here: --direct-reads has nothing to read through")
+	}
+	assert.Contains(t, r.stdout, "with O_DIRECT what the page cache does not hold (--direct-reads)")
+	r = runCLI(t, "", "query", "--server", s.url, "--fp", "0x0123456789abcdef", "--k", "1")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "2 within distance 1")
+	r = runCLI(t, "3 0x1\n", "add", "--server", s.url, "--direct-reads")
+	assert.Equal(t, 2, r.code, "a flag of the index opened here, refused with --server")
+	assert.Contains(t, r.stderr, "--direct-reads")
+}

@@ -1601,7 +1601,9 @@ type StatsResponse struct {
 	FileReadRounds int64 `protobuf:"varint,33,opt,name=file_read_rounds,json=fileReadRounds,proto3" json:"file_read_rounds,omitempty"`
 	// The position of the last commit applied that had one (the engine's
 	// Commit.Position): how far a replica has applied its log.
-	Applied       uint64 `protobuf:"varint,34,opt,name=applied,proto3" json:"applied,omitempty"`
+	Applied uint64 `protobuf:"varint,34,opt,name=applied,proto3" json:"applied,omitempty"`
+	// The ring reads what the page cache does not hold with O_DIRECT.
+	ReadDirect    bool `protobuf:"varint,35,opt,name=read_direct,json=readDirect,proto3" json:"read_direct,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1872,6 +1874,13 @@ func (x *StatsResponse) GetApplied() uint64 {
 		return x.Applied
 	}
 	return 0
+}
+
+func (x *StatsResponse) GetReadDirect() bool {
+	if x != nil {
+		return x.ReadDirect
+	}
+	return false
 }
 
 // TextSchema is how an index of text reads and fingerprints text, which
@@ -2521,8 +2530,7 @@ const file_simhashdb_v1_index_proto_rawDesc = "" +
 	"\v_similarity\"H\n" +
 	"\x10ClustersResponse\x124\n" +
 	"\tdocuments\x18\x01 \x03(\v2\x16.simhashdb.v1.DocumentR\tdocuments\"\x0e\n" +
-	"\fStatsRequest\"\xec\n" +
-	"\n" +
+	"\fStatsRequest\"\x8d\v\n" +
 	"\rStatsResponse\x12\f\n" +
 	"\x01k\x18\x01 \x01(\rR\x01k\x12\x1c\n" +
 	"\tdocuments\x18\x02 \x01(\x03R\tdocuments\x12\"\n" +
@@ -2568,7 +2576,9 @@ const file_simhashdb_v1_index_proto_rawDesc = "" +
 	"\x06design\x18\x1f \x01(\fR\x06design\x12#\n" +
 	"\rmemtables_max\x18  \x01(\x03R\fmemtablesMax\x12(\n" +
 	"\x10file_read_rounds\x18! \x01(\x03R\x0efileReadRounds\x12\x18\n" +
-	"\aapplied\x18\" \x01(\x04R\aapplied\x1a@\n" +
+	"\aapplied\x18\" \x01(\x04R\aapplied\x12\x1f\n" +
+	"\vread_direct\x18# \x01(\bR\n" +
+	"readDirect\x1a@\n" +
 	"\x12BlockVersionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xfb\x01\n" +
