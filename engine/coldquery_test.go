@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -105,15 +104,16 @@ func uniformIndex(b *testing.B, n int) string {
 // BenchmarkPageCacheQuery measures queries that miss the engine's cache
 // and find their blocks in the operating system's page cache (an index
 // larger than the cache it was given, smaller than the machine's memory):
-// read through the io_uring ring (where the kernel allows one) and, as the
-// baseline in the same run, with pread. Random queries over 1M stored
-// fingerprints, a 1 MiB cache.
+// read through the io_uring ring (where the kernel allows one), through it
+// with DirectReads (cachestat, then pread), and, as the baseline in the
+// same run, with pread. Random queries over 1M stored fingerprints, a
+// 1 MiB cache.
 func BenchmarkPageCacheQuery(b *testing.B) {
 	dir := uniformIndex(b, 1<<20)
 	qs := fingerprints.Uniform(1<<16, 2)
-	for _, blocking := range []bool{false, true} {
-		b.Run(fmt.Sprintf("blocking=%v", blocking), func(b *testing.B) {
-			db, err := Open(dir, Options{ReadOnly: true, CacheSize: 1 << 20, BlockingReads: blocking})
+	for _, way := range []string{"blocking=false", "blocking=true", "direct"} {
+		b.Run(way, func(b *testing.B) {
+			db, err := Open(dir, Options{ReadOnly: true, CacheSize: 1 << 20, BlockingReads: way == "blocking=true", DirectReads: way == "direct"})
 			require.NoError(b, err)
 			defer db.Close()
 			for _, q := range qs { // every page read once: the page cache holds them
