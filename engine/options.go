@@ -127,12 +127,16 @@ type Options struct {
 	BlockingReads bool
 	// DirectReads reads, through the ring, what the page cache does not
 	// hold with O_DIRECT, leaving the page cache as it was: for an index
-	// larger than the memory it may use, as databases' "direct reads"
-	// options are. A buffered read that misses makes the kernel allocate,
-	// charge and insert its pages on the reader's thread; on a small
-	// machine that is much of a cold query's processor (docs/performance.md,
-	// "Cold queries on the disk"). Pages cached otherwise are still read
-	// from memory. Ignored with BlockingReads or where io_uring is refused.
+	// much larger than the memory it may use, queried with the default
+	// design's point reads, as databases' "direct reads" options are. A
+	// buffered read that misses makes the kernel allocate, charge and
+	// insert its pages on the reader's thread; on a small machine that is
+	// much of a cold query's processor (docs/performance.md, "Cold queries
+	// on the disk"). Pages cached otherwise are still read from memory, but
+	// these reads never cache any: where memory could hold what the cache
+	// does not, or probes read ranges of neighbouring blocks (the disk
+	// design), buffered reads do better. Ignored with BlockingReads or
+	// where io_uring is refused.
 	DirectReads bool
 	// WALRecovery says what opening does with a damaged record in the
 	// write-ahead log (a torn tail, an unfinished write, is skipped in

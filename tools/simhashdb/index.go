@@ -587,7 +587,7 @@ func (c *createFlags) register(fl *flag.FlagSet) {
 	fl.StringVar(&c.design, "design", "memory", "the table design, only at creation: memory (queries cheapest when the tables are cached) or disk (fewest disk reads a query, for an index much larger than its cache: fewer tables up to about 100M fingerprints at k = 3)")
 	fl.StringVar(&c.sync, "sync", "always", "durability of each write: always (fsync), interval (fsync every 100ms) or none")
 	fl.Var(&c.cache, "cache-size", "the cache of table blocks, postings and Pebble's blocks, in bytes (units allowed: 256MiB); default a quarter of the memory the process may use (GOMEMLIMIT, its cgroup's limit or the machine's)")
-	fl.BoolVar(&c.direct, "direct-reads", false, "read the stored blocks the page cache does not hold with O_DIRECT (Linux, through io_uring), for an index much larger than the memory: fewer of the processor's cycles a cold query, and the page cache left to others")
+	fl.BoolVar(&c.direct, "direct-reads", false, "read the stored blocks the page cache does not hold with O_DIRECT (Linux, through io_uring): for an index much larger than the memory, with the default design, a cold query takes less of the processor and the page cache is left to others; these reads never fill the page cache")
 	fl.Var(&c.memtable, "memtable-size", "the recent writes held in memory before a flush, in bytes; writes wait while twice that is unflushed; default 64MiB, growing with the index (5 bytes a fingerprint, up to 1GiB)")
 }
 
