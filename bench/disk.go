@@ -19,6 +19,7 @@ import (
 
 	"github.com/simhashdb/simhashdb/bench/chart"
 	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/internal/directio"
 	"github.com/simhashdb/simhashdb/internal/fingerprints"
 	"github.com/simhashdb/simhashdb/permutation"
 )
@@ -418,7 +419,7 @@ func queryFromChild(job diskJob, files []string, memMiB int) (DiskRun, string, e
 	}
 	defer cleanup()
 	for _, f := range files {
-		if err := dropPages(f); err != nil {
+		if err := directio.Drop(f); err != nil {
 			cmd.Process.Kill()
 			cmd.Wait()
 			return DiskRun{}, "", err

@@ -9,9 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"unsafe"
 
-	"golang.org/x/sys/unix"
+	"github.com/simhashdb/simhashdb/internal/directio"
 )
 
 // directReader reads random 4 KiB blocks of files with O_DIRECT: from the
@@ -22,13 +21,13 @@ type directReader struct {
 	bufs  [][]byte // one aligned buffer a slot: a goroutine reads into its own
 }
 
-const directBlock = 4096
+const directBlock = directio.Align
 
 // newDirectReader opens paths for reads into slots buffers.
 func newDirectReader(paths []string, slots int) (*directReader, error) {
 	r := &directReader{}
 	for range slots {
-		r.bufs = append(r.bufs, alignedBlock())
+		r.bufs = append(r.bufs, directio.Aligned(directBlock))
 	}
 	for _, p := range paths {
 		f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_DIRECT, 0)
@@ -58,31 +57,6 @@ func (r *directReader) Close() {
 	for _, f := range r.files {
 		f.Close()
 	}
-}
-
-// alignedBlock returns a block-sized buffer at a block-aligned address, as
-// O_DIRECT wants.
-func alignedBlock() []byte {
-	b := make([]byte, 2*directBlock)
-	off := int(directBlock - uintptr(unsafe.Pointer(&b[0]))%directBlock)
-	return b[off%directBlock : off%directBlock+directBlock]
-}
-
-// dropPages drops the file's pages from the page cache (written back
-// first).
-func dropPages(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := f.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.EBADF) {
-		return err
-	}
-	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
-		return fmt.Errorf("fadvise %s: %w", path, err)
-	}
-	return nil
 }
 
 // limitMemory puts process pid in a new memory cgroup of limit bytes

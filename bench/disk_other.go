@@ -20,5 +20,4 @@ type aioReader struct{}
 func newAIOReader(*directReader) (*aioReader, error) { return nil, errNotLinux }
 func (*aioReader) round([]*rand.Rand, int) error     { return errNotLinux }
 func (*aioReader) Close()                            {}
-func dropPages(string) error                         { return errNotLinux }
 func limitMemory(int, int64) (func(), error)         { return func() {}, errNotLinux }

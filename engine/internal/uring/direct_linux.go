@@ -1,21 +1,19 @@
 package uring
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"sync"
-	"sync/atomic"
 	"syscall"
-	"unsafe"
 
+	"github.com/simhashdb/simhashdb/internal/directio"
 	"golang.org/x/sys/unix"
 )
 
 // page is the alignment O_DIRECT asks of a read's offset, length and
-// buffer: the page size covers every block size a Linux file system uses.
-const page = 4096
+// buffer.
+const page = directio.Align
 
 // OpenDirect opens the file at path again, for reads that bypass the
 // page cache (O_DIRECT), and returns its descriptor.
@@ -30,28 +28,6 @@ func OpenDirect(path string) (uintptr, error) {
 // CloseDirect closes a descriptor OpenDirect returned.
 func CloseDirect(fd uintptr) error { return unix.Close(int(fd)) }
 
-// noCachestat is set once the kernel refuses cachestat (before Linux 6.5).
-var noCachestat atomic.Bool
-
-// cached says whether the page cache holds every page of [off, off+n) of
-// fd, without reading any (cachestat); false where the kernel cannot say.
-func cached(fd uintptr, off int64, n int) bool {
-	if noCachestat.Load() || n == 0 {
-		return false
-	}
-	start := off &^ (page - 1)
-	end := (off + int64(n) + page - 1) &^ (page - 1)
-	var cs unix.Cachestat_t
-	err := unix.Cachestat(uint(fd), &unix.CachestatRange{Off: uint64(start), Len: uint64(end - start)}, &cs, 0)
-	if err != nil {
-		if errors.Is(err, syscall.ENOSYS) || errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EOPNOTSUPP) {
-			noCachestat.Store(true)
-		}
-		return false
-	}
-	return cs.Cache == uint64(end-start)/page
-}
-
 // ReadAtDirect is ReadAtDisk for a file open twice, as fd and as dfd
 // (OpenDirect): a read the page cache holds whole is a pread of fd;
 // another goes to the disk through the ring and dfd, widened to whole
@@ -60,7 +36,7 @@ func cached(fd uintptr, off int64, n int) bool {
 // the disk's read on the reader's thread; here the ring's submission
 // starts all of a probe's reads at once, for less of the processor.
 func (r *Ring) ReadAtDirect(fd, dfd uintptr, p []byte, off int64) (n int, disk bool, err error) {
-	if cached(fd, off, len(p)) {
+	if held, err := directio.Cached(fd, off, len(p)); held && err == nil {
 		for n < len(p) {
 			k, err := unix.Pread(int(fd), p[n:], off+int64(n))
 			if err == syscall.EINTR {
@@ -98,7 +74,7 @@ type aligned struct {
 	pool bool
 }
 
-var alignedPool = sync.Pool{New: func() any { return &aligned{b: alignedBytes(pooledAligned), pool: true} }}
+var alignedPool = sync.Pool{New: func() any { return &aligned{b: directio.Aligned(pooledAligned), pool: true} }}
 
 // pooledAligned is the size of the pooled buffers: the two or three
 // pages a data block spans.
@@ -110,7 +86,7 @@ func alignedBuffer(n int) *aligned {
 		a.b = a.b[:n]
 		return a
 	}
-	return &aligned{b: alignedBytes(n)}
+	return &aligned{b: directio.Aligned(n)}
 }
 
 func (a *aligned) release() {
@@ -118,10 +94,4 @@ func (a *aligned) release() {
 		a.b = a.b[:pooledAligned]
 		alignedPool.Put(a)
 	}
-}
-
-func alignedBytes(n int) []byte {
-	b := make([]byte, n+page)
-	skip := (page - int(uintptr(unsafe.Pointer(unsafe.SliceData(b)))&(page-1))) & (page - 1)
-	return b[skip : skip+n : skip+n]
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/simhashdb/simhashdb/internal/directio"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 )
@@ -199,8 +200,8 @@ func TestReadAtDirect(t *testing.T) {
 	require.NoError(t, err)
 	defer CloseDirect(dfd)
 	require.NoError(t, unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED))
-	if noCachestat.Load() || !cachestatWorks(f) {
-		t.Skip("the kernel cannot say what the page cache holds (cachestat)")
+	if _, err := directio.Cached(f.Fd(), 0, 1); err != nil {
+		t.Skipf("the kernel cannot say what the page cache holds: %v", err)
 	}
 	buf := make([]byte, 5000)
 	n, disk, err := r.ReadAtDirect(f.Fd(), dfd, buf, 8192+100)
@@ -208,7 +209,9 @@ func TestReadAtDirect(t *testing.T) {
 	require.Equal(t, len(buf), n)
 	require.Equal(t, data[8292:8292+5000], buf)
 	require.True(t, disk)
-	require.False(t, cached(f.Fd(), 8192+100, 5000), "a direct read left pages in the page cache")
+	held, err := directio.Cached(f.Fd(), 8192+100, 5000)
+	require.NoError(t, err)
+	require.False(t, held, "a direct read left pages in the page cache")
 	_, err = f.ReadAt(make([]byte, 5000), 8192+100)
 	require.NoError(t, err)
 	n, disk, err = r.ReadAtDirect(f.Fd(), dfd, buf, 8192+100)
@@ -216,10 +219,4 @@ func TestReadAtDirect(t *testing.T) {
 	require.Equal(t, len(buf), n)
 	require.Equal(t, data[8292:8292+5000], buf)
 	require.False(t, disk, "the page cache held it")
-}
-
-// cachestatWorks says whether the kernel reports a file's cached pages.
-func cachestatWorks(f *os.File) bool {
-	var cs unix.Cachestat_t
-	return unix.Cachestat(uint(f.Fd()), &unix.CachestatRange{Len: 4096}, &cs, 0) == nil
 }
