@@ -1,11 +1,9 @@
 package uring
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"sync"
-	"syscall"
 
 	"github.com/simhashdb/simhashdb/internal/directio"
 	"golang.org/x/sys/unix"
@@ -37,20 +35,8 @@ func CloseDirect(fd uintptr) error { return unix.Close(int(fd)) }
 // starts all of a probe's reads at once, for less of the processor.
 func (r *Ring) ReadAtDirect(fd, dfd uintptr, p []byte, off int64) (n int, disk bool, err error) {
 	if held, err := directio.Cached(fd, off, len(p)); held && err == nil {
-		for n < len(p) {
-			k, err := unix.Pread(int(fd), p[n:], off+int64(n))
-			if err == syscall.EINTR {
-				continue
-			}
-			if err != nil {
-				return n, false, &os.PathError{Op: "read", Path: fmt.Sprintf("fd %d", fd), Err: err}
-			}
-			if k == 0 {
-				return n, false, io.EOF
-			}
-			n += k
-		}
-		return n, false, nil
+		n, err := preadFull(fd, p, off)
+		return n, false, err
 	}
 	start := off &^ (page - 1)
 	end := (off + int64(len(p)) + page - 1) &^ (page - 1)

@@ -257,22 +257,30 @@ func (r *Ring) readRing(fd uintptr, p []byte, off int64) (n int, err error) {
 		case syscall.Errno(-res) == syscall.EINTR || syscall.Errno(-res) == syscall.EAGAIN:
 		case syscall.Errno(-res) == syscall.EINVAL || syscall.Errno(-res) == syscall.EOPNOTSUPP:
 			// A file the ring cannot read: pread, as without it.
-			for n < len(p) {
-				k, err := unix.Pread(int(fd), p[n:], off+int64(n))
-				if err == syscall.EINTR {
-					continue
-				}
-				if err != nil {
-					return n, &os.PathError{Op: "read", Path: fmt.Sprintf("fd %d", fd), Err: err}
-				}
-				if k == 0 {
-					return n, io.EOF
-				}
-				n += k
-			}
+			k, err := preadFull(fd, p[n:], off+int64(n))
+			return n + k, err
 		default:
 			return n, &os.PathError{Op: "read", Path: fmt.Sprintf("fd %d", fd), Err: syscall.Errno(-res)}
 		}
+	}
+	return n, nil
+}
+
+// preadFull reads p at off with pread, as io.ReaderAt does: short only
+// with an error, io.EOF at the file's end.
+func preadFull(fd uintptr, p []byte, off int64) (n int, err error) {
+	for n < len(p) {
+		k, err := unix.Pread(int(fd), p[n:], off+int64(n))
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return n, &os.PathError{Op: "read", Path: fmt.Sprintf("fd %d", fd), Err: err}
+		}
+		if k == 0 {
+			return n, io.EOF
+		}
+		n += k
 	}
 	return n, nil
 }
