@@ -200,8 +200,8 @@ func runDiskDesign(cfg Config, paperTables int) (*DiskResults, error) {
 			res.Runs = append(res.Runs, run)
 		}
 	}
-	// The queries by kind, each kind in a cold run of its own (through the
-	// ring, one at a time): those near a stored fingerprint (every other
+	// The queries by kind, each kind in a cold run of its own (one at a
+	// time, buffered and direct through the ring): those near a stored fingerprint (every other
 	// query, which finds it) and the random ones (which find none at this
 	// size).
 	for _, kw := range [][2]string{{"near", "ring"}, {"random", "ring"}, {"near", "direct"}, {"random", "direct"}} {
@@ -488,7 +488,7 @@ func queryDisk(job diskJob) (DiskRun, error) {
 	reads := "pread"
 	if st1.ReadRing {
 		reads = "ring"
-		if job.DirectReads {
+		if st1.ReadDirect {
 			reads = "direct"
 		}
 	}
