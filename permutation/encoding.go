@@ -9,16 +9,23 @@ import (
 )
 
 const (
-	magic   = "SHPD"
-	version = 1
+	magic = "SHPD"
+	// Version 1 is a design exact within K; version 2 adds a byte, Exact,
+	// after K. A design exact within K is written as version 1, so that
+	// every build reads it.
+	version      = 1
+	versionExact = 2
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// MarshalBinary encodes the design: magic, version, K, the tables (p_i and
-// segments) and a CRC-32C of all that.
+// MarshalBinary encodes the design: magic, version, K, Exact if below K
+// (version 2), the tables (p_i and segments) and a CRC-32C of all that.
 func (d *Design) MarshalBinary() ([]byte, error) {
 	b := append([]byte(magic), version, byte(d.K))
+	if e := d.ExactWithin(); e < d.K {
+		b = append([]byte(magic), versionExact, byte(d.K), byte(e))
+	}
 	b = binary.AppendUvarint(b, uint64(len(d.Tables)))
 	for _, t := range d.Tables {
 		b = append(b, byte(t.Prefix), byte(len(t.Segments)))
@@ -38,11 +45,22 @@ func (d *Design) UnmarshalBinary(b []byte) error {
 	if got := crc32.Checksum(body, castagnoli); got != sum {
 		return fmt.Errorf("%w: checksum %08x, computed %08x", ErrInvalid, sum, got)
 	}
-	if v := body[len(magic)]; v != version {
-		return fmt.Errorf("%w: format version %d, this build reads %d", ErrInvalid, v, version)
+	v := body[len(magic)]
+	if v != version && v != versionExact {
+		return fmt.Errorf("%w: format version %d, this build reads %d and %d", ErrInvalid, v, version, versionExact)
 	}
 	k := int(body[len(magic)+1])
 	p := body[len(magic)+2:]
+	exact := 0
+	if v == versionExact {
+		if len(p) == 0 {
+			return fmt.Errorf("%w: exact distance truncated", ErrInvalid)
+		}
+		if exact = int(p[0]); exact == 0 || exact >= k {
+			return fmt.Errorf("%w: exact distance %d not in 1..K-1 = %d (version %d)", ErrInvalid, exact, k-1, v)
+		}
+		p = p[1:]
+	}
 	n, m := binary.Uvarint(p)
 	if m <= 0 || n == 0 || n > 1<<16 {
 		return fmt.Errorf("%w: bad table count", ErrInvalid)
@@ -68,7 +86,7 @@ func (d *Design) UnmarshalBinary(b []byte) error {
 	if len(p) != 0 {
 		return fmt.Errorf("%w: %d trailing bytes", ErrInvalid, len(p))
 	}
-	nd, err := New(k, tables)
+	nd, err := NewExact(k, exact, tables)
 	if err != nil {
 		return err
 	}
@@ -78,8 +96,11 @@ func (d *Design) UnmarshalBinary(b []byte) error {
 
 // New makes a design from tables given as segments and prefixes, and
 // validates it (see Validate).
-func New(k int, tables []Table) (*Design, error) {
-	d := &Design{K: k}
+func New(k int, tables []Table) (*Design, error) { return NewExact(k, 0, tables) }
+
+// NewExact is New of a design exact within exact (Design.Exact).
+func NewExact(k, exact int, tables []Table) (*Design, error) {
+	d := &Design{K: k, Exact: exact}
 	for i, t := range tables {
 		var seen uint64
 		total := 0
@@ -112,13 +133,16 @@ func New(k int, tables []Table) (*Design, error) {
 // above it, Validate checks a seeded random sample of patterns.
 const ExhaustiveK = 4
 
-// Validate checks that every error pattern of weight at most K leaves the top
-// p_i bits of at least one table untouched, so that a probe of that table
-// finds the neighbour: exhaustively for K <= ExhaustiveK, on 200,000 seeded
-// random patterns of each weight above that.
+// Validate checks that every error pattern of weight at most ExactWithin
+// leaves the top p_i bits of at least one table untouched, so that a probe
+// of that table finds the neighbour: exhaustively up to ExhaustiveK bits,
+// on 200,000 seeded random patterns of each weight above that.
 func (d *Design) Validate() error {
 	if d.K < 0 || d.K > 63 {
 		return fmt.Errorf("%w: K=%d outside 0..63", ErrInvalid, d.K)
+	}
+	if d.Exact < 0 || d.Exact > d.K {
+		return fmt.Errorf("%w: exact distance %d outside 0..K = %d", ErrInvalid, d.Exact, d.K)
 	}
 	if len(d.Tables) == 0 {
 		return fmt.Errorf("%w: no tables", ErrInvalid)
@@ -141,9 +165,11 @@ func (d *Design) Covers(e uint64) bool {
 	return false
 }
 
-// Uncovered returns an error pattern of weight <= K that no table covers.
+// Uncovered returns an error pattern of weight <= ExactWithin that no
+// table covers.
 func (d *Design) Uncovered() (uint64, bool) {
-	if d.K <= ExhaustiveK {
+	k := d.ExactWithin()
+	if k <= ExhaustiveK {
 		var found uint64
 		var ok bool
 		var rec func(start int, e uint64, left int) bool
@@ -162,11 +188,11 @@ func (d *Design) Uncovered() (uint64, bool) {
 			}
 			return false
 		}
-		rec(0, 0, d.K)
+		rec(0, 0, k)
 		return found, ok
 	}
-	r := rand.New(rand.NewPCG(uint64(d.K), 64))
-	for w := 1; w <= d.K; w++ {
+	r := rand.New(rand.NewPCG(uint64(k), 64))
+	for w := 1; w <= k; w++ {
 		for range 200000 {
 			var e uint64
 			for bits.OnesCount64(e) < w {

@@ -21,6 +21,12 @@ func FuzzUnmarshalDesign(f *testing.F) {
 		require.NoError(f, err)
 		f.Add(b)
 	}
+	d, err := Covering(2, 6, 2)
+	require.NoError(f, err)
+	d.K, d.Exact = 3, 2
+	b, err := d.MarshalBinary()
+	require.NoError(f, err)
+	f.Add(b)
 	f.Add([]byte(magic))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		try := func(b []byte) {
@@ -34,10 +40,14 @@ func FuzzUnmarshalDesign(f *testing.F) {
 			require.Equal(t, b, again)
 		}
 		try(b)
-		if len(b) < len(magic)+2+4 || b[len(magic)+1] > 3 {
+		if len(b) < len(magic)+3+4 || b[len(magic)+1] > 3 {
 			return
 		}
-		if n, m := binary.Uvarint(b[len(magic)+2:]); m > 0 && n <= 64 {
+		count := len(magic) + 2
+		if b[len(magic)] == versionExact {
+			count++
+		}
+		if n, m := binary.Uvarint(b[count:]); m > 0 && n <= 64 {
 			body := b[:len(b)-4]
 			try(binary.LittleEndian.AppendUint32(append([]byte(nil), body...), crc32.Checksum(body, castagnoli)))
 		}

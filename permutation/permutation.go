@@ -46,9 +46,26 @@ type Table struct {
 
 // Design is a set of tables that together find every fingerprint within
 // Hamming distance K of a query.
+//
+// A design for candidates, whose answers something else then verifies (a
+// text index's, with its sketches), may set Exact below K: within Exact
+// the tables find every fingerprint; beyond it, up to K, one whose
+// difference from the query leaves some table's prefix clean, which such a
+// design makes likely with fewer tables than finding all would take
+// (Covering). Zero means K.
 type Design struct {
 	K      int
+	Exact  int
 	Tables []Table
+}
+
+// ExactWithin returns the distance within which the design finds every
+// fingerprint: Exact if set, else K.
+func (d *Design) ExactWithin() int {
+	if d.Exact > 0 && d.Exact < d.K {
+		return d.Exact
+	}
+	return d.K
 }
 
 // Errors.
@@ -128,7 +145,7 @@ func (t *Table) String() string {
 
 // Clone returns a copy of d that shares nothing with it.
 func (d *Design) Clone() *Design {
-	c := &Design{K: d.K, Tables: make([]Table, len(d.Tables))}
+	c := &Design{K: d.K, Exact: d.Exact, Tables: make([]Table, len(d.Tables))}
 	for i, t := range d.Tables {
 		c.Tables[i] = Table{Segments: slices.Clone(t.Segments), Prefix: t.Prefix,
 			masks: slices.Clone(t.masks), left: slices.Clone(t.left), right: slices.Clone(t.right)}
@@ -151,6 +168,13 @@ func (d *Design) MinPrefix() int {
 // fingerprint once).
 func (d *Design) Describe(w io.Writer, logN float64) {
 	fmt.Fprintf(w, "design: %d tables, k = %d, corpus 2^%.4g\n", len(d.Tables), d.K, logN)
+	if e := d.ExactWithin(); e < d.K {
+		fmt.Fprintf(w, "every neighbour within %d; beyond, those whose difference leaves a table's prefix clean:", e)
+		for x := e + 1; x <= d.K; x++ {
+			fmt.Fprintf(w, " %.1f%% at %d", 100*d.Finds(x), x)
+		}
+		fmt.Fprintln(w, " (random differences)")
+	}
 	total := 0.0
 	for i, t := range d.Tables {
 		c := math.Pow(2, logN-float64(t.Prefix))
