@@ -3,9 +3,11 @@
 // A 64-bit fingerprint alone cannot answer it with both recall and
 // precision, so a text index keeps a small sketch of each document's
 // shingles (package sketch) beside its fingerprint: the tables propose
-// every document within a generous distance (K, six bits by default), and
-// the sketch keeps those whose estimated Jaccard similarity reaches a
-// threshold (DefaultSimilarity).
+// documents within a generous distance (K, six bits by default: every one
+// within five and most at six, with 12 tables where finding every one
+// within six would take 28; permutation.ForCandidates), and the sketch
+// keeps those whose estimated Jaccard similarity reaches a threshold
+// (DefaultSimilarity).
 //
 // Open gives an Index: an engine index created with Options (sketches
 // kept with each document) and the Schema it reads text by, kept with it.

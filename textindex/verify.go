@@ -9,6 +9,7 @@ import (
 
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/join"
+	"github.com/simhashdb/simhashdb/permutation"
 	"github.com/simhashdb/simhashdb/sketch"
 )
 
@@ -20,10 +21,11 @@ const (
 	// and 0.06 at 0.5 (one standard deviation), so 0.7 lies more than six
 	// deviations below the first and three above the second.
 	DefaultSimilarity = 0.7
-	// K is the distance a new text index is built to answer, and within
-	// which its queries propose candidates: fingerprints of single words
-	// within six bits held every near pair of the quality bench's
-	// collections.
+	// K is the distance within which a new text index's queries propose
+	// candidates: fingerprints of single words within six bits held every
+	// near pair of the quality bench's collections. Its tables
+	// (permutation.ForCandidates) find every fingerprint within K-1 bits
+	// and most at K.
 	K = 6
 	// Shingle is the fingerprint's shingle of a new text index: single
 	// words, the fingerprint of most recall.
@@ -31,11 +33,22 @@ const (
 )
 
 // Options returns o as a new text index needs it: sketches kept with each
-// document, and K unless o sets one.
+// document, K unless o sets one, and unless o sets a Design, tables that
+// propose candidates for the sketches to verify
+// (permutation.ForCandidates: at K = 6, 12 tables where finding every
+// fingerprint within 6 bits would take 28).
 func Options(o engine.Options) engine.Options {
 	o.SketchSize = sketch.Size
 	if o.K == 0 {
 		o.K = K
+	}
+	//lint:ignore SA1019 the engine still reads Expected when SizeHint is 0
+	n := cmp.Or(o.SizeHint, o.Expected, engine.DefaultSizeHint)
+	if o.Design == nil && n > 0 {
+		// An error here is the engine's to report, for the same options.
+		if d, err := permutation.ForCandidates(o.K, int(n)); err == nil {
+			o.Design = d
+		}
 	}
 	return o
 }

@@ -501,7 +501,11 @@ func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	} else {
 		fmt.Fprintf(stdout, "fingerprints       %d distinct\n", st.Fingerprints)
 	}
-	fmt.Fprintf(stdout, "tables             %d, answering distances up to %d\n", len(st.Tables), st.K)
+	fmt.Fprintf(stdout, "tables             %d, answering distances up to %d", len(st.Tables), st.K)
+	if st.Design != nil && st.Design.ExactWithin() < st.K {
+		fmt.Fprintf(stdout, " (every fingerprint within %d; beyond, candidates for the sketches: most, not all)", st.Design.ExactWithin())
+	}
+	fmt.Fprintln(stdout)
 	fmt.Fprintf(stdout, "table bytes        %d (%.2f bits a fingerprint a table; %.2f is the bound for as many uniform random ones, which clustered fingerprints go below)\n", st.TableBytes, st.BitsPerFingerprint, st.EntropyBound)
 	fmt.Fprintf(stdout, "block versions     %s\n", versionCounts(st.BlockVersions))
 	if st.SketchSize > 0 {

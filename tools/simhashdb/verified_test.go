@@ -202,15 +202,39 @@ func TestVerifiedText(t *testing.T) {
 	assert.NotContains(t, r.stdout, "similarity", "an index without sketches answers by distance")
 }
 
+// oldIndex copies testdata/NAME/idx, an index an older build wrote, to a
+// folder of the test's; pages is testdata/v4-text/pages, the files its
+// documents came from.
+func oldIndex(t *testing.T, name string) (db, pages string) {
+	db = filepath.Join(t.TempDir(), "idx")
+	require.NoError(t, os.CopyFS(db, os.DirFS(filepath.Join("testdata", name, "idx"))))
+	pages, err := filepath.Abs(filepath.Join("testdata", "v4-text", "pages"))
+	require.NoError(t, err)
+	return db, pages
+}
+
+// addNear adds pages' near.txt to an old index of a.txt and other.txt
+// with its stored options and checks that find-all reports one pair, with
+// near.txt, and that check passes; it returns find-all's output.
+func addNear(t *testing.T, db, pages string) string {
+	t.Helper()
+	r := runCLI(t, "", "add", "--db", db, "--text", filepath.Join(pages, "near.txt"))
+	require.Equal(t, 0, r.code, r.stderr)
+	pairs := runCLI(t, "", "find-all", "--db", db)
+	require.Equal(t, 0, pairs.code, pairs.stderr)
+	assert.Equal(t, 1, strings.Count(pairs.stdout, "\n"), pairs.stdout)
+	assert.Contains(t, pairs.stdout, "near.txt")
+	r = runCLI(t, "", "check", "--db", db)
+	require.Equal(t, 0, r.code, r.stderr)
+	return pairs.stdout
+}
+
 // TestIndexBeforeSketches: a text index the build before sketches wrote
 // (testdata/v4-text: add --text of pages/a.txt and pages/other.txt) opens
 // and answers by distance as it did: queries and pairs without
 // similarity, --similarity refused, files added with its stored options.
 func TestIndexBeforeSketches(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "idx")
-	require.NoError(t, os.CopyFS(db, os.DirFS(filepath.Join("testdata", "v4-text", "idx"))))
-	pages, err := filepath.Abs(filepath.Join("testdata", "v4-text", "pages"))
-	require.NoError(t, err)
+	db, pages := oldIndex(t, "v4-text")
 	r := runCLI(t, "", "stats", "--db", db)
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "documents          2")
@@ -224,15 +248,34 @@ func TestIndexBeforeSketches(t *testing.T) {
 	r = runCLI(t, "", "query", "--db", db, "--file", filepath.Join(pages, "near.txt"), "--similarity", "0.5")
 	assert.Equal(t, 2, r.code)
 	assert.Contains(t, r.stderr, "keeps no sketches")
-	r = runCLI(t, "", "add", "--db", db, "--text", filepath.Join(pages, "near.txt"))
+	assert.NotContains(t, addNear(t, db, pages), "similarity")
+}
+
+// TestTextIndexExactWithin6: a text index the build before
+// permutation.ForCandidates wrote (testdata/v5-text-exact6: add --text of
+// v4-text's pages/a.txt and pages/other.txt), whose 28 tables find every
+// fingerprint within 6 bits, opens with them and answers as it did:
+// verified near-duplicates, every one within 6; new text indexes take 12.
+func TestTextIndexExactWithin6(t *testing.T) {
+	db, pages := oldIndex(t, "v5-text-exact6")
+	r := runCLI(t, "", "stats", "--db", db)
 	require.Equal(t, 0, r.code, r.stderr)
-	r = runCLI(t, "", "find-all", "--db", db)
+	assert.Contains(t, r.stdout, "tables             28, answering distances up to 6\n")
+	assert.Contains(t, r.stdout, "sketches           32 bytes a document")
+	r = runCLI(t, "", "query", "--db", db, "--file", filepath.Join(pages, "near.txt"))
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Equal(t, 1, strings.Count(r.stdout, "\n"), r.stdout)
-	assert.Contains(t, r.stdout, "near.txt")
-	assert.NotContains(t, r.stdout, "similarity")
-	r = runCLI(t, "", "check", "--db", db)
+	assert.Contains(t, r.stdout, "a.txt")
+	assert.Contains(t, r.stdout, "SIMILARITY")
+	assert.NotContains(t, r.stdout, "other.txt")
+	assert.Contains(t, addNear(t, db, pages), "similarity")
+
+	fresh := filepath.Join(t.TempDir(), "new")
+	r = runCLI(t, "", "add", "--db", fresh, "--text", pages)
 	require.Equal(t, 0, r.code, r.stderr)
+	r = runCLI(t, "", "stats", "--db", fresh)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "tables             12, answering distances up to 6 (every fingerprint within 5;")
+	assert.Contains(t, r.stdout, "every neighbour within 5")
 }
 
 // TestMaxSketchAgrees: the export header's bound on a sketch is the
