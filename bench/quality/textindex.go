@@ -55,10 +55,12 @@ func indexPairs(ctx context.Context, dir, kind string, raw [][]byte, names []str
 	var opts engine.Options
 	var so simhash.Options
 	sketched := kind == IndexKinds[0]
+	// The default size hint, as add --text and add make them: the tables
+	// are those a user's index gets, not a design for a few hundred pages.
 	if sketched {
-		opts, so = textindex.Options(engine.Options{SizeHint: int64(len(raw))}), simhash.Options{Pipeline: simhash.PipelineV3, Shingle: textindex.Shingle}
+		opts, so = textindex.Options(engine.Options{}), simhash.Options{Pipeline: simhash.PipelineV3, Shingle: textindex.Shingle}
 	} else {
-		opts, so = engine.Options{K: 3, SizeHint: int64(len(raw))}, simhash.Options{Pipeline: simhash.PipelineV3}
+		opts, so = engine.Options{K: 3}, simhash.Options{Pipeline: simhash.PipelineV3}
 	}
 	opts.Sync = engine.SyncNone
 	f, err := simhash.New(so)

@@ -146,7 +146,7 @@ func (r *Release) EvaluateProbed(rd Reader, d *permutation.Design, within int, t
 		}
 		return false
 	}
-	res := VerifiedResult{Collection: r.Name, Reader: fmt.Sprintf("%s, %d tables of k = %d", rd.Name, len(d.Tables), d.K), Within: within, Threshold: threshold}
+	res := VerifiedResult{Collection: r.Name, Reader: fmt.Sprintf("%s, %d tables exact within %d, p >= %d", rd.Name, len(d.Tables), d.ExactWithin(), d.MinPrefix()), Within: within, Threshold: threshold}
 	res.RecallNear, res.RecallChanged = r.recall(func(p ReleasePair) bool {
 		return oldOK[p.Old] && newOK[p.New] && probed(oldFP[p.Old], newFP[p.New]) &&
 			sketch.Similarity(oldSk[p.Old], newSk[p.New]) >= threshold

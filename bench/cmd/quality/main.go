@@ -34,6 +34,7 @@ func main() {
 	verified := flag.Float64("verified", 0, "with -releases: instead, candidates within 3, 4, 5, 6 and 8 bits verified by a 32-byte sketch at this estimated Jaccard (package sketch)")
 	union := flag.Float64("union", 0, "with -releases: instead, candidates that any of two or three single-word fingerprints (xxHash, FNV-1, salted xxHash features) finds within 3 or 4 bits, verified by a 32-byte sketch at this estimated Jaccard")
 	bands := flag.Float64("bands", 0, "with -releases: instead, candidates that share one of 2, 3 or 4 MinHash bands (a fingerprint of MinHash values, a table each), verified by a 32-byte sketch at this estimated Jaccard")
+	covering := flag.Float64("covering", 0, "with -releases: instead, candidates within 6 bits as the tables of designs exact within 4 or 5 find them (permutation.Covering, the text index's permutation.ForCandidates), verified by a 32-byte sketch at this estimated Jaccard")
 	index := flag.Bool("index", false, "instead, build a text index (package textindex) and a pipeline v3 index of the license set (with -releases: of each collection's two releases) and score what find-all reports")
 	man := flag.String("man", "", "instead: compare the roff reader with man's own text on the manual pages under this folder (e.g. /usr/share/man)")
 	manLimit := flag.Int("man-limit", 0, "with -man: an even sample of this many pages (0: all)")
@@ -64,6 +65,9 @@ func main() {
 		}
 		if *bands > 0 {
 			run = func(dir, _ string) error { return runBands(dir, *bands) }
+		}
+		if *covering > 0 {
+			run = func(dir, _ string) error { return runCovering(dir, *covering) }
 		}
 		if *index {
 			run = func(dir, _ string) error { return runIndex(dir) }
@@ -229,6 +233,39 @@ func releasesAnd(dir string, readers func() ([]quality.Reader, error)) ([]*quali
 	}
 	rs, err := readers()
 	return colls, rs, err
+}
+
+// runCovering scores single-word fingerprints' candidates within 6 bits as
+// the tables of designs exact within fewer bits find them
+// (quality.EvaluateProbed): the text index's (permutation.ForCandidates)
+// and covering designs exact within 4 and 5, beside all within 6.
+func runCovering(dir string, threshold float64) error {
+	colls, rs, err := releasesAnd(dir, quality.UnionReaders)
+	if err != nil {
+		return err
+	}
+	text, err := permutation.ForCandidates(6, 1<<24)
+	if err != nil {
+		return err
+	}
+	designs := []*permutation.Design{text}
+	for _, c := range [][3]int{{4, 8, 2}, {4, 9, 3}, {4, 10, 3}, {5, 10, 3}} {
+		d, err := permutation.Covering(c[0], c[1], c[2])
+		if err != nil {
+			return err
+		}
+		designs = append(designs, d)
+	}
+	var all []quality.VerifiedResult
+	for _, c := range colls {
+		all = append(all, c.EvaluateUnion(rs[:1], 6, threshold))
+		for _, d := range designs {
+			all = append(all, c.EvaluateProbed(rs[0], d, 6, threshold))
+		}
+		fmt.Printf("%s: %d near pairs, %d of them changed\n", c.Name, c.NearCount(), c.ChangedCount())
+	}
+	fmt.Print(quality.VerifiedTable(all))
+	return nil
 }
 
 // runIndex scores real indexes of each collection (quality.EvaluateIndex).
