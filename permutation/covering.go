@@ -8,8 +8,9 @@ import (
 )
 
 // MaxCoveringBlocks bounds the blocks of Covering: its search enumerates
-// every choice of blocks, C(r, r-k) of them.
-const MaxCoveringBlocks = 16
+// every choice of r-k and of t blocks, and at 14 blocks takes up to a few
+// tenths of a second.
+const MaxCoveringBlocks = 14
 
 // Covering returns a one-level design exact at k with fewer tables than
 // Blocks: 64 bits in r near-equal blocks, each table's prefix t of them,
@@ -24,10 +25,10 @@ const MaxCoveringBlocks = 16
 // tables of 9-bit prefixes and Blocks(6, 8) 28 of 16 bits. The sets are
 // found by a seeded greedy search, so the same arguments give the same
 // design; among the smallest systems it finds, it keeps the one whose
-// prefixes also avoid the most differences of k+1 bits (Reach).
+// prefixes also avoid the most differences of k+1 bits (Finds).
 func Covering(k, r, t int) (*Design, error) {
 	if k < 0 || t < 1 || r > MaxCoveringBlocks || t > r-k {
-		return nil, fmt.Errorf("%w: want 0 <= k, 1 <= t < r-k, r <= %d, got k=%d r=%d t=%d", ErrInvalid, MaxCoveringBlocks, k, r, t)
+		return nil, fmt.Errorf("%w: want 0 <= k, 1 <= t <= r-k, r <= %d, got k=%d r=%d t=%d", ErrInvalid, MaxCoveringBlocks, k, r, t)
 	}
 	sets := turanSystem(r, r-k, t)
 	blocks := split(all64, r)
@@ -208,11 +209,11 @@ const MinCandidateFinds = 0.9
 // (a text index's sketches): ForIndex(k, n)'s, exact within k, unless
 // Covering(k-1, k+2, 2)'s takes fewer tables with prefixes as long and
 // finds at least MinCandidateFinds of the fingerprints at k (Finds); then
-// that one, asked for k, exact within k-1. Both split 64 bits in k+2
-// blocks and prefix two: ForIndex takes every pair of blocks, Covering the
-// pairs within two halves, about half as many tables. At k = 6, 12 tables
-// instead of 28 find every fingerprint within 5 bits and 94% at 6; below
-// 6 they find fewer than MinCandidateFinds.
+// that one, asked for k, exact within k-1. At k = 6 and 2^17 fingerprints
+// or more, ForIndex splits 64 bits in 8 blocks and prefixes every pair of
+// them (28 tables); Covering(5, 8, 2) prefixes the pairs within two halves
+// of four (12 tables), which find every fingerprint within 5 bits and 94%
+// at 6. Below k = 6 the halves find fewer than MinCandidateFinds at k.
 func ForCandidates(k, n int) (*Design, error) {
 	d, err := ForIndex(k, n)
 	if err != nil || k < 1 || k+2 > MaxCoveringBlocks {
