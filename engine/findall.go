@@ -300,15 +300,25 @@ func (db *DB) flushedDocs(v *view, want []uint64, mem map[uint64][]Doc) (map[uin
 		}
 		return docs, nil
 	}
+	// A fingerprint's postings wait in group, their values in vals, until
+	// the next fingerprint says whether they are kept: most are not (a
+	// fingerprint of one document in no pair), and their names are then
+	// never made into strings.
 	var group []Doc
+	var ends []int
+	var vals []byte
 	keep := func() {
 		if len(group) > 0 {
 			fp := group[0].Fingerprint
 			if _, wanted := slices.BinarySearch(want, fp); wanted || len(group)+len(mem[fp]) > 1 {
+				all, start := string(vals), 0
+				for i := range group {
+					group[i].Name, start = all[start:ends[i]], ends[i]
+				}
 				docs[fp] = slices.Clone(group)
 			}
 		}
-		group = group[:0]
+		group, ends, vals = group[:0], ends[:0], vals[:0]
 	}
 	err := store.Scan(st.snap, format.SpacePrefix(format.SpacePostings), func(key, val []byte) error {
 		fp, id, err := format.ParsePostingKey(key)
@@ -319,7 +329,9 @@ func (db *DB) flushedDocs(v *view, want []uint64, mem map[uint64][]Doc) (map[uin
 			keep()
 		}
 		if !v.hidden(id) {
-			group = append(group, Doc{ID: id, Fingerprint: fp, Name: string(val)})
+			group = append(group, Doc{ID: id, Fingerprint: fp})
+			vals = append(vals, val...)
+			ends = append(ends, len(vals))
 		}
 		return nil
 	})
