@@ -186,6 +186,9 @@ func (d *Design) Finds(w int) float64 {
 	if w <= d.ExactWithin() {
 		return 1
 	}
+	if w > 64 {
+		return 0 // no difference of 64 bits has so many
+	}
 	r := rand.New(rand.NewPCG(uint64(w), 0x66696e64))
 	found := 0
 	for range findsSamples {

@@ -82,6 +82,9 @@ func TestExact(t *testing.T) {
 	distinct := 56.0 * 48 * 40 * 32 * 24 / (63 * 62 * 61 * 60 * 59)
 	assert.InDelta(t, 1-distinct*16/28, d.Finds(6), 0.005, "Finds estimates what the tables find")
 	assert.Equal(t, 1.0, d.Finds(5))
+	assert.Equal(t, 1.0, d.Finds(-1))
+	assert.Equal(t, 0.0, d.Finds(65), "no such difference, and no endless search for one")
+	assert.Equal(t, 0.0, d.Finds(64), "every bit differs: every prefix touched")
 	var b0 strings.Builder
 	d.Describe(&b0, 20)
 	assert.Contains(t, b0.String(), "every neighbour within 5")
