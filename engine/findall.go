@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"iter"
-	"maps"
 	"slices"
 
 	"github.com/simhashdb/simhashdb/engine/internal/format"
@@ -53,8 +52,7 @@ func (db *DB) FindAll(ctx context.Context, k int) iter.Seq2[Pair, error] {
 			}
 			return yield(orderedPair(a, b, d), nil)
 		}
-		for _, fp := range slices.Sorted(maps.Keys(g.docs)) {
-			ds := g.docs[fp]
+		for _, ds := range g.docs {
 			for i, a := range ds {
 				for _, b := range ds[i+1:] {
 					if !emit(a, b, 0) {
@@ -133,15 +131,18 @@ func (db *DB) Stars(ctx context.Context, k int) iter.Seq2[[]Doc, error] {
 // stars is Stars over g: the fingerprints lead in the order of their
 // first documents.
 func (g *nearGraph) stars() [][]Doc {
-	order := slices.Collect(maps.Keys(g.docs))
+	order := make([]uint64, len(g.docs))
+	for i := range order {
+		order[i] = uint64(i)
+	}
 	slices.SortFunc(order, func(a, b uint64) int { return cmp.Compare(g.docs[a][0].ID, g.docs[b][0].ID) })
 	var out [][]Doc
 	for _, s := range join.Stars(g.pairs, order) {
 		// The centre is the first document of the leading fingerprint; its
 		// other documents and the members' follow by id.
 		c := slices.Clone(g.docs[s[0]])
-		for _, fp := range s[1:] {
-			c = append(c, g.docs[fp]...)
+		for _, i := range s[1:] {
+			c = append(c, g.docs[i]...)
 		}
 		if len(c) > 1 {
 			slices.SortFunc(c[1:], func(a, b Doc) int { return cmp.Compare(a.ID, b.ID) })
@@ -152,28 +153,31 @@ func (g *nearGraph) stars() [][]Doc {
 }
 
 // nearGraph is the index at one moment as FindAll and Clusters see it: the
-// pairs of distinct fingerprints within k that both have live documents,
-// and the live documents (by id) of every fingerprint in such a pair or
-// shared by several documents.
+// live documents (by id) of every fingerprint in a pair within k whose
+// fingerprints both have live documents, or shared by several documents,
+// one entry of docs a fingerprint in fingerprint order; and those pairs,
+// in order, A and B their fingerprints' places in docs. Places rather than
+// fingerprints: a graph of a million pairs is looked up several million
+// times, and a slice costs a fraction of a map's lookups.
 type nearGraph struct {
 	pairs []join.Pair
-	docs  map[uint64][]Doc
+	docs  [][]Doc
 }
 
 // clusters groups g's documents by the connected components of its
 // fingerprints.
 func (g *nearGraph) clusters() [][]Doc {
 	edges := slices.Clone(g.pairs)
-	for fp, ds := range g.docs {
+	for i, ds := range g.docs {
 		if len(ds) > 1 {
-			edges = append(edges, join.Pair{A: fp, B: fp})
+			edges = append(edges, join.Pair{A: uint64(i), B: uint64(i)})
 		}
 	}
 	var out [][]Doc
 	for _, comp := range join.Components(edges) {
 		var c []Doc
-		for _, fp := range comp {
-			c = append(c, g.docs[fp]...)
+		for _, i := range comp {
+			c = append(c, g.docs[i]...)
 		}
 		slices.SortFunc(c, func(a, b Doc) int { return cmp.Compare(a.ID, b.ID) })
 		out = append(out, c)
@@ -223,34 +227,47 @@ func (db *DB) nearGraph(ctx context.Context, k int) (*nearGraph, error) {
 	}
 	radix.Sort(want)
 	want = slices.Compact(want)
-	docs, err := db.flushedDocs(v, want, mem)
+	fps, docs, err := db.flushedDocs(v, want)
 	if err != nil {
 		return nil, err
 	}
+	place := func(fp uint64) int {
+		i, _ := slices.BinarySearch(fps, fp)
+		return i
+	}
 	for fp, ds := range mem {
-		docs[fp] = append(docs[fp], ds...)
+		i := place(fp)
+		docs[i] = append(docs[i], ds...)
 	}
 	// A pair counts only when both fingerprints have live documents: the
 	// tables and the memtable's index keep fingerprints whose documents a
 	// newer write deleted, and such a fingerprint must not link two others.
-	g := &nearGraph{docs: map[uint64][]Doc{}}
-	paired := map[uint64]bool{}
+	live := pairs[:0]
+	paired := make([]bool, len(fps))
 	for _, p := range pairs {
-		if len(docs[p.A]) > 0 && len(docs[p.B]) > 0 {
-			g.pairs = append(g.pairs, p)
-			paired[p.A], paired[p.B] = true, true
+		a, b := place(p.A), place(p.B)
+		if len(docs[a]) > 0 && len(docs[b]) > 0 {
+			live = append(live, join.Pair{A: uint64(a), B: uint64(b), Distance: p.Distance})
+			paired[a], paired[b] = true, true
 		}
 	}
 	// A fingerprint in no pair counts only when documents share it.
-	for fp, ds := range docs {
-		if len(ds) > 1 || len(ds) == 1 && paired[fp] {
+	g := &nearGraph{}
+	to := make([]int, len(fps))
+	for i, ds := range docs {
+		if len(ds) > 1 || len(ds) == 1 && paired[i] {
 			slices.SortFunc(ds, func(a, b Doc) int { return cmp.Compare(a.ID, b.ID) })
-			for i := range ds {
-				db.outDoc(&ds[i])
+			for j := range ds {
+				db.outDoc(&ds[j])
 			}
-			g.docs[fp] = ds
+			to[i] = len(g.docs)
+			g.docs = append(g.docs, ds)
 		}
 	}
+	for i := range live {
+		live[i].A, live[i].B = uint64(to[live[i].A]), uint64(to[live[i].B])
+	}
+	g.pairs = live
 	return g, nil
 }
 
@@ -278,13 +295,14 @@ func (db *DB) memPairs(ctx context.Context, v *view, mem map[uint64][]Doc, k int
 }
 
 // flushedDocs returns the flushed documents that no memtable hides, by
-// fingerprint: those of the fingerprints want (sorted), and of every
-// fingerprint that several documents share (counting mem, the memtables'
-// documents by fingerprint). When every flushed fingerprint has one
-// document it seeks only want; otherwise it reads all postings in order.
-func (db *DB) flushedDocs(v *view, want []uint64, mem map[uint64][]Doc) (map[uint64][]Doc, error) {
+// fingerprint, in fingerprint order: those of every fingerprint in want
+// (sorted; an entry, empty or not, for each), and of every other
+// fingerprint that several documents share. When every flushed
+// fingerprint has one document it seeks only want; otherwise it reads all
+// postings in order.
+func (db *DB) flushedDocs(v *view, want []uint64) ([]uint64, [][]Doc, error) {
 	st := v.st
-	docs := map[uint64][]Doc{}
+	docs := make([][]Doc, 0, len(want))
 	if st.docs == st.fps {
 		var it *store.Iter
 		defer func() { st.release(it) }()
@@ -292,14 +310,18 @@ func (db *DB) flushedDocs(v *view, want []uint64, mem map[uint64][]Doc) (map[uin
 		for _, fp := range want {
 			var err error
 			if ms, err = db.postings(v, &it, fp, 0, ms[:0]); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
+			var ds []Doc
 			for _, m := range ms {
-				docs[fp] = append(docs[fp], m.Doc)
+				ds = append(ds, m.Doc)
 			}
+			docs = append(docs, ds)
 		}
-		return docs, nil
+		return want, docs, nil
 	}
+	fps := make([]uint64, 0, len(want))
+	next := 0 // want[next] is the first wanted fingerprint not yet reached
 	// A fingerprint's postings wait in group, their values in vals, until
 	// the next fingerprint says whether they are kept: most are not (a
 	// fingerprint of one document in no pair), and their names are then
@@ -307,16 +329,30 @@ func (db *DB) flushedDocs(v *view, want []uint64, mem map[uint64][]Doc) (map[uin
 	var group []Doc
 	var ends []int
 	var vals []byte
+	add := func(fp uint64, ds []Doc) {
+		fps, docs = append(fps, fp), append(docs, ds)
+	}
+	reach := func(fp uint64) { // every wanted fingerprint below fp has no postings
+		for ; next < len(want) && want[next] < fp; next++ {
+			add(want[next], nil)
+		}
+	}
 	keep := func() {
-		if len(group) > 0 {
-			fp := group[0].Fingerprint
-			if _, wanted := slices.BinarySearch(want, fp); wanted || len(group)+len(mem[fp]) > 1 {
-				all, start := string(vals), 0
-				for i := range group {
-					group[i].Name, start = all[start:ends[i]], ends[i]
-				}
-				docs[fp] = slices.Clone(group)
+		if len(group) == 0 {
+			return
+		}
+		fp := group[0].Fingerprint
+		reach(fp)
+		wanted := next < len(want) && want[next] == fp
+		if wanted {
+			next++
+		}
+		if wanted || len(group) > 1 {
+			all, start := string(vals), 0
+			for i := range group {
+				group[i].Name, start = all[start:ends[i]], ends[i]
 			}
+			add(fp, slices.Clone(group))
 		}
 		group, ends, vals = group[:0], ends[:0], vals[:0]
 	}
@@ -335,8 +371,15 @@ func (db *DB) flushedDocs(v *view, want []uint64, mem map[uint64][]Doc) (map[uin
 		}
 		return nil
 	})
+	if err != nil {
+		return nil, nil, err
+	}
 	keep()
-	return docs, err
+	reach(^uint64(0))
+	if next < len(want) { // the largest fingerprint, wanted and with no postings
+		add(want[next], nil)
+	}
+	return fps, docs, nil
 }
 
 // memDocsByFP groups documents by fingerprint.

@@ -13,10 +13,10 @@ func TestClustersChain(t *testing.T) {
 	t.Parallel()
 	d := func(id, fp uint64) Doc { return Doc{ID: id, Fingerprint: fp} }
 	g := &nearGraph{
-		pairs: []join.Pair{{A: 10, B: 20, Distance: 1}, {A: 20, B: 30, Distance: 2}, {A: 10, B: 30, Distance: 3}}, // a chain with a cycle
-		docs: map[uint64][]Doc{
-			10: {d(1, 10)}, 20: {d(5, 20)}, 30: {d(9, 30)},
-			40: {d(7, 40), d(8, 40)}, // documents sharing a fingerprint, no other neighbour
+		pairs: []join.Pair{{A: 0, B: 1, Distance: 1}, {A: 1, B: 2, Distance: 2}, {A: 0, B: 2, Distance: 3}}, // a chain with a cycle
+		docs: [][]Doc{
+			{d(1, 10)}, {d(5, 20)}, {d(9, 30)},
+			{d(7, 40), d(8, 40)}, // documents sharing a fingerprint, no other neighbour
 		},
 	}
 	require.Equal(t, [][]Doc{{d(1, 10), d(5, 20), d(9, 30)}, {d(7, 40), d(8, 40)}}, g.clusters())
