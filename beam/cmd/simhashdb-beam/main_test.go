@@ -15,6 +15,7 @@ import (
 // process's): a bad line is reported, the rest answered, exit code 1.
 func TestRun(t *testing.T) {
 	dir := t.TempDir()
+	t.Setenv("TMPDIR", dir) // Beam's loopback run leaves a file there
 	in := filepath.Join(dir, "fps.txt")
 	require.NoError(t, os.WriteFile(in, []byte("1\n3\nnot a number\n0x10\n3\n"), 0o644))
 	out := filepath.Join(dir, "pairs.jsonl")
