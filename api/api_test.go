@@ -109,12 +109,13 @@ func TestStatsPartial(t *testing.T) {
 // index's stats describe its tables as a local one's do), and one that
 // does not decode is a figure unmeasured, named, not a silent nil.
 func TestStatsDesignRoundTrip(t *testing.T) {
-	d, err := permutation.ForIndex(3, 1<<20)
+	d, err := permutation.ForCandidates(6, 1<<20)
 	require.NoError(t, err)
-	m := StatsProto(Stats{Stats: engine.Stats{K: 3, Design: d}})
+	m := StatsProto(Stats{Stats: engine.Stats{K: 6, ExactWithin: d.ExactWithin(), Design: d}})
 	got := StatsFromProto(m)
 	require.NoError(t, got.Err())
 	require.Equal(t, d, got.Design)
+	require.Equal(t, 5, got.ExactWithin)
 	m.Design = m.Design[:len(m.Design)/2]
 	got = StatsFromProto(m)
 	require.Nil(t, got.Design)

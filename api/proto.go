@@ -82,7 +82,7 @@ func VerifiedFromProto(ps []*simhashdbv1.Match) []textindex.Match {
 // StatsProto is s as a message.
 func StatsProto(s Stats) *simhashdbv1.StatsResponse {
 	m := &simhashdbv1.StatsResponse{
-		K: uint32(s.K), Documents: s.Documents, Fingerprints: s.Fingerprints, TableBytes: s.TableBytes,
+		K: uint32(s.K), ExactWithin: uint32(s.ExactWithin), Documents: s.Documents, Fingerprints: s.Fingerprints, TableBytes: s.TableBytes,
 		BitsPerFingerprint: s.BitsPerFingerprint, EntropyBoundBits: s.EntropyBound,
 		SketchSize: uint32(s.SketchSize), BlockSize: uint32(s.BlockSize), PendingWrites: int64(s.PendingWrites),
 		MemtableBytes: s.MemtableBytes, MemtableBudget: s.MemtableBudget, MemtablesMax: s.MemtablesMax, WalBytes: s.WALBytes,
@@ -112,7 +112,7 @@ func StatsProto(s Stats) *simhashdbv1.StatsResponse {
 // StatsFromProto is StatsProto's inverse.
 func StatsFromProto(m *simhashdbv1.StatsResponse) Stats {
 	s := Stats{Stats: engine.Stats{
-		K: int(m.GetK()), Documents: m.GetDocuments(), Fingerprints: m.GetFingerprints(), TableBytes: m.GetTableBytes(),
+		K: int(m.GetK()), ExactWithin: int(m.GetExactWithin()), Documents: m.GetDocuments(), Fingerprints: m.GetFingerprints(), TableBytes: m.GetTableBytes(),
 		BitsPerFingerprint: m.GetBitsPerFingerprint(), EntropyBound: m.GetEntropyBoundBits(),
 		SketchSize: int(m.GetSketchSize()), BlockSize: int(m.GetBlockSize()), PendingWrites: int(m.GetPendingWrites()),
 		MemtableBytes: m.GetMemtableBytes(), MemtableBudget: m.GetMemtableBudget(), MemtablesMax: m.GetMemtablesMax(), WALBytes: m.GetWalBytes(),

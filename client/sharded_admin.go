@@ -61,6 +61,7 @@ func (s *Sharded) Stats(ctx context.Context) (engine.Stats, error) {
 			out.BlockVersions[v] += n
 		}
 		bits += st.BitsPerFingerprint * float64(st.Fingerprints)
+		out.ExactWithin = min(out.ExactWithin, st.ExactWithin) // shards with several designs are exact within the least
 		out.Documents += st.Documents
 		out.Fingerprints += st.Fingerprints
 		out.TableBytes += st.TableBytes

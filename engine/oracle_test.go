@@ -235,6 +235,9 @@ func TestCandidatesAgainstOracle(t *testing.T) {
 	o := testOptions()
 	o.K, o.Design = 6, d
 	db := openT(t, dir, o)
+	st, err := db.Stats(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []int{6, 5}, []int{st.K, st.ExactWithin}, "stats say how far the tables are exact")
 	var fps []uint64
 	fps = append(fps, fingerprints.Planted(900, 6, 0.5, 3)...)
 	fps = append(fps, fingerprints.Clustered(300, 3)...)

@@ -33,6 +33,10 @@ type TableStats struct {
 // PendingWrites counts the memtable's writes not yet flushed.
 type Stats struct {
 	K int `json:"k"`
+	// ExactWithin is the distance within which queries find every stored
+	// fingerprint: K, or less for a design built to propose candidates
+	// (permutation.ForCandidates), whose tables find most beyond it.
+	ExactWithin int `json:"exact_within"`
 	// Design is the index's table design (a copy: Design()), which says
 	// each table's permutation; Tables says it as text.
 	Design       *permutation.Design `json:"-"`
@@ -134,7 +138,7 @@ func (db *DB) Stats(ctx context.Context) (_ Stats, err error) {
 	if err != nil {
 		return Stats{}, err
 	}
-	s := Stats{K: db.design.K, Design: db.design.Clone(), SketchSize: db.sketch, Documents: docs, Fingerprints: st.fps, BlockSize: db.block, MemtableBudget: db.memtableBudget(), MemtablesMax: db.memtablesMax(),
+	s := Stats{K: db.design.K, ExactWithin: db.design.ExactWithin(), Design: db.design.Clone(), SketchSize: db.sketch, Documents: docs, Fingerprints: st.fps, BlockSize: db.block, MemtableBudget: db.memtableBudget(), MemtablesMax: db.memtablesMax(),
 		BlockVersions: map[string]int{}, Applied: db.Applied()}
 	var versions [256]int // by codec version: a map per block would cost a stats call on a large index
 	for t := range st.tables {

@@ -1603,7 +1603,11 @@ type StatsResponse struct {
 	// Commit.Position): how far a replica has applied its log.
 	Applied uint64 `protobuf:"varint,34,opt,name=applied,proto3" json:"applied,omitempty"`
 	// The ring reads what the page cache does not hold with O_DIRECT.
-	ReadDirect    bool `protobuf:"varint,35,opt,name=read_direct,json=readDirect,proto3" json:"read_direct,omitempty"`
+	ReadDirect bool `protobuf:"varint,35,opt,name=read_direct,json=readDirect,proto3" json:"read_direct,omitempty"`
+	// The distance within which queries find every stored fingerprint: k,
+	// or less for tables built to propose candidates to a text index's
+	// sketches, which find most beyond it.
+	ExactWithin   uint32 `protobuf:"varint,36,opt,name=exact_within,json=exactWithin,proto3" json:"exact_within,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1881,6 +1885,13 @@ func (x *StatsResponse) GetReadDirect() bool {
 		return x.ReadDirect
 	}
 	return false
+}
+
+func (x *StatsResponse) GetExactWithin() uint32 {
+	if x != nil {
+		return x.ExactWithin
+	}
+	return 0
 }
 
 // TextSchema is how an index of text reads and fingerprints text, which
@@ -2530,7 +2541,7 @@ const file_simhashdb_v1_index_proto_rawDesc = "" +
 	"\v_similarity\"H\n" +
 	"\x10ClustersResponse\x124\n" +
 	"\tdocuments\x18\x01 \x03(\v2\x16.simhashdb.v1.DocumentR\tdocuments\"\x0e\n" +
-	"\fStatsRequest\"\x8d\v\n" +
+	"\fStatsRequest\"\xb0\v\n" +
 	"\rStatsResponse\x12\f\n" +
 	"\x01k\x18\x01 \x01(\rR\x01k\x12\x1c\n" +
 	"\tdocuments\x18\x02 \x01(\x03R\tdocuments\x12\"\n" +
@@ -2578,7 +2589,8 @@ const file_simhashdb_v1_index_proto_rawDesc = "" +
 	"\x10file_read_rounds\x18! \x01(\x03R\x0efileReadRounds\x12\x18\n" +
 	"\aapplied\x18\" \x01(\x04R\aapplied\x12\x1f\n" +
 	"\vread_direct\x18# \x01(\bR\n" +
-	"readDirect\x1a@\n" +
+	"readDirect\x12!\n" +
+	"\fexact_within\x18$ \x01(\rR\vexactWithin\x1a@\n" +
 	"\x12BlockVersionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xfb\x01\n" +
