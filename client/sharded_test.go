@@ -242,6 +242,7 @@ func checkSharded(t *testing.T, s shardedIndex, urls []string) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(len(docs)), st.Documents)
 	assert.Equal(t, k, st.K)
+	assert.Equal(t, k, st.ExactWithin)
 	rep, err := s.Check(ctx)
 	require.NoError(t, err)
 	var wal int
