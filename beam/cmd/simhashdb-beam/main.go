@@ -98,6 +98,14 @@ func run(args []string, stderr io.Writer) int {
 		slog.SetDefault(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	}
 	c.Runner = *runners.Runner
+	// Beam's runner leaves files in the temporary folder (an empty one
+	// for every loopback run): they go in one of the job's own, removed
+	// when it ends.
+	if tmp, err := os.MkdirTemp("", "simhashdb-beam-"); err == nil {
+		defer os.RemoveAll(tmp)
+		defer os.Setenv("TMPDIR", os.Getenv("TMPDIR"))
+		os.Setenv("TMPDIR", tmp)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	rep, err := cmd.run(ctx, c)

@@ -15,7 +15,7 @@ import (
 // process's): a bad line is reported, the rest answered, exit code 1.
 func TestRun(t *testing.T) {
 	dir := t.TempDir()
-	t.Setenv("TMPDIR", dir) // Beam's loopback run leaves a file there
+	t.Setenv("TMPDIR", dir) // where the command's own temporary folder goes
 	in := filepath.Join(dir, "fps.txt")
 	require.NoError(t, os.WriteFile(in, []byte("1\n3\nnot a number\n0x10\n3\n"), 0o644))
 	out := filepath.Join(dir, "pairs.jsonl")
@@ -30,6 +30,14 @@ func TestRun(t *testing.T) {
 	assert.Contains(t, string(bad), in+":3: ")
 	assert.Contains(t, stderr.String(), "1 malformed input lines skipped, listed in "+out+".bad")
 	assert.Contains(t, stderr.String(), `"pairs":2`, "the counter counts the lines written, [3, 3] too")
+	left, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range left {
+		names = append(names, e.Name())
+	}
+	assert.ElementsMatch(t, []string{"fps.txt", "pairs.jsonl", "pairs.jsonl.bad", "pairs.jsonl.duplicates"}, names, "the run leaves nothing in the temporary folder")
+	assert.Equal(t, dir, os.Getenv("TMPDIR"), "the folder is given back")
 }
 
 func TestUsage(t *testing.T) {
