@@ -111,23 +111,14 @@ type Scan struct {
 	t     int
 	shift uint
 	run   []uint64 // the last piece's final run, which the next may extend
-	// earlier are the masks of the tables before t, permuted as table t
-	// permutes: a pair whose permuted XOR one of them clears is an earlier
-	// table's to report, and is skipped before anything is unpermuted.
-	earlier []uint64
-	emit    func(Pair) bool
-	done    bool
+	emit  func(Pair) bool
+	done  bool
 }
 
 // NewScan starts a scan of table t that hands every pair to emit; emit
 // returns false to stop.
 func (f *Finder) NewScan(t int, emit func(Pair) bool) *Scan {
-	tb := &f.design.Tables[t]
-	earlier := make([]uint64, t)
-	for u, m := range f.masks[:t] {
-		earlier[u] = tb.Permute(m)
-	}
-	return &Scan{f: f, t: t, shift: uint(64 - tb.Prefix), earlier: earlier, emit: emit}
+	return &Scan{f: f, t: t, shift: uint(64 - f.design.Tables[t].Prefix), emit: emit}
 }
 
 // Feed scans the next piece of the table. It returns false once emit has
@@ -185,20 +176,11 @@ func (s *Scan) Close() bool {
 func (s *Scan) group(g []uint64) bool {
 	tb := &s.f.design.Tables[s.t]
 	for i, a := range g {
-	next:
 		for _, b := range g[i+1:] {
-			x := a ^ b
-			d := bits.OnesCount64(x)
-			if d > s.f.k {
+			if bits.OnesCount64(a^b) > s.f.k {
 				continue
 			}
-			for _, m := range s.earlier {
-				if x&m == 0 {
-					continue next
-				}
-			}
-			ua, ub := tb.Unpermute(a), tb.Unpermute(b)
-			if !s.emit(Pair{min(ua, ub), max(ua, ub), d}) {
+			if p, ok := s.f.pair(s.t, tb.Unpermute(a), tb.Unpermute(b)); ok && !s.emit(p) {
 				s.done = true
 				return false
 			}
