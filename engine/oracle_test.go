@@ -355,7 +355,6 @@ func exactAgainstOracle(t *testing.T, design *permutation.Design, unitMax int) {
 	delete(model, docs[1].ID)
 	require.NoError(t, db.Close())
 	db = openT(t, dir, Options{Sync: SyncNone, knobs: o.knobs})
-	defer db.Close()
 	checkQueries(t, db, model, qs, "reopened")
 	for _, d := range docs[:50] {
 		got, err := db.Get(ctx, d.ID)
@@ -369,6 +368,15 @@ func exactAgainstOracle(t *testing.T, design *permutation.Design, unitMax int) {
 	require.NoError(t, db.Flush(ctx))
 	_, err = db.Check(ctx)
 	require.NoError(t, err)
+	// Read-only, with a small cache: the blocks whose files the store maps
+	// are read without Pebble (store.Snapshot.GetMany), those that flushes
+	// wrote again, in files that overlap, through it.
+	require.NoError(t, db.Delete(ctx, docs[2].ID)) // and one in the log only
+	delete(model, docs[2].ID)
+	require.NoError(t, db.Close())
+	db = openT(t, dir, Options{ReadOnly: true, CacheSize: 1 << 20, knobs: o.knobs})
+	defer db.Close()
+	checkQueries(t, db, model, qs, "read-only")
 }
 
 // oracleClusters groups the pairs' documents into connected components,
@@ -451,6 +459,19 @@ func TestReadRing(t *testing.T) {
 		checkQueries(t, db, model, qs, "cold, reads "+way)
 		_, err := db.Check(ctx)
 		require.NoError(t, err)
+		require.NoError(t, db.Close())
+		if way == "blocking" {
+			continue
+		}
+		// Read-only, the table blocks come through the store's map of its
+		// files, many in one submission.
+		ro := o
+		ro.ReadOnly = true
+		db = openT(t, dir, ro)
+		checkQueries(t, db, model, qs, "read-only, reads "+way)
+		if ring != nil {
+			assert.Positive(t, db.store.MappedReads(), "blocks read through the store's map")
+		}
 		require.NoError(t, db.Close())
 	}
 }

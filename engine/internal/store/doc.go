@@ -7,6 +7,8 @@
 // for Pebble's MANIFEST), and LogRoom, the same check for the engine's
 // write-ahead log; the handlers of Pebble's logs and events (damage is
 // logged and remembered, never an exit); the lock, and read-only media;
-// and the few file operations vfs.FS leaves to its callers, so that every
-// byte goes through the index's vfs.FS.
+// the map of a read-only store's data blocks, which reads many keys' blocks
+// in one submission to the ring without Pebble's read path (GetMany); and
+// the few file operations vfs.FS leaves to its callers, so that every byte
+// goes through the index's vfs.FS.
 package store

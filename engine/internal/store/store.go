@@ -52,6 +52,9 @@ type Store struct {
 	// damaged is the first damage Pebble reported (Damaged).
 	damaged atomic.Pointer[error]
 	reads   readCount // of sstables at offsets: Reads, ReadRounds
+	// blocks is where a read-only store's data blocks are, for reads
+	// without Pebble (Snapshot.GetMany); nil without a ring.
+	blocks *blockMap
 	// logFree and logSinceStat are LogRoom's view of the disk; its caller
 	// serialises the calls.
 	logFree, logSinceStat int64
@@ -111,6 +114,9 @@ func Open(dir string, o Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("engine: opening %s: %w", pdir, err)
 	}
+	if o.ReadOnly && o.Ring != nil {
+		s.blocks = s.newBlockMap(o.Ring, o.DirectReads)
+	}
 	return s, nil
 }
 
@@ -151,6 +157,9 @@ func (s *Store) ReadRounds() int64 { return s.reads.rounds.Load() }
 // Close closes the store and lets go of its cache.
 func (s *Store) Close() error {
 	err := s.db.Close()
+	if s.blocks != nil {
+		err = errors.Join(err, s.blocks.close())
+	}
 	s.cache.Unref()
 	return err
 }

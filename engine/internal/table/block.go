@@ -26,6 +26,12 @@ func DecodeBlock(r Getter, codes codec.CodeMap, t int, key uint64, pending int, 
 		return nil, nil, format.BlockErr(t, key, err)
 	}
 	defer c.Close()
+	return DecodeStored(r, v, codes, t, key, pending, dst)
+}
+
+// DecodeStored is DecodeBlock of v, the stored value of block key of table
+// t, read already; r reads its pending list.
+func DecodeStored(r Getter, v []byte, codes codec.CodeMap, t int, key uint64, pending int, dst []uint64) (fps, pend []uint64, err error) {
 	if fps, err = DecodeValue(dst, v, codes, t, key); err != nil {
 		return nil, nil, err
 	}

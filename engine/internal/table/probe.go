@@ -4,6 +4,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/simhashdb/simhashdb/engine/internal/format"
+
 	"github.com/simhashdb/simhashdb/engine/internal/cache"
 )
 
@@ -83,6 +85,11 @@ func (r *Reader) ProbeAll(q uint64, k int, add func(fp uint64, d int)) error {
 	return nil
 }
 
+// manyGetter reads many keys at once (store.Snapshot.GetMany).
+type manyGetter interface {
+	GetMany(keys [][]byte, fn func(i int, v []byte) error) (missed []int, err error)
+}
+
 // maxMissReads bounds the block reads that probes issue together, across
 // queries, unless one query's are the only ones; maxQueryReads bounds one
 // query's.
@@ -128,7 +135,7 @@ func (r *Reader) readMisses(ps []probeState) error {
 	if len(reads) > maxQueryReads { // the first blocks only
 		reads = slices.DeleteFunc(reads, func(rd read) bool { return rd.j != ps[rd.t].j })
 	}
-	if len(reads) < 2 { // one read: probe reads it as it goes
+	if len(reads) == 0 {
 		return nil
 	}
 	// Reads together help a query wait less while the disk has reads to
@@ -139,6 +146,41 @@ func (r *Reader) readMisses(ps []probeState) error {
 		return nil
 	}
 	defer r.Reads.Add(-int64(len(reads)))
+	if mg, ok := r.Snap.(manyGetter); ok {
+		// All of them in one submission, on this goroutine.
+		keys := make([][]byte, len(reads))
+		for i, rd := range reads {
+			keys[i] = format.TableKey(format.SpaceTables, rd.t, r.Tables[rd.t].Key(rd.j))
+		}
+		missed, err := mg.GetMany(keys, func(i int, v []byte) error {
+			rd := &reads[i]
+			// Counted as Block counts it; another probe may have cached it.
+			if rd.b = r.Cache.Get(r.Tables[rd.t].Slot(rd.j)); rd.b == nil {
+				rd.b, rd.err = r.cacheStored(rd.t, rd.j, v)
+			}
+			return nil
+		})
+		if err == nil {
+			left := reads[:0]
+			for i, rd := range reads {
+				switch {
+				case len(missed) > 0 && missed[0] == i: // in order
+					missed = missed[1:]
+					left = append(left, rd)
+				case rd.err != nil:
+					return rd.err
+				case rd.j == ps[rd.t].j:
+					ps[rd.t].b = rd.b
+				}
+			}
+			reads = left
+		}
+		// Else each block's read through Pebble says what is wrong, and
+		// where, as a probe's would.
+	}
+	if len(reads) < 2 { // one read: probe reads it as it goes
+		return nil
+	}
 	var wg sync.WaitGroup
 	for i := range reads {
 		wg.Add(1)

@@ -1,6 +1,7 @@
 package table
 
 import (
+	"errors"
 	"sync"
 	"sync/atomic"
 
@@ -35,12 +36,27 @@ func (r *Reader) Block(t, j int) (*cache.Entry, error) {
 	if b := r.Cache.Get(ti.Slot(j)); b != nil {
 		return b, nil
 	}
+	v, c, err := r.Snap.Get(format.TableKey(format.SpaceTables, t, ti.Key(j)))
+	if errors.Is(err, store.ErrKeyNotFound) {
+		return nil, format.CorruptBlock(t, ti.Key(j), "in the block directory but not stored")
+	}
+	if err != nil {
+		return nil, format.BlockErr(t, ti.Key(j), err)
+	}
+	defer c.Close()
+	return r.cacheStored(t, j, v)
+}
+
+// cacheStored decodes v, the stored value of block j of table t, with its
+// pending list, and caches it packed.
+func (r *Reader) cacheStored(t, j int, v []byte) (*cache.Entry, error) {
+	ti := &r.Tables[t]
 	// Decoded into a buffer kept for the next miss: the cache keeps the
 	// packed copy, and a decoded one per miss would be garbage that lets
 	// the heap grow well past the cache between collections.
 	buf := decodeBufs.Get().(*[]uint64)
 	defer decodeBufs.Put(buf)
-	fps, pend, err := DecodeBlock(r.Snap, ti.Codes(), t, ti.Key(j), ti.Pending(j), (*buf)[:0])
+	fps, pend, err := DecodeStored(r.Snap, v, ti.Codes(), t, ti.Key(j), ti.Pending(j), (*buf)[:0])
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package uring
 
 import (
-	"io"
 	"os"
 	"sync"
 
@@ -34,24 +33,9 @@ func CloseDirect(fd uintptr) error { return unix.Close(int(fd)) }
 // the disk's read on the reader's thread; here the ring's submission
 // starts all of a probe's reads at once, for less of the processor.
 func (r *Ring) ReadAtDirect(fd, dfd uintptr, p []byte, off int64) (n int, disk bool, err error) {
-	if held, err := directio.Cached(fd, off, len(p)); held && err == nil {
-		n, err := preadFull(fd, p, off)
-		return n, false, err
-	}
-	start := off &^ (page - 1)
-	end := (off + int64(len(p)) + page - 1) &^ (page - 1)
-	buf := alignedBuffer(int(end - start))
-	defer buf.release()
-	k, err := r.readRing(dfd, buf.b, start)
-	have := max(0, min(k-int(off-start), len(p)))
-	n = copy(p[:have], buf.b[off-start:])
-	if n < len(p) && err == nil {
-		err = io.EOF
-	}
-	if n == len(p) && err == io.EOF {
-		err = nil // the page past the file's end
-	}
-	return n, true, err
+	rs := [1]Read{{Fd: fd, DirectFd: dfd, Direct: true, P: p, Off: off}}
+	disk = r.readMany(rs[:], true)
+	return rs[0].N, disk, rs[0].Err
 }
 
 // aligned is a buffer whose start is page aligned.

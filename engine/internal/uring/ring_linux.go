@@ -71,6 +71,8 @@ type cqe struct {
 // request is one read in flight: the goroutine that asked waits on done,
 // or on lead, which hands it the waiting for the ring's completions.
 type request struct {
+	fd   uintptr
+	off  int64
 	p    []byte // kept here while the kernel writes into it
 	res  int32
 	err  error // not submitted
@@ -92,6 +94,7 @@ type Ring struct {
 	cqes           []cqe
 	room           chan struct{} // a place for each read in flight
 	closing        chan struct{} // closed by Close
+	batchMu        sync.Mutex    // held while a batch takes its places in room
 	mu             sync.Mutex    // the submission queue, the completion queue, slots
 	slots          []*request
 	free           []uint32
@@ -219,26 +222,30 @@ func (r *Ring) ReadAtDisk(fd uintptr, p []byte, off int64) (n int, disk bool, er
 		return 0, false, ErrClosed
 	default:
 	}
-	// What the page cache holds is read at once, without the ring:
-	// RWF_NOWAIT returns EAGAIN rather than wait for the disk.
+	rs := [1]Read{{Fd: fd, P: p, Off: off}}
+	disk = r.readMany(rs[:], true)
+	return rs[0].N, disk, rs[0].Err
+}
+
+// readCached reads what the page cache holds of p at off at once, without
+// the ring: RWF_NOWAIT returns EAGAIN rather than wait for the disk. done
+// says the read is over (all of it read, the file's end, an error); else
+// n bytes are read and the rest is the disk's.
+func (r *Ring) readCached(fd uintptr, p []byte, off int64) (n int, done bool, err error) {
 	if !r.noNowait.Load() {
 		k, err := unix.Preadv2(int(fd), [][]byte{p}, off, unix.RWF_NOWAIT)
 		switch {
 		case err == nil && k == 0 && len(p) > 0:
-			return 0, false, io.EOF
+			return 0, true, io.EOF
 		case err == nil:
 			n = k
 		case errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOSYS) || errors.Is(err, syscall.EINVAL):
 			r.noNowait.Store(true)
 		case !errors.Is(err, syscall.EAGAIN):
-			return 0, false, &os.PathError{Op: "read", Path: fmt.Sprintf("fd %d", fd), Err: err}
+			return 0, true, &os.PathError{Op: "read", Path: fmt.Sprintf("fd %d", fd), Err: err}
 		}
 	}
-	if n == len(p) {
-		return n, false, nil
-	}
-	k, err := r.readRing(fd, p[n:], off+int64(n))
-	return n + k, true, err
+	return n, n == len(p), nil
 }
 
 // readRing reads p at off through the ring, as io.ReaderAt does: short
@@ -293,39 +300,93 @@ func (r *Ring) read(fd uintptr, p []byte, off int64) (int32, error) {
 		return 0, ErrClosed
 	}
 	defer func() { <-r.room }()
-	req := &request{p: p, done: make(chan struct{}), lead: make(chan struct{}, 1)}
+	req := &request{fd: fd, p: p, off: off, done: make(chan struct{}), lead: make(chan struct{}, 1)}
+	if err := r.enter([]*request{req}, true); err != nil {
+		return 0, err
+	}
+	r.await(req)
+	return req.res, req.err
+}
+
+// readBatch submits reqs, at most the ring's entries, in one submission
+// and waits for all of them on the calling goroutine. They share one lead
+// channel: the waiter's role, handed to any of them, reaches this
+// goroutine whichever it waits for.
+func (r *Ring) readBatch(reqs []*request, gather bool) error {
+	// One batch takes its places at a time: two taking theirs one by one
+	// could each hold part of room and wait for the rest.
+	r.batchMu.Lock()
+	for range reqs {
+		select {
+		case r.room <- struct{}{}:
+		case <-r.closing:
+			r.batchMu.Unlock()
+			return ErrClosed
+		}
+	}
+	r.batchMu.Unlock()
+	defer func() {
+		for range reqs {
+			<-r.room
+		}
+	}()
+	if err := r.enter(reqs, gather); err != nil {
+		return err
+	}
+	for _, req := range reqs {
+		r.await(req)
+	}
+	return nil
+}
+
+// enter puts reqs in the submission queue and, unless another goroutine
+// is about to, submits them. gather lets the goroutines ready to run issue
+// their reads first (a query's reads of several tables, each on a
+// goroutine of its own, then reach the disk in one submission, which the
+// block layer hands the device at once); a batch has all of its reads
+// already. A batch of one read goes in as read's does.
+func (r *Ring) enter(reqs []*request, gather bool) error {
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
-		return 0, ErrClosed
+		return ErrClosed
 	}
-	slot := r.free[len(r.free)-1]
-	r.free = r.free[:len(r.free)-1]
-	r.slots[slot] = req
-	tail := *r.sqTail
-	i := tail & r.sqMask
-	r.sqes[i] = sqe{opcode: opRead, fd: int32(fd), off: uint64(off), addr: uint64(uintptr(unsafe.Pointer(unsafe.SliceData(p)))),
-		len: uint32(len(p)), userData: uint64(slot)}
-	r.sqArray[i] = i
-	atomic.StoreUint32(r.sqTail, tail+1)
-	r.unsubmitted++
+	for _, req := range reqs {
+		slot := r.free[len(r.free)-1]
+		r.free = r.free[:len(r.free)-1]
+		r.slots[slot] = req
+		tail := *r.sqTail
+		i := tail & r.sqMask
+		r.sqes[i] = sqe{opcode: opRead, fd: int32(req.fd), off: uint64(req.off), addr: uint64(uintptr(unsafe.Pointer(unsafe.SliceData(req.p)))),
+			len: uint32(len(req.p)), userData: uint64(slot)}
+		r.sqArray[i] = i
+		atomic.StoreUint32(r.sqTail, tail+1)
+		r.unsubmitted++
+	}
 	lead := !r.submitting
 	r.submitting = true
-	r.mu.Unlock()
-	if lead {
-		// Let the goroutines ready to run issue their reads first: a
-		// query's reads of several tables then reach the disk in one
-		// submission, which the block layer hands the device at once.
+	if lead && gather {
+		r.mu.Unlock()
 		runtime.Gosched()
 		r.mu.Lock()
-		r.submit()
-		wait := !r.waiting && r.inflight > 0
-		r.waiting = r.waiting || wait
-		r.mu.Unlock()
-		if wait {
-			r.wait(req)
-		}
 	}
+	if !lead {
+		r.mu.Unlock()
+		return nil
+	}
+	r.submit()
+	wait := !r.waiting && r.inflight > 0
+	r.waiting = r.waiting || wait
+	r.mu.Unlock()
+	if wait {
+		r.wait(reqs[0])
+	}
+	return nil
+}
+
+// await returns once req is done, taking the waiter's role whenever it is
+// handed to req's goroutine.
+func (r *Ring) await(req *request) {
 	for {
 		select {
 		case <-req.lead:
@@ -338,7 +399,7 @@ func (r *Ring) read(fd uintptr, p []byte, off int64) (int32, error) {
 				r.wait(req)
 			default:
 			}
-			return req.res, req.err
+			return
 		}
 	}
 }

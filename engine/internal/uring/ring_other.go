@@ -32,3 +32,11 @@ func CloseDirect(uintptr) error { return nil }
 func (*Ring) ReadAtDirect(uintptr, uintptr, []byte, int64) (int, bool, error) {
 	return 0, false, ErrUnsupported
 }
+
+// ReadMany is never called: New fails.
+func (*Ring) ReadMany(rs []Read) bool {
+	for i := range rs {
+		rs[i].Err = ErrUnsupported
+	}
+	return false
+}

@@ -1,0 +1,329 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sort"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/sstable"
+	"github.com/cockroachdb/pebble/v2/sstable/block"
+	"github.com/cockroachdb/pebble/v2/sstable/colblk"
+	"github.com/cockroachdb/pebble/v2/sstable/valblk"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/simhashdb/simhashdb/engine/internal/uring"
+)
+
+// blockMap is where a read-only store's sstables keep their data blocks:
+// each file's data blocks in key order, by the last key each may hold
+// (Pebble's separators). With it, the store finds the data block that
+// holds a key without Pebble's read path, and GetMany reads the blocks of
+// many keys in one submission to the ring, on the calling goroutine.
+//
+// A read-only store's files never change, so the map, made at open, holds
+// for every snapshot. It answers a key only where exactly one file's key
+// range covers it (the key cannot have a newer version in another level),
+// that file is one it can read itself (columnar blocks, no blob files, not
+// virtual) and the key's newest version there is a value in place. Every
+// other key is Pebble's.
+type blockMap struct {
+	comparer *pebble.Comparer
+	cmp      func(a, b []byte) int
+	levels   [][]mappedFile // each level's files in key order
+	files    []*mappedFile  // the files this map reads, to close
+	schema   *colblk.KeySchema
+	ring     *uring.Ring
+	reads    *readCount
+	served   atomic.Int64 // values getMany read: MappedReads
+}
+
+// mappedFile is one sstable of the map. A file of a level the map cannot
+// read itself has no blocks: a key in its range is left to Pebble.
+type mappedFile struct {
+	smallest, largest []byte
+	name              string
+	file              vfs.File
+	fd, dfd           uintptr // file's, and the file open with O_DIRECT or vfs.InvalidFd
+	checksum          block.ChecksumType
+	// seps holds the data blocks' separators back to back, sepEnd where
+	// each ends; handles the blocks.
+	seps    []byte
+	sepEnd  []uint32
+	handles []block.Handle
+}
+
+func (f *mappedFile) readable() bool { return f.handles != nil }
+
+// newBlockMap maps the store's files; direct reads what the page cache
+// does not hold with O_DIRECT. A file it cannot map is left to Pebble,
+// and a store it cannot list has no map (nil).
+func (s *Store) newBlockMap(ring *uring.Ring, direct bool) *blockMap {
+	levels, err := s.db.SSTables()
+	ks, ok := s.opts.KeySchemas[s.opts.KeySchema]
+	if err != nil || !ok {
+		return nil
+	}
+	m := &blockMap{comparer: s.opts.Comparer, cmp: s.opts.Comparer.Compare, schema: ks, ring: ring, reads: &s.reads}
+	for _, level := range levels {
+		var lv []mappedFile
+		for _, t := range level {
+			f := mappedFile{smallest: slices.Clone(t.Smallest.UserKey), largest: slices.Clone(t.Largest.UserKey), fd: vfs.InvalidFd, dfd: vfs.InvalidFd}
+			if !t.Virtual {
+				f.name = filepath.Join(s.dir, Dir, sstName(uint64(t.BackingSSTNum)))
+				if err := s.mapFile(&f, ks.Name, direct); err != nil {
+					// A file the map cannot read (damaged, say) is Pebble's,
+					// whose reads report what is wrong where they meet it,
+					// as without the map; Check names it.
+					f.handles = nil
+				}
+			}
+			lv = append(lv, f)
+		}
+		slices.SortFunc(lv, func(a, b mappedFile) int { return m.cmp(a.smallest, b.smallest) })
+		m.levels = append(m.levels, lv)
+	}
+	for l := range m.levels {
+		for i := range m.levels[l] {
+			if f := &m.levels[l][i]; f.fd != vfs.InvalidFd {
+				m.files = append(m.files, f)
+			}
+		}
+	}
+	return m
+}
+
+// mapFile reads the data blocks' separators and handles of f's file, if
+// the map can read its blocks itself, and opens it for the reads.
+func (s *Store) mapFile(f *mappedFile, schema string, direct bool) error {
+	vf, err := s.fs.Open(f.name)
+	if err != nil {
+		return err
+	}
+	rd, err := sstable.NewSimpleReadable(vf)
+	if err != nil {
+		vf.Close()
+		return err
+	}
+	r, err := sstable.NewReader(context.Background(), rd, s.ReaderOptions())
+	if err != nil {
+		rd.Close()
+		return fmt.Errorf("engine: reading %s: %w", f.name, err)
+	}
+	defer r.Close()
+	format, err := r.TableFormat()
+	if err != nil || format < sstable.TableFormatPebblev5 {
+		return nil
+	}
+	props, err := r.ReadPropertiesBlock(context.Background(), nil)
+	if err != nil {
+		return fmt.Errorf("engine: reading %s: %w", f.name, err)
+	}
+	if props.KeySchemaName != schema {
+		return nil
+	}
+	l, err := r.Layout()
+	if err != nil {
+		return fmt.Errorf("engine: reading %s: %w", f.name, err)
+	}
+	if l.BlobReferenceIndex.Length > 0 {
+		return nil
+	}
+	f.checksum = r.BlockReader().ChecksumType()
+	var it colblk.IndexIter
+	for _, ih := range l.Index {
+		b := make([]byte, ih.Length+block.TrailerLen)
+		if err := rd.ReadAt(context.Background(), b, int64(ih.Offset)); err != nil {
+			return fmt.Errorf("engine: reading %s: the index block at %d: %w", f.name, ih.Offset, err)
+		}
+		if err := checkBlock(f, b, ih); err != nil {
+			return err
+		}
+		if err := it.Init(s.opts.Comparer, b[:ih.Length], block.NoTransforms); err != nil {
+			return corrupt(f, ih, err)
+		}
+		for ok := it.First(); ok; ok = it.Next() {
+			h, err := it.BlockHandleWithProperties()
+			if err != nil {
+				return corrupt(f, ih, err)
+			}
+			f.seps = append(f.seps, it.Separator()...)
+			f.sepEnd = append(f.sepEnd, uint32(len(f.seps)))
+			f.handles = append(f.handles, h.Handle)
+		}
+		it.Close()
+	}
+	if f.handles == nil {
+		f.handles = []block.Handle{} // readable, and empty
+	}
+	// Through the index's file system; one without descriptors (in
+	// memory) leaves the file to Pebble.
+	file, err := s.fs.Open(f.name)
+	if err != nil {
+		return err
+	}
+	if file.Fd() == vfs.InvalidFd {
+		f.handles = nil
+		return file.Close()
+	}
+	f.file, f.fd = file, file.Fd()
+	if direct {
+		// A file system without O_DIRECT (tmpfs) is read as without it.
+		if dfd, err := uring.OpenDirect(f.name); err == nil {
+			f.dfd = dfd
+		}
+	}
+	return nil
+}
+
+// checkBlock checks a block read with its trailer against its checksum,
+// and that it is not compressed (the store writes none).
+func checkBlock(f *mappedFile, b []byte, h block.Handle) error {
+	if err := block.ValidateChecksum(f.checksum, b, h); err != nil {
+		return corrupt(f, h, err)
+	}
+	if block.CompressionIndicator(b[h.Length]) != block.NoCompressionIndicator {
+		return corrupt(f, h, errors.New("compressed, which this store's blocks never are"))
+	}
+	return nil
+}
+
+func corrupt(f *mappedFile, h block.Handle, err error) error {
+	return fmt.Errorf("%w: %s: the block at %d (%d bytes): %w", pebble.ErrCorruption, f.name, h.Offset, h.Length, err)
+}
+
+// close closes the files the map opened.
+func (m *blockMap) close() error {
+	var err error
+	for _, f := range m.files {
+		err = errors.Join(err, f.file.Close())
+		if f.dfd != vfs.InvalidFd {
+			err = errors.Join(err, uring.CloseDirect(f.dfd))
+		}
+	}
+	m.files = nil
+	return err
+}
+
+// locate returns the file and data block that hold key, if the map reads
+// them itself.
+func (m *blockMap) locate(key []byte) (*mappedFile, int, bool) {
+	var found *mappedFile
+	for l := range m.levels {
+		lv := m.levels[l]
+		i := sort.Search(len(lv), func(i int) bool { return m.cmp(lv[i].largest, key) >= 0 })
+		for ; i < len(lv) && m.cmp(lv[i].smallest, key) <= 0; i++ {
+			if found != nil {
+				return nil, 0, false // two files may hold it: Pebble knows which is newer
+			}
+			found = &lv[i]
+		}
+	}
+	if found == nil || !found.readable() {
+		return nil, 0, false
+	}
+	j := sort.Search(len(found.handles), func(j int) bool { return m.cmp(found.sep(j), key) >= 0 })
+	if j == len(found.handles) {
+		return nil, 0, false
+	}
+	return found, j, true
+}
+
+func (f *mappedFile) sep(j int) []byte {
+	var from uint32
+	if j > 0 {
+		from = f.sepEnd[j-1]
+	}
+	return f.seps[from:f.sepEnd[j]]
+}
+
+// getMany reads keys' values: fn gets each value the map answers, valid
+// during the call, and missed lists, in order, the keys it left to Pebble (not in a
+// file the map reads, or not the plain value the map reads). It reads
+// every data block at once. An error is the first read that failed or
+// block found damaged.
+func (m *blockMap) getMany(keys [][]byte, fn func(i int, v []byte) error) (missed []int, err error) {
+	type want struct {
+		f *mappedFile
+		j int
+	}
+	wants := make([]want, len(keys))
+	var reads []uring.Read
+	var at []int // the read of each key, or -1
+	for i, k := range keys {
+		f, j, ok := m.locate(k)
+		at = append(at, -1)
+		if !ok {
+			missed = append(missed, i)
+			continue
+		}
+		wants[i] = want{f, j}
+		for r := range i { // a block two keys share is read once
+			if at[r] >= 0 && wants[r] == wants[i] {
+				at[i] = at[r]
+				break
+			}
+		}
+		if at[i] < 0 {
+			h := f.handles[j]
+			at[i] = len(reads)
+			reads = append(reads, uring.Read{Fd: f.fd, DirectFd: f.dfd, Direct: f.dfd != vfs.InvalidFd, Off: int64(h.Offset), P: make([]byte, h.Length+block.TrailerLen)})
+		}
+	}
+	if len(reads) > 0 {
+		m.reads.reads.Add(int64(len(reads)))
+		round := m.reads.rounds.Load() + 1
+		if m.ring.ReadMany(reads) {
+			m.reads.roundDone(round)
+		}
+	}
+	var dec colblk.DataBlockDecoder
+	var it colblk.DataBlockIter
+	// A value in a value block comes as a handle that is never fetched:
+	// the key is Pebble's.
+	it.InitOnce(m.schema, m.comparer, new(valblk.Reader))
+	checked := make([]bool, len(reads))
+	for i, k := range keys {
+		if at[i] < 0 {
+			continue
+		}
+		rd, w := &reads[at[i]], wants[i]
+		h := w.f.handles[w.j]
+		if rd.Err != nil {
+			return missed, fmt.Errorf("engine: reading %s at %d: %w", w.f.name, h.Offset, rd.Err)
+		}
+		if !checked[at[i]] {
+			if err := checkBlock(w.f, rd.P, h); err != nil {
+				return missed, err
+			}
+			checked[at[i]] = true
+		}
+		dec.Init(m.schema, rd.P[:h.Length])
+		if err := it.Init(&dec, block.NoTransforms); err != nil {
+			return missed, corrupt(w.f, h, err)
+		}
+		kv := it.SeekGE(k, 0)
+		if kv == nil || !bytes.Equal(kv.K.UserKey, k) || (kv.K.Kind() != pebble.InternalKeyKindSet && kv.K.Kind() != pebble.InternalKeyKindSetWithDelete) || !kv.V.IsInPlaceValue() {
+			missed = append(missed, i)
+			continue
+		}
+		m.served.Add(1)
+		if err := fn(i, kv.V.InPlaceValue()); err != nil {
+			return missed, err
+		}
+	}
+	slices.Sort(missed)
+	return missed, nil
+}
+
+// MappedReads is how many values GetMany has read without Pebble.
+func (s *Store) MappedReads() int64 {
+	if s.blocks == nil {
+		return 0
+	}
+	return s.blocks.served.Load()
+}

@@ -1,0 +1,138 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/simhashdb/simhashdb/engine/internal/uring"
+	"github.com/stretchr/testify/require"
+)
+
+// loadKeys ingests one sstable of key=value for each of kv (in key order).
+func loadKeys(t *testing.T, s *Store, kv map[string]string, keys []string) {
+	t.Helper()
+	l, err := s.NewLoad(1 << 20)
+	require.NoError(t, err)
+	defer l.Close()
+	w, err := l.Create("part")
+	require.NoError(t, err)
+	for _, k := range keys {
+		require.NoError(t, w.Set([]byte(k), []byte(kv[k])))
+	}
+	require.NoError(t, w.Close())
+	require.NoError(t, l.Ingest(context.Background()))
+}
+
+// TestGetMany checks the values GetMany reads without Pebble against the
+// store's own: every key, in batches, where a later load wrote some keys
+// again (their files overlap: Pebble's), and keys not stored; then a
+// damaged block is an error that Pebble's check of the block names too.
+func TestGetMany(t *testing.T) {
+	ring, err := uring.New(16)
+	if errors.Is(err, uring.ErrUnsupported) {
+		t.Skipf("no io_uring here: %v", err)
+	}
+	require.NoError(t, err)
+	defer ring.Close()
+	for _, direct := range []bool{false, true} {
+		t.Run(fmt.Sprint("direct=", direct), func(t *testing.T) { testGetMany(t, ring, direct) })
+	}
+}
+
+func testGetMany(t *testing.T, ring *uring.Ring, direct bool) {
+	dir := t.TempDir()
+	s, err := openAt(t, dir, false)
+	require.NoError(t, err)
+	r := rand.New(rand.NewPCG(5, 5))
+	want := map[string]string{}
+	var low, high, again []string
+	for i := range 3000 {
+		k := fmt.Sprintf("\x01%06d", i)
+		want[k] = fmt.Sprintf("v1-%d-%s", i, make([]byte, r.IntN(300)))
+		if i < 2000 {
+			low = append(low, k)
+		} else {
+			high = append(high, k)
+		}
+	}
+	loadKeys(t, s, want, low)
+	loadKeys(t, s, want, high)
+	for i := 1500; i < 1600; i++ { // again, in a file over both
+		k := fmt.Sprintf("\x01%06d", i)
+		want[k] = fmt.Sprintf("v2-%d", i)
+		again = append(again, k)
+	}
+	loadKeys(t, s, want, again)
+	require.NoError(t, s.Close())
+
+	s, err = Open(dir, Options{FS: vfs.Default, ReadOnly: true, Logger: slog.New(slog.DiscardHandler), CacheSize: 1 << 20, Ring: ring, DirectReads: direct})
+	require.NoError(t, err)
+	defer s.Close()
+	snap := s.NewSnapshot()
+	defer snap.Close()
+	keys := make([]string, 0, len(want)+10)
+	for k := range want {
+		keys = append(keys, k)
+	}
+	for i := range 10 {
+		keys = append(keys, fmt.Sprintf("\x01%06d-absent", i*300))
+	}
+	served := map[string]bool{}
+	for from := 0; from < len(keys); from += 16 {
+		batch := keys[from:min(from+16, len(keys))]
+		bs := make([][]byte, len(batch))
+		for i, k := range batch {
+			bs[i] = []byte(k)
+		}
+		got := map[int]string{}
+		missed, err := snap.GetMany(bs, func(i int, v []byte) error {
+			got[i] = string(v)
+			return nil
+		})
+		require.NoError(t, err)
+		for _, i := range missed {
+			require.NotContains(t, got, i, "a key both read and missed")
+			v, c, err := snap.Get(bs[i])
+			if errors.Is(err, ErrKeyNotFound) {
+				require.NotContains(t, want, batch[i])
+				continue
+			}
+			require.NoError(t, err)
+			got[i] = string(v)
+			c.Close()
+		}
+		for i, k := range batch {
+			if w, ok := want[k]; ok {
+				require.Equal(t, w, got[i], "key %q", k)
+			}
+			if _, ok := got[i]; ok && !slices.Contains(missed, i) {
+				served[k] = true
+			}
+		}
+	}
+	require.Greater(t, len(served), 2000, "most keys' files do not overlap: read without Pebble")
+	require.EqualValues(t, len(served), s.MappedReads())
+
+	// A damaged data block: GetMany's error, and Pebble's.
+	k := []byte(low[10])
+	f, j, ok := s.blocks.locate(k)
+	require.True(t, ok)
+	h := f.handles[j]
+	w, err := os.OpenFile(f.name, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = w.WriteAt([]byte{0xff, 0x00, 0xff}, int64(h.Offset+h.Length/2))
+	require.NoError(t, err)
+	require.NoError(t, w.Sync())
+	require.NoError(t, w.Close())
+	_, err = snap.GetMany([][]byte{k}, func(int, []byte) error { return nil })
+	require.Error(t, err)
+	require.True(t, IsCorruption(err), "%v", err)
+	require.Contains(t, err.Error(), f.name)
+}

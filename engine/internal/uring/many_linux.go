@@ -1,0 +1,106 @@
+package uring
+
+import (
+	"io"
+
+	"github.com/simhashdb/simhashdb/internal/directio"
+)
+
+// maxBatch is the most reads ReadMany enters together (or the ring's
+// entries, if fewer); more go in batches, one after another.
+const maxBatch = 64
+
+// ReadMany reads every read of rs, entering those the page cache does not
+// hold in one submission, and waits for them on the calling goroutine: a
+// caller that knows all of its reads at once (a query's blocks, one a
+// table) reaches the disk with all of them, without a goroutine each to
+// start and to wake. It reports whether any waited for the disk.
+func (r *Ring) ReadMany(rs []Read) (disk bool) {
+	for len(rs) > 0 {
+		n := min(len(rs), maxBatch, cap(r.room))
+		disk = r.readMany(rs[:n], false) || disk
+		rs = rs[n:]
+	}
+	return disk
+}
+
+// readMany is ReadMany of at most maxBatch reads; gather is enter's.
+func (r *Ring) readMany(rs []Read, gather bool) (disk bool) {
+	var reqs [maxBatch]*request
+	var bufs [maxBatch]*aligned
+	var at [maxBatch]int // the read of rs each request is for
+	n := 0
+	lead := make(chan struct{}, 1)
+	for i := range rs {
+		rd := &rs[i]
+		rd.N, rd.Err = 0, nil
+		var fd uintptr
+		var p []byte
+		var off int64
+		if rd.Direct {
+			if held, err := directio.Cached(rd.Fd, rd.Off, len(rd.P)); held && err == nil {
+				rd.N, rd.Err = preadFull(rd.Fd, rd.P, rd.Off)
+				continue
+			}
+			start := rd.Off &^ (page - 1)
+			end := (rd.Off + int64(len(rd.P)) + page - 1) &^ (page - 1)
+			bufs[n] = alignedBuffer(int(end - start))
+			fd, p, off = rd.DirectFd, bufs[n].b, start
+		} else if k, done, err := r.readCached(rd.Fd, rd.P, rd.Off); done {
+			rd.N, rd.Err = k, err
+			continue
+		} else {
+			rd.N = k
+			fd, p, off = rd.Fd, rd.P[k:], rd.Off+int64(k)
+		}
+		reqs[n] = &request{fd: fd, p: p, off: off, done: make(chan struct{}), lead: lead}
+		at[n] = i
+		n++
+	}
+	if n == 0 {
+		return false
+	}
+	err := r.readBatch(reqs[:n], gather)
+	for x, req := range reqs[:n] {
+		rd := &rs[at[x]]
+		k, rerr := 0, err
+		if rerr == nil {
+			k, rerr = r.finish(req)
+		}
+		if b := bufs[x]; b != nil {
+			skip := int(rd.Off - req.off)
+			have := max(0, min(k-skip, len(rd.P)))
+			rd.N = copy(rd.P[:have], b.b[skip:])
+			if rd.N < len(rd.P) && rerr == nil {
+				rerr = io.EOF
+			}
+			if rd.N == len(rd.P) && rerr == io.EOF {
+				rerr = nil // the page past the file's end
+			}
+			b.release()
+		} else {
+			rd.N += k
+		}
+		rd.Err = rerr
+	}
+	return true
+}
+
+// finish completes a request the ring has answered as readRing would have
+// read it: the rest of a short read, a read the ring refused, an error.
+func (r *Ring) finish(req *request) (int, error) {
+	if req.err != nil {
+		return 0, req.err
+	}
+	n := max(0, int(req.res))
+	switch {
+	case req.res == 0 && len(req.p) > 0:
+		return 0, io.EOF
+	case n == len(req.p):
+		return n, nil
+	}
+	// Short, or an errno that readRing knows what to do with (a retry, a
+	// pread, the error named).
+	k, err := r.readRing(req.fd, req.p[n:], req.off+int64(n))
+	return n + k, err
+}
