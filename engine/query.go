@@ -109,8 +109,23 @@ func (db *DB) postingsOf(v *view, it **store.Iter, cs []candidate, out []Match) 
 	var bs [lookupBatch]*cache.Entry
 	var at [lookupBatch]int
 	var first [lookupBatch]uint64 // the fingerprint at at[x], where there is one
+	var cold [lookupBatch]uint64
+	nc := 0
 	for x, c := range cs {
-		bs[x] = st.units.Slot(st.units.Unit(c.fp)).Peek()
+		if bs[x] = st.units.Slot(st.units.Unit(c.fp)).Peek(); bs[x] == nil {
+			cold[nc], nc = c.fp, nc+1
+		}
+	}
+	if nc > 0 {
+		// The units not cached, read together where the store can.
+		if err := st.units.ReadMany(db.cache, st.snap, cold[:nc]); err != nil {
+			return nil, err
+		}
+		for x, c := range cs {
+			if bs[x] == nil {
+				bs[x] = st.units.Slot(st.units.Unit(c.fp)).Peek()
+			}
+		}
 	}
 	for x, c := range cs {
 		if b := db.cache.Mark(bs[x]); b != nil && !b.Big {

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,7 +13,6 @@ import (
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/sstable/block"
 	"github.com/cockroachdb/pebble/v2/sstable/colblk"
-	"github.com/cockroachdb/pebble/v2/sstable/valblk"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/simhashdb/simhashdb/engine/internal/uring"
 )
@@ -22,14 +20,16 @@ import (
 // blockMap is where a read-only store's sstables keep their data blocks:
 // each file's data blocks in key order, by the last key each may hold
 // (Pebble's separators). With it, the store finds the data block that
-// holds a key without Pebble's read path, and GetMany reads the blocks of
-// many keys in one submission to the ring, on the calling goroutine.
+// holds a key without Pebble's read path, and GetMany and ScanMany
+// (getmany.go) read the blocks of many keys, or spans of keys, in one
+// submission to the ring, on the calling goroutine.
 //
 // A read-only store's files never change, so the map, made at open, holds
 // for every snapshot. It answers a key only where exactly one file's key
 // range covers it (the key cannot have a newer version in another level),
-// that file is one it can read itself (columnar blocks, no blob files, not
-// virtual) and the key's newest version there is a value in place. Every
+// that file is one it can read itself (columnar blocks, no blob files,
+// no range deletions or range keys, not virtual) and the key's newest
+// version there is a value in place (or a deletion, in a span). Every
 // other key is Pebble's.
 type blockMap struct {
 	comparer *pebble.Comparer
@@ -130,8 +130,8 @@ func (s *Store) mapFile(f *mappedFile, schema string, direct bool) error {
 	if err != nil {
 		return fmt.Errorf("engine: reading %s: %w", f.name, err)
 	}
-	if l.BlobReferenceIndex.Length > 0 {
-		return nil
+	if l.BlobReferenceIndex.Length > 0 || l.RangeDel.Length > 0 || l.RangeKey.Length > 0 {
+		return nil // values elsewhere, or keys that another entry hides
 	}
 	f.checksum = r.BlockReader().ChecksumType()
 	var it colblk.IndexIter
@@ -241,86 +241,32 @@ func (f *mappedFile) sep(j int) []byte {
 	return f.seps[from:f.sepEnd[j]]
 }
 
-// getMany reads keys' values: fn gets each value the map answers, valid
-// during the call, and missed lists, in order, the keys it left to Pebble (not in a
-// file the map reads, or not the plain value the map reads). It reads
-// every data block at once. An error is the first read that failed or
-// block found damaged.
-func (m *blockMap) getMany(keys [][]byte, fn func(i int, v []byte) error) (missed []int, err error) {
-	type want struct {
-		f *mappedFile
-		j int
-	}
-	wants := make([]want, len(keys))
-	var reads []uring.Read
-	var at []int // the read of each key, or -1
-	for i, k := range keys {
-		f, j, ok := m.locate(k)
-		at = append(at, -1)
-		if !ok {
-			missed = append(missed, i)
-			continue
-		}
-		wants[i] = want{f, j}
-		for r := range i { // a block two keys share is read once
-			if at[r] >= 0 && wants[r] == wants[i] {
-				at[i] = at[r]
-				break
+// locateSpan returns the file and the data blocks [j0, j1] that hold the
+// keys in [lo, hi), if the map reads them itself: one file covers all of
+// the span and no other file any of it.
+func (m *blockMap) locateSpan(lo, hi []byte) (*mappedFile, int, int, bool) {
+	var found *mappedFile
+	for l := range m.levels {
+		lv := m.levels[l]
+		i := sort.Search(len(lv), func(i int) bool { return m.cmp(lv[i].largest, lo) >= 0 })
+		for ; i < len(lv) && m.cmp(lv[i].smallest, hi) < 0; i++ {
+			if found != nil {
+				return nil, 0, 0, false
 			}
-		}
-		if at[i] < 0 {
-			h := f.handles[j]
-			at[i] = len(reads)
-			reads = append(reads, uring.Read{Fd: f.fd, DirectFd: f.dfd, Direct: f.dfd != vfs.InvalidFd, Off: int64(h.Offset), P: make([]byte, h.Length+block.TrailerLen)})
+			found = &lv[i]
 		}
 	}
-	if len(reads) > 0 {
-		m.reads.reads.Add(int64(len(reads)))
-		round := m.reads.rounds.Load() + 1
-		if m.ring.ReadMany(reads) {
-			m.reads.roundDone(round)
-		}
+	if found == nil || !found.readable() {
+		return nil, 0, 0, false
 	}
-	var dec colblk.DataBlockDecoder
-	var it colblk.DataBlockIter
-	// A value in a value block comes as a handle that is never fetched:
-	// the key is Pebble's.
-	it.InitOnce(m.schema, m.comparer, new(valblk.Reader))
-	checked := make([]bool, len(reads))
-	for i, k := range keys {
-		if at[i] < 0 {
-			continue
-		}
-		rd, w := &reads[at[i]], wants[i]
-		h := w.f.handles[w.j]
-		if rd.Err != nil {
-			return missed, fmt.Errorf("engine: reading %s at %d: %w", w.f.name, h.Offset, rd.Err)
-		}
-		if !checked[at[i]] {
-			if err := checkBlock(w.f, rd.P, h); err != nil {
-				return missed, err
-			}
-			checked[at[i]] = true
-		}
-		dec.Init(m.schema, rd.P[:h.Length])
-		if err := it.Init(&dec, block.NoTransforms); err != nil {
-			return missed, corrupt(w.f, h, err)
-		}
-		kv := it.SeekGE(k, 0)
-		if kv == nil || !bytes.Equal(kv.K.UserKey, k) || (kv.K.Kind() != pebble.InternalKeyKindSet && kv.K.Kind() != pebble.InternalKeyKindSetWithDelete) || !kv.V.IsInPlaceValue() {
-			missed = append(missed, i)
-			continue
-		}
-		m.served.Add(1)
-		if err := fn(i, kv.V.InPlaceValue()); err != nil {
-			return missed, err
-		}
-	}
-	slices.Sort(missed)
-	return missed, nil
+	n := len(found.handles)
+	j0 := sort.Search(n, func(j int) bool { return m.cmp(found.sep(j), lo) >= 0 })
+	j1 := sort.Search(n, func(j int) bool { return m.cmp(found.sep(j), hi) >= 0 })
+	return found, j0, min(j1, n-1), true
 }
 
-// MappedReads is how many values GetMany has read without Pebble.
+// MappedReads is how many values GetMany and ScanMany have read without
+// Pebble.
 func (s *Store) MappedReads() int64 {
 	if s.blocks == nil {
 		return 0

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -119,6 +120,48 @@ func testGetMany(t *testing.T, ring *uring.Ring, direct bool) {
 	}
 	require.Greater(t, len(served), 2000, "most keys' files do not overlap: read without Pebble")
 	require.EqualValues(t, len(served), s.MappedReads())
+
+	// Spans: ScanMany's keys, and those an iterator gives for the spans it
+	// leaves, are the store's.
+	sorted := slices.Sorted(maps.Keys(want))
+	scanned := 0
+	for range 200 {
+		spans := make([][2][]byte, 1+r.IntN(8))
+		for i := range spans {
+			a, b := r.IntN(3100), r.IntN(60)
+			spans[i] = [2][]byte{[]byte(fmt.Sprintf("\x01%06d", a)), []byte(fmt.Sprintf("\x01%06d", a+b))}
+		}
+		got := make([][]string, len(spans))
+		missed, err := snap.ScanMany(spans, func(i int, k, v []byte) error {
+			got[i] = append(got[i], string(k)+"="+string(v))
+			return nil
+		})
+		require.NoError(t, err)
+		for _, i := range missed {
+			require.Empty(t, got[i], "a span both read and missed")
+			it, err := snap.NewIter(IterOptions{Lower: spans[i][0], Upper: spans[i][1]})
+			require.NoError(t, err)
+			for ok := it.First(); ok; ok = it.Next() {
+				v, err := it.Value()
+				require.NoError(t, err)
+				got[i] = append(got[i], string(it.Key())+"="+string(v))
+			}
+			require.NoError(t, it.Close())
+		}
+		for i, sp := range spans {
+			var w []string
+			for _, k := range sorted {
+				if k >= string(sp[0]) && k < string(sp[1]) {
+					w = append(w, k+"="+want[k])
+				}
+			}
+			require.Equal(t, w, got[i], "span [%q, %q)", sp[0], sp[1])
+			if !slices.Contains(missed, i) {
+				scanned++
+			}
+		}
+	}
+	require.Greater(t, scanned, 500, "most spans read without Pebble")
 
 	// A damaged data block: GetMany's error, and Pebble's.
 	k := []byte(low[10])

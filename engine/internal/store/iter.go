@@ -103,13 +103,29 @@ func (s *Snapshot) Get(key []byte) ([]byte, io.Closer, error) { return s.s.Get(k
 // read that failed or a block found damaged.
 func (s *Snapshot) GetMany(keys [][]byte, fn func(i int, v []byte) error) (missed []int, err error) {
 	if s.blocks == nil {
-		missed = make([]int, len(keys))
-		for i := range missed {
-			missed[i] = i
-		}
-		return missed, nil
+		return all(len(keys)), nil
 	}
 	return s.blocks.getMany(keys, fn)
+}
+
+// ScanMany reads the keys in each of spans, [lo, hi) each, all at once
+// where it can, as GetMany reads keys: fn gets each key of span i and its
+// value in key order, valid during the call; missed lists, in order, the
+// spans it left, for an iterator.
+func (s *Snapshot) ScanMany(spans [][2][]byte, fn func(i int, k, v []byte) error) (missed []int, err error) {
+	if s.blocks == nil {
+		return all(len(spans)), nil
+	}
+	return s.blocks.scanMany(spans, fn)
+}
+
+// all is 0, 1, ..., n-1: every key or span missed.
+func all(n int) []int {
+	missed := make([]int, n)
+	for i := range missed {
+		missed[i] = i
+	}
+	return missed
 }
 
 // NewIter returns an iterator over the snapshot.

@@ -106,9 +106,11 @@ const (
 // page's other blocks come with it) left a range's next page to a round of
 // its own whenever the range's first block lay late in its page, and the
 // store's pages do not start where the blocks do. The later blocks read go
-// to the cache, where the probe finds them. (The goroutines get their own
-// records, not ps, which would then escape to the heap on the warm path
-// too.)
+// to the cache, where the probe finds them. Where the snapshot reads
+// blocks itself (a read-only store: store.Snapshot.GetMany), they go to the
+// disk in one submission from this goroutine; the rest each on a goroutine
+// of its own. (The goroutines get their own records, not ps, which would
+// then escape to the heap on the warm path too.)
 func (r *Reader) readMisses(ps []probeState) error {
 	type read struct {
 		t, j int
@@ -138,16 +140,9 @@ func (r *Reader) readMisses(ps []probeState) error {
 	if len(reads) == 0 {
 		return nil
 	}
-	// Reads together help a query wait less while the disk has reads to
-	// spare; once other queries keep it busy, more reads at once only
-	// queue there (and hold a thread each), so the probe reads as it goes.
-	if n := int64(len(reads)); r.Reads.Add(n) > max(maxMissReads, n) {
-		r.Reads.Add(-n)
-		return nil
-	}
-	defer r.Reads.Add(-int64(len(reads)))
 	if mg, ok := r.Snap.(manyGetter); ok {
-		// All of them in one submission, on this goroutine.
+		// All of them in one submission, on this goroutine: no thread
+		// each, so however many other queries read.
 		keys := make([][]byte, len(reads))
 		for i, rd := range reads {
 			keys[i] = format.TableKey(format.SpaceTables, rd.t, r.Tables[rd.t].Key(rd.j))
@@ -181,6 +176,14 @@ func (r *Reader) readMisses(ps []probeState) error {
 	if len(reads) < 2 { // one read: probe reads it as it goes
 		return nil
 	}
+	// Reads on goroutines together help a query wait less while the disk has reads to
+	// spare; once other queries keep it busy, more reads at once only
+	// queue there (and hold a thread each), so the probe reads as it goes.
+	if n := int64(len(reads)); r.Reads.Add(n) > max(maxMissReads, n) {
+		r.Reads.Add(-n)
+		return nil
+	}
+	defer r.Reads.Add(-int64(len(reads)))
 	var wg sync.WaitGroup
 	for i := range reads {
 		wg.Add(1)

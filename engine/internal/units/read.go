@@ -67,3 +67,77 @@ func (d *Dir) Read(c *cache.Cache, it *store.Iter, fp uint64) (b *cache.Entry, o
 	c.PutEntry(s, b)
 	return b, true, nil
 }
+
+// Scanner reads the keys of many spans at once (store.Snapshot.ScanMany).
+type Scanner interface {
+	ScanMany(spans [][2][]byte, fn func(i int, k, v []byte) error) (missed []int, err error)
+}
+
+// ReadMany caches the units of fps that are not cached, all read at once
+// where s can (a read-only store's files): a query's matches then wait for
+// one round of the disk, not a seek each. The units it leaves, Read reads
+// one at a time. An error is a posting key not of the format; a read that
+// failed, or a block found damaged, leaves every unit to Read, whose
+// iterator reports it where it meets it.
+func (d *Dir) ReadMany(c *cache.Cache, s Scanner, fps []uint64) error {
+	var us []uint64
+	for _, fp := range fps {
+		if u := d.Unit(fp); c.Load(d.Slot(u)) == nil && !slices.Contains(us, u) {
+			us = append(us, u)
+		}
+	}
+	if len(us) == 0 {
+		return nil
+	}
+	_, upper := format.SpaceBounds(format.SpacePostings)
+	spans := make([][2][]byte, len(us))
+	for i, u := range us {
+		spans[i][0], spans[i][1] = format.PostingPrefix(u<<d.shift), upper
+		if hi := (u + 1) << d.shift; hi != 0 { // else the last unit: to the space's end
+			spans[i][1] = format.PostingPrefix(hi)
+		}
+	}
+	type unit struct {
+		fps, ids []uint64
+		names    []string
+		named    bool
+	}
+	got := make([]unit, len(us))
+	var bad error
+	missed, err := s.ScanMany(spans, func(i int, k, v []byte) error {
+		f, id, err := format.ParsePostingKey(k)
+		if err != nil {
+			bad = err
+			return err
+		}
+		g := &got[i]
+		if len(g.fps) > d.Max() {
+			return nil // big: counted no further
+		}
+		g.named = g.named || len(v) > 0
+		g.fps, g.ids, g.names = append(g.fps, f), append(g.ids, id), append(g.names, string(v))
+		return nil
+	})
+	if bad != nil {
+		return bad
+	}
+	if err != nil {
+		return nil
+	}
+	for i, u := range us {
+		if len(missed) > 0 && missed[0] == i {
+			missed = missed[1:]
+			continue
+		}
+		g := got[i]
+		if len(g.fps) > d.Max() {
+			c.PutEntry(d.Slot(u), cache.BigUnit())
+			continue
+		}
+		if g.names = slices.Clip(g.names); !g.named {
+			g.names = nil
+		}
+		c.PutEntry(d.Slot(u), cache.NewUnit(g.fps, g.ids, g.names))
+	}
+	return nil
+}

@@ -1,0 +1,214 @@
+package store
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/sstable/block"
+	"github.com/cockroachdb/pebble/v2/sstable/colblk"
+	"github.com/cockroachdb/pebble/v2/sstable/valblk"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/simhashdb/simhashdb/engine/internal/uring"
+)
+
+// blockRef is data block j of file f.
+type blockRef struct {
+	f *mappedFile
+	j int
+}
+
+// blockReads gathers the data blocks a call reads, each once.
+type blockReads struct {
+	refs  []blockRef
+	reads []uring.Read
+}
+
+// add returns the place of ref's read, adding it if it is new.
+func (b *blockReads) add(ref blockRef) int {
+	for x, r := range b.refs { // a block two keys share is read once
+		if r == ref {
+			return x
+		}
+	}
+	h := ref.f.handles[ref.j]
+	b.refs = append(b.refs, ref)
+	b.reads = append(b.reads, uring.Read{Fd: ref.f.fd, DirectFd: ref.f.dfd, Direct: ref.f.dfd != vfs.InvalidFd, Off: int64(h.Offset), P: make([]byte, int(h.Length)+block.TrailerLen)})
+	return len(b.refs) - 1
+}
+
+// read reads every block in one submission and checks each: the blocks'
+// bytes are then reads[x].P[:Length]. An error is the first read that
+// failed or block found damaged.
+func (m *blockMap) read(b *blockReads) error {
+	if len(b.reads) == 0 {
+		return nil
+	}
+	m.reads.reads.Add(int64(len(b.reads)))
+	round := m.reads.rounds.Load() + 1
+	if m.ring.ReadMany(b.reads) {
+		m.reads.roundDone(round)
+	}
+	for x, rd := range b.reads {
+		f, h := b.refs[x].f, b.refs[x].f.handles[b.refs[x].j]
+		if rd.Err != nil {
+			return fmt.Errorf("engine: reading %s at %d: %w", f.name, h.Offset, rd.Err)
+		}
+		if err := checkBlock(f, rd.P, h); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// blockIter iterates over the data blocks a call read.
+type blockIter struct {
+	m   *blockMap
+	dec colblk.DataBlockDecoder
+	it  colblk.DataBlockIter
+}
+
+func (m *blockMap) newBlockIter() *blockIter {
+	bi := &blockIter{m: m}
+	// A value in a value block comes as a handle that is never fetched:
+	// the key is Pebble's.
+	bi.it.InitOnce(m.schema, m.comparer, new(valblk.Reader))
+	return bi
+}
+
+// init points the iterator at block x of b.
+func (bi *blockIter) init(b *blockReads, x int) error {
+	ref := b.refs[x]
+	h := ref.f.handles[ref.j]
+	bi.dec.Init(bi.m.schema, b.reads[x].P[:h.Length])
+	if err := bi.it.Init(&bi.dec, block.NoTransforms); err != nil {
+		return corrupt(ref.f, h, err)
+	}
+	return nil
+}
+
+// plain reports whether kv is a value in place: the only kind of entry
+// the map reads itself.
+func plain(k pebble.InternalKeyKind, inPlace bool) bool {
+	return (k == pebble.InternalKeyKindSet || k == pebble.InternalKeyKindSetWithDelete) && inPlace
+}
+
+// getMany reads keys' values: fn gets each value the map answers, valid
+// during the call, and missed lists, in order, the keys it left to Pebble
+// (not in a file the map reads, or not a value in place). It reads every
+// data block at once. An error is the first read that failed or block
+// found damaged.
+func (m *blockMap) getMany(keys [][]byte, fn func(i int, v []byte) error) (missed []int, err error) {
+	var b blockReads
+	at := make([]int, len(keys)) // the read of each key, or -1
+	for i, k := range keys {
+		f, j, ok := m.locate(k)
+		if !ok {
+			at[i] = -1
+			missed = append(missed, i)
+			continue
+		}
+		at[i] = b.add(blockRef{f, j})
+	}
+	if err := m.read(&b); err != nil {
+		return missed, err
+	}
+	bi := m.newBlockIter()
+	for i, k := range keys {
+		if at[i] < 0 {
+			continue
+		}
+		if err := bi.init(&b, at[i]); err != nil {
+			return missed, err
+		}
+		kv := bi.it.SeekGE(k, 0)
+		if kv == nil || !bytes.Equal(kv.K.UserKey, k) || !plain(kv.K.Kind(), kv.V.IsInPlaceValue()) {
+			missed = append(missed, i)
+			continue
+		}
+		m.served.Add(1)
+		if err := fn(i, kv.V.InPlaceValue()); err != nil {
+			return missed, err
+		}
+	}
+	slices.Sort(missed)
+	return missed, nil
+}
+
+// scanMany reads the keys in each of spans, [lo, hi) each: fn gets each
+// key of span i and its value, in key order, valid during the call, and
+// missed lists, in order, the spans it left to Pebble (not all in one file
+// the map reads, or holding an entry not a value in place). It reads every
+// data block at once. An error is the first read that failed or block
+// found damaged.
+func (m *blockMap) scanMany(spans [][2][]byte, fn func(i int, k, v []byte) error) (missed []int, err error) {
+	var b blockReads
+	type blocks struct{ from, to int } // places in at
+	var at []int
+	bs := make([]blocks, len(spans))
+	for i, sp := range spans {
+		f, j0, j1, ok := m.locateSpan(sp[0], sp[1])
+		if !ok {
+			bs[i] = blocks{-1, -1}
+			missed = append(missed, i)
+			continue
+		}
+		bs[i].from = len(at)
+		for j := j0; j <= j1; j++ {
+			at = append(at, b.add(blockRef{f, j}))
+		}
+		bs[i].to = len(at)
+	}
+	if err := m.read(&b); err != nil {
+		return missed, err
+	}
+	bi := m.newBlockIter()
+	// The keys copied (the iterator's is overwritten by the next), the
+	// values where they lie in the blocks read.
+	type kv struct {
+		k0, k1 int // in keys
+		v      []byte
+	}
+	var got []kv
+	var keys []byte
+spans:
+	for i, sp := range spans {
+		if bs[i].from < 0 {
+			continue
+		}
+		// Checked whole before fn sees any of it: a span is the map's or
+		// Pebble's.
+		got, keys = got[:0], keys[:0]
+		last := -1 // the last key's place in keys
+		for _, x := range at[bs[i].from:bs[i].to] {
+			if err := bi.init(&b, x); err != nil {
+				return missed, err
+			}
+			for e := bi.it.SeekGE(sp[0], 0); e != nil && m.cmp(e.K.UserKey, sp[1]) < 0; e = bi.it.Next() {
+				if last >= 0 && bytes.Equal(e.K.UserKey, keys[last:]) {
+					continue // an older version
+				}
+				last = len(keys)
+				keys = append(keys, e.K.UserKey...)
+				switch k := e.K.Kind(); {
+				case k == pebble.InternalKeyKindDelete || k == pebble.InternalKeyKindSingleDelete || k == pebble.InternalKeyKindDeleteSized:
+					// Deleted: not there.
+				case plain(k, e.V.IsInPlaceValue()):
+					got = append(got, kv{last, len(keys), e.V.InPlaceValue()})
+				default:
+					missed = append(missed, i)
+					continue spans
+				}
+			}
+		}
+		m.served.Add(int64(len(got)))
+		for _, e := range got {
+			if err := fn(i, keys[e.k0:e.k1], e.v); err != nil {
+				return missed, err
+			}
+		}
+	}
+	slices.Sort(missed)
+	return missed, nil
+}
