@@ -189,6 +189,8 @@ func TestColdQueryReadsTogether(t *testing.T) {
 	}{
 		{"optimiser", 1 << 14, Options{SizeHint: 1 << 14}},
 		{"4 tables, 64-byte blocks", 1 << 18, Options{Design: paper4, BlockSize: 64}},
+		// Ranges of a few blocks each, read together with the first.
+		{"4 tables, ranges over blocks", 1 << 20, Options{Design: paper4, BlockSize: 64}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -14,6 +14,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/sstable/block"
 	"github.com/cockroachdb/pebble/v2/sstable/colblk"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/simhashdb/simhashdb/engine/internal/uring"
 )
 
@@ -59,6 +60,13 @@ type mappedFile struct {
 
 func (f *mappedFile) readable() bool { return f.handles != nil }
 
+// The keys the map reads, [mappedFrom, mappedTo): the postings' and the
+// tables' (format.SpacePostings and SpaceTables, one after the other),
+// which cold queries read. A file with none of them is not mapped (the
+// documents' records, read one at a time, stay Pebble's), so the map holds
+// no more than it is used for.
+var mappedFrom, mappedTo = format.SpacePrefix(format.SpacePostings), format.SpacePrefix(format.SpaceTables + 1)
+
 // newBlockMap maps the store's files; direct reads what the page cache
 // does not hold with O_DIRECT. A file it cannot map is left to Pebble,
 // and a store it cannot list has no map (nil).
@@ -73,7 +81,7 @@ func (s *Store) newBlockMap(ring *uring.Ring, direct bool) *blockMap {
 		var lv []mappedFile
 		for _, t := range level {
 			f := mappedFile{smallest: slices.Clone(t.Smallest.UserKey), largest: slices.Clone(t.Largest.UserKey), fd: vfs.InvalidFd, dfd: vfs.InvalidFd}
-			if !t.Virtual {
+			if !t.Virtual && m.cmp(f.largest, mappedFrom) >= 0 && m.cmp(f.smallest, mappedTo) < 0 {
 				f.name = filepath.Join(s.dir, Dir, sstName(uint64(t.BackingSSTNum)))
 				if err := s.mapFile(&f, ks.Name, direct); err != nil {
 					// A file the map cannot read (damaged, say) is Pebble's,

@@ -55,7 +55,7 @@ func testGetMany(t *testing.T, ring *uring.Ring, direct bool) {
 	want := map[string]string{}
 	var low, high, again []string
 	for i := range 3000 {
-		k := fmt.Sprintf("\x01%06d", i)
+		k := fmt.Sprintf("\x03%06d", i)
 		want[k] = fmt.Sprintf("v1-%d-%s", i, make([]byte, r.IntN(300)))
 		if i < 2000 {
 			low = append(low, k)
@@ -66,7 +66,7 @@ func testGetMany(t *testing.T, ring *uring.Ring, direct bool) {
 	loadKeys(t, s, want, low)
 	loadKeys(t, s, want, high)
 	for i := 1500; i < 1600; i++ { // again, in a file over both
-		k := fmt.Sprintf("\x01%06d", i)
+		k := fmt.Sprintf("\x03%06d", i)
 		want[k] = fmt.Sprintf("v2-%d", i)
 		again = append(again, k)
 	}
@@ -83,7 +83,7 @@ func testGetMany(t *testing.T, ring *uring.Ring, direct bool) {
 		keys = append(keys, k)
 	}
 	for i := range 10 {
-		keys = append(keys, fmt.Sprintf("\x01%06d-absent", i*300))
+		keys = append(keys, fmt.Sprintf("\x03%06d-absent", i*300))
 	}
 	served := map[string]bool{}
 	for from := 0; from < len(keys); from += 16 {
@@ -129,7 +129,7 @@ func testGetMany(t *testing.T, ring *uring.Ring, direct bool) {
 		spans := make([][2][]byte, 1+r.IntN(8))
 		for i := range spans {
 			a, b := r.IntN(3100), r.IntN(60)
-			spans[i] = [2][]byte{[]byte(fmt.Sprintf("\x01%06d", a)), []byte(fmt.Sprintf("\x01%06d", a+b))}
+			spans[i] = [2][]byte{[]byte(fmt.Sprintf("\x03%06d", a)), []byte(fmt.Sprintf("\x03%06d", a+b))}
 		}
 		got := make([][]string, len(spans))
 		missed, err := snap.ScanMany(spans, func(i int, k, v []byte) error {

@@ -18,6 +18,10 @@ type probeState struct {
 	held       bool         // b is what block j's slot held (table.Index.StartCached)
 	i          int          // b.Packed.LowerBound(lo)
 	at         uint64       // b.Packed.At(i) once guessed
+	// more are the range's blocks after j that readMisses read, in order
+	// (nil where it read none): the probe takes them from here, as a
+	// cache full of other queries' blocks may have let them go already.
+	more []*cache.Entry
 }
 
 // ProbeAll finds the fingerprints within distance k of q in every table and
@@ -164,8 +168,8 @@ func (r *Reader) readMisses(ps []probeState) error {
 					left = append(left, rd)
 				case rd.err != nil:
 					return rd.err
-				case rd.j == ps[rd.t].j:
-					ps[rd.t].b = rd.b
+				default:
+					ps[rd.t].keep(rd.j, rd.b)
 				}
 			}
 			reads = left
@@ -203,11 +207,21 @@ func (r *Reader) readMisses(ps []probeState) error {
 		if rd.err != nil {
 			return rd.err
 		}
-		if rd.j == ps[rd.t].j {
-			ps[rd.t].b = rd.b
-		}
+		ps[rd.t].keep(rd.j, rd.b)
 	}
 	return nil
+}
+
+// keep holds b, block j of p's range that readMisses read, for the probe.
+func (p *probeState) keep(j int, b *cache.Entry) {
+	if j == p.j {
+		p.b = b
+		return
+	}
+	for len(p.more) < j-p.j {
+		p.more = append(p.more, nil)
+	}
+	p.more[j-p.j-1] = b
 }
 
 // probe scans table t for p's range from block p.j on, reading blocks that
@@ -217,10 +231,18 @@ func (r *Reader) probe(t int, p *probeState, k int, add func(fp uint64, d int)) 
 	keys := r.Tables[t].Keys()
 	for j := p.j; j < len(keys); j++ {
 		b, i := p.b, p.i
+		if j != p.j {
+			b = nil
+			if x := j - p.j - 1; x < len(p.more) {
+				b = p.more[x]
+			}
+		}
 		if j != p.j || b == nil {
-			var err error
-			if b, err = r.Block(t, j); err != nil {
-				return err
+			if b == nil {
+				var err error
+				if b, err = r.Block(t, j); err != nil {
+					return err
+				}
 			}
 			i = b.Packed.LowerBound(p.lo)
 		}
