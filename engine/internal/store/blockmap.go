@@ -217,21 +217,45 @@ func (m *blockMap) close() error {
 	return err
 }
 
+// only returns the one file whose range meets the key lo (hi nil) or the
+// span [lo, hi), if the map reads it: where two files do, Pebble knows
+// which holds the newer version. Level 0's files overlap one another, so
+// every one of them is looked at; a deeper level's are in key order.
+func (m *blockMap) only(lo, hi []byte) (*mappedFile, bool) {
+	meets := func(f *mappedFile) bool {
+		if hi == nil {
+			return m.cmp(f.smallest, lo) <= 0 && m.cmp(f.largest, lo) >= 0
+		}
+		return m.cmp(f.smallest, hi) < 0 && m.cmp(f.largest, lo) >= 0
+	}
+	var found *mappedFile
+	for l, lv := range m.levels {
+		i := 0
+		if l > 0 {
+			i = sort.Search(len(lv), func(i int) bool { return m.cmp(lv[i].largest, lo) >= 0 })
+		}
+		for ; i < len(lv); i++ {
+			f := &lv[i]
+			if !meets(f) {
+				if l > 0 {
+					break // the rest lie past it
+				}
+				continue
+			}
+			if found != nil {
+				return nil, false
+			}
+			found = f
+		}
+	}
+	return found, found != nil && found.readable()
+}
+
 // locate returns the file and data block that hold key, if the map reads
 // them itself.
 func (m *blockMap) locate(key []byte) (*mappedFile, int, bool) {
-	var found *mappedFile
-	for l := range m.levels {
-		lv := m.levels[l]
-		i := sort.Search(len(lv), func(i int) bool { return m.cmp(lv[i].largest, key) >= 0 })
-		for ; i < len(lv) && m.cmp(lv[i].smallest, key) <= 0; i++ {
-			if found != nil {
-				return nil, 0, false // two files may hold it: Pebble knows which is newer
-			}
-			found = &lv[i]
-		}
-	}
-	if found == nil || !found.readable() {
+	found, ok := m.only(key, nil)
+	if !ok {
 		return nil, 0, false
 	}
 	j := sort.Search(len(found.handles), func(j int) bool { return m.cmp(found.sep(j), key) >= 0 })
@@ -253,18 +277,8 @@ func (f *mappedFile) sep(j int) []byte {
 // keys in [lo, hi), if the map reads them itself: one file covers all of
 // the span and no other file any of it.
 func (m *blockMap) locateSpan(lo, hi []byte) (*mappedFile, int, int, bool) {
-	var found *mappedFile
-	for l := range m.levels {
-		lv := m.levels[l]
-		i := sort.Search(len(lv), func(i int) bool { return m.cmp(lv[i].largest, lo) >= 0 })
-		for ; i < len(lv) && m.cmp(lv[i].smallest, hi) < 0; i++ {
-			if found != nil {
-				return nil, 0, 0, false
-			}
-			found = &lv[i]
-		}
-	}
-	if found == nil || !found.readable() {
+	found, ok := m.only(lo, hi)
+	if !ok {
 		return nil, 0, 0, false
 	}
 	n := len(found.handles)

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 	"os"
 	"slices"
 	"testing"
+
+	"github.com/cockroachdb/pebble/v2/sstable/block"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/simhashdb/simhashdb/engine/internal/uring"
@@ -178,4 +181,48 @@ func testGetMany(t *testing.T, ring *uring.Ring, direct bool) {
 	require.Error(t, err)
 	require.True(t, IsCorruption(err), "%v", err)
 	require.Contains(t, err.Error(), f.name)
+}
+
+// TestOnlyFile checks which file the map takes a key or a span to: the one
+// file whose range meets it, at any level, and none where two do, level
+// 0's overlapping files included.
+func TestOnlyFile(t *testing.T) {
+	file := func(lo, hi string) mappedFile {
+		return mappedFile{smallest: []byte(lo), largest: []byte(hi), name: lo + ".." + hi, handles: []block.Handle{}}
+	}
+	m := &blockMap{cmp: bytes.Compare, levels: [][]mappedFile{
+		{file("a", "z"), file("b", "c"), file("c", "y")}, // level 0, by smallest
+		{},
+		{file("0", "1"), file("2", "3"), file("4", "5")},
+	}}
+	for _, tc := range []struct {
+		lo, hi string // hi "": a key
+		want   string // "": none
+	}{
+		{"x", "", ""},        // two of level 0's files
+		{"b", "", ""},        // a..z and b..c
+		{"a", "", "a..z"},    // only the first
+		{"2", "", "2..3"},    // a deeper level's
+		{"3", "", "2..3"},    // its largest key
+		{"35", "", ""},       // between files
+		{"1", "4", ""},       // a span over two files
+		{"25", "3", "2..3"},  // a span in one
+		{"31", "4", ""},      // between files, and the next's first key excluded
+		{"31", "41", "4..5"}, // into the next
+		{"zz", "zzz", ""},    // past every file
+	} {
+		var hi []byte
+		if tc.hi != "" {
+			hi = []byte(tc.hi)
+		}
+		f, ok := m.only([]byte(tc.lo), hi)
+		if tc.want == "" {
+			if ok {
+				t.Errorf("[%q, %q): %s, want none", tc.lo, tc.hi, f.name)
+			}
+			continue
+		}
+		require.True(t, ok, "[%q, %q)", tc.lo, tc.hi)
+		require.Equal(t, tc.want, f.name, "[%q, %q)", tc.lo, tc.hi)
+	}
 }
