@@ -95,6 +95,10 @@ func (s *Store) NewSnapshot() *Snapshot { return &Snapshot{s.db.NewSnapshot(), s
 // closed, or ErrKeyNotFound.
 func (s *Snapshot) Get(key []byte) ([]byte, io.Closer, error) { return s.s.Get(key) }
 
+// Mapped reports whether GetMany and ScanMany read any keys themselves:
+// a read-only store's snapshot, with a ring.
+func (s *Snapshot) Mapped() bool { return s.blocks != nil }
+
 // GetMany reads the values of keys, all at once where it can: the data
 // blocks that hold them go to the disk in one submission, read on the
 // calling goroutine, without Pebble's read path (a read-only store with a

@@ -18,6 +18,18 @@ type Getter interface {
 // DecodeBlock reads and decodes block key of table t into dst, and its
 // pending list of the given length.
 func DecodeBlock(r Getter, codes codec.CodeMap, t int, key uint64, pending int, dst []uint64) (fps, pend []uint64, err error) {
+	v, c, err := getStored(r, t, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer c.Close()
+	return DecodeStored(r, v, codes, t, key, pending, dst)
+}
+
+// getStored reads the stored value of block key of table t, valid until
+// the closer is closed; a block the directory lists and the store does not
+// hold is corrupt.
+func getStored(r Getter, t int, key uint64) ([]byte, io.Closer, error) {
 	v, c, err := r.Get(format.TableKey(format.SpaceTables, t, key))
 	if errors.Is(err, store.ErrKeyNotFound) {
 		return nil, nil, format.CorruptBlock(t, key, "in the block directory but not stored")
@@ -25,8 +37,7 @@ func DecodeBlock(r Getter, codes codec.CodeMap, t int, key uint64, pending int, 
 	if err != nil {
 		return nil, nil, format.BlockErr(t, key, err)
 	}
-	defer c.Close()
-	return DecodeStored(r, v, codes, t, key, pending, dst)
+	return v, c, nil
 }
 
 // DecodeStored is DecodeBlock of v, the stored value of block key of table

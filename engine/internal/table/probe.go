@@ -4,9 +4,8 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/simhashdb/simhashdb/engine/internal/format"
-
 	"github.com/simhashdb/simhashdb/engine/internal/cache"
+	"github.com/simhashdb/simhashdb/engine/internal/format"
 )
 
 // probeState is one table's probe for a query: the permuted query, its
@@ -89,8 +88,10 @@ func (r *Reader) ProbeAll(q uint64, k int, add func(fp uint64, d int)) error {
 	return nil
 }
 
-// manyGetter reads many keys at once (store.Snapshot.GetMany).
+// manyGetter reads many keys at once where Mapped says it can
+// (store.Snapshot.GetMany).
 type manyGetter interface {
+	Mapped() bool
 	GetMany(keys [][]byte, fn func(i int, v []byte) error) (missed []int, err error)
 }
 
@@ -109,8 +110,8 @@ const (
 // one read per table and per block. Reading only a block a store page (the
 // page's other blocks come with it) left a range's next page to a round of
 // its own whenever the range's first block lay late in its page, and the
-// store's pages do not start where the blocks do. The later blocks read go
-// to the cache, where the probe finds them. Where the snapshot reads
+// store's pages do not start where the blocks do. The blocks read are
+// cached, and kept for the probe (probeState.keep). Where the snapshot reads
 // blocks itself (a read-only store: store.Snapshot.GetMany), they go to the
 // disk in one submission from this goroutine; the rest each on a goroutine
 // of its own. (The goroutines get their own records, not ps, which would
@@ -144,7 +145,7 @@ func (r *Reader) readMisses(ps []probeState) error {
 	if len(reads) == 0 {
 		return nil
 	}
-	if mg, ok := r.Snap.(manyGetter); ok {
+	if mg, ok := r.Snap.(manyGetter); ok && mg.Mapped() {
 		// All of them in one submission, on this goroutine: no thread
 		// each, so however many other queries read.
 		keys := make([][]byte, len(reads))
@@ -180,8 +181,8 @@ func (r *Reader) readMisses(ps []probeState) error {
 	if len(reads) < 2 { // one read: probe reads it as it goes
 		return nil
 	}
-	// Reads on goroutines together help a query wait less while the disk has reads to
-	// spare; once other queries keep it busy, more reads at once only
+	// Reads on goroutines together help a query wait less while the disk
+	// has reads to spare; once other queries keep it busy, more reads at once only
 	// queue there (and hold a thread each), so the probe reads as it goes.
 	if n := int64(len(reads)); r.Reads.Add(n) > max(maxMissReads, n) {
 		r.Reads.Add(-n)

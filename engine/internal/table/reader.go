@@ -1,7 +1,6 @@
 package table
 
 import (
-	"errors"
 	"sync"
 	"sync/atomic"
 
@@ -36,12 +35,9 @@ func (r *Reader) Block(t, j int) (*cache.Entry, error) {
 	if b := r.Cache.Get(ti.Slot(j)); b != nil {
 		return b, nil
 	}
-	v, c, err := r.Snap.Get(format.TableKey(format.SpaceTables, t, ti.Key(j)))
-	if errors.Is(err, store.ErrKeyNotFound) {
-		return nil, format.CorruptBlock(t, ti.Key(j), "in the block directory but not stored")
-	}
+	v, c, err := getStored(r.Snap, t, ti.Key(j))
 	if err != nil {
-		return nil, format.BlockErr(t, ti.Key(j), err)
+		return nil, err
 	}
 	defer c.Close()
 	return r.cacheStored(t, j, v)

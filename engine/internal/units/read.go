@@ -68,8 +68,10 @@ func (d *Dir) Read(c *cache.Cache, it *store.Iter, fp uint64) (b *cache.Entry, o
 	return b, true, nil
 }
 
-// Scanner reads the keys of many spans at once (store.Snapshot.ScanMany).
+// Scanner reads the keys of many spans at once where Mapped says it can
+// (store.Snapshot.ScanMany).
 type Scanner interface {
+	Mapped() bool
 	ScanMany(spans [][2][]byte, fn func(i int, k, v []byte) error) (missed []int, err error)
 }
 
@@ -80,6 +82,9 @@ type Scanner interface {
 // failed, or a block found damaged, leaves every unit to Read, whose
 // iterator reports it where it meets it.
 func (d *Dir) ReadMany(c *cache.Cache, s Scanner, fps []uint64) error {
+	if !s.Mapped() {
+		return nil
+	}
 	var us []uint64
 	for _, fp := range fps {
 		if u := d.Unit(fp); c.Load(d.Slot(u)) == nil && !slices.Contains(us, u) {

@@ -84,6 +84,8 @@ type iterScanner struct {
 	miss map[int]bool
 }
 
+func (iterScanner) Mapped() bool { return true }
+
 func (s iterScanner) ScanMany(spans [][2][]byte, fn func(i int, k, v []byte) error) (missed []int, err error) {
 	for i, sp := range spans {
 		if s.miss[i] {

@@ -18,9 +18,7 @@ import (
 // them than the ring holds, while other goroutines read one at a time and
 // in batches of their own.
 func TestReadMany(t *testing.T) {
-	for _, way := range ways {
-		t.Run(way, func(t *testing.T) { testReadMany(t, way) })
-	}
+	eachWay(t, testReadMany)
 }
 
 func testReadMany(t *testing.T, way string) {

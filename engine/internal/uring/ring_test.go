@@ -61,6 +61,13 @@ func TestLayout(t *testing.T) {
 // through the ring, the page cache first (RWF_NOWAIT), and ReadAtDirect.
 var ways = []string{"ring", "page cache first", "direct"}
 
+// eachWay runs test as a subtest for each of ways.
+func eachWay(t *testing.T, test func(t *testing.T, way string)) {
+	for _, way := range ways {
+		t.Run(way, func(t *testing.T) { test(t, way) })
+	}
+}
+
 // reader returns a ring and a function reading f through it the given way,
 // or skips the test where this system cannot.
 func reader(t *testing.T, entries int, way string, f *os.File) (*Ring, func([]byte, int64) (int, error)) {
@@ -83,9 +90,7 @@ func reader(t *testing.T, entries int, way string, f *os.File) (*Ring, func([]by
 }
 
 func TestReadAt(t *testing.T) {
-	for _, way := range ways {
-		t.Run(way, func(t *testing.T) { testReadAt(t, way) })
-	}
+	eachWay(t, testReadAt)
 }
 
 func testReadAt(t *testing.T, way string) {
@@ -117,9 +122,7 @@ func testReadAt(t *testing.T, way string) {
 // holds, and closes the ring while others still try: the ring's one
 // waiter for completions passes from read to read as they finish.
 func TestConcurrent(t *testing.T) {
-	for _, way := range ways {
-		t.Run(way, func(t *testing.T) { testConcurrent(t, way) })
-	}
+	eachWay(t, testConcurrent)
 }
 
 func testConcurrent(t *testing.T, way string) {
