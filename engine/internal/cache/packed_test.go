@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"fmt"
 	"math/bits"
 	"math/rand/v2"
 	"slices"
@@ -220,6 +221,18 @@ func TestPackPairs(t *testing.T) {
 			for _, v := range append(slices.Clone(tc.fps), 0, ^uint64(0), tc.fps[0]+1, r.Uint64()) {
 				want, _ := slices.BinarySearch(tc.fps, v)
 				require.Equal(t, want, p.LowerBound(v), "lowerBound(%016x)", v)
+			}
+		})
+	}
+}
+
+func BenchmarkPack(b *testing.B) {
+	for _, n := range []int{190, 2048} {
+		fps := fingerprints.Sorted(fingerprints.Uniform(n, 3))
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			b.SetBytes(int64(8 * n))
+			for b.Loop() {
+				Pack(fps)
 			}
 		})
 	}

@@ -1,9 +1,12 @@
 package store
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -52,10 +55,39 @@ type mappedFile struct {
 	fd, dfd           uintptr // file's, and the file open with O_DIRECT or vfs.InvalidFd
 	checksum          block.ChecksumType
 	// seps holds the data blocks' separators back to back, sepEnd where
-	// each ends; handles the blocks.
+	// each ends; handles the blocks. heads holds each separator's first 8
+	// bytes as a number (head), so that a search reads one array and
+	// compares whole separators only among those that share their head.
 	seps    []byte
 	sepEnd  []uint32
+	heads   []uint64
+	tops    []uint64 // every headStride-th head
 	handles []block.Handle
+	// diskRun counts the file's direct reads since one found its pages
+	// in the page cache (checkCache); shared by the file's copies.
+	diskRun *atomic.Int64
+}
+
+// checkAfter is how many reads of a file in a row must find nothing in
+// the page cache before only one in checkAfter asks it: a file read
+// direct stays out of it (the pages of a just-built index are what it
+// holds), and asking costs a system call a block.
+const checkAfter = 16
+
+// checkCache reports whether the file's next direct read should ask the
+// page cache first.
+func (f *mappedFile) checkCache() bool {
+	n := f.diskRun.Load()
+	return n < checkAfter || n%checkAfter == 0
+}
+
+// readFrom notes where a direct read of the file was read from.
+func (f *mappedFile) readFrom(cached bool) {
+	if cached {
+		f.diskRun.Store(0)
+	} else {
+		f.diskRun.Add(1)
+	}
 }
 
 func (f *mappedFile) readable() bool { return f.handles != nil }
@@ -80,7 +112,8 @@ func (s *Store) newBlockMap(ring *uring.Ring, direct bool) *blockMap {
 	for _, level := range levels {
 		var lv []mappedFile
 		for _, t := range level {
-			f := mappedFile{smallest: slices.Clone(t.Smallest.UserKey), largest: slices.Clone(t.Largest.UserKey), fd: vfs.InvalidFd, dfd: vfs.InvalidFd}
+			f := mappedFile{smallest: slices.Clone(t.Smallest.UserKey), largest: slices.Clone(t.Largest.UserKey), fd: vfs.InvalidFd, dfd: vfs.InvalidFd,
+				diskRun: new(atomic.Int64)}
 			if !t.Virtual && m.cmp(f.largest, mappedFrom) >= 0 && m.cmp(f.smallest, mappedTo) < 0 {
 				f.name = filepath.Join(s.dir, Dir, sstName(uint64(t.BackingSSTNum)))
 				if err := s.mapFile(&f, ks.Name, direct); err != nil {
@@ -161,10 +194,12 @@ func (s *Store) mapFile(f *mappedFile, schema string, direct bool) error {
 			}
 			f.seps = append(f.seps, it.Separator()...)
 			f.sepEnd = append(f.sepEnd, uint32(len(f.seps)))
+			f.heads = append(f.heads, head(it.Separator()))
 			f.handles = append(f.handles, h.Handle)
 		}
 		it.Close()
 	}
+	f.indexHeads()
 	if f.handles == nil {
 		f.handles = []block.Handle{} // readable, and empty
 	}
@@ -258,11 +293,80 @@ func (m *blockMap) locate(key []byte) (*mappedFile, int, bool) {
 	if !ok {
 		return nil, 0, false
 	}
-	j := sort.Search(len(found.handles), func(j int) bool { return m.cmp(found.sep(j), key) >= 0 })
+	j := found.search(key)
 	if j == len(found.handles) {
 		return nil, 0, false
 	}
 	return found, j, true
+}
+
+// search returns the first data block whose separator is at or above key
+// (len(handles) if none): the block that holds key, if any does. Both of
+// the store's key orders are bytes.Compare's, and a lesser head is a
+// lesser key in it.
+func (f *mappedFile) search(key []byte) int {
+	h := head(key)
+	lo, hi := f.firstHead(h), len(f.heads)
+	if h < math.MaxUint64 {
+		hi = f.firstHead(h + 1)
+	}
+	// Among the separators with key's head (few, but a fingerprint stored
+	// many times can fill blocks), the whole of each decides.
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if bytes.Compare(f.sep(mid), key) < 0 {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// headStride is the heads between two of tops: a search of tops (a few
+// kilobytes a file, which the processor's caches keep) leaves it one run
+// of heads to search, a few cache lines.
+const headStride = 32
+
+// indexHeads sets tops from heads.
+func (f *mappedFile) indexHeads() {
+	f.tops = f.tops[:0]
+	for i := 0; i < len(f.heads); i += headStride {
+		f.tops = append(f.tops, f.heads[i])
+	}
+}
+
+// firstHead returns the first block whose head is at or above v, or
+// len(heads).
+func (f *mappedFile) firstHead(v uint64) int {
+	t := lowerBound(f.tops, 0, v) // heads[t*headStride] >= v, the one before < v
+	lo, hi := 0, min(t*headStride, len(f.heads))
+	if t > 0 {
+		lo = (t-1)*headStride + 1
+	}
+	return lowerBound(f.heads[:hi], lo, v)
+}
+
+// lowerBound returns the first i >= from with a[i] >= v, or len(a).
+func lowerBound(a []uint64, from int, v uint64) int {
+	lo, hi := from, len(a)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if a[mid] < v {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// head is k's first 8 bytes, big-endian, padded with zeros: heads order
+// as their keys do, or tie.
+func head(k []byte) uint64 {
+	var b [8]byte
+	copy(b[:], k)
+	return binary.BigEndian.Uint64(b[:])
 }
 
 func (f *mappedFile) sep(j int) []byte {
@@ -282,8 +386,7 @@ func (m *blockMap) locateSpan(lo, hi []byte) (*mappedFile, int, int, bool) {
 		return nil, 0, 0, false
 	}
 	n := len(found.handles)
-	j0 := sort.Search(n, func(j int) bool { return m.cmp(found.sep(j), lo) >= 0 })
-	j1 := sort.Search(n, func(j int) bool { return m.cmp(found.sep(j), hi) >= 0 })
+	j0, j1 := found.search(lo), found.search(hi)
 	return found, j0, min(j1, n-1), true
 }
 

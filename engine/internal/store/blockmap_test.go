@@ -16,6 +16,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/simhashdb/simhashdb/engine/internal/uring"
+	"github.com/simhashdb/simhashdb/internal/directio"
 	"github.com/stretchr/testify/require"
 )
 
@@ -225,4 +226,117 @@ func TestOnlyFile(t *testing.T) {
 		require.True(t, ok, "[%q, %q)", tc.lo, tc.hi)
 		require.Equal(t, tc.want, f.name, "[%q, %q)", tc.lo, tc.hi)
 	}
+}
+
+// TestSearchBlocks checks the block a key is looked for in against a
+// binary search of whole separators: separators that share their first 8
+// bytes (a fingerprint stored many times), shorter than 8 bytes, all 0xff,
+// and keys between, equal to and around them.
+func TestSearchBlocks(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, tc := range []struct {
+		name string
+		sep  func() []byte
+	}{
+		{"uniform", func() []byte { return binaryKey(r, 9) }},
+		{"one head", func() []byte { return append([]byte{7, 7, 7, 7, 7, 7, 7, 7}, binaryKey(r, 2)...) }},
+		{"few heads", func() []byte { return append([]byte{1, 2, 3, 4, 5, 6, 7, byte(r.IntN(3))}, binaryKey(r, r.IntN(3))...) }},
+		{"short", func() []byte { return binaryKey(r, r.IntN(9)) }},
+		{"all ones", func() []byte { return bytes.Repeat([]byte{0xff}, 8+r.IntN(3)) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var seps [][]byte
+			for range 300 {
+				seps = append(seps, tc.sep())
+			}
+			slices.SortFunc(seps, bytes.Compare)
+			seps = slices.CompactFunc(seps, bytes.Equal)
+			var f mappedFile
+			for _, s := range seps {
+				f.seps = append(f.seps, s...)
+				f.sepEnd = append(f.sepEnd, uint32(len(f.seps)))
+				f.heads = append(f.heads, head(s))
+			}
+			f.indexHeads()
+			keys := [][]byte{nil, {0}, bytes.Repeat([]byte{0xff}, 12)}
+			for _, s := range seps {
+				keys = append(keys, s, append(slices.Clone(s), 0), s[:len(s)/2], tc.sep())
+				if len(s) > 0 {
+					less := slices.Clone(s)
+					less[len(less)-1]--
+					keys = append(keys, less)
+				}
+			}
+			for _, k := range keys {
+				want, _ := slices.BinarySearchFunc(seps, k, bytes.Compare)
+				require.Equal(t, want, f.search(k), "key %x", k)
+			}
+		})
+	}
+}
+
+func binaryKey(r *rand.Rand, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}
+
+// TestDirectReadsAskCache: once a file's direct reads have found nothing
+// in the page cache for a while, most stop asking it; when the file is
+// brought into the page cache again, the map finds that within
+// checkAfter reads and reads it from there.
+func TestDirectReadsAskCache(t *testing.T) {
+	ring, err := uring.New(16)
+	if errors.Is(err, uring.ErrUnsupported) {
+		t.Skipf("no io_uring here: %v", err)
+	}
+	require.NoError(t, err)
+	defer ring.Close()
+	dir := t.TempDir()
+	s, err := openAt(t, dir, false)
+	require.NoError(t, err)
+	kv := map[string]string{}
+	var keys []string
+	for i := range 2000 {
+		k := fmt.Sprintf("\x03%06d", i)
+		kv[k] = fmt.Sprintf("v-%d-%s", i, make([]byte, 200))
+		keys = append(keys, k)
+	}
+	loadKeys(t, s, kv, keys)
+	require.NoError(t, s.Close())
+	require.NoError(t, directio.DropTree(dir))
+	s, err = Open(dir, Options{FS: vfs.Default, ReadOnly: true, Logger: slog.New(slog.DiscardHandler), CacheSize: 1 << 20, Ring: ring, DirectReads: true})
+	require.NoError(t, err)
+	defer s.Close()
+	snap := s.NewSnapshot()
+	defer snap.Close()
+	f := s.blocks.files[0]
+	if _, err := directio.Cached(f.fd, 0, 1); err != nil {
+		t.Skipf("the kernel cannot say what the page cache holds: %v", err)
+	}
+	get := func(i int) {
+		missed, err := snap.GetMany([][]byte{[]byte(keys[i])}, func(int, []byte) error { return nil })
+		require.NoError(t, err)
+		require.Empty(t, missed)
+	}
+	for i := range 3 * checkAfter {
+		require.Equal(t, i < checkAfter || i%checkAfter == 0, f.checkCache(), "read %d of a file the page cache does not hold", i)
+		get(i * 37)
+	}
+	require.EqualValues(t, 3*checkAfter, s.ReadRounds(), "every read from the disk")
+
+	// The file in the page cache again (read through it whole).
+	_, err = os.ReadFile(f.name)
+	require.NoError(t, err)
+	for i := range checkAfter {
+		get(i * 41)
+	}
+	rounds := s.ReadRounds()
+	for i := range checkAfter {
+		get(i * 43)
+	}
+	require.Equal(t, rounds, s.ReadRounds(), "reads the page cache holds went to the disk")
+	require.Less(t, rounds, int64(4*checkAfter), "no read found the page cache")
 }

@@ -34,8 +34,17 @@ func (b *blockReads) add(ref blockRef) int {
 	}
 	h := ref.f.handles[ref.j]
 	b.refs = append(b.refs, ref)
-	b.reads = append(b.reads, uring.Read{Fd: ref.f.fd, DirectFd: ref.f.dfd, Direct: ref.f.dfd != vfs.InvalidFd, Off: int64(h.Offset), P: make([]byte, int(h.Length)+block.TrailerLen)})
+	direct := ref.f.dfd != vfs.InvalidFd
+	b.reads = append(b.reads, uring.Read{Fd: ref.f.fd, DirectFd: ref.f.dfd, Direct: direct, Unchecked: direct && !ref.f.checkCache(),
+		Off: int64(h.Offset), Len: int(h.Length) + block.TrailerLen})
 	return len(b.refs) - 1
+}
+
+// release gives back the buffers the blocks were read into.
+func (b *blockReads) release() {
+	for x := range b.reads {
+		b.reads[x].Release()
+	}
 }
 
 // read reads every block in one submission and checks each: the blocks'
@@ -52,6 +61,9 @@ func (m *blockMap) read(b *blockReads) error {
 	}
 	for x, rd := range b.reads {
 		f, h := b.refs[x].f, b.refs[x].f.handles[b.refs[x].j]
+		if rd.Direct && rd.Err == nil {
+			f.readFrom(rd.Cached)
+		}
 		if rd.Err != nil {
 			return fmt.Errorf("engine: reading %s at %d: %w", f.name, h.Offset, rd.Err)
 		}
@@ -101,6 +113,7 @@ func plain(k pebble.InternalKeyKind, inPlace bool) bool {
 // found damaged.
 func (m *blockMap) getMany(keys [][]byte, fn func(i int, v []byte) error) (missed []int, err error) {
 	var b blockReads
+	defer b.release()            // what fn got lies in them: valid during the call
 	at := make([]int, len(keys)) // the read of each key, or -1
 	for i, k := range keys {
 		f, j, ok := m.locate(k)
@@ -144,6 +157,7 @@ func (m *blockMap) getMany(keys [][]byte, fn func(i int, v []byte) error) (misse
 // found damaged.
 func (m *blockMap) scanMany(spans [][2][]byte, fn func(i int, k, v []byte) error) (missed []int, err error) {
 	var b blockReads
+	defer b.release()                  // what fn got lies in them: valid during the call
 	type blocks struct{ from, to int } // places in at
 	var at []int
 	bs := make([]blocks, len(spans))

@@ -2,15 +2,9 @@ package uring
 
 import (
 	"os"
-	"sync"
 
-	"github.com/simhashdb/simhashdb/internal/directio"
 	"golang.org/x/sys/unix"
 )
-
-// page is the alignment O_DIRECT asks of a read's offset, length and
-// buffer.
-const page = directio.Align
 
 // OpenDirect opens the file at path again, for reads that bypass the
 // page cache (O_DIRECT), and returns its descriptor.
@@ -36,32 +30,4 @@ func (r *Ring) ReadAtDirect(fd, dfd uintptr, p []byte, off int64) (n int, disk b
 	rs := [1]Read{{Fd: fd, DirectFd: dfd, Direct: true, P: p, Off: off}}
 	disk = r.readMany(rs[:], true)
 	return rs[0].N, disk, rs[0].Err
-}
-
-// aligned is a buffer whose start is page aligned.
-type aligned struct {
-	b    []byte
-	pool bool
-}
-
-var alignedPool = sync.Pool{New: func() any { return &aligned{b: directio.Aligned(pooledAligned), pool: true} }}
-
-// pooledAligned is the size of the pooled buffers: the two or three
-// pages a data block spans.
-const pooledAligned = 4 * page
-
-func alignedBuffer(n int) *aligned {
-	if n <= pooledAligned {
-		a := alignedPool.Get().(*aligned)
-		a.b = a.b[:n]
-		return a
-	}
-	return &aligned{b: directio.Aligned(n)}
-}
-
-func (a *aligned) release() {
-	if a.pool {
-		a.b = a.b[:pooledAligned]
-		alignedPool.Put(a)
-	}
 }

@@ -28,33 +28,50 @@ func (r *Ring) ReadMany(rs []Read) (disk bool) {
 func (r *Ring) readMany(rs []Read, gather bool) (disk bool) {
 	var reqs [maxBatch]*request
 	var bufs [maxBatch]*aligned
-	var at [maxBatch]int // the read of rs each request is for
+	var at [maxBatch]int    // the read of rs each request is for
+	var lend [maxBatch]bool // and whether it reads into a buffer of the ring's
 	n := 0
 	lead := make(chan struct{}, 1)
 	for i := range rs {
 		rd := &rs[i]
-		rd.N, rd.Err = 0, nil
+		rd.N, rd.Err, rd.Cached = 0, nil, false
+		lends := rd.P == nil
+		size := len(rd.P)
+		if lends {
+			size = rd.Len
+		}
 		var fd uintptr
 		var p []byte
 		var off int64
 		if rd.Direct {
-			if held, err := directio.Cached(rd.Fd, rd.Off, len(rd.P)); held && err == nil {
+			if !rd.Unchecked && cached(rd.Fd, rd.Off, size) {
+				if lends {
+					rd.lent = alignedBuffer(size)
+					rd.P = rd.lent.b
+				}
 				rd.N, rd.Err = preadFull(rd.Fd, rd.P, rd.Off)
+				rd.Cached = true
 				continue
 			}
 			start := rd.Off &^ (page - 1)
-			end := (rd.Off + int64(len(rd.P)) + page - 1) &^ (page - 1)
+			end := (rd.Off + int64(size) + page - 1) &^ (page - 1)
 			bufs[n] = alignedBuffer(int(end - start))
 			fd, p, off = rd.DirectFd, bufs[n].b, start
-		} else if k, done, err := r.readCached(rd.Fd, rd.P, rd.Off); done {
-			rd.N, rd.Err = k, err
-			continue
 		} else {
+			if lends {
+				rd.lent = alignedBuffer(size)
+				rd.P = rd.lent.b
+			}
+			k, done, err := r.readCached(rd.Fd, rd.P, rd.Off)
+			if done {
+				rd.N, rd.Err = k, err
+				continue
+			}
 			rd.N = k
 			fd, p, off = rd.Fd, rd.P[k:], rd.Off+int64(k)
 		}
 		reqs[n] = &request{fd: fd, p: p, off: off, done: make(chan struct{}), lead: lead}
-		at[n] = i
+		at[n], lend[n] = i, lends
 		n++
 	}
 	if n == 0 {
@@ -69,21 +86,38 @@ func (r *Ring) readMany(rs []Read, gather bool) (disk bool) {
 		}
 		if b := bufs[x]; b != nil {
 			skip := int(rd.Off - req.off)
-			have := max(0, min(k-skip, len(rd.P)))
-			rd.N = copy(rd.P[:have], b.b[skip:])
-			if rd.N < len(rd.P) && rerr == nil {
+			size := len(rd.P)
+			if lend[x] {
+				size = rd.Len
+			}
+			have := max(0, min(k-skip, size))
+			if lend[x] { // where it landed, moved to the 8-byte boundary below
+				a := skip &^ 7
+				copy(b.b[a:], b.b[skip:skip+have])
+				rd.P, rd.lent, rd.N = b.b[a:a+size], b, have
+			} else {
+				rd.N = copy(rd.P[:have], b.b[skip:])
+				b.release()
+			}
+			if rd.N < size && rerr == nil {
 				rerr = io.EOF
 			}
-			if rd.N == len(rd.P) && rerr == io.EOF {
+			if rd.N == size && rerr == io.EOF {
 				rerr = nil // the page past the file's end
 			}
-			b.release()
 		} else {
 			rd.N += k
 		}
 		rd.Err = rerr
 	}
 	return true
+}
+
+// cached reports whether the page cache holds every byte of the n at off
+// of the file open as fd.
+func cached(fd uintptr, off int64, n int) bool {
+	held, err := directio.Cached(fd, off, n)
+	return held && err == nil
 }
 
 // finish completes a request the ring has answered as readRing would have

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -39,19 +40,31 @@ func testReadMany(t *testing.T, way string) {
 				require.NoError(t, unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED))
 			}
 			rs := make([]Read, 1+rng.IntN(20))
+			lent := make([]bool, len(rs))
 			for i := range rs {
-				rs[i] = Read{Fd: f.Fd(), DirectFd: dfd, Direct: way == "direct", Off: rng.Int64N(size + 10), P: make([]byte, rng.IntN(20_000))}
+				rs[i] = Read{Fd: f.Fd(), DirectFd: dfd, Direct: way == "direct", Off: rng.Int64N(size + 10), Len: rng.IntN(20_000)}
+				if lent[i] = rng.IntN(2) == 0; !lent[i] { // into the caller's buffer, else the ring's
+					rs[i].P = make([]byte, rs[i].Len)
+				}
 			}
 			r.ReadMany(rs)
-			for _, rd := range rs {
-				want := data[min(rd.Off, size):min(rd.Off+int64(len(rd.P)), size)]
+			for i := range rs {
+				rd := &rs[i]
+				if len(rd.P) != rd.Len {
+					return errors.New("a batch's read is not the length asked")
+				}
+				if lent[i] && rd.Len > 0 && uintptr(unsafe.Pointer(&rd.P[0]))%8 != 0 {
+					return errors.New("a read into the ring's buffer does not start on an 8-byte boundary")
+				}
+				want := data[min(rd.Off, size):min(rd.Off+int64(rd.Len), size)]
 				var werr error
-				if len(want) < len(rd.P) {
+				if len(want) < rd.Len {
 					werr = io.EOF
 				}
 				if rd.Err != werr || string(rd.P[:rd.N]) != string(want) {
 					return errors.New("a batch's read is not the file's bytes")
 				}
+				rd.Release()
 			}
 		}
 		return nil

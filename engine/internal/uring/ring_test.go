@@ -222,4 +222,15 @@ func TestReadAtDirect(t *testing.T) {
 	require.Equal(t, len(buf), n)
 	require.Equal(t, data[8292:8292+5000], buf)
 	require.False(t, disk, "the page cache held it")
+
+	// In a batch, a read says where it was read from; Unchecked goes to
+	// the disk without asking.
+	for _, unchecked := range []bool{false, true} {
+		rs := []Read{{Fd: f.Fd(), DirectFd: dfd, Direct: true, Unchecked: unchecked, P: make([]byte, 5000), Off: 8192 + 100}}
+		disk := r.ReadMany(rs)
+		require.NoError(t, rs[0].Err)
+		require.Equal(t, data[8292:8292+5000], rs[0].P)
+		require.Equal(t, !unchecked, rs[0].Cached, "unchecked %v", unchecked)
+		require.Equal(t, unchecked, disk, "unchecked %v", unchecked)
+	}
 }
