@@ -16,6 +16,7 @@ import (
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/replica"
 	"github.com/simhashdb/simhashdb/server"
+	"github.com/simhashdb/simhashdb/textindex"
 )
 
 // serveFlags are serve's limits and addresses, and its place in a
@@ -26,6 +27,7 @@ type serveFlags struct {
 	streamReplicas             int
 	streamKeepFor              time.Duration
 	shard                      shardFlag
+	readOnly                   bool
 }
 
 func (s *serveFlags) register(fl *flag.FlagSet) {
@@ -35,6 +37,7 @@ func (s *serveFlags) register(fl *flag.FlagSet) {
 	fl.StringVar(&s.snapshotFrom, "snapshot-from", "", "with --nats, when --db holds no index yet: start from a snapshot of the node serving at this URL (GET /v1/snapshot; --token-file's token) and apply the stream after it, instead of the whole stream")
 	fl.DurationVar(&s.streamKeepFor, "stream-keep-for", replica.DefaultKeepFor, "with --nats: how long the stream keeps each command when this node creates it (0: for ever); a node away longer, or a new one, starts from a peer's snapshot (--snapshot-from)")
 	fl.Var(&s.shard, "shard", "with --nats: serve as a node of shard I of N (I/N, from 0/N) in a log that N shards share, each holding the documents its ids place there (clients give each shard's nodes as one --server, in shard order); insert-if-new is then decided over every shard. Every node of every shard names the same --stream and N")
+	fl.BoolVar(&s.readOnly, "read-only", false, "serve an index that exists, without writes (each answers 403: the index is read-only): its files then never change, and a cold query reads its table blocks, and then its matches' postings, each in one submission to the disk (with --direct-reads, O_DIRECT), without Pebble's read path")
 	fl.IntVar(&s.streamReplicas, "stream-replicas", 1, "with --nats: the stream's replicas when this node creates it (3 on a cluster of three NATS servers keeps it through the loss of one)")
 }
 
@@ -43,6 +46,9 @@ func (s *serveFlags) check() (string, error) {
 	token, err := s.listenFlags.check()
 	if err != nil {
 		return "", err
+	}
+	if s.readOnly && (s.nats != "" || s.snapshotFrom != "") {
+		return "", errors.New("--read-only serves an index as it is: a node of a replicated index (--nats, --snapshot-from) applies the log's writes")
 	}
 	if s.snapshotFrom != "" && s.nats == "" {
 		return "", errors.New("--snapshot-from goes with --nats")
@@ -109,21 +115,53 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "%s serve: started from the snapshot of %s, at command %d\n", programName, sf.snapshotFrom, applied)
 		}
 	}
-	db, code, err := cf.open(ctx, &d, opts, &ff, fl)
+	var db *engine.DB
+	var code int
+	if sf.readOnly {
+		db, code, err = openReadOnly(ctx, &d, opts, &ff, fl)
+	} else {
+		db, code, err = cf.open(ctx, &d, opts, &ff, fl)
+	}
 	if err != nil {
 		return fail(stderr, "serve", code, err)
 	}
 	code = serve(ctx, db, &d, &ff, &sf, token, stderr)
-	if err := db.Flush(context.Background()); err != nil && code == exitOK {
-		code = fail(stderr, "serve", exitFailed, err)
+	if !sf.readOnly {
+		if err := db.Flush(context.Background()); err != nil && code == exitOK {
+			code = fail(stderr, "serve", exitFailed, err)
+		}
 	}
 	if err := db.Close(); err != nil && code == exitOK {
 		code = fail(stderr, "serve", exitFailed, err)
 	}
-	if code == exitOK {
+	switch {
+	case code == exitOK && sf.readOnly:
+		fmt.Fprintf(stderr, "%s serve: stopped\n", programName)
+	case code == exitOK:
 		fmt.Fprintf(stderr, "%s serve: stopped; every acknowledged write is in the index\n", programName)
 	}
 	return code
+}
+
+// openReadOnly opens the index in --db for serve --read-only: one that
+// exists, with its own settings (a flag that would create or change one is
+// refused).
+func openReadOnly(ctx context.Context, d *dbFlags, opts engine.Options, ff *fingerprintFlags, fl *flag.FlagSet) (*engine.DB, int, error) {
+	for _, name := range []string{"sketches", "expect", "design", "sync", "memtable-size"} {
+		if flagGiven(fl, name) {
+			return nil, exitUsage, fmt.Errorf("--%s is for an index that is written: --read-only serves one as it is", name)
+		}
+	}
+	opts.ReadOnly, opts.Design = true, nil
+	db, err := d.open(opts, false)
+	if err != nil {
+		return nil, exitFailed, err
+	}
+	if err := ff.withIndex(ctx, db, textindex.Sketched(db), fl, false); err != nil {
+		db.Close()
+		return nil, usageOr(err), err
+	}
+	return db, exitOK, nil
 }
 
 // serve runs the server on db until ctx is done, then shuts it down.

@@ -683,3 +683,53 @@ func TestServeDirectReads(t *testing.T) {
 	assert.Equal(t, 2, r.code, "a flag of the index opened here, refused with --server")
 	assert.Contains(t, r.stderr, "--direct-reads")
 }
+
+// TestServeReadOnly: `serve --read-only` answers queries of an index that
+// exists, refuses writes as the API does (403, engine.ErrReadOnly), still asks
+// for the token, and refuses what would write or create an index.
+func TestServeReadOnly(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "idx")
+	tokenFile := filepath.Join(dir, "token")
+	require.NoError(t, os.WriteFile(tokenFile, []byte("s3cret\n"), 0o600))
+	r := runCLI(t, "1 0x0123456789abcdef one\n2 0x0123456789abcdee two\n", "add", "--db", db, "--sync", "none")
+	require.Equal(t, 0, r.code, r.stderr)
+
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--db", filepath.Join(dir, "none")}, 1, "none: no such folder"},
+		{[]string{"--db", db, "--nats", "nats://127.0.0.1:1"}, 2, "--read-only serves an index as it is"},
+		{[]string{"--db", db, "--sketches"}, 2, "--sketches is for an index that is written"},
+		{[]string{"--db", db, "--design", "disk"}, 2, "--design is for an index that is written"},
+	} {
+		r := runCLI(t, "", append([]string{"serve", "--read-only", "--addr", "127.0.0.1:0"}, tc.args...)...)
+		assert.Equal(t, tc.code, r.code, "%v: %s", tc.args, r.stderr)
+		assert.Contains(t, r.stderr, tc.want, "%v", tc.args)
+	}
+
+	s := startServe(t, "--db", db, "--read-only", "--token-file", tokenFile)
+	code, body, err := httpDo("GET", s.url+"/v1/query?fp=0x0123456789abcdef&k=1", "", "")
+	require.NoError(t, err)
+	assert.Equal(t, 401, code, "no token: %s", body)
+	remote := []string{"--server", s.url, "--token-file", tokenFile}
+	r = runCLI(t, "", append([]string{"query", "--fp", "0x0123456789abcdef", "--k", "1"}, remote...)...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "2 within distance 1")
+	code, body, err = httpDo("PUT", s.url+"/v1/documents/7", `{"fingerprint":"0x0123456789abcdef","name":"seven"}`, "s3cret")
+	require.NoError(t, err)
+	assert.Equal(t, 403, code, body)
+	assert.Contains(t, body, "read-only")
+	r = runCLI(t, "3 0x1\n", append([]string{"add"}, remote...)...)
+	assert.NotEqual(t, 0, r.code)
+	assert.Contains(t, r.stderr, "read-only")
+	assert.Equal(t, 0, s.stop(t, syscall.SIGTERM), s.log())
+	assert.Contains(t, s.log(), "serve: stopped\n")
+
+	// Nothing written: the index holds what it held.
+	r = runCLI(t, "", "get", "--db", db, "1", "2", "7")
+	assert.Equal(t, "1 0x0123456789abcdef one\n2 0x0123456789abcdee two\n", r.stdout)
+	assert.Contains(t, r.stderr, "7: not stored")
+}
