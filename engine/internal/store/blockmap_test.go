@@ -20,6 +20,19 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// newRing returns a ring closed when the test ends, or skips the test
+// where the kernel refuses one.
+func newRing(t *testing.T) *uring.Ring {
+	t.Helper()
+	ring, err := uring.New(16)
+	if errors.Is(err, uring.ErrUnsupported) {
+		t.Skipf("no io_uring here: %v", err)
+	}
+	require.NoError(t, err)
+	t.Cleanup(func() { ring.Close() })
+	return ring
+}
+
 // loadKeys ingests one sstable of key=value for each of kv (in key order).
 func loadKeys(t *testing.T, s *Store, kv map[string]string, keys []string) {
 	t.Helper()
@@ -40,12 +53,7 @@ func loadKeys(t *testing.T, s *Store, kv map[string]string, keys []string) {
 // again (their files overlap: Pebble's), and keys not stored; then a
 // damaged block is an error that Pebble's check of the block names too.
 func TestGetMany(t *testing.T) {
-	ring, err := uring.New(16)
-	if errors.Is(err, uring.ErrUnsupported) {
-		t.Skipf("no io_uring here: %v", err)
-	}
-	require.NoError(t, err)
-	defer ring.Close()
+	ring := newRing(t)
 	for _, direct := range []bool{false, true} {
 		t.Run(fmt.Sprint("direct=", direct), func(t *testing.T) { testGetMany(t, ring, direct) })
 	}
@@ -288,12 +296,7 @@ func binaryKey(r *rand.Rand, n int) []byte {
 // brought into the page cache again, the map finds that within
 // checkAfter reads and reads it from there.
 func TestDirectReadsAskCache(t *testing.T) {
-	ring, err := uring.New(16)
-	if errors.Is(err, uring.ErrUnsupported) {
-		t.Skipf("no io_uring here: %v", err)
-	}
-	require.NoError(t, err)
-	defer ring.Close()
+	ring := newRing(t)
 	dir := t.TempDir()
 	s, err := openAt(t, dir, false)
 	require.NoError(t, err)
