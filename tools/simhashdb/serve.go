@@ -202,7 +202,11 @@ func serve(ctx context.Context, db *engine.DB, d *dbFlags, ff *fingerprintFlags,
 		return fail(stderr, "serve", exitFailed, err)
 	}
 	defer holdMemory(ctx, db, int64(sf.maxInflight), stderr)()
-	fmt.Fprintf(stderr, "%s serve: listening on %s://%s (index %s, K = %d, %s)\n", programName, sf.scheme(), listenedOn(sf.addr, ln.Addr()), d.dir, db.K(), authNote(token))
+	ro := ""
+	if sf.readOnly {
+		ro = ", read-only"
+	}
+	fmt.Fprintf(stderr, "%s serve: listening on %s://%s (index %s%s, K = %d, %s)\n", programName, sf.scheme(), listenedOn(sf.addr, ln.Addr()), d.dir, ro, db.K(), authNote(token))
 	// Warm the cache meanwhile: the first queries then find their blocks
 	// decoded. Stopped and waited for before the index closes.
 	wctx, stopWarm := context.WithCancel(ctx)

@@ -711,6 +711,7 @@ func TestServeReadOnly(t *testing.T) {
 	}
 
 	s := startServe(t, "--db", db, "--read-only", "--token-file", tokenFile)
+	assert.Contains(t, s.log(), "idx, read-only, K = 3")
 	code, body, err := httpDo("GET", s.url+"/v1/query?fp=0x0123456789abcdef&k=1", "", "")
 	require.NoError(t, err)
 	assert.Equal(t, 401, code, "no token: %s", body)
