@@ -25,6 +25,11 @@ type blockReads struct {
 	reads []uring.Read
 }
 
+// newBlockReads returns a blockReads with room for n reads.
+func newBlockReads(n int) blockReads {
+	return blockReads{refs: make([]blockRef, 0, n), reads: make([]uring.Read, 0, n)}
+}
+
 // add returns the place of ref's read, adding it if it is new.
 func (b *blockReads) add(ref blockRef) int {
 	for x, r := range b.refs { // a block two keys share is read once
@@ -112,7 +117,7 @@ func plain(k pebble.InternalKeyKind, inPlace bool) bool {
 // data block at once. An error is the first read that failed or block
 // found damaged.
 func (m *blockMap) getMany(keys [][]byte, fn func(i int, v []byte) error) (missed []int, err error) {
-	var b blockReads
+	b := newBlockReads(len(keys))
 	defer b.release()            // what fn got lies in them: valid during the call
 	at := make([]int, len(keys)) // the read of each key, or -1
 	for i, k := range keys {
@@ -156,10 +161,10 @@ func (m *blockMap) getMany(keys [][]byte, fn func(i int, v []byte) error) (misse
 // data block at once. An error is the first read that failed or block
 // found damaged.
 func (m *blockMap) scanMany(spans [][2][]byte, fn func(i int, k, v []byte) error) (missed []int, err error) {
-	var b blockReads
+	b := newBlockReads(len(spans))
 	defer b.release()                  // what fn got lies in them: valid during the call
 	type blocks struct{ from, to int } // places in at
-	var at []int
+	at := make([]int, 0, len(spans))
 	bs := make([]blocks, len(spans))
 	for i, sp := range spans {
 		f, j0, j1, ok := m.locateSpan(sp[0], sp[1])
@@ -184,8 +189,10 @@ func (m *blockMap) scanMany(spans [][2][]byte, fn func(i int, k, v []byte) error
 		k0, k1 int // in keys
 		v      []byte
 	}
-	var got []kv
-	var keys []byte
+	// Room for a span's keys as a postings unit holds them, reused by
+	// each span: grown key by key, they cost a query more than its scan.
+	got := make([]kv, 0, 64)
+	keys := make([]byte, 0, 64*24)
 spans:
 	for i, sp := range spans {
 		if bs[i].from < 0 {

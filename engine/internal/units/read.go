@@ -119,6 +119,9 @@ func (d *Dir) ReadMany(c *cache.Cache, s Scanner, fps []uint64) error {
 		if len(g.fps) > d.Max() {
 			return nil // big: counted no further
 		}
+		if g.fps == nil { // room for a unit as units are made to hold (packed, then dropped)
+			g.fps, g.ids = make([]uint64, 0, unitTarget), make([]uint64, 0, unitTarget)
+		}
 		g.named = g.named || len(v) > 0
 		g.fps, g.ids, g.names = append(g.fps, f), append(g.ids, id), append(g.names, string(v))
 		return nil
