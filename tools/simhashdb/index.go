@@ -623,8 +623,9 @@ func (c *createFlags) options(d *dbFlags) (engine.Options, error) {
 	return opts, nil
 }
 
-// open opens d's index to write, creating it with opts if absent, and
-// makes ff the index's fingerprint options (a new index stores ff's). On
+// open opens d's index to write, creating it with opts if absent (with
+// opts.ReadOnly, the index there, to read only), and makes ff the index's
+// fingerprint options (a new index stores ff's). On
 // failure it returns the exit code to stop with.
 func (c *createFlags) open(ctx context.Context, d *dbFlags, opts engine.Options, ff *fingerprintFlags, fl *flag.FlagSet) (*engine.DB, int, error) {
 	existed, err := engine.Exists(d.dir)
@@ -634,7 +635,7 @@ func (c *createFlags) open(ctx context.Context, d *dbFlags, opts engine.Options,
 	if existed {
 		opts.Design = nil // --design is for a new index, as --expect is
 	}
-	db, err := d.open(opts, true)
+	db, err := d.open(opts, !opts.ReadOnly) // a read-only open needs an index there
 	if err != nil {
 		return nil, exitFailed, err
 	}

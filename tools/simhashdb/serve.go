@@ -16,7 +16,6 @@ import (
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/replica"
 	"github.com/simhashdb/simhashdb/server"
-	"github.com/simhashdb/simhashdb/textindex"
 )
 
 // serveFlags are serve's limits and addresses, and its place in a
@@ -115,13 +114,12 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "%s serve: started from the snapshot of %s, at command %d\n", programName, sf.snapshotFrom, applied)
 		}
 	}
-	var db *engine.DB
-	var code int
 	if sf.readOnly {
-		db, code, err = openReadOnly(ctx, &d, opts, &ff, fl)
-	} else {
-		db, code, err = cf.open(ctx, &d, opts, &ff, fl)
+		if opts, err = readOnlyOptions(opts, fl); err != nil {
+			return fail(stderr, "serve", exitUsage, err)
+		}
 	}
+	db, code, err := cf.open(ctx, &d, opts, &ff, fl)
 	if err != nil {
 		return fail(stderr, "serve", code, err)
 	}
@@ -143,25 +141,16 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	return code
 }
 
-// openReadOnly opens the index in --db for serve --read-only: one that
-// exists, with its own settings (a flag that would create or change one is
-// refused).
-func openReadOnly(ctx context.Context, d *dbFlags, opts engine.Options, ff *fingerprintFlags, fl *flag.FlagSet) (*engine.DB, int, error) {
+// readOnlyOptions are opts for serve --read-only, which serves an index as
+// it is: a flag that would create or write one is refused.
+func readOnlyOptions(opts engine.Options, fl *flag.FlagSet) (engine.Options, error) {
 	for _, name := range []string{"sketches", "expect", "design", "sync", "memtable-size"} {
 		if flagGiven(fl, name) {
-			return nil, exitUsage, fmt.Errorf("--%s is for an index that is written: --read-only serves one as it is", name)
+			return opts, fmt.Errorf("--%s is for an index that is written: --read-only serves one as it is", name)
 		}
 	}
-	opts.ReadOnly, opts.Design = true, nil
-	db, err := d.open(opts, false)
-	if err != nil {
-		return nil, exitFailed, err
-	}
-	if err := ff.withIndex(ctx, db, textindex.Sketched(db), fl, false); err != nil {
-		db.Close()
-		return nil, usageOr(err), err
-	}
-	return db, exitOK, nil
+	opts.ReadOnly = true
+	return opts, nil
 }
 
 // serve runs the server on db until ctx is done, then shuts it down.

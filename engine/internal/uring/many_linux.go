@@ -28,27 +28,19 @@ func (r *Ring) ReadMany(rs []Read) (disk bool) {
 func (r *Ring) readMany(rs []Read, gather bool) (disk bool) {
 	var reqs [maxBatch]*request
 	var bufs [maxBatch]*aligned
-	var at [maxBatch]int    // the read of rs each request is for
-	var lend [maxBatch]bool // and whether it reads into a buffer of the ring's
+	var at [maxBatch]int // the read of rs each request is for
 	n := 0
 	lead := make(chan struct{}, 1)
 	for i := range rs {
 		rd := &rs[i]
 		rd.N, rd.Err, rd.Cached = 0, nil, false
-		lends := rd.P == nil
-		size := len(rd.P)
-		if lends {
-			size = rd.Len
-		}
+		size := rd.size()
 		var fd uintptr
 		var p []byte
 		var off int64
 		if rd.Direct {
 			if !rd.Unchecked && cached(rd.Fd, rd.Off, size) {
-				if lends {
-					rd.lent = alignedBuffer(size)
-					rd.P = rd.lent.b
-				}
+				rd.borrow()
 				rd.N, rd.Err = preadFull(rd.Fd, rd.P, rd.Off)
 				rd.Cached = true
 				continue
@@ -58,10 +50,7 @@ func (r *Ring) readMany(rs []Read, gather bool) (disk bool) {
 			bufs[n] = alignedBuffer(int(end - start))
 			fd, p, off = rd.DirectFd, bufs[n].b, start
 		} else {
-			if lends {
-				rd.lent = alignedBuffer(size)
-				rd.P = rd.lent.b
-			}
+			rd.borrow()
 			k, done, err := r.readCached(rd.Fd, rd.P, rd.Off)
 			if done {
 				rd.N, rd.Err = k, err
@@ -71,7 +60,7 @@ func (r *Ring) readMany(rs []Read, gather bool) (disk bool) {
 			fd, p, off = rd.Fd, rd.P[k:], rd.Off+int64(k)
 		}
 		reqs[n] = &request{fd: fd, p: p, off: off, done: make(chan struct{}), lead: lead}
-		at[n], lend[n] = i, lends
+		at[n] = i
 		n++
 	}
 	if n == 0 {
@@ -86,12 +75,9 @@ func (r *Ring) readMany(rs []Read, gather bool) (disk bool) {
 		}
 		if b := bufs[x]; b != nil {
 			skip := int(rd.Off - req.off)
-			size := len(rd.P)
-			if lend[x] {
-				size = rd.Len
-			}
+			size := rd.size()
 			have := max(0, min(k-skip, size))
-			if lend[x] { // where it landed, moved to the 8-byte boundary below
+			if rd.P == nil { // the ring's: where it landed, moved to the 8-byte boundary below
 				a := skip &^ 7
 				copy(b.b[a:], b.b[skip:skip+have])
 				rd.P, rd.lent, rd.N = b.b[a:a+size], b, have
@@ -111,6 +97,22 @@ func (r *Ring) readMany(rs []Read, gather bool) (disk bool) {
 		rd.Err = rerr
 	}
 	return true
+}
+
+// size is the bytes rd reads: len(P), or Len into a buffer of the ring's.
+func (rd *Read) size() int {
+	if rd.P == nil {
+		return rd.Len
+	}
+	return len(rd.P)
+}
+
+// borrow gives a Read with P nil a buffer of the ring's to read into.
+func (rd *Read) borrow() {
+	if rd.P == nil {
+		rd.lent = alignedBuffer(rd.Len)
+		rd.P = rd.lent.b
+	}
 }
 
 // cached reports whether the page cache holds every byte of the n at off
