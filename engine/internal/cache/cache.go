@@ -45,6 +45,15 @@ func NewEntry(pk Packed, pend []uint64) *Entry {
 	return b
 }
 
+// SetView makes b table block fps (ascending) and its pending list, for
+// one probe: fps is rewritten and must outlive b (View).
+func (b *Entry) SetView(fps, pend []uint64) {
+	b.Packed, b.pend = View(fps), nil
+	if len(pend) > 0 {
+		b.pend = &pend
+	}
+}
+
 // NewUnit returns the cached unit of the postings fps (ascending), ids
 // and names (nil if all are empty).
 func NewUnit(fps, ids []uint64, names []string) *Entry {
@@ -140,6 +149,7 @@ type Cache struct {
 	mu     sync.Mutex // ring and hand
 	ring   []*Slot
 	hand   int
+	door   doorkeeper // Admit's
 }
 
 func New(budget int64) *Cache {
@@ -194,6 +204,9 @@ func (c *Cache) PutEntry(s *Slot, b *Entry) {
 		return
 	}
 	c.used.Add(b.Cost())
+	// Marked as used, by the probe that read it: evict moves the newest
+	// slot to the hand when it takes one, and unmarked it would go next.
+	b.ref.Store(true)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.ring = append(c.ring, s)

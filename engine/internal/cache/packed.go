@@ -52,6 +52,21 @@ func Pack(fps []uint64) Packed {
 	return p
 }
 
+// View returns a Packed over fps themselves, ascending, which it rewrites
+// in place as 64-bit offsets from the first: a block decoded for one probe
+// and not cached (Cache.Admit) is scanned where it was decoded, as packing
+// it would cost more than the probe. fps must outlive the view unchanged.
+func View(fps []uint64) Packed {
+	if len(fps) == 0 {
+		return Packed{}
+	}
+	p := Packed{n: int32(len(fps)), base: fps[0], last: fps[len(fps)-1], data: unsafe.Pointer(&fps[0])}
+	p.setWidth(64)
+	p.stride = 64
+	toOffsets(fps, p.base)
+	return p
+}
+
 // PackPairs packs fps, ascending, each with the id beside it in ids (any
 // order): a unit's postings. The ids are stored as offsets from the least,
 // which the 8 bytes before the data hold: the ids of a unit often lie

@@ -42,64 +42,69 @@ func TestPacked(t *testing.T) {
 		"width 58 -> 64": spread(100, 1<<58-1),
 		"width 63 -> 64": spread(100, 1<<63-1),
 	}
+	// View reads the same as Pack, over the decoded fingerprints.
+	ways := map[string]func([]uint64) Packed{"pack": Pack, "view": func(fps []uint64) Packed { return View(slices.Clone(fps)) }}
 	for name, fps := range sets {
-		t.Run(name, func(t *testing.T) {
-			fps = slices.Compact(fps)
-			p := Pack(fps)
-			require.Equal(t, len(fps), p.Len())
-			require.Equal(t, fps, p.AppendTo(nil))
-			if len(fps) > 1 {
-				require.Contains(t, []uint8{uint8(bits.Len64(fps[len(fps)-1] - fps[0])), 64}, p.width)
-				require.LessOrEqual(t, p.Bytes(), int64(len(fps)*8+8))
+		for way, pack := range ways {
+			t.Run(name+"/"+way, func(t *testing.T) { testPacked(t, r, slices.Compact(fps), pack) })
+		}
+	}
+}
+
+func testPacked(t *testing.T, r *rand.Rand, fps []uint64, pack func([]uint64) Packed) {
+	p := pack(fps)
+	require.Equal(t, len(fps), p.Len())
+	require.Equal(t, fps, p.AppendTo(nil))
+	if len(fps) > 1 {
+		require.Contains(t, []uint8{uint8(bits.Len64(fps[len(fps)-1] - fps[0])), 64}, p.width)
+		require.LessOrEqual(t, p.Bytes(), int64(len(fps)*8+8))
+	}
+	probes := []uint64{0, 1, ^uint64(0), 1 << 63}
+	for _, f := range fps {
+		probes = append(probes, f, f-1, f+1)
+	}
+	for range 200 {
+		probes = append(probes, r.Uint64())
+	}
+	for _, v := range probes {
+		want, _ := slices.BinarySearch(fps, v)
+		require.Equal(t, want, p.LowerBound(v), "lowerBound(%016x)", v)
+		// walkFrom finds it from any start, the guess and far off.
+		for _, i := range []int{p.Guess(v), 0, p.Len() - 1, r.IntN(max(p.Len(), 1))} {
+			if i >= 0 && i < p.Len() {
+				require.Equal(t, want, p.WalkFrom(v, i, p.At(i)), "walkFrom(%016x, %d)", v, i)
 			}
-			probes := []uint64{0, 1, ^uint64(0), 1 << 63}
-			for _, f := range fps {
-				probes = append(probes, f, f-1, f+1)
+		}
+	}
+	found := 0
+	// scan: from each lower bound up to a bound some entries on, the
+	// entries within k of a query near one of them.
+	for x, lo := range probes {
+		i := p.LowerBound(lo)
+		hi := lo + r.Uint64N(1<<(x%64)+1)
+		if hi < lo {
+			hi = ^uint64(0)
+		}
+		q := lo ^ 1<<(x%64) ^ 1<<((x*7)%64)
+		k := x % 5
+		var want, got []uint64
+		for _, f := range fps[i:] {
+			if f > hi {
+				break
 			}
-			for range 200 {
-				probes = append(probes, r.Uint64())
+			if bits.OnesCount64(f^q) <= k {
+				want = append(want, f)
 			}
-			for _, v := range probes {
-				want, _ := slices.BinarySearch(fps, v)
-				require.Equal(t, want, p.LowerBound(v), "lowerBound(%016x)", v)
-				// walkFrom finds it from any start, the guess and far off.
-				for _, i := range []int{p.Guess(v), 0, p.Len() - 1, r.IntN(max(p.Len(), 1))} {
-					if i >= 0 && i < p.Len() {
-						require.Equal(t, want, p.WalkFrom(v, i, p.At(i)), "walkFrom(%016x, %d)", v, i)
-					}
-				}
-			}
-			found := 0
-			// scan: from each lower bound up to a bound some entries on, the
-			// entries within k of a query near one of them.
-			for x, lo := range probes {
-				i := p.LowerBound(lo)
-				hi := lo + r.Uint64N(1<<(x%64)+1)
-				if hi < lo {
-					hi = ^uint64(0)
-				}
-				q := lo ^ 1<<(x%64) ^ 1<<((x*7)%64)
-				k := x % 5
-				var want, got []uint64
-				for _, f := range fps[i:] {
-					if f > hi {
-						break
-					}
-					if bits.OnesCount64(f^q) <= k {
-						want = append(want, f)
-					}
-				}
-				p.Scan(i, hi, q, k, func(v uint64, d int) {
-					require.Equal(t, bits.OnesCount64(v^q), d)
-					got = append(got, v)
-				})
-				require.Equal(t, want, got, "scan(%d, %016x, %016x, %d)", i, hi, q, k)
-				found += len(got)
-			}
-			if len(fps) > 0 {
-				require.Positive(t, found, "no scan found anything: the check above proves little")
-			}
+		}
+		p.Scan(i, hi, q, k, func(v uint64, d int) {
+			require.Equal(t, bits.OnesCount64(v^q), d)
+			got = append(got, v)
 		})
+		require.Equal(t, want, got, "scan(%d, %016x, %016x, %d)", i, hi, q, k)
+		found += len(got)
+	}
+	if len(fps) > 0 {
+		require.Positive(t, found, "no scan found anything: the check above proves little")
 	}
 }
 

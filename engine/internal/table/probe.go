@@ -61,8 +61,11 @@ func (r *Reader) ProbeAll(q uint64, k int, add func(fp uint64, d int)) error {
 		}
 	}
 	r.Cache.Hit(hits)
+	var vs *views // where blocks read and not cached are decoded
 	if hits < len(ps) {
-		if err := r.readMisses(ps); err != nil {
+		vs = viewPool.Get().(*views)
+		defer vs.release()
+		if err := r.readMisses(ps, vs); err != nil {
 			return err
 		}
 	}
@@ -81,7 +84,7 @@ func (r *Reader) ProbeAll(q uint64, k int, add func(fp uint64, d int)) error {
 		}
 	}
 	for t := range ps {
-		if err := r.probe(t, &ps[t], k, add); err != nil {
+		if err := r.probe(t, &ps[t], k, add, vs); err != nil {
 			return err
 		}
 	}
@@ -116,7 +119,7 @@ const (
 // disk in one submission from this goroutine; the rest each on a goroutine
 // of its own. (The goroutines get their own records, not ps, which would
 // then escape to the heap on the warm path too.)
-func (r *Reader) readMisses(ps []probeState) error {
+func (r *Reader) readMisses(ps []probeState, vs *views) error {
 	type read struct {
 		t, j int
 		b    *cache.Entry
@@ -156,7 +159,7 @@ func (r *Reader) readMisses(ps []probeState) error {
 			rd := &reads[i]
 			// Counted as Block counts it; another probe may have cached it.
 			if rd.b = r.Cache.Get(r.Tables[rd.t].Slot(rd.j)); rd.b == nil {
-				rd.b, rd.err = r.cacheStored(rd.t, rd.j, v)
+				rd.b, rd.err = r.stored(rd.t, rd.j, v, vs)
 			}
 			return nil
 		})
@@ -195,7 +198,7 @@ func (r *Reader) readMisses(ps []probeState) error {
 		rd := &reads[i]
 		read := func() {
 			defer wg.Done()
-			rd.b, rd.err = r.Block(rd.t, rd.j)
+			rd.b, rd.err = r.fetch(rd.t, rd.j, vs)
 		}
 		if r.Workers != nil {
 			r.Workers.Go(read)
@@ -226,8 +229,9 @@ func (p *probeState) keep(j int, b *cache.Entry) {
 }
 
 // probe scans table t for p's range from block p.j on, reading blocks that
-// ProbeAll did not find in the cache.
-func (r *Reader) probe(t int, p *probeState, k int, add func(fp uint64, d int)) error {
+// ProbeAll did not find in the cache (into vs, if given and the cache does
+// not admit them).
+func (r *Reader) probe(t int, p *probeState, k int, add func(fp uint64, d int), vs *views) error {
 	tb := &r.Design[t]
 	keys := r.Tables[t].Keys()
 	for j := p.j; j < len(keys); j++ {
@@ -241,7 +245,7 @@ func (r *Reader) probe(t int, p *probeState, k int, add func(fp uint64, d int)) 
 		if j != p.j || b == nil {
 			if b == nil {
 				var err error
-				if b, err = r.Block(t, j); err != nil {
+				if b, err = r.fetch(t, j, vs); err != nil {
 					return err
 				}
 			}

@@ -30,7 +30,12 @@ type Reader struct {
 
 // Block returns block j of table t, packed, and its pending list: from the
 // cache, or read from the snapshot and cached.
-func (r *Reader) Block(t, j int) (*cache.Entry, error) {
+func (r *Reader) Block(t, j int) (*cache.Entry, error) { return r.fetch(t, j, nil) }
+
+// fetch is Block for a query's probes, which give vs: a block that the
+// cache does not admit (cache.Cache.Admit) is decoded into one of vs, for
+// them alone.
+func (r *Reader) fetch(t, j int, vs *views) (*cache.Entry, error) {
 	ti := &r.Tables[t]
 	if b := r.Cache.Get(ti.Slot(j)); b != nil {
 		return b, nil
@@ -40,7 +45,25 @@ func (r *Reader) Block(t, j int) (*cache.Entry, error) {
 		return nil, err
 	}
 	defer c.Close()
-	return r.cacheStored(t, j, v)
+	return r.stored(t, j, v, vs)
+}
+
+// stored returns block j of table t from v, its stored value, that the
+// cache missed: cached, or, where the cache does not admit it, decoded
+// into one of vs (given) for one query's probes.
+func (r *Reader) stored(t, j int, v []byte, vs *views) (*cache.Entry, error) {
+	ti := &r.Tables[t]
+	if vs == nil || r.Cache.Admit(ti.Slot(j), int64(len(v))+cache.EntryOverhead) {
+		return r.cacheStored(t, j, v)
+	}
+	w := vs.take()
+	fps, pend, err := DecodeStored(r.Snap, v, ti.Codes(), t, ti.Key(j), ti.Pending(j), w.buf[:0])
+	if err != nil {
+		return nil, err
+	}
+	w.buf = fps
+	w.e.SetView(fps, pend)
+	return &w.e, nil
 }
 
 // cacheStored decodes v, the stored value of block j of table t, with its

@@ -59,8 +59,10 @@ func readerOf(t *testing.T, fps []uint64, k, block int, cacheSize int64) *Reader
 
 // TestReaderProbe checks ProbeAll against a scan of every stored
 // fingerprint, on uniform, clustered and planted sets with 0 and all-ones
-// among them, with a cache that holds every block and with one that holds
-// almost none (each probe then reads its blocks, together).
+// among them, with a cache that holds every block, one that holds some
+// (blocks come in on their second miss, cache.Cache.Admit) and one that
+// holds almost none (each probe then reads its blocks, together, and scans
+// most where it decoded them).
 func TestReaderProbe(t *testing.T) {
 	const k = 3
 	rng := rand.New(rand.NewPCG(5, 5))
@@ -74,7 +76,7 @@ func TestReaderProbe(t *testing.T) {
 	} {
 		fps := append(slices.Clone(tc.fps), 0, ^uint64(0), 1, ^uint64(0)-1)
 		set := slices.Compact(fingerprints.Sorted(slices.Clone(fps)))
-		for _, cacheSize := range []int64{1 << 24, 1 << 10} {
+		for _, cacheSize := range []int64{1 << 24, 1 << 16, 1 << 10} {
 			r := readerOf(t, fps, k, 128, cacheSize)
 			queries := append(fingerprints.Queries(fps, 300, 4), 0, ^uint64(0))
 			for i := range 100 { // planted at every distance up to k+1
@@ -120,7 +122,7 @@ func TestReadMissesWholeRanges(t *testing.T) {
 			ps[tb].lo, ps[tb].hi = r.Design[tb].Range(ps[tb].pq)
 			ps[tb].j, _, _ = r.Tables[tb].StartCached(ps[tb].lo)
 		}
-		require.NoError(t, r.readMisses(ps))
+		require.NoError(t, r.readMisses(ps, viewPool.Get().(*views)))
 		for tb := range ps {
 			ti := &r.Tables[tb]
 			for j := ps[tb].j; j < ti.Len(); j++ {
@@ -135,4 +137,44 @@ func TestReadMissesWholeRanges(t *testing.T) {
 		}
 	}
 	require.Positive(t, spanning, "no range spans blocks: the test checks nothing")
+}
+
+// TestProbeAdmits: once the cache is full, a probe's blocks that missed for
+// the first time are scanned where they were decoded and not cached; on
+// their second miss they are cached.
+func TestProbeAdmits(t *testing.T) {
+	const k = 3
+	fps := fingerprints.Uniform(20000, 9)
+	r := readerOf(t, fps, k, 128, 1<<16)
+	qs := fingerprints.Queries(fps, 400, 10)
+	for _, q := range qs[:200] { // fill the cache
+		require.NoError(t, r.ProbeAll(q, k, func(uint64, int) {}))
+	}
+	used, _, _ := r.Cache.Stats()
+	require.Greater(t, used, int64(1<<16)*9/10, "the cache is full")
+	cachedOf := func(q uint64) (cached, blocks int) {
+		for tb := range r.Design {
+			lo, _ := r.Design[tb].Range(r.Design[tb].Permute(q))
+			blocks++
+			if r.Tables[tb].Slot(r.Tables[tb].Start(lo)).Peek() != nil {
+				cached++
+			}
+		}
+		return cached, blocks
+	}
+	first, second, blocks := 0, 0, 0
+	for _, q := range qs[200:] {
+		before, n := cachedOf(q)
+		require.NoError(t, r.ProbeAll(q, k, func(uint64, int) {}))
+		after, _ := cachedOf(q)
+		first += after - before
+		require.NoError(t, r.ProbeAll(q, k, func(uint64, int) {}))
+		again, _ := cachedOf(q)
+		second += again - after
+		blocks += n - before
+	}
+	require.Positive(t, blocks)
+	t.Logf("%d blocks missed: %d cached on the first miss, %d on the second", blocks, first, second)
+	require.Less(t, first, blocks/4, "blocks cached on their first miss in a full cache")
+	require.Greater(t, second, blocks/2, "blocks cached on their second miss")
 }

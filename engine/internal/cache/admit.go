@@ -1,0 +1,72 @@
+package cache
+
+import (
+	"math/bits"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+// Admit says whether a table block that missed in s, of about cost bytes,
+// should be cached. While the cache has room (roomShare), yes. Once it is full, only a
+// block that missed before, since the doorkeeper last forgot (TinyLFU's
+// admission, as Caffeine and Ristretto do it): on a larger index than the
+// cache, most blocks a cold query reads are read once, and caching each
+// would evict blocks that queries come back to, and pack a block that one
+// probe scans (View serves that probe).
+func (c *Cache) Admit(s *Slot, cost int64) bool {
+	if c.Room() >= cost+c.budget.Load()/roomShare {
+		return true
+	}
+	c.door.once.Do(func() { c.door.init(c.budget.Load()) })
+	return c.door.seen(s)
+}
+
+// roomShare: a cache is full, for Admit, once less than this share of its
+// budget is free. Where it evicts, what is free is what the last eviction
+// left, often more than the next block takes.
+const roomShare = 64
+
+// doorkeeper remembers which slots missed recently: a bit for each, by a
+// hash of its address (a slot lives as long as its block directory), in a
+// bitmap of about eight bits for each entry the cache holds. It forgets all
+// after a window of that many misses, so that a block comes in on its
+// second miss within about a cache's turnover, and false positives stay
+// near one in eight.
+type doorkeeper struct {
+	once   sync.Once // init, at the first block that finds the cache full
+	bits   []atomic.Uint64
+	shift  uint // a hash's top bits index the bitmap
+	misses atomic.Uint64
+	window uint64
+}
+
+// doorkeeperEntry is the size of an entry that the doorkeeper is sized
+// for: a table block of a few hundred fingerprints.
+const doorkeeperEntry = 1 << 10
+
+// init sizes the doorkeeper for a cache of budget bytes.
+func (d *doorkeeper) init(budget int64) {
+	entries := max(budget/doorkeeperEntry, 512)
+	lg := bits.Len64(uint64(entries)*8 - 1) // a power of two >= 8 bits an entry
+	d.bits, d.shift, d.window = make([]atomic.Uint64, 1<<lg/64), uint(64-lg), uint64(entries)
+}
+
+// seen reports whether s missed before since the doorkeeper last forgot,
+// and remembers it.
+func (d *doorkeeper) seen(s *Slot) bool {
+	h := uint64(uintptr(unsafe.Pointer(s))) * 0x9e3779b97f4a7c15 >> d.shift
+	w, m := &d.bits[h/64], uint64(1)<<(h%64)
+	if w.Load()&m != 0 {
+		return true
+	}
+	w.Or(m)
+	if d.misses.Add(1)%d.window == 0 {
+		// Misses racing with this lose their bits: they come in a miss
+		// later.
+		for i := range d.bits {
+			d.bits[i].Store(0)
+		}
+	}
+	return false
+}
