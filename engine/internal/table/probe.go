@@ -114,7 +114,8 @@ const (
 // page's other blocks come with it) left a range's next page to a round of
 // its own whenever the range's first block lay late in its page, and the
 // store's pages do not start where the blocks do. The blocks read are
-// cached, and kept for the probe (probeState.keep). Where the snapshot reads
+// cached, or decoded into vs where the cache does not admit them (stored),
+// and kept for the probe (probeState.keep). Where the snapshot reads
 // blocks itself (a read-only store: store.Snapshot.GetMany), they go to the
 // disk in one submission from this goroutine; the rest each on a goroutine
 // of its own. (The goroutines get their own records, not ps, which would
