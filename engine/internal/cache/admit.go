@@ -8,12 +8,12 @@ import (
 )
 
 // Admit says whether a table block that missed in s, of about cost bytes,
-// should be cached. While the cache has room (roomShare), yes. Once it is full, only a
-// block that missed before, since the doorkeeper last forgot (TinyLFU's
-// admission, as Caffeine and Ristretto do it): on a larger index than the
-// cache, most blocks a cold query reads are read once, and caching each
-// would evict blocks that queries come back to, and pack a block that one
-// probe scans (View serves that probe).
+// should be cached. While the cache has room (roomShare), yes. Once it is
+// full, only a block that missed before, since the doorkeeper last forgot
+// (TinyLFU's admission, as Caffeine and Ristretto do it): on an index
+// larger than the cache, most blocks a cold query reads are read once, and
+// caching each would evict blocks that queries come back to, and pack a
+// block that one probe scans (View serves that probe).
 func (c *Cache) Admit(s *Slot, cost int64) bool {
 	if c.Room() >= cost+c.budget.Load()/roomShare {
 		return true
