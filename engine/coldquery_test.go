@@ -1,6 +1,11 @@
 package engine
 
 import (
+	"fmt"
+	"math/bits"
+	"math/rand/v2"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -8,6 +13,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/simhashdb/simhashdb/engine/internal/cache"
+	"github.com/simhashdb/simhashdb/internal/directio"
 	"github.com/simhashdb/simhashdb/internal/fingerprints"
 	"github.com/simhashdb/simhashdb/permutation"
 	"github.com/stretchr/testify/require"
@@ -231,5 +237,59 @@ func TestColdQueryReadsTogether(t *testing.T) {
 			}
 			require.Equal(t, answers[true], answers[false])
 		})
+	}
+}
+
+// TestColdQueryOwnUnit: a cold query of a read-only store reads its own
+// postings unit with its table blocks, so that a match there (a duplicate,
+// or a neighbour in the low bits) waits for one round of the disk, not
+// two; a query without one waits for one too. Their answers are the
+// brute-force oracle's, names included.
+func TestColdQueryOwnUnit(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := openT(t, dir, Options{SizeHint: 1 << 15})
+	fps := fingerprints.Uniform(1<<15, 9)
+	docs := make([]Doc, len(fps))
+	for i, fp := range fps {
+		docs[i] = Doc{ID: uint64(i), Fingerprint: fp, Name: fmt.Sprintf("doc-%d", i)}
+	}
+	require.NoError(t, db.Load(ctx, DocsOf(docs)))
+	require.NoError(t, db.Close())
+	db = openT(t, dir, Options{ReadOnly: true, CacheSize: 1 << 20})
+	defer db.Close()
+	if db.ring == nil || !db.st.snap.Mapped() {
+		t.Skip("no io_uring here: every read is Pebble's")
+	}
+	r := rand.New(rand.NewPCG(9, 9))
+	waited := 0
+	for i := range 200 {
+		q := r.Uint64() // no match
+		if i%2 == 0 {
+			q = fingerprints.Flip(fps[r.IntN(len(fps))], i/2%4, r) // may leave the unit
+			if i%4 == 0 {
+				q = fps[r.IntN(len(fps))] ^ uint64(i/4%8) // the low bits only: its own unit
+			}
+		}
+		db.cache.Clear()
+		dropped := directio.DropTree(dir) == nil
+		rounds := db.store.ReadRounds()
+		got, err := db.Query(ctx, q, 3)
+		require.NoError(t, err)
+		var want []Match
+		for _, d := range docs {
+			if dist := bits.OnesCount64(d.Fingerprint ^ q); dist <= 3 {
+				want = append(want, Match{d, dist})
+			}
+		}
+		slices.SortFunc(want, Nearer)
+		require.Equal(t, want, got, "query %#x", q)
+		if i%4 == 0 && dropped {
+			require.Equal(t, rounds+1, db.store.ReadRounds(), "a match in the query's own unit: one round (query %#x)", q)
+			waited++
+		}
+	}
+	if runtime.GOOS == "linux" {
+		require.Positive(t, waited, "rounds checked")
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"github.com/simhashdb/simhashdb/engine/internal/cache"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/simhashdb/simhashdb/engine/internal/store"
+	"github.com/simhashdb/simhashdb/engine/internal/table"
+	"github.com/simhashdb/simhashdb/engine/internal/units"
 )
 
 // seekPostings positions it at the first posting of fp, if any: a prefix
@@ -59,10 +61,28 @@ func (db *DB) query(v *view, dst []Match, q uint64, k int) ([]Match, error) {
 	var stack [64]candidate
 	cands := stack[:0]
 	add := func(fp uint64, d int) { cands = append(cands, candidate{fp, d}) }
-	if err := st.blocks.ProbeAll(q, k, add); err != nil {
+	// A read-only store's cold query reads its own postings unit with
+	// its table blocks (units.Ahead).
+	var along *table.Along // allocated only here: a warm query allocates nothing
+	var ahead *units.Ahead
+	if st.snap.Mapped() {
+		if ahead = st.units.Ahead(db.cache, q); ahead != nil {
+			defer ahead.Release()
+			along = &table.Along{Span: ahead.Span(), Scan: ahead.Add}
+		}
+	}
+	if err := st.blocks.ProbeAlong(q, k, add, along); err != nil {
 		return dst, err
 	}
 	v.search(q, k, add)
+	if along != nil && along.Read {
+		for _, c := range cands {
+			if ahead.Holds(c.fp) {
+				ahead.Keep(db.cache)
+				break
+			}
+		}
+	}
 	if len(cands) == 0 {
 		return dst, nil
 	}

@@ -117,9 +117,44 @@ func plain(k pebble.InternalKeyKind, inPlace bool) bool {
 // data block at once. An error is the first read that failed or block
 // found damaged.
 func (m *blockMap) getMany(keys [][]byte, fn func(i int, v []byte) error) (missed []int, err error) {
-	b := newBlockReads(len(keys))
-	defer b.release()            // what fn got lies in them: valid during the call
-	at := make([]int, len(keys)) // the read of each key, or -1
+	missed, _, err = m.readMany(Reads{Keys: keys, Get: fn})
+	return missed, err
+}
+
+// scanMany reads the keys in each of spans, [lo, hi) each: fn gets each
+// key of span i and its value, in key order, valid during the call, and
+// missed lists, in order, the spans it left to Pebble (not all in one file
+// the map reads, or holding an entry not a value in place). It reads every
+// data block at once. An error is the first read that failed or block
+// found damaged.
+func (m *blockMap) scanMany(spans [][2][]byte, fn func(i int, k, v []byte) error) (missed []int, err error) {
+	_, missed, err = m.readMany(Reads{Spans: spans, Scan: fn})
+	return missed, err
+}
+
+// readMany is getMany and scanMany in one submission: the data blocks of
+// r's keys and of its spans go to the disk together. The keys are answered
+// first, then the spans.
+func (m *blockMap) readMany(r Reads) (missedKeys, missedSpans []int, err error) {
+	b := newBlockReads(len(r.Keys) + len(r.Spans))
+	defer b.release() // what the functions got lies in them: valid during the call
+	at, missedKeys := m.planKeys(&b, r.Keys)
+	bs, spanAt, missedSpans := m.planSpans(&b, r.Spans)
+	if err := m.read(&b); err != nil {
+		return missedKeys, missedSpans, err
+	}
+	bi := m.newBlockIter()
+	if missedKeys, err = m.answerKeys(&b, bi, r.Keys, at, missedKeys, r.Get); err != nil {
+		return missedKeys, missedSpans, err
+	}
+	missedSpans, err = m.answerSpans(&b, bi, r.Spans, bs, spanAt, missedSpans, r.Scan)
+	return missedKeys, missedSpans, err
+}
+
+// planKeys adds the blocks of keys to b: at is the read of each key, or
+// -1 for the ones missed, which the map leaves to Pebble.
+func (m *blockMap) planKeys(b *blockReads, keys [][]byte) (at, missed []int) {
+	at = make([]int, len(keys))
 	for i, k := range keys {
 		f, j, ok := m.locate(k)
 		if !ok {
@@ -129,15 +164,17 @@ func (m *blockMap) getMany(keys [][]byte, fn func(i int, v []byte) error) (misse
 		}
 		at[i] = b.add(blockRef{f, j})
 	}
-	if err := m.read(&b); err != nil {
-		return missed, err
-	}
-	bi := m.newBlockIter()
+	return at, missed
+}
+
+// answerKeys gives fn each key's value from the blocks read, adding to
+// missed the keys whose newest version is not a value in place.
+func (m *blockMap) answerKeys(b *blockReads, bi *blockIter, keys [][]byte, at, missed []int, fn func(i int, v []byte) error) ([]int, error) {
 	for i, k := range keys {
 		if at[i] < 0 {
 			continue
 		}
-		if err := bi.init(&b, at[i]); err != nil {
+		if err := bi.init(b, at[i]); err != nil {
 			return missed, err
 		}
 		kv := bi.it.SeekGE(k, 0)
@@ -154,22 +191,18 @@ func (m *blockMap) getMany(keys [][]byte, fn func(i int, v []byte) error) (misse
 	return missed, nil
 }
 
-// scanMany reads the keys in each of spans, [lo, hi) each: fn gets each
-// key of span i and its value, in key order, valid during the call, and
-// missed lists, in order, the spans it left to Pebble (not all in one file
-// the map reads, or holding an entry not a value in place). It reads every
-// data block at once. An error is the first read that failed or block
-// found damaged.
-func (m *blockMap) scanMany(spans [][2][]byte, fn func(i int, k, v []byte) error) (missed []int, err error) {
-	b := newBlockReads(len(spans))
-	defer b.release()                  // what fn got lies in them: valid during the call
-	type blocks struct{ from, to int } // places in at
-	at := make([]int, 0, len(spans))
-	bs := make([]blocks, len(spans))
+// spanBlocks is where a span's reads lie in the plan: at[from:to], or
+// from < 0 for a span missed.
+type spanBlocks struct{ from, to int }
+
+// planSpans adds the blocks of spans to b.
+func (m *blockMap) planSpans(b *blockReads, spans [][2][]byte) (bs []spanBlocks, at, missed []int) {
+	at = make([]int, 0, len(spans))
+	bs = make([]spanBlocks, len(spans))
 	for i, sp := range spans {
 		f, j0, j1, ok := m.locateSpan(sp[0], sp[1])
 		if !ok {
-			bs[i] = blocks{-1, -1}
+			bs[i] = spanBlocks{-1, -1}
 			missed = append(missed, i)
 			continue
 		}
@@ -179,10 +212,15 @@ func (m *blockMap) scanMany(spans [][2][]byte, fn func(i int, k, v []byte) error
 		}
 		bs[i].to = len(at)
 	}
-	if err := m.read(&b); err != nil {
-		return missed, err
+	return bs, at, missed
+}
+
+// answerSpans gives fn each span's keys and values from the blocks read,
+// adding to missed the spans that hold an entry not a value in place.
+func (m *blockMap) answerSpans(b *blockReads, bi *blockIter, spans [][2][]byte, bs []spanBlocks, at, missed []int, fn func(i int, k, v []byte) error) ([]int, error) {
+	if len(spans) == 0 {
+		return missed, nil
 	}
-	bi := m.newBlockIter()
 	// The keys copied (the iterator's is overwritten by the next), the
 	// values where they lie in the blocks read.
 	type kv struct {
@@ -203,7 +241,7 @@ spans:
 		got, keys = got[:0], keys[:0]
 		last := -1 // the last key's place in keys
 		for _, x := range at[bs[i].from:bs[i].to] {
-			if err := bi.init(&b, x); err != nil {
+			if err := bi.init(b, x); err != nil {
 				return missed, err
 			}
 			for e := bi.it.SeekGE(sp[0], 0); e != nil && m.cmp(e.K.UserKey, sp[1]) < 0; e = bi.it.Next() {

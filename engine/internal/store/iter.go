@@ -123,6 +123,27 @@ func (s *Snapshot) ScanMany(spans [][2][]byte, fn func(i int, k, v []byte) error
 	return s.blocks.scanMany(spans, fn)
 }
 
+// Reads is GetMany's and ScanMany's work in one: keys for Get, spans for
+// Scan.
+type Reads struct {
+	Keys  [][]byte
+	Get   func(i int, v []byte) error
+	Spans [][2][]byte
+	Scan  func(i int, k, v []byte) error
+}
+
+// ReadMany is GetMany of r.Keys and ScanMany of r.Spans in one submission:
+// the blocks of both reach the disk together, so that a caller that needs
+// the spans only perhaps (a query's own postings, read before its tables
+// say whether it has a match) waits for no second round when it does.
+// The keys are answered first.
+func (s *Snapshot) ReadMany(r Reads) (missedKeys, missedSpans []int, err error) {
+	if s.blocks == nil {
+		return all(len(r.Keys)), all(len(r.Spans)), nil
+	}
+	return s.blocks.readMany(r)
+}
+
 // all is 0, 1, ..., n-1: every key or span missed.
 func all(n int) []int {
 	missed := make([]int, n)

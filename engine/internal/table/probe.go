@@ -6,6 +6,7 @@ import (
 
 	"github.com/simhashdb/simhashdb/engine/internal/cache"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
+	"github.com/simhashdb/simhashdb/engine/internal/store"
 )
 
 // probeState is one table's probe for a query: the permuted query, its
@@ -32,6 +33,25 @@ type probeState struct {
 // tables' misses; the blocks not cached are read together (readMisses).
 // Ranges that span blocks finish on the one-table path.
 func (r *Reader) ProbeAll(q uint64, k int, add func(fp uint64, d int)) error {
+	return r.ProbeAlong(q, k, add, nil)
+}
+
+// Along is a span of keys that ProbeAlong reads with the table blocks its
+// probes miss, in their submission, where the snapshot reads keys itself
+// (store.Snapshot.ReadMany) and the disk has reads to spare: what the
+// caller may need next (a query's own postings, units.Ahead), at no round
+// of its own.
+type Along struct {
+	Span [2][]byte
+	// Scan gets the span's keys and values, in order, valid during the
+	// call.
+	Scan func(k, v []byte) error
+	// Read is set once Scan got the whole span.
+	Read bool
+}
+
+// ProbeAlong is ProbeAll reading along (nil: nothing) with the blocks.
+func (r *Reader) ProbeAlong(q uint64, k int, add func(fp uint64, d int), along *Along) error {
 	tabs := r.Design
 	// On the stack for the optimiser's designs up to K = 6 (28 tables, a
 	// text index's): a warm query allocates nothing.
@@ -65,7 +85,7 @@ func (r *Reader) ProbeAll(q uint64, k int, add func(fp uint64, d int)) error {
 	if hits < len(ps) {
 		vs = viewPool.Get().(*views)
 		defer vs.release()
-		if err := r.readMisses(ps, vs); err != nil {
+		if err := r.readMisses(ps, vs, along); err != nil {
 			return err
 		}
 	}
@@ -91,11 +111,11 @@ func (r *Reader) ProbeAll(q uint64, k int, add func(fp uint64, d int)) error {
 	return nil
 }
 
-// manyGetter reads many keys at once where Mapped says it can
-// (store.Snapshot.GetMany).
-type manyGetter interface {
+// manyReader reads many keys, and spans of keys, at once where Mapped
+// says it can (store.Snapshot.ReadMany).
+type manyReader interface {
 	Mapped() bool
-	GetMany(keys [][]byte, fn func(i int, v []byte) error) (missed []int, err error)
+	ReadMany(r store.Reads) (missedKeys, missedSpans []int, err error)
 }
 
 // maxMissReads bounds the block reads that probes issue together, across
@@ -119,8 +139,11 @@ const (
 // blocks itself (a read-only store: store.Snapshot.GetMany), they go to the
 // disk in one submission from this goroutine; the rest each on a goroutine
 // of its own. (The goroutines get their own records, not ps, which would
-// then escape to the heap on the warm path too.)
-func (r *Reader) readMisses(ps []probeState, vs *views) error {
+// then escape to the heap on the warm path too.) The submission carries
+// along's span while the probes of every query have no more than
+// maxMissReads reads in flight: a read the query may not need, which
+// would only queue at a busy disk.
+func (r *Reader) readMisses(ps []probeState, vs *views, along *Along) error {
 	type read struct {
 		t, j int
 		b    *cache.Entry
@@ -149,21 +172,35 @@ func (r *Reader) readMisses(ps []probeState, vs *views) error {
 	if len(reads) == 0 {
 		return nil
 	}
-	if mg, ok := r.Snap.(manyGetter); ok && mg.Mapped() {
+	if mr, ok := r.Snap.(manyReader); ok && mr.Mapped() {
 		// All of them in one submission, on this goroutine: no thread
 		// each, so however many other queries read.
 		keys := make([][]byte, len(reads))
 		for i, rd := range reads {
 			keys[i] = format.TableKey(format.SpaceTables, rd.t, r.Tables[rd.t].Key(rd.j))
 		}
-		missed, err := mg.GetMany(keys, func(i int, v []byte) error {
+		rs := store.Reads{Keys: keys, Get: func(i int, v []byte) error {
 			rd := &reads[i]
 			// Counted as Block counts it; another probe may have cached it.
 			if rd.b = r.Cache.Get(r.Tables[rd.t].Slot(rd.j)); rd.b == nil {
 				rd.b, rd.err = r.stored(rd.t, rd.j, v, vs)
 			}
 			return nil
-		})
+		}}
+		n, inFlight := int64(len(keys)), int64(0)
+		if r.Reads != nil {
+			inFlight = r.Reads.Add(n)
+		}
+		if along != nil && inFlight <= maxMissReads {
+			rs.Spans, rs.Scan = [][2][]byte{along.Span}, func(_ int, k, v []byte) error { return along.Scan(k, v) }
+		}
+		missed, missedSpans, err := mr.ReadMany(rs)
+		if r.Reads != nil {
+			r.Reads.Add(-n)
+		}
+		if along != nil {
+			along.Read = err == nil && rs.Spans != nil && len(missedSpans) == 0
+		}
 		if err == nil {
 			left := reads[:0]
 			for i, rd := range reads {

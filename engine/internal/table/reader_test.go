@@ -122,7 +122,7 @@ func TestReadMissesWholeRanges(t *testing.T) {
 			ps[tb].lo, ps[tb].hi = r.Design[tb].Range(ps[tb].pq)
 			ps[tb].j, _, _ = r.Tables[tb].StartCached(ps[tb].lo)
 		}
-		require.NoError(t, r.readMisses(ps, viewPool.Get().(*views)))
+		require.NoError(t, r.readMisses(ps, viewPool.Get().(*views), nil))
 		for tb := range ps {
 			ti := &r.Tables[tb]
 			for j := ps[tb].j; j < ti.Len(); j++ {

@@ -9,13 +9,10 @@ import (
 	"github.com/simhashdb/simhashdb/engine/internal/store"
 )
 
-// unitScratch holds the buffers Read gathers a unit in.
-type unitScratch struct {
-	fps, ids []uint64
-	names    []string
-}
-
-var unitBufs = sync.Pool{New: func() any { return new(unitScratch) }}
+// gathers holds the buffers Read gathers a unit in, kept for the next
+// unit: the cache keeps a packed copy, and what append leaves behind would
+// be garbage that lets the heap grow past the cache between collections.
+var gathers = sync.Pool{New: func() any { return new(gather) }}
 
 // Read returns the cached postings of fp's unit, reading the unit with
 // it (an iterator over the postings of the snapshot d describes) into c
@@ -27,15 +24,9 @@ func (d *Dir) Read(c *cache.Cache, it *store.Iter, fp uint64) (b *cache.Entry, o
 	if b = c.Load(s); b != nil {
 		return b, !b.Big, nil
 	}
-	lo := u << d.Shift()
-	// Gathered in buffers kept for the next unit, and copied at their
-	// length into the cache: what append leaves behind would be garbage
-	// that lets the heap grow past the cache between collections.
-	sc := unitBufs.Get().(*unitScratch)
-	defer func() { clear(sc.names); unitBufs.Put(sc) }()
-	fps, ids, names, named := sc.fps[:0], sc.ids[:0], sc.names[:0], false
-	defer func() { sc.fps, sc.ids, sc.names = fps, ids, names }()
-	for it.SeekGE(format.PostingPrefix(lo)); it.Valid(); it.Next() {
+	g := gathers.Get().(*gather)
+	defer func() { g.reset(); gathers.Put(g) }()
+	for it.SeekGE(format.PostingPrefix(u << d.shift)); it.Valid(); it.Next() {
 		f, id, err := format.ParsePostingKey(it.Key())
 		if err != nil {
 			return nil, false, err
@@ -43,27 +34,19 @@ func (d *Dir) Read(c *cache.Cache, it *store.Iter, fp uint64) (b *cache.Entry, o
 		if d.Unit(f) != u {
 			break
 		}
-		if len(fps) == d.Max() {
-			c.PutEntry(s, cache.BigUnit())
-			return nil, false, nil
-		}
 		v, err := it.Value()
 		if err != nil {
 			return nil, false, err
 		}
-		named = named || len(v) > 0
-		names = append(names, string(v))
-		fps = append(fps, f)
-		ids = append(ids, id)
+		if g.add(f, id, v, d.Max()) {
+			c.PutEntry(s, cache.BigUnit())
+			return nil, false, nil
+		}
 	}
 	if err := it.Error(); err != nil {
 		return nil, false, err
 	}
-	var nm []string
-	if named {
-		nm = slices.Clone(names)
-	}
-	b = cache.NewUnit(fps, ids, nm)
+	b = g.entry(d.Max())
 	c.PutEntry(s, b)
 	return b, true, nil
 }
@@ -94,20 +77,11 @@ func (d *Dir) ReadMany(c *cache.Cache, s Scanner, fps []uint64) error {
 	if len(us) == 0 {
 		return nil
 	}
-	_, upper := format.SpaceBounds(format.SpacePostings)
 	spans := make([][2][]byte, len(us))
 	for i, u := range us {
-		spans[i][0], spans[i][1] = format.PostingPrefix(u<<d.shift), upper
-		if hi := (u + 1) << d.shift; hi != 0 { // else the last unit: to the space's end
-			spans[i][1] = format.PostingPrefix(hi)
-		}
+		spans[i] = d.span(u)
 	}
-	type unit struct {
-		fps, ids []uint64
-		names    []string
-		named    bool
-	}
-	got := make([]unit, len(us))
+	got := make([]gather, len(us))
 	var bad error
 	missed, err := s.ScanMany(spans, func(i int, k, v []byte) error {
 		f, id, err := format.ParsePostingKey(k)
@@ -115,15 +89,7 @@ func (d *Dir) ReadMany(c *cache.Cache, s Scanner, fps []uint64) error {
 			bad = err
 			return err
 		}
-		g := &got[i]
-		if len(g.fps) > d.Max() {
-			return nil // big: counted no further
-		}
-		if g.fps == nil { // room for a unit as units are made to hold (packed, then dropped)
-			g.fps, g.ids = make([]uint64, 0, unitTarget), make([]uint64, 0, unitTarget)
-		}
-		g.named = g.named || len(v) > 0
-		g.fps, g.ids, g.names = append(g.fps, f), append(g.ids, id), append(g.names, string(v))
+		got[i].add(f, id, v, d.Max())
 		return nil
 	})
 	if bad != nil {
@@ -137,15 +103,57 @@ func (d *Dir) ReadMany(c *cache.Cache, s Scanner, fps []uint64) error {
 			missed = missed[1:]
 			continue
 		}
-		g := got[i]
-		if len(g.fps) > d.Max() {
-			c.PutEntry(d.Slot(u), cache.BigUnit())
-			continue
-		}
-		if g.names = slices.Clip(g.names); !g.named {
-			g.names = nil
-		}
-		c.PutEntry(d.Slot(u), cache.NewUnit(g.fps, g.ids, g.names))
+		c.PutEntry(d.Slot(u), got[i].entry(d.Max()))
 	}
 	return nil
+}
+
+// span is the keys of unit u's postings, [lo, hi).
+func (d *Dir) span(u uint64) [2][]byte {
+	_, upper := format.SpaceBounds(format.SpacePostings)
+	sp := [2][]byte{format.PostingPrefix(u << d.shift), upper}
+	if hi := (u + 1) << d.shift; hi != 0 { // else the last unit: to the space's end
+		sp[1] = format.PostingPrefix(hi)
+	}
+	return sp
+}
+
+// gather collects a unit's postings as a scan of its span hands them over.
+type gather struct {
+	fps, ids []uint64
+	names    []string
+	named    bool
+}
+
+// add adds posting (f, id) with value v (its name), and reports whether
+// the unit is now big: more than max postings, counted no further.
+func (g *gather) add(f, id uint64, v []byte, max int) (big bool) {
+	if len(g.fps) > max {
+		return true
+	}
+	if g.fps == nil { // room for a unit as units are made to hold (packed, then dropped)
+		g.fps, g.ids = make([]uint64, 0, unitTarget), make([]uint64, 0, unitTarget)
+	}
+	g.named = g.named || len(v) > 0
+	g.fps, g.ids, g.names = append(g.fps, f), append(g.ids, id), append(g.names, string(v))
+	return len(g.fps) > max
+}
+
+// entry is what the cache holds for the unit gathered: its postings
+// packed, or a big unit's mark. The names are copied; g may be reused.
+func (g *gather) entry(max int) *cache.Entry {
+	if len(g.fps) > max {
+		return cache.BigUnit()
+	}
+	var names []string
+	if g.named {
+		names = slices.Clone(g.names)
+	}
+	return cache.NewUnit(g.fps, g.ids, names)
+}
+
+// reset empties g for another unit, keeping its buffers.
+func (g *gather) reset() {
+	clear(g.names)
+	g.fps, g.ids, g.names, g.named = g.fps[:0], g.ids[:0], g.names[:0], false
 }

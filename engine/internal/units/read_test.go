@@ -105,12 +105,10 @@ func (s iterScanner) ScanMany(spans [][2][]byte, fn func(i int, k, v []byte) err
 	return missed, s.it.Error()
 }
 
-// TestReadMany checks units read together against Read's: each unit's
-// postings (the last unit's to the keyspace's end), big units told apart,
-// one unit asked for twice read once, and a unit the scanner leaves not
-// cached.
-func TestReadMany(t *testing.T) {
-	d := New(64*2, 5)
+// fourUnits is postings in each unit of a directory of two unit bits, in
+// order: unit 2 holds six, more than a max of 5; units 0 and 3 start and
+// end the keyspace.
+func fourUnits() []posting {
 	var ps []posting
 	for _, fp := range []uint64{0, 1 << 62, 1<<62 | 5, 1<<62 | 9, ^uint64(0) - 1, ^uint64(0)} {
 		ps = append(ps, posting{fp, fp % 1000, fmt.Sprint("n", fp%1000)})
@@ -119,7 +117,28 @@ func TestReadMany(t *testing.T) {
 		ps = append(ps, posting{2<<62 | uint64(i), uint64(10 + i), ""})
 	}
 	slices.SortFunc(ps, func(a, b posting) int { return cmp.Compare(a.fp, b.fp) })
-	it := postingsIn(t, ps)
+	return ps
+}
+
+// requireSameUnit checks that got holds want's postings and names.
+func requireSameUnit(t *testing.T, want, got *cache.Entry) {
+	t.Helper()
+	require.NotNil(t, got)
+	require.Equal(t, want.Packed.Len(), got.Packed.Len())
+	for i := range want.Packed.Len() {
+		require.Equal(t, want.Packed.At(i), got.Packed.At(i))
+		require.Equal(t, want.Packed.ID(i), got.Packed.ID(i))
+		require.Equal(t, want.Name(i), got.Name(i))
+	}
+}
+
+// TestReadMany checks units read together against Read's: each unit's
+// postings (the last unit's to the keyspace's end), big units told apart,
+// one unit asked for twice read once, and a unit the scanner leaves not
+// cached.
+func TestReadMany(t *testing.T) {
+	d := New(64*2, 5)
+	it := postingsIn(t, fourUnits())
 
 	many, one := cache.New(1<<20), cache.New(1<<20)
 	// Units 3, 1, 2 and 0 asked for; the scanner leaves its fourth span
@@ -132,16 +151,45 @@ func TestReadMany(t *testing.T) {
 		want, ok, err := d.Read(one, it, fp)
 		require.NoError(t, err)
 		require.True(t, ok)
-		got := many.Load(d.Slot(d.Unit(fp)))
-		require.NotNil(t, got)
-		require.Equal(t, want.Packed.Len(), got.Packed.Len())
-		for i := range want.Packed.Len() {
-			require.Equal(t, want.Packed.At(i), got.Packed.At(i))
-			require.Equal(t, want.Packed.ID(i), got.Packed.ID(i))
-			require.Equal(t, want.Name(i), got.Name(i))
-		}
+		requireSameUnit(t, want, many.Load(d.Slot(d.Unit(fp))))
 	}
 	require.Equal(t, 2, many.Load(d.Slot(3)).Packed.Len(), "the last unit to the keyspace's end")
 	require.NoError(t, d.ReadMany(many, iterScanner{it, nil}, []uint64{5}))
 	require.NotNil(t, many.Load(d.Slot(0)))
+}
+
+// TestAhead checks a unit read ahead: none for a unit cached; its span
+// gives, through Add and Keep, what Read caches (names kept, a big unit
+// marked); Holds says which fingerprints' postings it would hold; and a
+// posting key not of the format is Add's error.
+func TestAhead(t *testing.T) {
+	d := New(64*2, 5)
+	it := postingsIn(t, fourUnits())
+	for _, fp := range []uint64{1<<62 | 7, 2 << 62, ^uint64(0)} {
+		ahead, one := cache.New(1<<20), cache.New(1<<20)
+		a := d.Ahead(ahead, fp)
+		require.NotNil(t, a)
+		require.True(t, a.Holds(fp))
+		require.False(t, a.Holds(fp^1<<63), "another unit")
+		sp := a.Span()
+		for ok := it.SeekGE(sp[0]); ok && string(it.Key()) < string(sp[1]); ok = it.Next() {
+			v, err := it.Value()
+			require.NoError(t, err)
+			require.NoError(t, a.Add(it.Key(), v))
+		}
+		a.Keep(ahead)
+		a.Release()
+		require.Nil(t, d.Ahead(ahead, fp), "cached: nothing to read ahead")
+		want, ok, err := d.Read(one, it, fp)
+		require.NoError(t, err)
+		got := ahead.Load(d.Slot(d.Unit(fp)))
+		if !ok {
+			require.True(t, got.Big, "a big unit, as Read found it")
+			continue
+		}
+		requireSameUnit(t, want, got)
+	}
+	a := d.Ahead(cache.New(1<<20), 0)
+	defer a.Release()
+	require.Error(t, a.Add([]byte("not a posting"), nil))
 }

@@ -1,0 +1,65 @@
+package units
+
+import (
+	"sync"
+
+	"github.com/simhashdb/simhashdb/engine/internal/cache"
+	"github.com/simhashdb/simhashdb/engine/internal/format"
+)
+
+// Ahead is a query's own unit, read before the query knows whether it
+// needs it: in the same submission as the table blocks its probes miss
+// (store.Snapshot.ReadMany), so that a match in it waits for no second
+// round of the disk. A query's own unit holds its duplicates and, as its
+// top bits are the query's, most of its matches at small distances; for a
+// query without one, the read costs a block in a round it waits for
+// anyway. The postings are parsed as the scan hands them over (Add), and
+// cached only if a match falls in the unit (Holds, Keep).
+type Ahead struct {
+	d    *Dir
+	u    uint64
+	span [2][]byte
+	g    gather
+}
+
+var aheads = sync.Pool{New: func() any { return new(Ahead) }}
+
+// Ahead returns the read ahead of fp's unit, or nil if c holds it. Give
+// it back with Release.
+func (d *Dir) Ahead(c *cache.Cache, fp uint64) *Ahead {
+	u := d.Unit(fp)
+	if d.Slot(u).Peek() != nil {
+		return nil
+	}
+	a := aheads.Get().(*Ahead)
+	a.d, a.u, a.span = d, u, d.span(u)
+	return a
+}
+
+// Span is the keys to read: the unit's postings, [lo, hi).
+func (a *Ahead) Span() [2][]byte { return a.span }
+
+// Add takes posting key k and its value, as a scan of Span hands them
+// over, in key order.
+func (a *Ahead) Add(k, v []byte) error {
+	f, id, err := format.ParsePostingKey(k)
+	if err != nil {
+		return err
+	}
+	a.g.add(f, id, v, a.d.Max())
+	return nil
+}
+
+// Holds reports whether fp's postings would be in the unit.
+func (a *Ahead) Holds(fp uint64) bool { return a.d.Unit(fp) == a.u }
+
+// Keep caches the unit in c, read whole: a match falls in it, whose
+// postings the query then finds cached.
+func (a *Ahead) Keep(c *cache.Cache) { c.PutEntry(a.d.Slot(a.u), a.g.entry(a.d.Max())) }
+
+// Release gives a back for another query's read.
+func (a *Ahead) Release() {
+	a.g.reset()
+	a.d, a.span = nil, [2][]byte{}
+	aheads.Put(a)
+}
