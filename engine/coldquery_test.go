@@ -256,7 +256,9 @@ func TestColdQueryOwnUnit(t *testing.T) {
 	}
 	require.NoError(t, db.Load(ctx, DocsOf(docs)))
 	require.NoError(t, db.Close())
-	db = openT(t, dir, Options{ReadOnly: true, CacheSize: 1 << 20})
+	// Direct reads: a block read twice waits for the disk twice, as it
+	// would at an index larger than the memory.
+	db = openT(t, dir, Options{ReadOnly: true, CacheSize: 1 << 20, DirectReads: true})
 	defer db.Close()
 	if db.ring == nil || !db.st.snap.Mapped() {
 		t.Skip("no io_uring here: every read is Pebble's")

@@ -68,17 +68,18 @@ func (db *DB) query(v *view, dst []Match, q uint64, k int) ([]Match, error) {
 	if st.snap.Mapped() {
 		if ahead = st.units.Ahead(db.cache, q); ahead != nil {
 			defer ahead.Release()
-			along = &table.Along{Span: ahead.Span(), Scan: ahead.Add}
+			along = &table.Along{Span: ahead.Span()}
+			defer func() { along.Read.Release() }()
 		}
 	}
 	if err := st.blocks.ProbeAlong(q, k, add, along); err != nil {
 		return dst, err
 	}
 	v.search(q, k, add)
-	if along != nil && along.Read {
+	if along != nil && along.Read != nil {
 		for _, c := range cands {
 			if ahead.Holds(c.fp) {
-				ahead.Keep(db.cache)
+				ahead.Keep(db.cache, along.Read)
 				break
 			}
 		}

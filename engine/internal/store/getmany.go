@@ -117,7 +117,8 @@ func plain(k pebble.InternalKeyKind, inPlace bool) bool {
 // data block at once. An error is the first read that failed or block
 // found damaged.
 func (m *blockMap) getMany(keys [][]byte, fn func(i int, v []byte) error) (missed []int, err error) {
-	missed, _, err = m.readMany(Reads{Keys: keys, Get: fn})
+	missed, sp, err := m.readMany(Reads{Keys: keys, Get: fn})
+	sp.Release()
 	return missed, err
 }
 
@@ -128,27 +129,59 @@ func (m *blockMap) getMany(keys [][]byte, fn func(i int, v []byte) error) (misse
 // data block at once. An error is the first read that failed or block
 // found damaged.
 func (m *blockMap) scanMany(spans [][2][]byte, fn func(i int, k, v []byte) error) (missed []int, err error) {
-	_, missed, err = m.readMany(Reads{Spans: spans, Scan: fn})
-	return missed, err
+	_, sp, err := m.readMany(Reads{Spans: spans})
+	if err != nil {
+		return all(len(spans)), err
+	}
+	defer sp.Release()
+	return sp.Scan(fn)
 }
 
-// readMany is getMany and scanMany in one submission: the data blocks of
-// r's keys and of its spans go to the disk together. The keys are answered
-// first, then the spans.
-func (m *blockMap) readMany(r Reads) (missedKeys, missedSpans []int, err error) {
+// readMany reads r's keys, as getMany, and the blocks of its spans, in one
+// submission; the spans it leaves to the caller's Spans.Scan.
+func (m *blockMap) readMany(r Reads) (missedKeys []int, sp *Spans, err error) {
 	b := newBlockReads(len(r.Keys) + len(r.Spans))
-	defer b.release() // what the functions got lies in them: valid during the call
 	at, missedKeys := m.planKeys(&b, r.Keys)
-	bs, spanAt, missedSpans := m.planSpans(&b, r.Spans)
+	sp = &Spans{m: m, spans: r.Spans}
+	sp.bs, sp.at, sp.missed = m.planSpans(&b, r.Spans)
 	if err := m.read(&b); err != nil {
-		return missedKeys, missedSpans, err
+		b.release()
+		return missedKeys, nil, err
 	}
-	bi := m.newBlockIter()
-	if missedKeys, err = m.answerKeys(&b, bi, r.Keys, at, missedKeys, r.Get); err != nil {
-		return missedKeys, missedSpans, err
+	sp.b, sp.bi = b, m.newBlockIter()
+	if missedKeys, err = m.answerKeys(&sp.b, sp.bi, r.Keys, at, missedKeys, r.Get); err != nil {
+		sp.Release()
+		return missedKeys, nil, err
 	}
-	missedSpans, err = m.answerSpans(&b, bi, r.Spans, bs, spanAt, missedSpans, r.Scan)
-	return missedKeys, missedSpans, err
+	return missedKeys, sp, nil
+}
+
+// Spans is the spans of a ReadMany, their blocks read and held until
+// Release: a caller that may not need them pays no scan.
+type Spans struct {
+	m      *blockMap
+	b      blockReads // every block the call read, the keys' too
+	bi     *blockIter
+	spans  [][2][]byte
+	bs     []spanBlocks
+	at     []int
+	missed []int // the spans not located in one file the map reads
+}
+
+// Scan gives fn the keys of each span and their values, in key order,
+// valid during the call, as ScanMany does; missed lists, in order, the
+// spans it leaves, for an iterator. An error is a block found damaged, or
+// fn's.
+func (sp *Spans) Scan(fn func(i int, k, v []byte) error) (missed []int, err error) {
+	return sp.m.answerSpans(&sp.b, sp.bi, sp.spans, sp.bs, sp.at, slices.Clone(sp.missed), fn)
+}
+
+// Release gives back the blocks read; nil does nothing.
+func (sp *Spans) Release() {
+	if sp != nil {
+		sp.b.release()
+		sp.b = blockReads{}
+	}
 }
 
 // planKeys adds the blocks of keys to b: at is the read of each key, or

@@ -123,23 +123,23 @@ func (s *Snapshot) ScanMany(spans [][2][]byte, fn func(i int, k, v []byte) error
 	return s.blocks.scanMany(spans, fn)
 }
 
-// Reads is GetMany's and ScanMany's work in one: keys for Get, spans for
-// Scan.
+// Reads is a ReadMany's work: keys, whose values Get gets during the call,
+// and spans, read in the same submission for a Scan after it.
 type Reads struct {
 	Keys  [][]byte
 	Get   func(i int, v []byte) error
 	Spans [][2][]byte
-	Scan  func(i int, k, v []byte) error
 }
 
-// ReadMany is GetMany of r.Keys and ScanMany of r.Spans in one submission:
-// the blocks of both reach the disk together, so that a caller that needs
-// the spans only perhaps (a query's own postings, read before its tables
-// say whether it has a match) waits for no second round when it does.
-// The keys are answered first.
-func (s *Snapshot) ReadMany(r Reads) (missedKeys, missedSpans []int, err error) {
+// ReadMany reads r.Keys as GetMany does and, in the same submission, the
+// blocks of r.Spans: a caller that needs the spans only perhaps (a query's
+// own postings, read before its tables say whether it has a match) then
+// waits for no second round when it does, and scans them only then
+// (Spans.Scan). Release sp once done; it is nil where the snapshot reads
+// none itself (Mapped false), or with an error.
+func (s *Snapshot) ReadMany(r Reads) (missedKeys []int, sp *Spans, err error) {
 	if s.blocks == nil {
-		return all(len(r.Keys)), all(len(r.Spans)), nil
+		return all(len(r.Keys)), nil, nil
 	}
 	return s.blocks.readMany(r)
 }

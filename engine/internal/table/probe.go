@@ -43,11 +43,9 @@ func (r *Reader) ProbeAll(q uint64, k int, add func(fp uint64, d int)) error {
 // of its own.
 type Along struct {
 	Span [2][]byte
-	// Scan gets the span's keys and values, in order, valid during the
-	// call.
-	Scan func(k, v []byte) error
-	// Read is set once Scan got the whole span.
-	Read bool
+	// Read holds the span's blocks once read (nil: not read), for the
+	// caller to scan if it needs them; it releases them.
+	Read *store.Spans
 }
 
 // ProbeAlong is ProbeAll reading along (nil: nothing) with the blocks.
@@ -115,7 +113,7 @@ func (r *Reader) ProbeAlong(q uint64, k int, add func(fp uint64, d int), along *
 // says it can (store.Snapshot.ReadMany).
 type manyReader interface {
 	Mapped() bool
-	ReadMany(r store.Reads) (missedKeys, missedSpans []int, err error)
+	ReadMany(r store.Reads) (missedKeys []int, sp *store.Spans, err error)
 }
 
 // maxMissReads bounds the block reads that probes issue together, across
@@ -192,14 +190,16 @@ func (r *Reader) readMisses(ps []probeState, vs *views, along *Along) error {
 			inFlight = r.Reads.Add(n)
 		}
 		if along != nil && inFlight <= maxMissReads {
-			rs.Spans, rs.Scan = [][2][]byte{along.Span}, func(_ int, k, v []byte) error { return along.Scan(k, v) }
+			rs.Spans = [][2][]byte{along.Span}
 		}
-		missed, missedSpans, err := mr.ReadMany(rs)
+		missed, sp, err := mr.ReadMany(rs)
 		if r.Reads != nil {
 			r.Reads.Add(-n)
 		}
-		if along != nil {
-			along.Read = err == nil && rs.Spans != nil && len(missedSpans) == 0
+		if along != nil && rs.Spans != nil {
+			along.Read = sp
+		} else {
+			sp.Release()
 		}
 		if err == nil {
 			left := reads[:0]

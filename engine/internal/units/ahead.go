@@ -13,8 +13,8 @@ import (
 // round of the disk. A query's own unit holds its duplicates and, as its
 // top bits are the query's, most of its matches at small distances; for a
 // query without one, the read costs a block in a round it waits for
-// anyway. The postings are parsed as the scan hands them over (Add), and
-// cached only if a match falls in the unit (Holds, Keep).
+// anyway. Its blocks are scanned, and the unit cached, only if a match
+// falls in it (Holds, Keep).
 type Ahead struct {
 	d    *Dir
 	u    uint64
@@ -39,23 +39,31 @@ func (d *Dir) Ahead(c *cache.Cache, fp uint64) *Ahead {
 // Span is the keys to read: the unit's postings, [lo, hi).
 func (a *Ahead) Span() [2][]byte { return a.span }
 
-// Add takes posting key k and its value, as a scan of Span hands them
-// over, in key order.
-func (a *Ahead) Add(k, v []byte) error {
-	f, id, err := format.ParsePostingKey(k)
-	if err != nil {
-		return err
-	}
-	a.g.add(f, id, v, a.d.Max())
-	return nil
-}
-
 // Holds reports whether fp's postings would be in the unit.
 func (a *Ahead) Holds(fp uint64) bool { return a.d.Unit(fp) == a.u }
 
-// Keep caches the unit in c, read whole: a match falls in it, whose
-// postings the query then finds cached.
-func (a *Ahead) Keep(c *cache.Cache) { c.PutEntry(a.d.Slot(a.u), a.g.entry(a.d.Max())) }
+// Keep caches the unit in c from sp, the blocks of Span read: a match
+// falls in it, whose postings the query then finds cached. A span sp
+// leaves, or a posting key not of the format, caches nothing: the query
+// reads the unit as it would have without a.
+func (a *Ahead) Keep(c *cache.Cache, sp Spans) {
+	missed, err := sp.Scan(func(_ int, k, v []byte) error {
+		f, id, err := format.ParsePostingKey(k)
+		if err != nil {
+			return err
+		}
+		a.g.add(f, id, v, a.d.Max())
+		return nil
+	})
+	if err == nil && len(missed) == 0 {
+		c.PutEntry(a.d.Slot(a.u), a.g.entry(a.d.Max()))
+	}
+}
+
+// Spans is the span read ahead, to scan (store.Spans).
+type Spans interface {
+	Scan(fn func(i int, k, v []byte) error) (missed []int, err error)
+}
 
 // Release gives a back for another query's read.
 func (a *Ahead) Release() {

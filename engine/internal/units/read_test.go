@@ -159,9 +159,9 @@ func TestReadMany(t *testing.T) {
 }
 
 // TestAhead checks a unit read ahead: none for a unit cached; its span
-// gives, through Add and Keep, what Read caches (names kept, a big unit
-// marked); Holds says which fingerprints' postings it would hold; and a
-// posting key not of the format is Add's error.
+// gives, through Keep, what Read caches (names kept, a big unit marked);
+// Holds says which fingerprints' postings it would hold; and a span the
+// scan leaves, or a posting key not of the format, caches nothing.
 func TestAhead(t *testing.T) {
 	d := New(64*2, 5)
 	it := postingsIn(t, fourUnits())
@@ -171,13 +171,7 @@ func TestAhead(t *testing.T) {
 		require.NotNil(t, a)
 		require.True(t, a.Holds(fp))
 		require.False(t, a.Holds(fp^1<<63), "another unit")
-		sp := a.Span()
-		for ok := it.SeekGE(sp[0]); ok && string(it.Key()) < string(sp[1]); ok = it.Next() {
-			v, err := it.Value()
-			require.NoError(t, err)
-			require.NoError(t, a.Add(it.Key(), v))
-		}
-		a.Keep(ahead)
+		a.Keep(ahead, spanScan{it, a.Span(), false, nil})
 		a.Release()
 		require.Nil(t, d.Ahead(ahead, fp), "cached: nothing to read ahead")
 		want, ok, err := d.Read(one, it, fp)
@@ -189,7 +183,42 @@ func TestAhead(t *testing.T) {
 		}
 		requireSameUnit(t, want, got)
 	}
-	a := d.Ahead(cache.New(1<<20), 0)
-	defer a.Release()
-	require.Error(t, a.Add([]byte("not a posting"), nil))
+	for _, sc := range []spanScan{{miss: true}, {bad: []byte("not a posting")}} {
+		c := cache.New(1 << 20)
+		a := d.Ahead(c, 0)
+		sc.it, sc.span = it, a.Span()
+		a.Keep(c, sc)
+		a.Release()
+		require.Nil(t, c.Load(d.Slot(0)))
+	}
+}
+
+// spanScan serves Ahead.Keep's scan of one span with an iterator: or
+// leaves it (miss), or gives it a key bad first.
+type spanScan struct {
+	it   *store.Iter
+	span [2][]byte
+	miss bool
+	bad  []byte
+}
+
+func (s spanScan) Scan(fn func(i int, k, v []byte) error) (missed []int, err error) {
+	if s.miss {
+		return []int{0}, nil
+	}
+	if s.bad != nil {
+		if err := fn(0, s.bad, nil); err != nil {
+			return nil, err
+		}
+	}
+	for ok := s.it.SeekGE(s.span[0]); ok && string(s.it.Key()) < string(s.span[1]); ok = s.it.Next() {
+		v, err := s.it.Value()
+		if err != nil {
+			return nil, err
+		}
+		if err := fn(0, s.it.Key(), v); err != nil {
+			return nil, err
+		}
+	}
+	return nil, s.it.Error()
 }
