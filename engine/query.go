@@ -63,10 +63,10 @@ func (db *DB) query(v *view, dst []Match, q uint64, k int) ([]Match, error) {
 	add := func(fp uint64, d int) { cands = append(cands, candidate{fp, d}) }
 	// A read-only store's cold query reads its own postings unit with
 	// its table blocks (units.Ahead).
-	var along *table.Along // allocated only here: a warm query allocates nothing
+	var along *table.Along // nil unless the query reads ahead
 	var ahead *units.Ahead
 	if st.snap.Mapped() {
-		if ahead = st.units.Ahead(db.cache, q); ahead != nil {
+		if ahead = st.units.Ahead(q); ahead != nil {
 			defer ahead.Release()
 			along = &table.Along{Span: ahead.Span()}
 			defer func() { along.Read.Release() }()

@@ -10,10 +10,9 @@ import (
 // Ahead is a query's own unit, read before the query knows whether it
 // needs it: in the same submission as the table blocks its probes miss
 // (store.Snapshot.ReadMany), so that a match in it waits for no second
-// round of the disk. A query's own unit holds its duplicates and, as its
-// top bits are the query's, most of its matches at small distances; for a
-// query without one, the read costs a block in a round it waits for
-// anyway. Its blocks are scanned, and the unit cached, only if a match
+// round of the disk. A query's own unit holds its duplicates and every
+// match that differs from it only below the unit's bits; for a query
+// without one, the read costs a block in a round it waits for anyway. Its blocks are scanned, and the unit cached, only if a match
 // falls in it (Holds, Keep).
 type Ahead struct {
 	d    *Dir
@@ -24,9 +23,9 @@ type Ahead struct {
 
 var aheads = sync.Pool{New: func() any { return new(Ahead) }}
 
-// Ahead returns the read ahead of fp's unit, or nil if c holds it. Give
-// it back with Release.
-func (d *Dir) Ahead(c *cache.Cache, fp uint64) *Ahead {
+// Ahead returns the read ahead of fp's unit, or nil if the cache holds
+// it. Give it back with Release.
+func (d *Dir) Ahead(fp uint64) *Ahead {
 	u := d.Unit(fp)
 	if d.Slot(u).Peek() != nil {
 		return nil

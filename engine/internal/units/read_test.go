@@ -148,7 +148,7 @@ func TestReadMany(t *testing.T) {
 	require.Nil(t, many.Load(d.Slot(0)), "the unit the scanner left")
 	require.True(t, many.Load(d.Slot(2)).Big)
 	for _, fp := range []uint64{^uint64(0), 1 << 62} {
-		want, ok, err := d.Read(one, it, fp)
+		want, ok, err := New(64*2, 5).Read(one, it, fp) // a directory of its own: the slots are the directory's
 		require.NoError(t, err)
 		require.True(t, ok)
 		requireSameUnit(t, want, many.Load(d.Slot(d.Unit(fp))))
@@ -167,14 +167,14 @@ func TestAhead(t *testing.T) {
 	it := postingsIn(t, fourUnits())
 	for _, fp := range []uint64{1<<62 | 7, 2 << 62, ^uint64(0)} {
 		ahead, one := cache.New(1<<20), cache.New(1<<20)
-		a := d.Ahead(ahead, fp)
+		a := d.Ahead(fp)
 		require.NotNil(t, a)
 		require.True(t, a.Holds(fp))
 		require.False(t, a.Holds(fp^1<<63), "another unit")
 		a.Keep(ahead, spanScan{it, a.Span(), false, nil})
 		a.Release()
-		require.Nil(t, d.Ahead(ahead, fp), "cached: nothing to read ahead")
-		want, ok, err := d.Read(one, it, fp)
+		require.Nil(t, d.Ahead(fp), "cached: nothing to read ahead")
+		want, ok, err := New(64*2, 5).Read(one, it, fp) // a directory of its own: the slots are the directory's
 		require.NoError(t, err)
 		got := ahead.Load(d.Slot(d.Unit(fp)))
 		if !ok {
@@ -185,7 +185,7 @@ func TestAhead(t *testing.T) {
 	}
 	for _, sc := range []spanScan{{miss: true}, {bad: []byte("not a posting")}} {
 		c := cache.New(1 << 20)
-		a := d.Ahead(c, 0)
+		a := d.Ahead(0)
 		sc.it, sc.span = it, a.Span()
 		a.Keep(c, sc)
 		a.Release()
