@@ -29,8 +29,8 @@ func (r *Ring) readMany(rs []Read, gather bool) (disk bool) {
 	var reqs [maxBatch]*request
 	var bufs [maxBatch]*aligned
 	var at [maxBatch]int // the read of rs each request is for
+	var all []request    // the requests, one allocation
 	n := 0
-	lead := make(chan struct{}, 1)
 	for i := range rs {
 		rd := &rs[i]
 		rd.N, rd.Err, rd.Cached = 0, nil, false
@@ -59,12 +59,20 @@ func (r *Ring) readMany(rs []Read, gather bool) (disk bool) {
 			rd.N = k
 			fd, p, off = rd.Fd, rd.P[k:], rd.Off+int64(k)
 		}
-		reqs[n] = &request{fd: fd, p: p, off: off, done: make(chan struct{}), lead: lead}
+		if all == nil {
+			all = make([]request, len(rs)-i)
+		}
+		all[n] = request{fd: fd, p: p, off: off}
+		reqs[n] = &all[n]
 		at[n] = i
 		n++
 	}
 	if n == 0 {
 		return false
+	}
+	g := newGroup(n)
+	for _, req := range reqs[:n] {
+		req.g = g
 	}
 	err := r.readBatch(reqs[:n], gather)
 	for x, req := range reqs[:n] {
@@ -79,7 +87,9 @@ func (r *Ring) readMany(rs []Read, gather bool) (disk bool) {
 			have := max(0, min(k-skip, size))
 			if rd.P == nil { // the ring's: where it landed, moved to the 8-byte boundary below
 				a := skip &^ 7
-				copy(b.b[a:], b.b[skip:skip+have])
+				if a != skip {
+					copy(b.b[a:], b.b[skip:skip+have])
+				}
 				rd.P, rd.lent, rd.N = b.b[a:a+size], b, have
 			} else {
 				rd.N = copy(rd.P[:have], b.b[skip:])

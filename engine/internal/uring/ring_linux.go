@@ -68,16 +68,35 @@ type cqe struct {
 	flags    uint32
 }
 
-// request is one read in flight: the goroutine that asked waits on done,
-// or on lead, which hands it the waiting for the ring's completions.
+// request is one read in flight, of group g.
 type request struct {
-	fd   uintptr
-	off  int64
-	p    []byte // kept here while the kernel writes into it
-	res  int32
-	err  error // not submitted
+	fd  uintptr
+	off int64
+	p   []byte // kept here while the kernel writes into it
+	res int32
+	err error // not submitted
+	g   *group
+}
+
+// group is the reads one goroutine waits for together (a batch, or one
+// read): it waits on done, closed when the last completes, or on lead,
+// which hands it the waiting for the ring's completions. One channel a
+// group, not a read: a query's dozen reads make two channels, not twelve.
+type group struct {
+	left int // reads not completed; the ring's mu guards it
 	done chan struct{}
-	lead chan struct{} // buffered: the waiter's role, handed to this read's goroutine
+	lead chan struct{} // buffered: the waiter's role, handed to this group's goroutine
+}
+
+func newGroup(n int) *group {
+	return &group{left: n, done: make(chan struct{}), lead: make(chan struct{}, 1)}
+}
+
+// complete notes that req is over (read, or failed to enter); mu is held.
+func complete(req *request) {
+	if req.g.left--; req.g.left == 0 {
+		close(req.g.done)
+	}
 }
 
 // Ring is an io_uring instance for reads. Its methods are safe for
@@ -300,18 +319,17 @@ func (r *Ring) read(fd uintptr, p []byte, off int64) (int32, error) {
 		return 0, ErrClosed
 	}
 	defer func() { <-r.room }()
-	req := &request{fd: fd, p: p, off: off, done: make(chan struct{}), lead: make(chan struct{}, 1)}
+	req := &request{fd: fd, p: p, off: off, g: newGroup(1)}
 	if err := r.enter([]*request{req}, true); err != nil {
 		return 0, err
 	}
-	r.await(req)
+	r.await(req.g)
 	return req.res, req.err
 }
 
-// readBatch submits reqs, at most the ring's entries, in one submission
-// and waits for all of them on the calling goroutine. They share one lead
-// channel: the waiter's role, handed to any of them, reaches this
-// goroutine whichever it waits for.
+// readBatch submits reqs, at most the ring's entries and all of one
+// group, in one submission and waits for all of them on the calling
+// goroutine.
 func (r *Ring) readBatch(reqs []*request, gather bool) error {
 	// One batch takes its places at a time: two taking theirs one by one
 	// could each hold part of room and wait for the rest.
@@ -333,9 +351,7 @@ func (r *Ring) readBatch(reqs []*request, gather bool) error {
 	if err := r.enter(reqs, gather); err != nil {
 		return err
 	}
-	for _, req := range reqs {
-		r.await(req)
-	}
+	r.await(reqs[0].g)
 	return nil
 }
 
@@ -379,24 +395,24 @@ func (r *Ring) enter(reqs []*request, gather bool) error {
 	r.waiting = r.waiting || wait
 	r.mu.Unlock()
 	if wait {
-		r.wait(reqs[0])
+		r.wait(reqs[0].g)
 	}
 	return nil
 }
 
-// await returns once req is done, taking the waiter's role whenever it is
-// handed to req's goroutine.
-func (r *Ring) await(req *request) {
+// await returns once g's reads are done, taking the waiter's role
+// whenever it is handed to g's goroutine.
+func (r *Ring) await(g *group) {
 	for {
 		select {
-		case <-req.lead:
-			r.wait(req)
-		case <-req.done:
-			// The role may have come before the read completed: take it
+		case <-g.lead:
+			r.wait(g)
+		case <-g.done:
+			// The role may have come before the reads completed: take it
 			// and hand it on.
 			select {
-			case <-req.lead:
-				r.wait(req)
+			case <-g.lead:
+				r.wait(g)
 			default:
 			}
 			return
@@ -428,7 +444,7 @@ func (r *Ring) submit() {
 				r.slots[slot] = nil
 				r.free = append(r.free, uint32(slot))
 				req.err = fmt.Errorf("io_uring_enter: %w", errno)
-				close(req.done)
+				complete(req)
 			}
 			atomic.StoreUint32(r.sqTail, atomic.LoadUint32(r.sqHead))
 			return
@@ -446,20 +462,20 @@ func (r *Ring) drain() {
 		r.slots[c.userData] = nil
 		r.free = append(r.free, uint32(c.userData))
 		req.res = c.res
-		close(req.done)
+		complete(req)
 		r.inflight--
 	}
 	atomic.StoreUint32(r.cqHead, head)
 }
 
 // wait waits in io_uring_enter for completions and hands them out, as
-// the ring's one waiter, until own's read is done; then it hands the
+// the ring's one waiter, until own's reads are done; then it hands the
 // role to the goroutine of a read still in flight, if any.
-func (r *Ring) wait(own *request) {
+func (r *Ring) wait(own *group) {
 	for {
 		r.mu.Lock()
 		r.drain()
-		if r.inflight == 0 || isDone(own) {
+		if r.inflight == 0 || own.left == 0 {
 			next := r.anyInflight()
 			if next == nil {
 				r.waiting = false
@@ -482,23 +498,15 @@ func (r *Ring) wait(own *request) {
 	}
 }
 
-func isDone(req *request) bool {
-	select {
-	case <-req.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// anyInflight returns a read not completed, or nil; mu is held.
-func (r *Ring) anyInflight() *request {
+// anyInflight returns the group of a read not completed, or nil; mu is
+// held. A read leaves its slot as it completes.
+func (r *Ring) anyInflight() *group {
 	if r.inflight == 0 {
 		return nil
 	}
 	for _, req := range r.slots {
-		if req != nil && !isDone(req) {
-			return req
+		if req != nil {
+			return req.g
 		}
 	}
 	return nil
