@@ -122,7 +122,12 @@ func PostingPrefix(fp uint64) []byte {
 // TableKey is the key of block key of a table in space (SpaceTables,
 // SpaceBlockDir or SpacePending).
 func TableKey(space byte, table int, key uint64) []byte {
-	return binary.BigEndian.AppendUint64([]byte{space, byte(table)}, key)
+	return AppendTableKey(make([]byte, 0, TableKeyLen), space, table, key)
+}
+
+// AppendTableKey appends TableKey(space, table, key) to dst.
+func AppendTableKey(dst []byte, space byte, table int, key uint64) []byte {
+	return binary.BigEndian.AppendUint64(append(dst, space, byte(table)), key)
 }
 
 // ParseTableKey is TableKey's inverse for an index of tables tables.

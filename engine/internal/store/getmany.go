@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/sstable/block"
@@ -25,11 +26,6 @@ type blockReads struct {
 	reads []uring.Read
 }
 
-// newBlockReads returns a blockReads with room for n reads.
-func newBlockReads(n int) blockReads {
-	return blockReads{refs: make([]blockRef, 0, n), reads: make([]uring.Read, 0, n)}
-}
-
 // add returns the place of ref's read, adding it if it is new.
 func (b *blockReads) add(ref blockRef) int {
 	for x, r := range b.refs { // a block two keys share is read once
@@ -45,11 +41,14 @@ func (b *blockReads) add(ref blockRef) int {
 	return len(b.refs) - 1
 }
 
-// release gives back the buffers the blocks were read into.
+// release gives back the buffers the blocks were read into, and keeps
+// its own room for the next call.
 func (b *blockReads) release() {
 	for x := range b.reads {
 		b.reads[x].Release()
 	}
+	clear(b.refs) // the files, for the collector
+	b.refs, b.reads = b.refs[:0], b.reads[:0]
 }
 
 // read reads every block in one submission and checks each: the blocks'
@@ -86,12 +85,15 @@ type blockIter struct {
 	it  colblk.DataBlockIter
 }
 
-func (m *blockMap) newBlockIter() *blockIter {
-	bi := &blockIter{m: m}
+// setMap readies bi for m's blocks, once for each map.
+func (bi *blockIter) setMap(m *blockMap) {
+	if bi.m == m {
+		return
+	}
+	bi.m = m
 	// A value in a value block comes as a handle that is never fetched:
 	// the key is Pebble's.
 	bi.it.InitOnce(m.schema, m.comparer, new(valblk.Reader))
-	return bi
 }
 
 // init points the iterator at block x of b.
@@ -140,16 +142,16 @@ func (m *blockMap) scanMany(spans [][2][]byte, fn func(i int, k, v []byte) error
 // readMany reads r's keys, as getMany, and the blocks of its spans, in one
 // submission; the spans it leaves to the caller's Spans.Scan.
 func (m *blockMap) readMany(r Reads) (missedKeys []int, sp *Spans, err error) {
-	b := newBlockReads(len(r.Keys) + len(r.Spans))
-	at, missedKeys := m.planKeys(&b, r.Keys)
-	sp = &Spans{m: m, spans: r.Spans}
-	sp.bs, sp.at, sp.missed = m.planSpans(&b, r.Spans)
-	if err := m.read(&b); err != nil {
-		b.release()
+	sp = spansPool.Get().(*Spans)
+	sp.m, sp.spans = m, r.Spans
+	sp.bi.setMap(m)
+	missedKeys = m.planKeys(&sp.b, r.Keys, &sp.keyAt)
+	sp.missed = m.planSpans(&sp.b, r.Spans, &sp.bs, &sp.at)
+	if err := m.read(&sp.b); err != nil {
+		sp.Release()
 		return missedKeys, nil, err
 	}
-	sp.b, sp.bi = b, m.newBlockIter()
-	if missedKeys, err = m.answerKeys(&sp.b, sp.bi, r.Keys, at, missedKeys, r.Get); err != nil {
+	if missedKeys, err = m.answerKeys(&sp.b, &sp.bi, r.Keys, sp.keyAt, missedKeys, r.Get); err != nil {
 		sp.Release()
 		return missedKeys, nil, err
 	}
@@ -157,47 +159,57 @@ func (m *blockMap) readMany(r Reads) (missedKeys []int, sp *Spans, err error) {
 }
 
 // Spans is the spans of a ReadMany, their blocks read and held until
-// Release: a caller that may not need them pays no scan.
+// Release. A caller that may not need them pays no scan.
+//
+// Its room (the plan, the blocks' reads, the iterator) is pooled: a cold
+// query makes one ReadMany a round, and a dozen allocations for each cost
+// it more than the search of its blocks.
 type Spans struct {
 	m      *blockMap
 	b      blockReads // every block the call read, the keys' too
-	bi     *blockIter
+	bi     blockIter
+	keyAt  []int // the read of each key, or -1
 	spans  [][2][]byte
 	bs     []spanBlocks
 	at     []int
 	missed []int // the spans not located in one file the map reads
 }
 
+var spansPool = sync.Pool{New: func() any { return new(Spans) }}
+
 // Scan gives fn the keys of each span and their values, in key order,
 // valid during the call, as ScanMany does; missed lists, in order, the
 // spans it leaves, for an iterator. An error is a block found damaged, or
 // fn's.
 func (sp *Spans) Scan(fn func(i int, k, v []byte) error) (missed []int, err error) {
-	return sp.m.answerSpans(&sp.b, sp.bi, sp.spans, sp.bs, sp.at, slices.Clone(sp.missed), fn)
+	return sp.m.answerSpans(&sp.b, &sp.bi, sp.spans, sp.bs, sp.at, slices.Clone(sp.missed), fn)
 }
 
-// Release gives back the blocks read; nil does nothing.
+// Release gives back the blocks read, and sp with them: call it once, and
+// use sp no more. nil does nothing.
 func (sp *Spans) Release() {
-	if sp != nil {
-		sp.b.release()
-		sp.b = blockReads{}
+	if sp == nil {
+		return
 	}
+	sp.b.release()
+	sp.spans, sp.missed = nil, nil
+	spansPool.Put(sp)
 }
 
-// planKeys adds the blocks of keys to b: at is the read of each key, or
-// -1 for the ones missed, which the map leaves to Pebble.
-func (m *blockMap) planKeys(b *blockReads, keys [][]byte) (at, missed []int) {
-	at = make([]int, len(keys))
+// planKeys adds the blocks of keys to b, and sets *at to the read of each
+// key, or -1 for the ones missed, which the map leaves to Pebble.
+func (m *blockMap) planKeys(b *blockReads, keys [][]byte, at *[]int) (missed []int) {
+	*at = slices.Grow((*at)[:0], len(keys))[:len(keys)]
 	for i, k := range keys {
 		f, j, ok := m.locate(k)
 		if !ok {
-			at[i] = -1
+			(*at)[i] = -1
 			missed = append(missed, i)
 			continue
 		}
-		at[i] = b.add(blockRef{f, j})
+		(*at)[i] = b.add(blockRef{f, j})
 	}
-	return at, missed
+	return missed
 }
 
 // answerKeys gives fn each key's value from the blocks read, adding to
@@ -228,24 +240,25 @@ func (m *blockMap) answerKeys(b *blockReads, bi *blockIter, keys [][]byte, at, m
 // from < 0 for a span missed.
 type spanBlocks struct{ from, to int }
 
-// planSpans adds the blocks of spans to b.
-func (m *blockMap) planSpans(b *blockReads, spans [][2][]byte) (bs []spanBlocks, at, missed []int) {
-	at = make([]int, 0, len(spans))
-	bs = make([]spanBlocks, len(spans))
+// planSpans adds the blocks of spans to b, and sets *bs and *at to where
+// each span's reads lie.
+func (m *blockMap) planSpans(b *blockReads, spans [][2][]byte, bs *[]spanBlocks, at *[]int) (missed []int) {
+	*at = (*at)[:0]
+	*bs = slices.Grow((*bs)[:0], len(spans))[:len(spans)]
 	for i, sp := range spans {
 		f, j0, j1, ok := m.locateSpan(sp[0], sp[1])
 		if !ok {
-			bs[i] = spanBlocks{-1, -1}
+			(*bs)[i] = spanBlocks{-1, -1}
 			missed = append(missed, i)
 			continue
 		}
-		bs[i].from = len(at)
+		(*bs)[i].from = len(*at)
 		for j := j0; j <= j1; j++ {
-			at = append(at, b.add(blockRef{f, j}))
+			*at = append(*at, b.add(blockRef{f, j}))
 		}
-		bs[i].to = len(at)
+		(*bs)[i].to = len(*at)
 	}
-	return bs, at, missed
+	return missed
 }
 
 // answerSpans gives fn each span's keys and values from the blocks read,

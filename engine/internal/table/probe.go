@@ -147,7 +147,7 @@ func (r *Reader) readMisses(ps []probeState, vs *views, along *Along) error {
 		b    *cache.Entry
 		err  error
 	}
-	var reads []read
+	reads := make([]read, 0, len(ps)+4) // a block a table, and a few more
 	for t := range ps {
 		ti := &r.Tables[t]
 		for j := ps[t].j; j < ti.Len(); j++ {
@@ -174,8 +174,10 @@ func (r *Reader) readMisses(ps []probeState, vs *views, along *Along) error {
 		// All of them in one submission, on this goroutine: no thread
 		// each, so however many other queries read.
 		keys := make([][]byte, len(reads))
+		kb := make([]byte, 0, len(reads)*format.TableKeyLen) // the keys, back to back
 		for i, rd := range reads {
-			keys[i] = format.TableKey(format.SpaceTables, rd.t, r.Tables[rd.t].Key(rd.j))
+			kb = format.AppendTableKey(kb, format.SpaceTables, rd.t, r.Tables[rd.t].Key(rd.j))
+			keys[i] = kb[i*format.TableKeyLen : len(kb) : len(kb)]
 		}
 		rs := store.Reads{Keys: keys, Get: func(i int, v []byte) error {
 			rd := &reads[i]

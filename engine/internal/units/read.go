@@ -132,7 +132,7 @@ func (g *gather) add(f, id uint64, v []byte, max int) (big bool) {
 		return true
 	}
 	if g.fps == nil { // room for a unit as units are made to hold (packed, then dropped)
-		g.fps, g.ids = make([]uint64, 0, unitTarget), make([]uint64, 0, unitTarget)
+		g.fps, g.ids, g.names = make([]uint64, 0, unitTarget), make([]uint64, 0, unitTarget), make([]string, 0, unitTarget)
 	}
 	g.named = g.named || len(v) > 0
 	g.fps, g.ids, g.names = append(g.fps, f), append(g.ids, id), append(g.names, string(v))
