@@ -97,6 +97,21 @@ type DiskRun struct {
 	// Kind is the queries' kind in a run of one kind: near (a stored
 	// fingerprint within k) or random.
 	Kind string `json:"kind,omitempty"`
+	// Round is the disk's round (DiskLimit.Async) measured again just
+	// before this run, and RoundIOPS its reads/s: the run's ratios are to
+	// it, so that a machine whose disk slows or speeds up between runs
+	// moves both sides of a ratio.
+	Round     Latency `json:"async_round_before"`
+	RoundIOPS float64 `json:"iops_async_round_before"`
+}
+
+// roundOf returns the round a run's ratios are to: the one measured just
+// before it, or the section's.
+func (d *DiskResults) roundOf(r DiskRun) (Latency, float64) {
+	if r.Round.P50 > 0 && r.RoundIOPS > 0 {
+		return r.Round, r.RoundIOPS
+	}
+	return d.Disk.Async, d.Disk.IOPSAsync
 }
 
 // diskJob is what the child does.
@@ -187,11 +202,31 @@ func runDiskDesign(cfg Config, paperTables int) (*DiskResults, error) {
 	if res.Disk, err = measureDisk(files, tables, cfg.Quick); err != nil {
 		return nil, fmt.Errorf("measuring the disk: %w", err)
 	}
+	// The round again before each run (pairedRounds of them), for the
+	// run's ratios.
+	paired, err := newPairedRound(files, tables)
+	if err != nil {
+		return nil, fmt.Errorf("measuring the disk: %w", err)
+	}
+	defer paired.Close()
+	query := func(job diskJob) (DiskRun, string, error) {
+		n := pairedRounds
+		if cfg.Quick {
+			n /= 10
+		}
+		round, iops, err := paired.measure(n)
+		if err != nil {
+			return DiskRun{}, "", fmt.Errorf("measuring the disk: %w", err)
+		}
+		run, how, err := queryFromChild(job, files, memMiB)
+		run.Round, run.RoundIOPS = round, iops
+		return run, how, err
+	}
 	cfg.Log.Info("disk: random 4 KiB reads", "one p50 us", res.Disk.One.P50, "goroutine round p50 us", res.Disk.Round.P50, "async round p50 us", res.Disk.Async.P50, "async iops", res.Disk.IOPSAsync)
 	// Every way of reading, in the same run.
 	for _, way := range diskWays {
 		for _, conc := range []int{1, 16} {
-			run, how, err := queryFromChild(diskJob{Index: index, Queries: qpath, CacheMiB: res.CacheMiB, Concurrency: conc}.reading(way), files, memMiB)
+			run, how, err := query(diskJob{Index: index, Queries: qpath, CacheMiB: res.CacheMiB, Concurrency: conc}.reading(way))
 			if err != nil {
 				return nil, fmt.Errorf("queries at concurrency %d: %w", conc, err)
 			}
@@ -216,7 +251,7 @@ func runDiskDesign(cfg Config, paperTables int) (*DiskResults, error) {
 		if err := writeQueries(path, some); err != nil {
 			return nil, err
 		}
-		run, _, err := queryFromChild(diskJob{Index: index, Queries: path, CacheMiB: res.CacheMiB, Concurrency: 1}.reading(way), files, memMiB)
+		run, _, err := query(diskJob{Index: index, Queries: path, CacheMiB: res.CacheMiB, Concurrency: 1}.reading(way))
 		if err != nil {
 			return nil, fmt.Errorf("%s queries: %w", kind, err)
 		}
@@ -304,12 +339,7 @@ func dirBytes(dir string) int64 {
 // measureDisk reads random 4 KiB blocks of the index's sstables with the
 // page cache bypassed: one at a time, and rounds of t issued together.
 func measureDisk(files []string, t int, quick bool) (DiskLimit, error) {
-	var ssts []string
-	for _, f := range files {
-		if strings.HasSuffix(f, ".sst") && fileSize(f) >= 1<<20 {
-			ssts = append(ssts, f)
-		}
-	}
+	ssts := indexSSTs(files)
 	if len(ssts) == 0 {
 		return DiskLimit{}, errors.New("the index has no sstable of 1 MiB or more to read")
 	}
@@ -367,18 +397,74 @@ func measureDisk(files []string, t int, quick bool) (DiskLimit, error) {
 		return lim, err
 	}
 	defer a.Close()
-	round = round[:0]
-	start = time.Now()
+	lim.Async, lim.IOPSAsync, err = asyncRounds(a, seeds, t, rounds)
+	return lim, err
+}
+
+// asyncRounds times rounds of t reads submitted together through a.
+func asyncRounds(a *aioReader, seeds []*rand.Rand, t, rounds int) (Latency, float64, error) {
+	us := make([]float64, 0, rounds)
+	start := time.Now()
 	for range rounds {
 		t0 := time.Now()
 		if err := a.round(seeds, t); err != nil {
-			return lim, err
+			return Latency{}, 0, err
 		}
-		round = append(round, float64(time.Since(t0).Microseconds()))
+		us = append(us, float64(time.Since(t0).Microseconds()))
 	}
-	lim.IOPSAsync = float64(rounds*t) / time.Since(start).Seconds()
-	lim.Async = percentiles(round)
-	return lim, nil
+	return percentiles(us), float64(rounds*t) / time.Since(start).Seconds(), nil
+}
+
+// pairedRounds is how many rounds are timed before each run: a second or
+// less of the disk.
+const pairedRounds = 1000
+
+// pairedRound times the disk's round before each run of queries.
+type pairedRound struct {
+	r     *directReader
+	a     *aioReader
+	t     int
+	seeds []*rand.Rand
+}
+
+// newPairedRound readies rounds of t reads of the index's sstables.
+func newPairedRound(files []string, t int) (*pairedRound, error) {
+	ssts := indexSSTs(files)
+	r, err := newDirectReader(ssts, t+1)
+	if err != nil {
+		return nil, err
+	}
+	a, err := newAIOReader(r)
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	p := &pairedRound{r: r, a: a, t: t}
+	for i := range t {
+		p.seeds = append(p.seeds, rand.New(rand.NewPCG(uint64(i), 11)))
+	}
+	return p, nil
+}
+
+func (p *pairedRound) measure(rounds int) (Latency, float64, error) {
+	return asyncRounds(p.a, p.seeds, p.t, rounds)
+}
+
+func (p *pairedRound) Close() {
+	p.a.Close()
+	p.r.Close()
+}
+
+// indexSSTs returns the index's sstables of 1 MiB or more: what the disk's
+// reads are timed on.
+func indexSSTs(files []string) []string {
+	var ssts []string
+	for _, f := range files {
+		if strings.HasSuffix(f, ".sst") && fileSize(f) >= 1<<20 {
+			ssts = append(ssts, f)
+		}
+	}
+	return ssts
 }
 
 // percentiles summarises latencies in microseconds (sorted here).
@@ -516,23 +602,25 @@ func (d *DiskResults) report(md *strings.Builder) {
 	fmt.Fprintf(md, "## Queries on the disk (%d fingerprints, %d tables: %s design)\n\n", d.N, d.Tables, d.Design)
 	fmt.Fprintf(md, "An index of %d uniform fingerprints (%.1f GB on disk) queried at k = 3 (half near a stored fingerprint, half random) by a child process with a %d MiB engine cache; page cache: %s. ", d.N, float64(d.IndexBytes)/1e9, d.CacheMiB, d.PageCache)
 	fmt.Fprintf(md, "The disk's limit, measured in the same run on the index's sstables with O_DIRECT: one random 4 KiB read p50 %.0f us, p99 %.0f us (%.0f reads/s); "+
-		"%d submitted to the kernel together (Linux AIO, one io_submit, reaped together), all back p50 %.0f us, p99 %.0f us (%.0f reads/s): **the round** below; "+
+		"%d submitted to the kernel together (Linux AIO, one io_submit, reaped together), all back p50 %.0f us, p99 %.0f us (%.0f reads/s): **the round**, timed again (%d rounds) just before each run below, whose ratios are to that; "+
 		"%d issued together by as many goroutines, each a pread, p50 %.0f us, p99 %.0f us (%.0f reads/s).\n\n",
-		d.Disk.One.P50, d.Disk.One.P99, d.Disk.IOPSOne, d.Disk.RoundOf, d.Disk.Async.P50, d.Disk.Async.P99, d.Disk.IOPSAsync,
+		d.Disk.One.P50, d.Disk.One.P99, d.Disk.IOPSOne, d.Disk.RoundOf, d.Disk.Async.P50, d.Disk.Async.P99, d.Disk.IOPSAsync, pairedRounds,
 		d.Disk.RoundOf, d.Disk.Round.P50, d.Disk.Round.P99, d.Disk.IOPSMany)
-	md.WriteString("| reads | concurrent queries | p50 | p99 | p999 | queries/s | reads a query | rounds of reads a query (one query at a time: rounds it waits for) | disk bytes a query | p50 / the round | p99 / the round's p99 | p50 / goroutine round | queries/s / (round reads/s / reads a query) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	md.WriteString("| reads | concurrent queries | p50 | p99 | p999 | queries/s | reads a query | rounds of reads a query (one query at a time: rounds it waits for) | disk bytes a query | the round just before the run, p50 / p99 | p50 / that round | p99 / that round's p99 | p50 / goroutine round | queries/s / (that round's reads/s / reads a query) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range d.Runs {
+		round, iops := d.roundOf(r)
 		limit := 0.0
 		if r.ReadsPerQuery > 0 {
-			limit = r.QPS / (d.Disk.IOPSAsync / r.ReadsPerQuery)
+			limit = r.QPS / (iops / r.ReadsPerQuery)
 		}
-		fmt.Fprintf(md, "| %s | %d | %.0f us | %.0f us | %.0f us | %.0f | %.1f | %.1f | %.0f | %.1fx | %.1fx | %.1fx | %.2f |\n", r.Reads, r.Concurrency, r.Latency.P50, r.Latency.P99, r.Latency.P999, r.QPS,
-			r.ReadsPerQuery, r.RoundsPerQuery, r.BytesPerQuery, r.Latency.P50/max(d.Disk.Async.P50, 1), r.Latency.P99/max(d.Disk.Async.P99, 1), r.Latency.P50/max(d.Disk.Round.P50, 1), limit)
+		fmt.Fprintf(md, "| %s | %d | %.0f us | %.0f us | %.0f us | %.0f | %.1f | %.1f | %.0f | %.0f / %.0f us | %.1fx | %.1fx | %.1fx | %.2f |\n", r.Reads, r.Concurrency, r.Latency.P50, r.Latency.P99, r.Latency.P999, r.QPS,
+			r.ReadsPerQuery, r.RoundsPerQuery, r.BytesPerQuery, round.P50, round.P99, r.Latency.P50/max(round.P50, 1), r.Latency.P99/max(round.P99, 1), r.Latency.P50/max(d.Disk.Round.P50, 1), limit)
 	}
 	md.WriteString("\n")
 	for _, r := range d.Kinds {
-		fmt.Fprintf(md, "- The %s queries alone, a cold run of their own (%s, one at a time): p50 %.0f us (%.1fx the round), p99 %.0f us, %.1f reads in %.1f rounds a query.\n",
-			r.Kind, r.Reads, r.Latency.P50, r.Latency.P50/max(d.Disk.Async.P50, 1), r.Latency.P99, r.ReadsPerQuery, r.RoundsPerQuery)
+		round, _ := d.roundOf(r)
+		fmt.Fprintf(md, "- The %s queries alone, a cold run of their own (%s, one at a time): p50 %.0f us (%.1fx the round before it, %.0f us), p99 %.0f us, %.1f reads in %.1f rounds a query.\n",
+			r.Kind, r.Reads, r.Latency.P50, r.Latency.P50/max(round.P50, 1), round.P50, r.Latency.P99, r.ReadsPerQuery, r.RoundsPerQuery)
 	}
 	if len(d.Kinds) > 0 {
 		md.WriteString("\n")

@@ -70,6 +70,14 @@ func TestDiskQuickRun(t *testing.T) {
 		assert.Positive(t, r.QPS)
 		assert.LessOrEqual(t, r.Latency.P50, r.Latency.P99)
 		assert.LessOrEqual(t, r.Latency.P99, r.Latency.P999)
+		assert.Positive(t, r.Round.P50, "the round timed before the run")
+		assert.LessOrEqual(t, r.Round.P50, r.Round.P99)
+		assert.Positive(t, r.RoundIOPS)
+		round, _ := d.roundOf(r)
+		assert.Equal(t, r.Round, round, "the run's ratios are to its own round")
+	}
+	for _, r := range d.Kinds {
+		assert.Positive(t, r.Round.P50, "the round timed before the run")
 	}
 	report, err := os.ReadFile(filepath.Join(out, "report.md"))
 	require.NoError(t, err)
