@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -166,4 +167,85 @@ func BenchmarkReadMany(b *testing.B) {
 			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us/op")
 		})
 	}
+}
+
+// TestGroupWaitsForItsLast: a batch whose goroutine is not the ring's
+// waiter (another goroutine's read came first) is done when the last of
+// its reads completes, not the first. Pipes hold each read until the test
+// writes to them.
+func TestGroupWaitsForItsLast(t *testing.T) {
+	var pipes [3][2]int
+	for i := range pipes {
+		require.NoError(t, unix.Pipe2(pipes[i][:], unix.O_CLOEXEC))
+		t.Cleanup(func() { unix.Close(pipes[i][0]); unix.Close(pipes[i][1]) })
+	}
+	r := newRing(t, 8, false)
+	t.Cleanup(func() { r.Close() })
+	// Before the ring closes (Close waits for the reads in flight), a
+	// byte for every read, in case the test failed with some waiting.
+	t.Cleanup(func() {
+		for i := range pipes {
+			unix.Write(pipes[i][1], []byte{0})
+		}
+	})
+	inflight := func(n int) { // wait until the ring has n reads in flight
+		for {
+			r.mu.Lock()
+			k := r.inflight
+			r.mu.Unlock()
+			if k == n {
+				return
+			}
+			runtime.Gosched()
+		}
+	}
+	write := func(i int, b byte) {
+		_, err := unix.Write(pipes[i][1], []byte{b})
+		require.NoError(t, err)
+	}
+
+	// The waiter: one read, in first.
+	waiter := make(chan error, 1)
+	wp := make([]byte, 1)
+	go func() { _, err := r.ReadAt(uintptr(pipes[0][0]), wp, -1); waiter <- err }()
+	inflight(1)
+
+	// The batch of two.
+	rs := []Read{{Fd: uintptr(pipes[1][0]), P: make([]byte, 1), Off: -1}, {Fd: uintptr(pipes[2][0]), P: make([]byte, 1), Off: -1}}
+	batch := make(chan struct{})
+	go func() { r.ReadMany(rs); close(batch) }()
+	inflight(3)
+	var g *group
+	r.mu.Lock()
+	for _, req := range r.slots {
+		if req != nil && req.fd == uintptr(pipes[1][0]) {
+			g = req.g
+		}
+	}
+	r.mu.Unlock()
+	require.NotNil(t, g, "the batch's first read is in flight")
+
+	write(1, 'a')
+	inflight(2) // the waiter took the batch's first completion
+	r.mu.Lock()
+	left := g.left
+	r.mu.Unlock()
+	require.Equal(t, 1, left, "one of the batch's reads is left")
+	select {
+	case <-g.done:
+		t.Fatal("the batch was done at its first read")
+	case <-batch:
+		t.Fatal("ReadMany returned with a read in flight")
+	default:
+	}
+
+	write(2, 'b')
+	<-batch
+	require.NoError(t, rs[0].Err)
+	require.NoError(t, rs[1].Err)
+	require.Equal(t, []byte("a"), rs[0].P[:rs[0].N])
+	require.Equal(t, []byte("b"), rs[1].P[:rs[1].N])
+	write(0, 'c')
+	require.NoError(t, <-waiter)
+	require.Equal(t, []byte("c"), wp)
 }
