@@ -40,7 +40,8 @@ type Entry struct {
 func NewEntry(pk Packed, pend []uint64) *Entry {
 	b := &Entry{Packed: pk}
 	if len(pend) > 0 {
-		b.pend = &pend
+		p := pend // a copy: pend's address taken would move it to the heap at every call
+		b.pend = &p
 	}
 	return b
 }
@@ -50,7 +51,8 @@ func NewEntry(pk Packed, pend []uint64) *Entry {
 func (b *Entry) SetView(fps, pend []uint64) {
 	b.Packed, b.pend = View(fps), nil
 	if len(pend) > 0 {
-		b.pend = &pend
+		p := pend // as in NewEntry
+		b.pend = &p
 	}
 }
 
@@ -59,7 +61,8 @@ func (b *Entry) SetView(fps, pend []uint64) {
 func NewUnit(fps, ids []uint64, names []string) *Entry {
 	b := &Entry{Packed: PackPairs(fps, ids)}
 	if names != nil {
-		b.names = &names
+		n := names // as in NewEntry
+		b.names = &n
 	}
 	return b
 }
