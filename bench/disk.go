@@ -48,6 +48,9 @@ type DiskResults struct {
 	// Kinds are runs of one kind of query each (DiskRun.Kind).
 	Kinds  []DiskRun `json:"kinds,omitempty"`
 	Charts []string  `json:"charts"`
+	// PairedRounds is how many rounds each run's own round (DiskRun.Round)
+	// was timed over.
+	PairedRounds int `json:"paired_rounds"`
 }
 
 // DiskLimit is what the disk does with random 4 KiB reads of the index's
@@ -199,22 +202,22 @@ func runDiskDesign(cfg Config, paperTables int) (*DiskResults, error) {
 	if err != nil {
 		return nil, err
 	}
-	if res.Disk, err = measureDisk(files, tables, cfg.Quick); err != nil {
-		return nil, fmt.Errorf("measuring the disk: %w", err)
-	}
-	// The round again before each run (pairedRounds of them), for the
-	// run's ratios.
+	// The disk's round, timed once here and again before each run (for
+	// the run's ratios).
 	paired, err := newPairedRound(files, tables)
 	if err != nil {
 		return nil, fmt.Errorf("measuring the disk: %w", err)
 	}
 	defer paired.Close()
+	if res.Disk, err = measureDisk(paired, cfg.Quick); err != nil {
+		return nil, fmt.Errorf("measuring the disk: %w", err)
+	}
+	res.PairedRounds = pairedRounds
+	if cfg.Quick {
+		res.PairedRounds /= 10
+	}
 	query := func(job diskJob) (DiskRun, string, error) {
-		n := pairedRounds
-		if cfg.Quick {
-			n /= 10
-		}
-		round, iops, err := paired.measure(n)
+		round, iops, err := paired.measure(res.PairedRounds)
 		if err != nil {
 			return DiskRun{}, "", fmt.Errorf("measuring the disk: %w", err)
 		}
@@ -337,17 +340,10 @@ func dirBytes(dir string) int64 {
 }
 
 // measureDisk reads random 4 KiB blocks of the index's sstables with the
-// page cache bypassed: one at a time, and rounds of t issued together.
-func measureDisk(files []string, t int, quick bool) (DiskLimit, error) {
-	ssts := indexSSTs(files)
-	if len(ssts) == 0 {
-		return DiskLimit{}, errors.New("the index has no sstable of 1 MiB or more to read")
-	}
-	r, err := newDirectReader(ssts, t+1)
-	if err != nil {
-		return DiskLimit{}, err
-	}
-	defer r.Close()
+// page cache bypassed, through p's reader: one at a time, and rounds of
+// p's t issued together, by goroutines and submitted to the kernel.
+func measureDisk(p *pairedRound, quick bool) (DiskLimit, error) {
+	r, t := p.r, p.t
 	rounds := 2000
 	if quick {
 		rounds = 200
@@ -392,34 +388,17 @@ func measureDisk(files []string, t int, quick bool) (DiskLimit, error) {
 	if err := errors.Join(errs...); err != nil {
 		return lim, err
 	}
-	a, err := newAIOReader(r)
-	if err != nil {
-		return lim, err
-	}
-	defer a.Close()
-	lim.Async, lim.IOPSAsync, err = asyncRounds(a, seeds, t, rounds)
+	var err error
+	lim.Async, lim.IOPSAsync, err = p.measure(rounds)
 	return lim, err
-}
-
-// asyncRounds times rounds of t reads submitted together through a.
-func asyncRounds(a *aioReader, seeds []*rand.Rand, t, rounds int) (Latency, float64, error) {
-	us := make([]float64, 0, rounds)
-	start := time.Now()
-	for range rounds {
-		t0 := time.Now()
-		if err := a.round(seeds, t); err != nil {
-			return Latency{}, 0, err
-		}
-		us = append(us, float64(time.Since(t0).Microseconds()))
-	}
-	return percentiles(us), float64(rounds*t) / time.Since(start).Seconds(), nil
 }
 
 // pairedRounds is how many rounds are timed before each run: a second or
 // less of the disk.
 const pairedRounds = 1000
 
-// pairedRound times the disk's round before each run of queries.
+// pairedRound times the disk's round: once for the section, and again
+// before each run of queries.
 type pairedRound struct {
 	r     *directReader
 	a     *aioReader
@@ -430,6 +409,9 @@ type pairedRound struct {
 // newPairedRound readies rounds of t reads of the index's sstables.
 func newPairedRound(files []string, t int) (*pairedRound, error) {
 	ssts := indexSSTs(files)
+	if len(ssts) == 0 {
+		return nil, errors.New("the index has no sstable of 1 MiB or more to read")
+	}
 	r, err := newDirectReader(ssts, t+1)
 	if err != nil {
 		return nil, err
@@ -446,8 +428,18 @@ func newPairedRound(files []string, t int) (*pairedRound, error) {
 	return p, nil
 }
 
+// measure times rounds of t reads submitted together.
 func (p *pairedRound) measure(rounds int) (Latency, float64, error) {
-	return asyncRounds(p.a, p.seeds, p.t, rounds)
+	us := make([]float64, 0, rounds)
+	start := time.Now()
+	for range rounds {
+		t0 := time.Now()
+		if err := p.a.round(p.seeds, p.t); err != nil {
+			return Latency{}, 0, err
+		}
+		us = append(us, float64(time.Since(t0).Microseconds()))
+	}
+	return percentiles(us), float64(rounds*p.t) / time.Since(start).Seconds(), nil
 }
 
 func (p *pairedRound) Close() {
@@ -604,7 +596,7 @@ func (d *DiskResults) report(md *strings.Builder) {
 	fmt.Fprintf(md, "The disk's limit, measured in the same run on the index's sstables with O_DIRECT: one random 4 KiB read p50 %.0f us, p99 %.0f us (%.0f reads/s); "+
 		"%d submitted to the kernel together (Linux AIO, one io_submit, reaped together), all back p50 %.0f us, p99 %.0f us (%.0f reads/s): **the round**, timed again (%d rounds) just before each run below, whose ratios are to that; "+
 		"%d issued together by as many goroutines, each a pread, p50 %.0f us, p99 %.0f us (%.0f reads/s).\n\n",
-		d.Disk.One.P50, d.Disk.One.P99, d.Disk.IOPSOne, d.Disk.RoundOf, d.Disk.Async.P50, d.Disk.Async.P99, d.Disk.IOPSAsync, pairedRounds,
+		d.Disk.One.P50, d.Disk.One.P99, d.Disk.IOPSOne, d.Disk.RoundOf, d.Disk.Async.P50, d.Disk.Async.P99, d.Disk.IOPSAsync, d.PairedRounds,
 		d.Disk.RoundOf, d.Disk.Round.P50, d.Disk.Round.P99, d.Disk.IOPSMany)
 	md.WriteString("| reads | concurrent queries | p50 | p99 | p999 | queries/s | reads a query | rounds of reads a query (one query at a time: rounds it waits for) | disk bytes a query | the round just before the run, p50 / p99 | p50 / that round | p99 / that round's p99 | p50 / goroutine round | queries/s / (that round's reads/s / reads a query) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range d.Runs {

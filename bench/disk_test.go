@@ -2,6 +2,7 @@ package bench
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -82,6 +83,8 @@ func TestDiskQuickRun(t *testing.T) {
 	report, err := os.ReadFile(filepath.Join(out, "report.md"))
 	require.NoError(t, err)
 	assert.Contains(t, string(report), "## Queries on the disk")
+	assert.Equal(t, pairedRounds/10, d.PairedRounds, "a quick run times fewer rounds")
+	assert.Contains(t, string(report), fmt.Sprintf("timed again (%d rounds)", d.PairedRounds), "the report names the rounds the run timed")
 	assert.Contains(t, string(report), "--only disk")
 	require.Len(t, d.Charts, 1)
 	st, err := os.Stat(filepath.Join(out, d.Charts[0]))
