@@ -111,15 +111,15 @@ func uniformIndex(b *testing.B, n int) string {
 // and find their blocks in the operating system's page cache (an index
 // larger than the cache it was given, smaller than the machine's memory):
 // read through the io_uring ring (where the kernel allows one), through it
-// with DirectReads (cachestat, then pread), and, as the baseline in the
+// with ReadsDirect (cachestat, then pread), and, as the baseline in the
 // same run, with pread. Random queries over 1M stored fingerprints, a
 // 1 MiB cache.
 func BenchmarkPageCacheQuery(b *testing.B) {
 	dir := uniformIndex(b, 1<<20)
 	qs := fingerprints.Uniform(1<<16, 2)
-	for _, way := range []string{"blocking=false", "blocking=true", "direct"} {
-		b.Run(way, func(b *testing.B) {
-			db, err := Open(dir, Options{ReadOnly: true, CacheSize: 1 << 20, BlockingReads: way == "blocking=true", DirectReads: way == "direct"})
+	for _, mode := range []ReadMode{ReadsBuffered, ReadsBlocking, ReadsDirect} {
+		b.Run(mode.String(), func(b *testing.B) {
+			db, err := Open(dir, Options{ReadOnly: true, CacheSize: 1 << 20, Reads: mode})
 			require.NoError(b, err)
 			defer db.Close()
 			for _, q := range qs { // every page read once: the page cache holds them
@@ -258,7 +258,7 @@ func TestColdQueryOwnUnit(t *testing.T) {
 	require.NoError(t, db.Close())
 	// Direct reads: a block read twice waits for the disk twice, as it
 	// would at an index larger than the memory.
-	db = openT(t, dir, Options{ReadOnly: true, CacheSize: 1 << 20, DirectReads: true})
+	db = openT(t, dir, Options{ReadOnly: true, CacheSize: 1 << 20, Reads: ReadsDirect})
 	defer db.Close()
 	if db.ring == nil || !db.st.snap.Mapped() {
 		t.Skip("no io_uring here: every read is Pebble's")

@@ -120,8 +120,10 @@ type DB struct {
 	fs    vfs.FS   // the files of Pebble, of the log and of the engine's flushes
 	wal   *wal.Log // nil when read-only
 	// ring is what Pebble reads sstables through (nil: pread, as
-	// Options.BlockingReads explains).
+	// ReadsBuffered explains); direct, that it reads with O_DIRECT what
+	// the page cache does not hold (Options.Reads).
 	ring   *uring.Ring
+	direct bool
 	design *permutation.Design
 	block  int
 	sketch int // the bytes of each document's sketch, 0 for none

@@ -302,3 +302,37 @@ func ExampleDB_Checkpoint() {
 	// 3 3
 	// <nil> 4
 }
+
+// An index opened read-only to serve queries: by default (ReadsAuto) it is
+// read with O_DIRECT when it is more than twice the memory the process
+// may use; a service that knows better names the mode.
+func ExampleReadMode() {
+	dir, _ := os.MkdirTemp("", "simhashdb-example-")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	db, err := engine.Open(dir, engine.Options{Sync: engine.SyncNone})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := db.Insert(ctx, engine.Doc{ID: 1, Fingerprint: 0x0123456789abcdef}); err != nil {
+		log.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		log.Fatal(err)
+	}
+	mode, err := engine.ParseReadMode("buffered") // a flag's value
+	if err != nil {
+		log.Fatal(err)
+	}
+	db, err = engine.Open(dir, engine.Options{ReadOnly: true, Reads: mode})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	st, err := db.Stats(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("direct:", st.ReadDirect)
+	// Output: direct: false
+}

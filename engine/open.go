@@ -110,13 +110,19 @@ func Open(dir string, opts Options) (*DB, error) {
 	// (cache.Budget).
 	db.budget = cache.Budget{Total: opts.CacheSize, MinPebble: cmp.Or(opts.knobs.minPebbleCache, cache.MinPebbleCache), MaxShare: cmp.Or(opts.knobs.maxPebbleShare, cache.MaxPebbleShare)}
 	db.cache = cache.New(db.budget.Engine(db.budget.Base()))
-	if opts.FS == nil && !opts.BlockingReads {
+	if opts.FS == nil && opts.Reads != ReadsBlocking {
 		if db.ring, err = uring.New(readRingEntries); err != nil {
 			db.log.Debug("reading sstables with pread", "why", err)
 		}
 	}
+	if db.ring != nil {
+		var why []any
+		if db.direct, why = readsDirect(db.fs, dir, opts); db.direct {
+			db.log.Debug("reading sstables with O_DIRECT what the page cache does not hold", why...)
+		}
+	}
 	db.store, err = store.Open(dir, store.Options{FS: db.fs, ReadOnly: opts.ReadOnly, Logger: opts.Logger,
-		CacheSize: db.budget.Base(), CacheMax: db.budget.Most(), NewOrder: cmp.Or(opts.knobs.newStoreOrder, store.KeyOrder), Ring: db.ring, DirectReads: opts.DirectReads})
+		CacheSize: db.budget.Base(), CacheMax: db.budget.Most(), NewOrder: cmp.Or(opts.knobs.newStoreOrder, store.KeyOrder), Ring: db.ring, DirectReads: db.direct})
 	if err != nil {
 		if db.ring != nil {
 			db.ring.Close()

@@ -118,25 +118,18 @@ type Options struct {
 	// ReadOnly opens an existing index without writing to it; it works
 	// on read-only media too.
 	ReadOnly bool
-	// BlockingReads reads the stored files with pread from the goroutine
-	// that needs them. By default, on Linux where the kernel allows
-	// io_uring, they are read through a ring instead, so that the reads a
-	// cold query issues together reach the disk together: a goroutine
-	// blocked in pread holds one of the runtime's Ps, and with few cores
-	// the others wait for them (bench/results/journal.md, "The disk's round").
+	// Reads says how the index reads the blocks of its files that no
+	// cache holds; the default, ReadsAuto, reads an index opened read-only
+	// that is more than twice the memory the process may use with
+	// O_DIRECT, and any other through the page cache.
+	Reads ReadMode
+	// BlockingReads is Reads: ReadsBlocking.
+	//
+	// Deprecated: use Reads.
 	BlockingReads bool
-	// DirectReads reads, through the ring, what the page cache does not
-	// hold with O_DIRECT, leaving the page cache as it was: for an index
-	// much larger than the memory it may use, queried with the default
-	// design's point reads, as databases' "direct reads" options are. A
-	// buffered read that misses makes the kernel allocate, charge and
-	// insert its pages on the reader's thread; on a small machine that is
-	// much of a cold query's processor (docs/performance.md, "Cold queries
-	// on the disk"). Pages cached otherwise are still read from memory, but
-	// these reads never cache any: where memory could hold what the cache
-	// does not, or probes read ranges of neighbouring blocks (the disk
-	// design), buffered reads do better. Ignored with BlockingReads or
-	// where io_uring is refused.
+	// DirectReads is Reads: ReadsDirect.
+	//
+	// Deprecated: use Reads.
 	DirectReads bool
 	// WALRecovery says what opening does with a damaged record in the
 	// write-ahead log (a torn tail, an unfinished write, is skipped in
@@ -218,6 +211,14 @@ func (o Options) withDefaults() (Options, error) {
 	if o.CacheSize < 1<<20 {
 		return o, fmt.Errorf("%w: CacheSize = %d, want at least 1 MiB", ErrOptions, o.CacheSize)
 	}
+	if o.Reads < ReadsAuto || o.Reads > ReadsBlocking {
+		return o, fmt.Errorf("%w: Reads = %d", ErrOptions, o.Reads)
+	}
+	if o.Reads == ReadsAuto && o.BlockingReads {
+		o.Reads = ReadsBlocking
+	} else if o.Reads == ReadsAuto && o.DirectReads {
+		o.Reads = ReadsDirect
+	}
 	if o.Sync > SyncNone {
 		return o, fmt.Errorf("%w: Sync = %d", ErrOptions, o.Sync)
 	}
@@ -291,4 +292,7 @@ type testingKnobs struct {
 	// maxPebbleShare, if not 0, replaces maxPebbleShare: the baseline of
 	// BenchmarkColdQuerySplit keeps Pebble's share at its base.
 	maxPebbleShare float64
+	// memoryLimit, if not 0, is the memory the process may use, as
+	// ReadsAuto sees it.
+	memoryLimit int64
 }

@@ -426,7 +426,7 @@ func setRaw(t *testing.T, db *DB, key, value []byte) {
 }
 
 // TestReadRing checks that an index read through the io_uring ring (where
-// the kernel allows one), buffered and with DirectReads, answers as the
+// the kernel allows one), buffered and with ReadsDirect, answers as the
 // oracle does, cold (its files' pages dropped from the page cache where
 // the system can), and as the same index read with pread.
 func TestReadRing(t *testing.T) {
@@ -445,22 +445,22 @@ func TestReadRing(t *testing.T) {
 	if err == nil {
 		require.NoError(t, ring.Close())
 	}
-	for _, way := range []string{"ring", "direct", "blocking"} {
-		o.BlockingReads, o.DirectReads = way == "blocking", way == "direct"
+	for _, mode := range []ReadMode{ReadsBuffered, ReadsDirect, ReadsBlocking} {
+		o.Reads = mode
 		if err := directio.DropTree(dir); !errors.Is(err, errors.ErrUnsupported) {
 			require.NoError(t, err)
 		}
 		db := openT(t, dir, o)
-		if ring != nil && way != "blocking" {
+		if ring != nil && mode != ReadsBlocking {
 			require.NotNil(t, db.ring, "the kernel allows io_uring: reads go through a ring")
 		} else {
 			require.Nil(t, db.ring)
 		}
-		checkQueries(t, db, model, qs, "cold, reads "+way)
+		checkQueries(t, db, model, qs, "cold, reads "+mode.String())
 		_, err := db.Check(ctx)
 		require.NoError(t, err)
 		require.NoError(t, db.Close())
-		if way == "blocking" {
+		if mode == ReadsBlocking {
 			continue
 		}
 		// Read-only, the table blocks come through the store's map of its
@@ -468,7 +468,7 @@ func TestReadRing(t *testing.T) {
 		ro := o
 		ro.ReadOnly = true
 		db = openT(t, dir, ro)
-		checkQueries(t, db, model, qs, "read-only, reads "+way)
+		checkQueries(t, db, model, qs, "read-only, reads "+mode.String())
 		if ring != nil {
 			assert.Positive(t, db.store.MappedReads(), "blocks read through the store's map")
 		}

@@ -103,7 +103,7 @@ type Stats struct {
 	CacheForIndex int64 `json:"cache_size_for_pebble_index"`
 	// FileReads counts the reads of stored blocks since Open: those no
 	// cache held, for queries, flushes and Pebble's compactions.
-	// ReadRing says they go through an io_uring ring (Options.BlockingReads).
+	// ReadRing says they go through an io_uring ring (Options.Reads).
 	FileReads int64 `json:"file_reads"`
 	// FileReadRounds counts the rounds FileReads came in: the longest chain
 	// of reads each of which started after the one before it had finished.
@@ -113,7 +113,7 @@ type Stats struct {
 	FileReadRounds int64 `json:"file_read_rounds"`
 	ReadRing       bool  `json:"read_ring"`
 	// ReadDirect says the ring reads what the page cache does not hold
-	// with O_DIRECT (Options.DirectReads).
+	// with O_DIRECT (Options.Reads).
 	ReadDirect bool `json:"read_direct"`
 	// Applied is the position of the last commit applied that had one
 	// (Commit.Position): how far a replica has applied its log.
@@ -175,7 +175,7 @@ func (db *DB) Stats(ctx context.Context) (_ Stats, err error) {
 	s.CacheBytes, s.CacheHits, s.CacheMisses = db.cache.Stats()
 	s.PebbleCacheHit, _, s.PebbleCacheBytes = db.store.CacheStats()
 	s.FileReads, s.FileReadRounds, s.ReadRing = db.store.Reads(), db.store.ReadRounds(), db.ring != nil
-	s.ReadDirect = s.ReadRing && db.opts.DirectReads
+	s.ReadDirect = s.ReadRing && db.direct
 	s.PebbleCacheSize = db.store.CacheShare()
 	idx, err := db.tableIndexBytes()
 	if err != nil {

@@ -1,0 +1,92 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"github.com/simhashdb/simhashdb/engine/internal/store"
+	"github.com/simhashdb/simhashdb/vfs"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseReadMode(t *testing.T) {
+	for _, m := range []ReadMode{ReadsAuto, ReadsBuffered, ReadsDirect, ReadsBlocking} {
+		got, err := ParseReadMode(m.String())
+		require.NoError(t, err)
+		assert.Equal(t, m, got)
+	}
+	_, err := ParseReadMode("fast")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `"fast"`)
+	assert.Equal(t, "ReadMode(9)", ReadMode(9).String())
+	_, err = Open(t.TempDir(), Options{Reads: 9})
+	require.ErrorIs(t, err, ErrOptions)
+	assert.Contains(t, err.Error(), "Reads = 9")
+}
+
+// TestReadsAuto: the default reads with O_DIRECT an index opened
+// read-only whose files are more than twice the memory limit, and no
+// other; a mode given is kept whatever the sizes.
+func TestReadsAuto(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	docs := corpus(2000, 5)
+	model := oracleOf(docs)
+	qs := queries(model, 3, 100, rand.New(rand.NewPCG(5, 5)))
+	db := openT(t, dir, testOptions())
+	require.NoError(t, db.Load(ctx, DocsOf(docs)))
+	require.NoError(t, db.Close())
+	size := store.DirSize(vfs.Default, filepath.Join(dir, store.Dir))
+	require.Greater(t, size, int64(3<<10))
+	small, large := size/3, int64(1)<<50 // memory limits either side of half the index
+	for _, c := range []struct {
+		name     string
+		reads    ReadMode
+		readOnly bool
+		limit    int64
+		direct   bool
+	}{
+		{"read-only, three times the memory", ReadsAuto, true, small, true},
+		{"read-only, smaller than the memory", ReadsAuto, true, large, false},
+		{"read-only, 1.5 times the memory", ReadsAuto, true, size * 2 / 3, false},
+		{"writable, three times the memory", ReadsAuto, false, small, false},
+		{"buffered, read-only, three times the memory", ReadsBuffered, true, small, false},
+		{"blocking, read-only, three times the memory", ReadsBlocking, true, small, false},
+		{"direct, smaller than the memory", ReadsDirect, false, large, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := testOptions()
+			o.Reads, o.ReadOnly, o.knobs.memoryLimit = c.reads, c.readOnly, c.limit
+			db := openT(t, dir, o)
+			defer db.Close()
+			if db.ring == nil && c.reads != ReadsBlocking {
+				t.Skip("no io_uring here: every mode reads with pread")
+			}
+			assert.Equal(t, c.direct, db.direct)
+			st, err := db.Stats(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, c.direct, st.ReadDirect)
+			checkQueries(t, db, model, qs, c.name)
+		})
+	}
+}
+
+// TestDeprecatedReads: the former fields choose the modes they named.
+func TestDeprecatedReads(t *testing.T) {
+	for _, c := range []struct {
+		o    Options
+		want ReadMode
+	}{
+		{Options{BlockingReads: true}, ReadsBlocking},
+		{Options{DirectReads: true}, ReadsDirect},
+		{Options{DirectReads: true, Reads: ReadsBuffered}, ReadsBuffered},
+		{Options{}, ReadsAuto},
+	} {
+		o, err := c.o.withDefaults()
+		require.NoError(t, err)
+		assert.Equal(t, c.want, o.Reads)
+	}
+}
