@@ -291,7 +291,7 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		var local []string
 		fl.Visit(func(f *flag.Flag) {
 			switch f.Name {
-			case "k", "expect", "design", "sync", "sketches", "wal-recovery", "cache-size", "memtable-size", "direct-reads":
+			case "k", "expect", "design", "sync", "sketches", "wal-recovery", "cache-size", "memtable-size", "reads", "direct-reads":
 				local = append(local, "--"+f.Name)
 			}
 		})
@@ -577,7 +577,8 @@ type createFlags struct {
 	// cache and memtable bound the index's memory (0: the engine's
 	// defaults).
 	cache, memtable byteSize
-	direct          bool // engine.Options.DirectReads
+	reads           string // engine.Options.Reads
+	direct          bool   // --direct-reads, the former --reads direct
 	// created is set by open: the index did not exist before.
 	created bool
 }
@@ -587,7 +588,8 @@ func (c *createFlags) register(fl *flag.FlagSet) {
 	fl.StringVar(&c.design, "design", "memory", "the table design, only at creation: memory (queries cheapest when the tables are cached) or disk (fewest disk reads a query, for an index much larger than its cache: fewer tables up to about 100M fingerprints at k = 3)")
 	fl.StringVar(&c.sync, "sync", "always", "durability of each write: always (fsync), interval (fsync every 100ms) or none")
 	fl.Var(&c.cache, "cache-size", "the cache of table blocks, postings and Pebble's blocks, in bytes (units allowed: 256MiB); default a quarter of the memory the process may use (GOMEMLIMIT, its cgroup's limit or the machine's)")
-	fl.BoolVar(&c.direct, "direct-reads", false, "read the stored blocks the page cache does not hold with O_DIRECT (Linux, through io_uring): for an index much larger than the memory, with the default design, a cold query takes less of the processor and the page cache is left to others; these reads never fill the page cache")
+	fl.StringVar(&c.reads, "reads", "auto", "how the stored blocks no cache holds are read: auto (direct for an index opened read-only that is more than twice the memory the process may use, else buffered), buffered (through the page cache, and io_uring on Linux), direct (what the page cache does not hold with O_DIRECT, through io_uring: for an index much larger than the memory a cold query takes less of the processor, and the page cache is left to others) or blocking (pread)")
+	fl.BoolVar(&c.direct, "direct-reads", false, "deprecated: --reads direct")
 	fl.Var(&c.memtable, "memtable-size", "the recent writes held in memory before a flush, in bytes; writes wait while twice that is unflushed; default 64MiB, growing with the index (5 bytes a fingerprint, up to 1GiB)")
 }
 
@@ -606,7 +608,17 @@ func (c *createFlags) options(d *dbFlags) (engine.Options, error) {
 	if c.memtable != 0 && c.memtable < 1<<10 {
 		return engine.Options{}, fmt.Errorf("--memtable-size %d: want at least 1KiB", c.memtable)
 	}
-	opts := engine.Options{Sync: mode, SizeHint: c.expect, CacheSize: int64(c.cache), MemtableSize: int64(c.memtable), DirectReads: c.direct}
+	reads, err := engine.ParseReadMode(c.reads)
+	if err != nil {
+		return engine.Options{}, fmt.Errorf("--reads: %w", err)
+	}
+	if c.direct {
+		if reads != engine.ReadsAuto && reads != engine.ReadsDirect {
+			return engine.Options{}, fmt.Errorf("--direct-reads is --reads direct: it contradicts --reads %s", reads)
+		}
+		reads = engine.ReadsDirect
+	}
+	opts := engine.Options{Sync: mode, SizeHint: c.expect, CacheSize: int64(c.cache), MemtableSize: int64(c.memtable), Reads: reads}
 	if d.k > 0 {
 		opts.K = d.k
 	}

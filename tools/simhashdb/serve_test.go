@@ -662,26 +662,32 @@ func TestServeMemoryBound(t *testing.T) {
 	assert.Equal(t, 0, s.stop(t, syscall.SIGTERM), s.log())
 }
 
-// TestServeDirectReads: `serve --direct-reads` reads the index with
-// O_DIRECT through the ring, stats says so, and answers as without it.
+// TestServeDirectReads: `serve --reads direct` reads the index with
+// O_DIRECT through the ring, stats says so, and answers as without it; a
+// mode that is none, or that contradicts the former flag, is refused.
 func TestServeDirectReads(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "idx")
 	r := runCLI(t, "1 0x0123456789abcdef\n2 0x0123456789abcdee\n", "add", "--db", db, "--sync", "none")
 	require.Equal(t, 0, r.code, r.stderr)
-	s := startServe(t, "--db", db, "--direct-reads")
+	for _, bad := range [][]string{{"--reads", "fast"}, {"--direct-reads", "--reads", "blocking"}} {
+		r = runCLI(t, "", append([]string{"serve", "--db", db}, bad...)...)
+		assert.Equal(t, 2, r.code, "%v: a usage error", bad)
+		assert.Contains(t, r.stderr, "--reads", bad)
+	}
+	s := startServe(t, "--db", db, "--reads", "direct")
 	r = runCLI(t, "", "stats", "--server", s.url)
 	require.Equal(t, 0, r.code, r.stderr)
 	if strings.Contains(r.stdout, "with pread") {
-		t.Skip("no io_uring here: --direct-reads has nothing to read through")
+		t.Skip("no io_uring here: --reads direct has nothing to read through")
 	}
-	assert.Contains(t, r.stdout, "with O_DIRECT what the page cache does not hold (--direct-reads)")
+	assert.Contains(t, r.stdout, "with O_DIRECT what the page cache does not hold (--reads direct")
 	r = runCLI(t, "", "query", "--server", s.url, "--fp", "0x0123456789abcdef", "--k", "1")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "2 within distance 1")
-	r = runCLI(t, "3 0x1\n", "add", "--server", s.url, "--direct-reads")
+	r = runCLI(t, "3 0x1\n", "add", "--server", s.url, "--reads", "direct")
 	assert.Equal(t, 2, r.code, "a flag of the index opened here, refused with --server")
-	assert.Contains(t, r.stderr, "--direct-reads")
+	assert.Contains(t, r.stderr, "--reads")
 }
 
 // TestServeReadOnly: `serve --read-only` answers queries of an index that
