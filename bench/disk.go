@@ -84,8 +84,8 @@ type DiskRun struct {
 	Latency     Latency `json:"latency"`
 	QPS         float64 `json:"queries_per_s"`
 	// Reads is how the index read its files: "ring" (io_uring), "direct"
-	// (io_uring, engine.Options.DirectReads) or "pread"
-	// (engine.Options.BlockingReads, or no io_uring here).
+	// (io_uring, engine.ReadsDirect) or "pread"
+	// (engine.ReadsBlocking, or no io_uring here).
 	Reads string `json:"reads"`
 	// ReadsPerQuery is the index's reads of stored blocks (Stats.FileReads)
 	// and BytesPerQuery the bytes the child fetched from the disk
@@ -100,6 +100,9 @@ type DiskRun struct {
 	// Kind is the queries' kind in a run of one kind: near (a stored
 	// fingerprint within k) or random.
 	Kind string `json:"kind,omitempty"`
+	// AutoReads is how the default (engine.ReadsAuto) reads the index in
+	// the same memory limit, as Reads names it.
+	AutoReads string `json:"auto_reads"`
 	// Round is the disk's round (DiskLimit.Async) measured again just
 	// before this run, and RoundIOPS its reads/s: the run's ratios are to
 	// it, so that a machine whose disk slows or speeds up between runs
@@ -123,10 +126,7 @@ type diskJob struct {
 	Queries     string `json:"queries"` // a file of 8-byte little-endian fingerprints
 	CacheMiB    int    `json:"cache_mib"`
 	Concurrency int    `json:"concurrency"`
-	// BlockingReads and DirectReads open the index with
-	// engine.Options' fields of those names.
-	BlockingReads bool `json:"blocking_reads"`
-	DirectReads   bool `json:"direct_reads"`
+	Reads       string `json:"reads"` // engine.Options.Reads, by name
 }
 
 // diskWays are the ways the disk section reads the index, each in runs of
@@ -135,7 +135,7 @@ var diskWays = []string{"ring", "direct", "pread"}
 
 // reading returns j reading the index the given way.
 func (j diskJob) reading(way string) diskJob {
-	j.BlockingReads, j.DirectReads = way == "pread", way == "direct"
+	j.Reads = map[string]string{"ring": engine.ReadsBuffered.String(), "direct": engine.ReadsDirect.String(), "pread": engine.ReadsBlocking.String()}[way]
 	return j
 }
 
@@ -537,13 +537,35 @@ func diskChild(js string) error {
 }
 
 // queryDisk opens the index read-only with a cache of job.CacheMiB and asks
-// every query of job.Queries, job.Concurrency at a time.
+// every query of job.Queries, job.Concurrency at a time; then it notes how
+// the default would read the index (DiskRun.AutoReads).
 func queryDisk(job diskJob) (DiskRun, error) {
 	qs, err := readQueries(job.Queries)
 	if err != nil {
 		return DiskRun{}, err
 	}
-	db, err := engine.Open(job.Index, engine.Options{ReadOnly: true, CacheSize: int64(job.CacheMiB) << 20, Logger: quiet(), BlockingReads: job.BlockingReads, DirectReads: job.DirectReads})
+	mode, err := engine.ParseReadMode(job.Reads)
+	if err != nil {
+		return DiskRun{}, err
+	}
+	run, err := queryDiskWith(job, qs, mode)
+	if err != nil {
+		return DiskRun{}, err
+	}
+	// What the default would read the index as, here: opened after the
+	// run, as it reads blocks too.
+	db, err := engine.Open(job.Index, engine.Options{ReadOnly: true, CacheSize: int64(job.CacheMiB) << 20, Logger: quiet()})
+	if err != nil {
+		return DiskRun{}, err
+	}
+	st, err := db.Stats(context.Background())
+	run.AutoReads = readsOf(st)
+	return run, errors.Join(err, db.Close())
+}
+
+// queryDiskWith asks qs of job's index opened read-only with mode.
+func queryDiskWith(job diskJob, qs []uint64, mode engine.ReadMode) (DiskRun, error) {
+	db, err := engine.Open(job.Index, engine.Options{ReadOnly: true, CacheSize: int64(job.CacheMiB) << 20, Logger: quiet(), Reads: mode})
 	if err != nil {
 		return DiskRun{}, err
 	}
@@ -563,15 +585,19 @@ func queryDisk(job diskJob) (DiskRun, error) {
 		return DiskRun{}, err
 	}
 	nq := float64(len(qs))
-	reads := "pread"
-	if st1.ReadRing {
-		reads = "ring"
-		if st1.ReadDirect {
-			reads = "direct"
-		}
-	}
-	return DiskRun{Concurrency: job.Concurrency, Queries: len(qs), Latency: percentiles(lat), QPS: nq / elapsed.Seconds(), Reads: reads,
+	return DiskRun{Concurrency: job.Concurrency, Queries: len(qs), Latency: percentiles(lat), QPS: nq / elapsed.Seconds(), Reads: readsOf(st1),
 		ReadsPerQuery: float64(st1.FileReads-st0.FileReads) / nq, RoundsPerQuery: float64(st1.FileReadRounds-st0.FileReadRounds) / nq, BytesPerQuery: float64(io1["read_bytes"]-io0["read_bytes"]) / nq}, nil
+}
+
+// readsOf names how an index reads its files (DiskRun.Reads).
+func readsOf(st engine.Stats) string {
+	switch {
+	case st.ReadDirect:
+		return "direct"
+	case st.ReadRing:
+		return "ring"
+	}
+	return "pread"
 }
 
 // procIO reads this process's I/O counters (Linux's /proc/self/io; empty
@@ -598,6 +624,9 @@ func (d *DiskResults) report(md *strings.Builder) {
 		"%d issued together by as many goroutines, each a pread, p50 %.0f us, p99 %.0f us (%.0f reads/s).\n\n",
 		d.Disk.One.P50, d.Disk.One.P99, d.Disk.IOPSOne, d.Disk.RoundOf, d.Disk.Async.P50, d.Disk.Async.P99, d.Disk.IOPSAsync, d.PairedRounds,
 		d.Disk.RoundOf, d.Disk.Round.P50, d.Disk.Round.P99, d.Disk.IOPSMany)
+	if len(d.Runs) > 0 {
+		fmt.Fprintf(md, "The default (`engine.Options.Reads` auto, as `query --db` and `serve --read-only` open an index) reads this index, in the child's memory limit, as **%s**.\n\n", d.Runs[0].AutoReads)
+	}
 	md.WriteString("| reads | concurrent queries | p50 | p99 | p999 | queries/s | reads a query | rounds of reads a query (one query at a time: rounds it waits for) | disk bytes a query | the round just before the run, p50 / p99 | p50 / that round | p99 / that round's p99 | p50 / goroutine round | queries/s / (that round's reads/s / reads a query) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range d.Runs {
 		round, iops := d.roundOf(r)

@@ -66,6 +66,7 @@ func TestDiskQuickRun(t *testing.T) {
 		} else {
 			assert.Contains(t, []string{way, "pread"}, r.Reads, "pread only where the kernel refuses the ring")
 		}
+		assert.Contains(t, []string{"ring", "direct", "pread"}, r.AutoReads, "how the default reads the index")
 		assert.Positive(t, r.ReadsPerQuery, "the cache is smaller than the index")
 		assert.Equal(t, nq, r.Queries, "every query asked once")
 		assert.Positive(t, r.QPS)
@@ -83,6 +84,7 @@ func TestDiskQuickRun(t *testing.T) {
 	report, err := os.ReadFile(filepath.Join(out, "report.md"))
 	require.NoError(t, err)
 	assert.Contains(t, string(report), "## Queries on the disk")
+	assert.Contains(t, string(report), fmt.Sprintf("reads this index, in the child's memory limit, as **%s**", d.Runs[0].AutoReads))
 	assert.Equal(t, pairedRounds/10, d.PairedRounds, "a quick run times fewer rounds")
 	assert.Contains(t, string(report), fmt.Sprintf("timed again (%d rounds)", d.PairedRounds), "the report names the rounds the run timed")
 	assert.Contains(t, string(report), "--only disk")
