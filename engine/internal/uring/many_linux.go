@@ -25,19 +25,29 @@ func (r *Ring) ReadMany(rs []Read) (disk bool) {
 }
 
 // readMany is ReadMany of at most maxBatch reads; gather is enter's.
+// Direct reads of a file whose pages overlap or touch go to the disk as
+// one request (mergeDirect).
 func (r *Ring) readMany(rs []Read, gather bool) (disk bool) {
 	var reqs [maxBatch]*request
 	var bufs [maxBatch]*aligned
-	var at [maxBatch]int // the read of rs each request is for
-	var all []request    // the requests, one allocation
-	n := 0
+	var of [maxBatch]int           // the request each read of rs is in, -1 for none
+	var spans [maxBatch]directSpan // the direct reads to the disk
+	var all []request              // the requests, one allocation
+	n, ns := 0, 0
+	add := func(fd uintptr, p []byte, off int64) int {
+		if all == nil {
+			all = make([]request, len(rs))
+		}
+		all[n] = request{fd: fd, p: p, off: off}
+		reqs[n] = &all[n]
+		n++
+		return n - 1
+	}
 	for i := range rs {
 		rd := &rs[i]
 		rd.N, rd.Err, rd.Cached = 0, nil, false
+		of[i] = -1
 		size := rd.size()
-		var fd uintptr
-		var p []byte
-		var off int64
 		if rd.Direct {
 			if !rd.Unchecked && cached(rd.Fd, rd.Off, size) {
 				rd.borrow()
@@ -47,25 +57,28 @@ func (r *Ring) readMany(rs []Read, gather bool) (disk bool) {
 			}
 			start := rd.Off &^ (page - 1)
 			end := (rd.Off + int64(size) + page - 1) &^ (page - 1)
-			bufs[n] = alignedBuffer(int(end - start))
-			fd, p, off = rd.DirectFd, bufs[n].b, start
-		} else {
-			rd.borrow()
-			k, done, err := r.readCached(rd.Fd, rd.P, rd.Off)
-			if done {
-				rd.N, rd.Err = k, err
-				continue
-			}
-			rd.N = k
-			fd, p, off = rd.Fd, rd.P[k:], rd.Off+int64(k)
+			spans[ns] = directSpan{i: i, fd: rd.DirectFd, start: start, end: end}
+			ns++
+			continue
 		}
-		if all == nil {
-			all = make([]request, len(rs)-i)
+		rd.borrow()
+		k, done, err := r.readCached(rd.Fd, rd.P, rd.Off)
+		if done {
+			rd.N, rd.Err = k, err
+			continue
 		}
-		all[n] = request{fd: fd, p: p, off: off}
-		reqs[n] = &all[n]
-		at[n] = i
-		n++
+		rd.N = k
+		of[i] = add(rd.Fd, rd.P[k:], rd.Off+int64(k))
+	}
+	var ms [maxBatch]merged
+	for _, m := range ms[:mergeDirect(spans[:ns], &ms)] {
+		b := alignedBuffer(int(m.end - m.start))
+		b.share(m.hi - m.lo)
+		x := add(spans[m.lo].fd, b.b, m.start)
+		bufs[x] = b
+		for _, sp := range spans[m.lo:m.hi] {
+			of[sp.i] = x
+		}
 	}
 	if n == 0 {
 		return false
@@ -75,25 +88,38 @@ func (r *Ring) readMany(rs []Read, gather bool) (disk bool) {
 		req.g = g
 	}
 	err := r.readBatch(reqs[:n], gather)
+	var got [maxBatch]int
+	var errs [maxBatch]error
 	for x, req := range reqs[:n] {
-		rd := &rs[at[x]]
-		k, rerr := 0, err
-		if rerr == nil {
-			k, rerr = r.finish(req)
+		got[x], errs[x] = 0, err
+		if err == nil {
+			got[x], errs[x] = r.finish(req)
 		}
+	}
+	for i := range rs {
+		x := of[i]
+		if x < 0 {
+			continue
+		}
+		rd, req, k, rerr := &rs[i], reqs[x], got[x], errs[x]
 		if b := bufs[x]; b != nil {
 			skip := int(rd.Off - req.off)
 			size := rd.size()
 			have := max(0, min(k-skip, size))
-			if rd.P == nil { // the ring's: where it landed, moved to the 8-byte boundary below
-				a := skip &^ 7
-				if a != skip {
-					copy(b.b[a:], b.b[skip:skip+have])
-				}
-				rd.P, rd.lent, rd.N = b.b[a:a+size], b, have
-			} else {
+			switch a := skip &^ 7; {
+			case rd.P != nil:
 				rd.N = copy(rd.P[:have], b.b[skip:])
 				b.release()
+			case a == skip: // the ring's, where it landed
+				rd.P, rd.lent, rd.N = b.b[a:a+size], b, have
+			case b.shared(): // the ring's, moved to a buffer of its own
+				own := alignedBuffer(size)
+				copy(own.b, b.b[skip:skip+have])
+				b.release()
+				rd.P, rd.lent, rd.N = own.b, own, have
+			default: // the ring's, moved to the 8-byte boundary below
+				copy(b.b[a:], b.b[skip:skip+have])
+				rd.P, rd.lent, rd.N = b.b[a:a+size], b, have
 			}
 			if rd.N < size && rerr == nil {
 				rerr = io.EOF
@@ -107,6 +133,49 @@ func (r *Ring) readMany(rs []Read, gather bool) (disk bool) {
 		rd.Err = rerr
 	}
 	return true
+}
+
+// directSpan is a direct read to the disk: read i of a batch, the pages
+// [start, end) of the file open as fd.
+type directSpan struct {
+	i          int
+	fd         uintptr
+	start, end int64
+}
+
+// merged is the pages [start, end) of a file, read as one request for
+// the direct reads lo to hi (exclusive) of the sorted spans.
+type merged struct {
+	start, end int64
+	lo, hi     int
+}
+
+// maxMerged bounds the bytes of one request of merged direct reads.
+const maxMerged = 64 << 10
+
+// mergeDirect sorts sp by file and offset and puts its reads in requests,
+// the first of ms, and returns how many: a read whose pages overlap or
+// touch those of the request before it, of the same file, joins it up to
+// maxMerged bytes. Blocks next to each other in a file (a range of keys
+// over two) are not page aligned, so each would otherwise read their
+// shared page once more, in a request the disk serves on its own: the
+// kernel merges requests that touch, never requests that overlap.
+func mergeDirect(sp []directSpan, ms *[maxBatch]merged) int {
+	for i := 1; i < len(sp); i++ { // few: insertion sort
+		for j := i; j > 0 && (sp[j].fd < sp[j-1].fd || sp[j].fd == sp[j-1].fd && sp[j].start < sp[j-1].start); j-- {
+			sp[j], sp[j-1] = sp[j-1], sp[j]
+		}
+	}
+	n := 0
+	for i := 0; i < len(sp); n++ {
+		m := merged{start: sp[i].start, end: sp[i].end, lo: i}
+		for m.hi = i + 1; m.hi < len(sp) && sp[m.hi].fd == sp[i].fd && sp[m.hi].start <= m.end && max(m.end, sp[m.hi].end)-m.start <= maxMerged; m.hi++ {
+			m.end = max(m.end, sp[m.hi].end)
+		}
+		ms[n] = m
+		i = m.hi
+	}
+	return n
 }
 
 // size is the bytes rd reads: len(P), or Len into a buffer of the ring's.

@@ -11,7 +11,10 @@ package uring
 // A Read with P nil reads Len bytes into a buffer of the ring's, which P
 // then is until Release, starting on an 8-byte boundary (as Pebble's block
 // decoders ask): a direct read is moved within the buffer it landed in
-// rather than copied to another the caller allocates.
+// rather than copied to another the caller allocates. Direct reads of a
+// batch whose pages overlap or touch are one read of the disk, into one
+// buffer they share until the last is released; one off the boundary is
+// copied to a buffer of its own.
 type Read struct {
 	Fd, DirectFd uintptr
 	Direct       bool
