@@ -304,7 +304,7 @@ func ExampleDB_Checkpoint() {
 }
 
 // An index opened read-only to serve queries: by default (ReadsAuto) it is
-// read with O_DIRECT when it is more than twice the memory the process
+// read with O_DIRECT when it is more than 1.2 times the memory the process
 // may use; a service that knows better names the mode.
 func ExampleReadMode() {
 	dir, _ := os.MkdirTemp("", "simhashdb-example-")

@@ -120,7 +120,7 @@ type Options struct {
 	ReadOnly bool
 	// Reads says how the index reads the blocks of its files that no
 	// cache holds; the default, ReadsAuto, reads an index opened read-only
-	// that is more than twice the memory the process may use with
+	// that is more than 1.2 times the memory the process may use with
 	// O_DIRECT, and any other through the page cache.
 	Reads ReadMode
 	// BlockingReads is Reads: ReadsBlocking.

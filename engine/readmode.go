@@ -16,9 +16,9 @@ type ReadMode int
 // Read modes.
 const (
 	// ReadsAuto, the default, reads as ReadsDirect an index opened
-	// read-only whose files are more than twice the memory the process
-	// may use (GOMEMLIMIT, its cgroup's limit or the machine's): the page
-	// cache could then hold only a small part of it (autoDirectOver), and
+	// read-only whose files are more than 1.2 times the memory the
+	// process may use (GOMEMLIMIT, its cgroup's limit or the machine's):
+	// the page cache could then hold only a part of it (autoDirect), and
 	// a cold query's reads take less of the processor. Every other index
 	// is read as ReadsBuffered.
 	ReadsAuto ReadMode = iota
@@ -65,13 +65,13 @@ func ParseReadMode(s string) (ReadMode, error) {
 	return 0, fmt.Errorf("engine: unknown read mode %q: want auto, buffered, direct or blocking", s)
 }
 
-// autoDirectOver is how many times the memory limit an index opened
-// read-only must be for ReadsAuto to read it direct. The page cache gets
-// at most about half the memory (the engine's cache takes a quarter, and
-// the heap about twice that), so at twice the memory buffered reads would
-// find less than a quarter of the blocks there, and each of the others
-// costs the processor more than a direct read.
-const autoDirectOver = 2
+// autoDirect reports whether ReadsAuto reads an index of size bytes
+// direct under a memory limit: once the index is a fifth larger than the
+// memory, so much of what buffered reads put in the page cache is
+// reclaimed before it is read again that the kernel's charging and
+// reclaiming of pages cost more than the hits save (docs/performance.md,
+// "The default reads a large read-only index direct").
+func autoDirect(size, limit int64) bool { return limit > 0 && size > limit+limit/5 }
 
 // readsDirect says whether an index in dir opened with o reads with
 // O_DIRECT (ReadsAuto's choice), and why, for the log.
@@ -88,7 +88,7 @@ func readsDirect(fs vfs.FS, dir string, o Options) (bool, []any) {
 			limit = memlimit.Of("")
 		}
 		size := store.DirSize(fs, filepath.Join(dir, store.Dir))
-		return limit > 0 && size > autoDirectOver*limit, []any{"why", "the index is more than twice the memory limit", "index bytes", size, "memory limit", limit}
+		return autoDirect(size, limit), []any{"why", "the index is more than 1.2 times the memory limit", "index bytes", size, "memory limit", limit}
 	}
 	return false, nil
 }

@@ -28,7 +28,7 @@ func TestParseReadMode(t *testing.T) {
 }
 
 // TestReadsAuto: the default reads with O_DIRECT an index opened
-// read-only whose files are more than twice the memory limit, and no
+// read-only whose files are more than 1.2 times the memory limit, and no
 // other; a mode given is kept whatever the sizes.
 func TestReadsAuto(t *testing.T) {
 	t.Parallel()
@@ -41,7 +41,7 @@ func TestReadsAuto(t *testing.T) {
 	require.NoError(t, db.Close())
 	size := store.DirSize(vfs.Default, filepath.Join(dir, store.Dir))
 	require.Greater(t, size, int64(3<<10))
-	small, large := size/3, int64(1)<<50 // memory limits either side of half the index
+	small, large := size/3, int64(1)<<50 // memory limits well either side of the index
 	for _, c := range []struct {
 		name     string
 		reads    ReadMode
@@ -51,7 +51,8 @@ func TestReadsAuto(t *testing.T) {
 	}{
 		{"read-only, three times the memory", ReadsAuto, true, small, true},
 		{"read-only, smaller than the memory", ReadsAuto, true, large, false},
-		{"read-only, 1.5 times the memory", ReadsAuto, true, size * 2 / 3, false},
+		{"read-only, 1.5 times the memory", ReadsAuto, true, size * 2 / 3, true},
+		{"read-only, 1.1 times the memory", ReadsAuto, true, size * 10 / 11, false},
 		{"writable, three times the memory", ReadsAuto, false, small, false},
 		{"buffered, read-only, three times the memory", ReadsBuffered, true, small, false},
 		{"blocking, read-only, three times the memory", ReadsBlocking, true, small, false},
@@ -71,6 +72,21 @@ func TestReadsAuto(t *testing.T) {
 			assert.Equal(t, c.direct, st.ReadDirect)
 			checkQueries(t, db, model, qs, c.name)
 		})
+	}
+}
+
+func TestAutoDirect(t *testing.T) {
+	for _, c := range []struct {
+		size, limit int64
+		want        bool
+	}{
+		{121, 100, true},
+		{120, 100, false},
+		{100, 100, false},
+		{50, 100, false},
+		{1 << 40, 0, false}, // no limit known
+	} {
+		assert.Equal(t, c.want, autoDirect(c.size, c.limit), "an index of %d under %d", c.size, c.limit)
 	}
 }
 
