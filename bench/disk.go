@@ -109,11 +109,20 @@ type DiskRun struct {
 	// moves both sides of a ratio.
 	Round     Latency `json:"async_round_before"`
 	RoundIOPS float64 `json:"iops_async_round_before"`
+	// Between is the disk's round timed before every query of a run one
+	// at a time (diskJob.RoundOf), by the child between its queries, and
+	// BetweenIOPS its reads/s: such a run's ratios are to it, the disk as
+	// it was while the queries ran, not in the second before.
+	Between     Latency `json:"async_round_between,omitzero"`
+	BetweenIOPS float64 `json:"iops_async_round_between,omitempty"`
 }
 
-// roundOf returns the round a run's ratios are to: the one measured just
-// before it, or the section's.
+// roundOf returns the round a run's ratios are to: the one timed between
+// its queries, the one timed just before it, or the section's.
 func (d *DiskResults) roundOf(r DiskRun) (Latency, float64) {
+	if r.Between.P50 > 0 && r.BetweenIOPS > 0 {
+		return r.Between, r.BetweenIOPS
+	}
 	if r.Round.P50 > 0 && r.RoundIOPS > 0 {
 		return r.Round, r.RoundIOPS
 	}
@@ -127,6 +136,9 @@ type diskJob struct {
 	CacheMiB    int    `json:"cache_mib"`
 	Concurrency int    `json:"concurrency"`
 	Reads       string `json:"reads"` // engine.Options.Reads, by name
+	// RoundOf, if not 0, has a run one at a time time a round of that many
+	// reads of the index's sstables before each query (DiskRun.Between).
+	RoundOf int `json:"round_of,omitempty"`
 }
 
 // diskWays are the ways the disk section reads the index, each in runs of
@@ -221,6 +233,7 @@ func runDiskDesign(cfg Config, paperTables int) (*DiskResults, error) {
 		if err != nil {
 			return DiskRun{}, "", fmt.Errorf("measuring the disk: %w", err)
 		}
+		job.RoundOf = tables
 		run, how, err := queryFromChild(job, files, memMiB)
 		run.Round, run.RoundIOPS = round, iops
 		return run, how, err
@@ -433,13 +446,20 @@ func (p *pairedRound) measure(rounds int) (Latency, float64, error) {
 	us := make([]float64, 0, rounds)
 	start := time.Now()
 	for range rounds {
-		t0 := time.Now()
-		if err := p.a.round(p.seeds, p.t); err != nil {
+		took, err := p.once()
+		if err != nil {
 			return Latency{}, 0, err
 		}
-		us = append(us, float64(time.Since(t0).Microseconds()))
+		us = append(us, float64(took.Microseconds()))
 	}
 	return percentiles(us), float64(rounds*p.t) / time.Since(start).Seconds(), nil
+}
+
+// once times one round of t reads submitted together.
+func (p *pairedRound) once() (time.Duration, error) {
+	t0 := time.Now()
+	err := p.a.round(p.seeds, p.t)
+	return time.Since(t0), err
 }
 
 func (p *pairedRound) Close() {
@@ -574,19 +594,73 @@ func queryDiskWith(job diskJob, qs []uint64, mode engine.ReadMode) (DiskRun, err
 	if err != nil {
 		return DiskRun{}, err
 	}
+	var run DiskRun
 	io0 := procIO()
-	lat, elapsed, err := latenciesOn(db, qs, 3, job.Concurrency)
+	var lat []float64
+	var elapsed time.Duration
+	if job.Concurrency == 1 && job.RoundOf > 0 {
+		var rounds []float64
+		var roundsTook time.Duration
+		lat, rounds, elapsed, roundsTook, err = latenciesBetween(db, qs, 3, job)
+		if len(rounds) > 0 {
+			run.Between, run.BetweenIOPS = percentiles(rounds), float64(len(rounds)*job.RoundOf)/roundsTook.Seconds()
+		}
+	} else {
+		lat, elapsed, err = latenciesOn(db, qs, 3, job.Concurrency)
+	}
 	if err != nil {
 		return DiskRun{}, err
 	}
+	// The process's disk bytes include the rounds': theirs are taken off.
 	io1 := procIO()
 	st1, err := db.Stats(context.Background())
 	if err != nil {
 		return DiskRun{}, err
 	}
 	nq := float64(len(qs))
-	return DiskRun{Concurrency: job.Concurrency, Queries: len(qs), Latency: percentiles(lat), QPS: nq / elapsed.Seconds(), Reads: readsOf(st1),
-		ReadsPerQuery: float64(st1.FileReads-st0.FileReads) / nq, RoundsPerQuery: float64(st1.FileReadRounds-st0.FileReadRounds) / nq, BytesPerQuery: float64(io1["read_bytes"]-io0["read_bytes"]) / nq}, nil
+	roundBytes := float64(len(qs) * job.RoundOf * directio.Align)
+	if run.Between.P50 == 0 {
+		roundBytes = 0
+	}
+	run.Concurrency, run.Queries, run.Latency, run.QPS, run.Reads = job.Concurrency, len(qs), percentiles(lat), nq/elapsed.Seconds(), readsOf(st1)
+	run.ReadsPerQuery, run.RoundsPerQuery = float64(st1.FileReads-st0.FileReads)/nq, float64(st1.FileReadRounds-st0.FileReadRounds)/nq
+	run.BytesPerQuery = (float64(io1["read_bytes"]-io0["read_bytes"]) - roundBytes) / nq
+	return run, nil
+}
+
+// latenciesBetween asks job's queries qs of db at distance k one at a
+// time, timing a round of job.RoundOf reads of the index's sstables before
+// each: the queries' latencies and the rounds', in microseconds, and the
+// time each took in all. The rounds read with O_DIRECT, so the queries
+// stay as cold as without them.
+func latenciesBetween(db *engine.DB, qs []uint64, k int, job diskJob) (lat, rounds []float64, queriesTook, roundsTook time.Duration, err error) {
+	files, err := indexFiles(job.Index)
+	if err != nil {
+		return nil, nil, 0, 0, err
+	}
+	p, err := newPairedRound(files, job.RoundOf)
+	if err != nil {
+		return nil, nil, 0, 0, fmt.Errorf("timing the disk's round between queries: %w", err)
+	}
+	defer p.Close()
+	ctx := context.Background()
+	lat, rounds = make([]float64, 0, len(qs)), make([]float64, 0, len(qs))
+	var buf []engine.Match
+	for _, q := range qs {
+		took, err := p.once()
+		if err != nil {
+			return nil, nil, 0, 0, fmt.Errorf("timing the disk's round between queries: %w", err)
+		}
+		rounds, roundsTook = append(rounds, float64(took.Nanoseconds())/1e3), roundsTook+took
+		t0 := time.Now()
+		buf, err = db.QueryAppend(ctx, buf[:0], q, k)
+		took = time.Since(t0)
+		if err != nil {
+			return nil, nil, 0, 0, err
+		}
+		lat, queriesTook = append(lat, float64(took.Nanoseconds())/1e3), queriesTook+took
+	}
+	return lat, rounds, queriesTook, roundsTook, nil
 }
 
 // readsOf names how an index reads its files (DiskRun.Reads).
@@ -620,14 +694,14 @@ func (d *DiskResults) report(md *strings.Builder) {
 	fmt.Fprintf(md, "## Queries on the disk (%d fingerprints, %d tables: %s design)\n\n", d.N, d.Tables, d.Design)
 	fmt.Fprintf(md, "An index of %d uniform fingerprints (%.1f GB on disk) queried at k = 3 (half near a stored fingerprint, half random) by a child process with a %d MiB engine cache; page cache: %s. ", d.N, float64(d.IndexBytes)/1e9, d.CacheMiB, d.PageCache)
 	fmt.Fprintf(md, "The disk's limit, measured in the same run on the index's sstables with O_DIRECT: one random 4 KiB read p50 %.0f us, p99 %.0f us (%.0f reads/s); "+
-		"%d submitted to the kernel together (Linux AIO, one io_submit, reaped together), all back p50 %.0f us, p99 %.0f us (%.0f reads/s): **the round**, timed again (%d rounds) just before each run below, whose ratios are to that; "+
+		"%d submitted to the kernel together (Linux AIO, one io_submit, reaped together), all back p50 %.0f us, p99 %.0f us (%.0f reads/s): **the round**, timed again (%d rounds) just before each run below, and in a run one at a time once before every query, between the queries: a run's ratios are to the rounds between its queries where it has them, else to those before it; "+
 		"%d issued together by as many goroutines, each a pread, p50 %.0f us, p99 %.0f us (%.0f reads/s).\n\n",
 		d.Disk.One.P50, d.Disk.One.P99, d.Disk.IOPSOne, d.Disk.RoundOf, d.Disk.Async.P50, d.Disk.Async.P99, d.Disk.IOPSAsync, d.PairedRounds,
 		d.Disk.RoundOf, d.Disk.Round.P50, d.Disk.Round.P99, d.Disk.IOPSMany)
 	if len(d.Runs) > 0 {
 		fmt.Fprintf(md, "The default (`engine.Options.Reads` auto, as `query --db` and `serve --read-only` open an index) reads this index, in the child's memory limit, as **%s**.\n\n", d.Runs[0].AutoReads)
 	}
-	md.WriteString("| reads | concurrent queries | p50 | p99 | p999 | queries/s | reads a query | rounds of reads a query (one query at a time: rounds it waits for) | disk bytes a query | the round just before the run, p50 / p99 | p50 / that round | p99 / that round's p99 | p50 / goroutine round | queries/s / (that round's reads/s / reads a query) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	md.WriteString("| reads | concurrent queries | p50 | p99 | p999 | queries/s | reads a query | rounds of reads a query (one query at a time: rounds it waits for) | disk bytes a query | the round (between the queries, else just before the run), p50 / p99 | p50 / that round | p99 / that round's p99 | p50 / goroutine round | queries/s / (that round's reads/s / reads a query) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range d.Runs {
 		round, iops := d.roundOf(r)
 		limit := 0.0
@@ -640,7 +714,7 @@ func (d *DiskResults) report(md *strings.Builder) {
 	md.WriteString("\n")
 	for _, r := range d.Kinds {
 		round, _ := d.roundOf(r)
-		fmt.Fprintf(md, "- The %s queries alone, a cold run of their own (%s, one at a time): p50 %.0f us (%.1fx the round before it, %.0f us), p99 %.0f us, %.1f reads in %.1f rounds a query.\n",
+		fmt.Fprintf(md, "- The %s queries alone, a cold run of their own (%s, one at a time): p50 %.0f us (%.1fx the round between its queries, %.0f us), p99 %.0f us, %.1f reads in %.1f rounds a query.\n",
 			r.Kind, r.Reads, r.Latency.P50, r.Latency.P50/max(round.P50, 1), round.P50, r.Latency.P99, r.ReadsPerQuery, r.RoundsPerQuery)
 	}
 	if len(d.Kinds) > 0 {

@@ -76,10 +76,19 @@ func TestDiskQuickRun(t *testing.T) {
 		assert.LessOrEqual(t, r.Round.P50, r.Round.P99)
 		assert.Positive(t, r.RoundIOPS)
 		round, _ := d.roundOf(r)
-		assert.Equal(t, r.Round, round, "the run's ratios are to its own round")
+		if r.Concurrency == 1 {
+			assert.Positive(t, r.Between.P50, "rounds timed between the queries one at a time")
+			assert.LessOrEqual(t, r.Between.P50, r.Between.P99)
+			assert.Positive(t, r.BetweenIOPS)
+			assert.Equal(t, r.Between, round, "the run's ratios are to the rounds between its queries")
+		} else {
+			assert.Zero(t, r.Between, "no rounds between queries 16 at a time")
+			assert.Equal(t, r.Round, round, "the run's ratios are to its own round")
+		}
 	}
 	for _, r := range d.Kinds {
 		assert.Positive(t, r.Round.P50, "the round timed before the run")
+		assert.Positive(t, r.Between.P50, "rounds timed between the queries")
 	}
 	report, err := os.ReadFile(filepath.Join(out, "report.md"))
 	require.NoError(t, err)
@@ -87,6 +96,7 @@ func TestDiskQuickRun(t *testing.T) {
 	assert.Contains(t, string(report), fmt.Sprintf("reads this index, in the child's memory limit, as **%s**", d.Runs[0].AutoReads))
 	assert.Equal(t, pairedRounds/10, d.PairedRounds, "a quick run times fewer rounds")
 	assert.Contains(t, string(report), fmt.Sprintf("timed again (%d rounds)", d.PairedRounds), "the report names the rounds the run timed")
+	assert.Contains(t, string(report), fmt.Sprintf("%.1fx the round between its queries, %.0f us", d.Kinds[0].Latency.P50/max(d.Kinds[0].Between.P50, 1), d.Kinds[0].Between.P50), "a kind's ratio is to the rounds between its queries")
 	assert.Contains(t, string(report), "--only disk")
 	require.Len(t, d.Charts, 1)
 	st, err := os.Stat(filepath.Join(out, d.Charts[0]))
