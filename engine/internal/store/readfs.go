@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -20,7 +21,8 @@ type readFS struct {
 	ring  *uring.Ring // nil: the file's own ReadAt
 	reads *readCount
 	// direct reads what the page cache does not hold with O_DIRECT
-	// (Options.DirectReads), through the ring.
+	// (the engine's ReadsDirect), through the ring, but for files opened
+	// for sequential reads.
 	direct bool
 }
 
@@ -45,8 +47,11 @@ func (fs readFS) Open(name string, opts ...vfs.OpenOption) (vfs.File, error) {
 	if f.Fd() != vfs.InvalidFd {
 		rf.ring = fs.ring
 	}
-	if rf.ring != nil && fs.direct {
+	if rf.ring != nil && fs.direct && !slices.Contains(opts, vfs.SequentialReadsOption) {
 		// A file system without O_DIRECT (tmpfs) is read as without it.
+		// A file opened for sequential reads (a compaction's inputs, or a
+		// long scan's once Pebble's read-ahead is at its largest) is read
+		// through the page cache, whose read-ahead it asked for.
 		if dfd, err := uring.OpenDirect(name); err == nil {
 			rf.dfd = dfd
 		}
