@@ -119,9 +119,9 @@ type Options struct {
 	// on read-only media too.
 	ReadOnly bool
 	// Reads says how the index reads the blocks of its files that no
-	// cache holds; the default, ReadsAuto, reads an index opened read-only
-	// that is more than 1.2 times the memory the process may use with
-	// O_DIRECT, and any other through the page cache.
+	// cache holds; the default, ReadsAuto, reads an index that is more
+	// than 1.2 times the memory the process may use with O_DIRECT, and
+	// any other through the page cache.
 	Reads ReadMode
 	// BlockingReads is Reads: ReadsBlocking.
 	//

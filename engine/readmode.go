@@ -15,12 +15,13 @@ type ReadMode int
 
 // Read modes.
 const (
-	// ReadsAuto, the default, reads as ReadsDirect an index opened
-	// read-only whose files are more than 1.2 times the memory the
-	// process may use (GOMEMLIMIT, its cgroup's limit or the machine's):
-	// the page cache could then hold only a part of it (autoDirect), and
-	// a cold query's reads take less of the processor. Every other index
-	// is read as ReadsBuffered.
+	// ReadsAuto, the default, reads as ReadsDirect an index whose files
+	// are, when it is opened, more than 1.2 times the memory the process
+	// may use (GOMEMLIMIT, its cgroup's limit or the machine's): the page
+	// cache could then hold only a part of it (autoDirect), and a cold
+	// query's reads take less of the processor. Every other index is read
+	// as ReadsBuffered. An index opened small and grown past the line is
+	// read buffered until it is opened again.
 	ReadsAuto ReadMode = iota
 	// ReadsBuffered reads through the page cache, and on Linux where the
 	// kernel allows io_uring through a ring, so that the reads a cold query
@@ -37,8 +38,10 @@ const (
 	// much of a cold query's processor (docs/performance.md, "Cold queries
 	// on the disk"). Pages cached otherwise are still read from memory, but
 	// these reads never cache any: where memory could hold what the cache
-	// does not, buffered reads do better. Read as ReadsBuffered where
-	// io_uring is refused, and from a file system without O_DIRECT.
+	// does not, buffered reads do better. A writable index's compactions
+	// still read their inputs through the page cache, with its read-ahead.
+	// Read as ReadsBuffered where io_uring is refused, and from a file
+	// system without O_DIRECT.
 	ReadsDirect
 	// ReadsBlocking reads with pread from the goroutine that needs the
 	// block, through the page cache: no ring.
@@ -80,9 +83,6 @@ func readsDirect(fs vfs.FS, dir string, o Options) (bool, []any) {
 	case ReadsDirect:
 		return true, []any{"why", "Options.Reads"}
 	case ReadsAuto:
-		if !o.ReadOnly {
-			return false, nil
-		}
 		limit := o.knobs.memoryLimit
 		if limit == 0 {
 			limit = memlimit.Of("")

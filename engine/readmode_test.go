@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
@@ -27,9 +28,9 @@ func TestParseReadMode(t *testing.T) {
 	assert.Contains(t, err.Error(), "Reads = 9")
 }
 
-// TestReadsAuto: the default reads with O_DIRECT an index opened
-// read-only whose files are more than 1.2 times the memory limit, and no
-// other; a mode given is kept whatever the sizes.
+// TestReadsAuto: the default reads with O_DIRECT an index whose files are
+// more than 1.2 times the memory limit, read-only or not, and no other; a
+// mode given is kept whatever the sizes.
 func TestReadsAuto(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -53,7 +54,8 @@ func TestReadsAuto(t *testing.T) {
 		{"read-only, smaller than the memory", ReadsAuto, true, large, false},
 		{"read-only, 1.5 times the memory", ReadsAuto, true, size * 2 / 3, true},
 		{"read-only, 1.1 times the memory", ReadsAuto, true, size * 10 / 11, false},
-		{"writable, three times the memory", ReadsAuto, false, small, false},
+		{"writable, three times the memory", ReadsAuto, false, small, true},
+		{"writable, 1.1 times the memory", ReadsAuto, false, size * 10 / 11, false},
 		{"buffered, read-only, three times the memory", ReadsBuffered, true, small, false},
 		{"blocking, read-only, three times the memory", ReadsBlocking, true, small, false},
 		{"direct, smaller than the memory", ReadsDirect, false, large, true},
@@ -73,6 +75,44 @@ func TestReadsAuto(t *testing.T) {
 			checkQueries(t, db, model, qs, c.name)
 		})
 	}
+}
+
+// TestWritableDirect: a writable index the default reads direct takes
+// writes: flushes, which read the blocks they rewrite, and Pebble's
+// compactions leave it answering as the oracle, after each flush and once
+// opened again.
+func TestWritableDirect(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	docs := corpus(3000, 21)
+	db := openT(t, dir, testOptions())
+	require.NoError(t, db.Load(ctx, DocsOf(docs[:1500])))
+	require.NoError(t, db.Close())
+	o := testOptions()
+	o.CacheSize, o.knobs.memoryLimit = 1<<20, 1<<10 // blocks read from the files, direct
+	db = openT(t, dir, o)
+	if db.ring == nil {
+		db.Close()
+		t.Skip("no io_uring here: every mode reads with pread")
+	}
+	assert.True(t, db.direct, "a writable index above the line is read direct")
+	model := oracleOf(docs[:1500])
+	r := rand.New(rand.NewPCG(21, 21))
+	for from := 1500; from < len(docs); from += 500 {
+		batch := docs[from:min(from+500, len(docs))]
+		require.NoError(t, db.InsertBatch(ctx, batch))
+		require.NoError(t, db.Flush(ctx))
+		for _, d := range batch {
+			model[d.ID] = d
+		}
+		checkQueries(t, db, model, queries(model, 3, 100, r), fmt.Sprintf("after %d documents", from+len(batch)))
+	}
+	_, err := db.Check(ctx)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	db = openT(t, dir, o)
+	defer db.Close()
+	checkQueries(t, db, model, queries(model, 3, 200, r), "opened again")
 }
 
 func TestAutoDirect(t *testing.T) {

@@ -525,7 +525,7 @@ func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "pebble index       %d bytes of index and filter blocks over the tables; Pebble's share of the cache may grow to %d bytes (a limit, not memory taken)%s\n", st.PebbleIndexBytes, st.PebbleCacheSize, indexFit(st))
 	}
 	if st.ReadRing && st.ReadDirect {
-		fmt.Fprintf(stdout, "reads              through an io_uring ring, with O_DIRECT what the page cache does not hold (--reads direct, or auto for an index opened read-only that is more than 1.2 times the memory): a cold query's block reads reach the disk together\n")
+		fmt.Fprintf(stdout, "reads              through an io_uring ring, with O_DIRECT what the page cache does not hold (--reads direct, or auto for an index more than 1.2 times the memory): a cold query's block reads reach the disk together\n")
 	} else if st.ReadRing {
 		fmt.Fprintf(stdout, "reads              through an io_uring ring: a cold query's block reads reach the disk together\n")
 	} else {
