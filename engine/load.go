@@ -11,7 +11,6 @@ import (
 
 	"github.com/simhashdb/simhashdb/codec"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
-	"github.com/simhashdb/simhashdb/engine/internal/memlimit"
 	"github.com/simhashdb/simhashdb/engine/internal/spill"
 	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/simhashdb/simhashdb/engine/internal/table"
@@ -106,7 +105,7 @@ func (db *DB) loadMemory() int64 {
 	if n := db.opts.knobs.loadMemory; n > 0 {
 		return n
 	}
-	limit := memlimit.Of("")
+	limit := db.opts.memLimit
 	if limit <= 0 {
 		return 1 << 30
 	}

@@ -89,7 +89,10 @@ type Options struct {
 	BlockSize int
 	// MemtableSize bounds the memory of recent writes before a flush. The
 	// default follows the index: 64 MiB, or 5 bytes per stored
-	// fingerprint if that is more, up to 1 GiB (see memtableBudget).
+	// fingerprint if that is more, up to 1 GiB, and no more than a
+	// sixteenth of the memory the process may use (the least of
+	// GOMEMLIMIT, its memory cgroup's limit and the machine's memory), as
+	// two are held while one is flushed (see memtableBudget).
 	MemtableSize int64
 	// CacheSize bounds the cache of table blocks (package cache; and of the
 	// postings of matched fingerprints, packed the same way) and Pebble's
@@ -153,12 +156,26 @@ type Options struct {
 
 	knobs        testingKnobs
 	autoMemtable bool // MemtableSize was left to the default
-	kSet         bool // K was given: it must match an existing index
-	blockSet     bool // BlockSize was given: likewise
+	// memLimit is the memory the process may use (memlimit.Of, or the
+	// knob), 0 where unknown: what the defaults of the cache, the
+	// memtables and Reads follow.
+	memLimit int64
+	kSet     bool // K was given: it must match an existing index
+	blockSet bool // BlockSize was given: likewise
 }
 
 // maxAutoMemtable caps the memtable budget that grows with the index.
 const maxAutoMemtable = 1 << 30
+
+// autoMemtableShare is the part of the memory the process may use that
+// the default memtable budget may take: two are held while one is
+// flushed, and the flush's merged blocks and the collector's headroom
+// come on top, beside the cache's quarter (autoCacheShare).
+// minAutoMemtable is as far as that lowers it.
+const (
+	autoMemtableShare = 16
+	minAutoMemtable   = 4 << 20
+)
 
 // memtableBudget is the memtable size that triggers a flush, for an index
 // of fps fingerprints. A flush rewrites or appends to the blocks its
@@ -170,7 +187,11 @@ func (o Options) memtableBudget(fps int64) int64 {
 	if !o.autoMemtable {
 		return o.MemtableSize
 	}
-	return max(o.MemtableSize, min(maxAutoMemtable, fps*5))
+	b := max(o.MemtableSize, min(maxAutoMemtable, fps*5))
+	if o.memLimit > 0 {
+		b = min(b, max(o.memLimit/autoMemtableShare, minAutoMemtable))
+	}
+	return b
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -199,6 +220,10 @@ func (o Options) withDefaults() (Options, error) {
 	if o.BlockSize < codec.MinBlockSize || o.BlockSize > codec.MaxBlockSize {
 		return o, fmt.Errorf("%w: BlockSize = %d, want %d..%d", ErrOptions, o.BlockSize, codec.MinBlockSize, codec.MaxBlockSize)
 	}
+	o.memLimit = o.knobs.memoryLimit
+	if o.memLimit == 0 {
+		o.memLimit = memlimit.Of("")
+	}
 	if o.MemtableSize == 0 {
 		o.MemtableSize, o.autoMemtable = DefaultMemtableSize, true
 	}
@@ -206,7 +231,7 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("%w: MemtableSize = %d, want at least 1 KiB", ErrOptions, o.MemtableSize)
 	}
 	if o.CacheSize == 0 {
-		o.CacheSize = autoCacheSize()
+		o.CacheSize = autoCacheSize(o.memLimit)
 	}
 	if o.CacheSize < 1<<20 {
 		return o, fmt.Errorf("%w: CacheSize = %d, want at least 1 MiB", ErrOptions, o.CacheSize)
@@ -247,11 +272,11 @@ func (o Options) design() (*permutation.Design, error) {
 const autoCacheShare = 4
 
 // autoCacheSize is the cache budget when Options.CacheSize is left at
-// zero: a quarter of the memory the process may use, or DefaultCacheSize
-// where that is unknown. The cache holds only what queries read, so a
-// small index takes no more than its cached blocks whatever the budget.
-func autoCacheSize() int64 {
-	limit := memlimit.Of("")
+// zero: a quarter of limit, the memory the process may use, or
+// DefaultCacheSize where that is unknown (0). The cache holds only what
+// queries read, so a small index takes no more than its cached blocks
+// whatever the budget.
+func autoCacheSize(limit int64) int64 {
 	if limit <= 0 {
 		return DefaultCacheSize
 	}
@@ -292,7 +317,7 @@ type testingKnobs struct {
 	// maxPebbleShare, if not 0, replaces maxPebbleShare: the baseline of
 	// BenchmarkColdQuerySplit keeps Pebble's share at its base.
 	maxPebbleShare float64
-	// memoryLimit, if not 0, is the memory the process may use, as
-	// ReadsAuto sees it.
+	// memoryLimit, if not 0, is the memory the process may use, as the
+	// defaults see it (Options.memLimit).
 	memoryLimit int64
 }

@@ -41,28 +41,40 @@ func TestOptionsAgainstStoredIndex(t *testing.T) {
 
 // TestMemtableBudget: a memtable size the caller sets is kept; the default
 // grows with the index, 5 bytes per fingerprint, between 64 MiB and
-// 1 GiB. Stats reports the budget in force.
+// 1 GiB, and no more than a sixteenth of the memory limit (but 4 MiB).
+// Stats reports the budget in force.
 func TestMemtableBudget(t *testing.T) {
 	t.Parallel()
+	const lots = 1 << 40 // memory enough for any budget
 	for _, tc := range []struct {
-		name string
-		set  int64
-		fps  int64
-		want int64
+		name  string
+		set   int64
+		fps   int64
+		limit int64
+		want  int64
 	}{
-		{"default, small index", 0, 1e6, DefaultMemtableSize},
-		{"default, 100M", 0, 1e8, 500e6},
-		{"default, capped", 0, 1e10, maxAutoMemtable},
-		{"set, small index", 8 << 20, 0, 8 << 20},
-		{"set, 100M", 8 << 20, 1e8, 8 << 20},
+		{"default, small index", 0, 1e6, lots, DefaultMemtableSize},
+		{"default, 100M", 0, 1e8, lots, 500e6},
+		{"default, capped", 0, 1e10, lots, maxAutoMemtable},
+		{"default, 100M, 1 GiB of memory", 0, 1e8, 1 << 30, 64 << 20},
+		{"default, 100M, 4 GiB of memory", 0, 1e8, 4 << 30, 256 << 20},
+		{"default, small index, 256 MiB of memory", 0, 1e6, 256 << 20, 16 << 20},
+		{"default, 32 MiB of memory", 0, 1e6, 32 << 20, minAutoMemtable},
+		{"set, small index", 8 << 20, 0, lots, 8 << 20},
+		{"set, 100M", 8 << 20, 1e8, lots, 8 << 20},
+		{"set, 100M, 256 MiB of memory", 128 << 20, 1e8, 256 << 20, 128 << 20},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o, err := Options{MemtableSize: tc.set}.withDefaults()
+			o := Options{MemtableSize: tc.set}
+			o.knobs.memoryLimit = tc.limit
+			o, err := o.withDefaults()
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, o.memtableBudget(tc.fps))
 		})
 	}
-	db := openT(t, t.TempDir(), Options{Sync: SyncNone})
+	o := Options{Sync: SyncNone}
+	o.knobs.memoryLimit = lots
+	db := openT(t, t.TempDir(), o)
 	defer db.Close()
 	require.NoError(t, db.Load(ctx, DocsOf(corpus(300, 1))))
 	s, err := db.Stats(ctx)
@@ -141,7 +153,7 @@ func TestAutoCacheSize(t *testing.T) {
 	}
 	old := debug.SetMemoryLimit(2 << 30)
 	defer debug.SetMemoryLimit(old)
-	require.Equal(t, want, autoCacheSize())
+	require.Equal(t, want, autoCacheSize(memlimit.Of("")))
 	db, err := Open(t.TempDir(), Options{})
 	require.NoError(t, err)
 	defer db.Close()
@@ -150,5 +162,6 @@ func TestAutoCacheSize(t *testing.T) {
 	require.Equal(t, want, st.CacheSize)
 
 	debug.SetMemoryLimit(64 << 20) // a quarter would be too little to be of use
-	require.Equal(t, int64(DefaultCacheSize/4), autoCacheSize())
+	require.Equal(t, int64(DefaultCacheSize/4), autoCacheSize(memlimit.Of("")))
+	require.Equal(t, int64(DefaultCacheSize), autoCacheSize(0), "no limit known")
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/simhashdb/simhashdb/engine/internal/memlimit"
 	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/simhashdb/simhashdb/vfs"
 )
@@ -83,12 +82,8 @@ func readsDirect(fs vfs.FS, dir string, o Options) (bool, []any) {
 	case ReadsDirect:
 		return true, []any{"why", "Options.Reads"}
 	case ReadsAuto:
-		limit := o.knobs.memoryLimit
-		if limit == 0 {
-			limit = memlimit.Of("")
-		}
 		size := store.DirSize(fs, filepath.Join(dir, store.Dir))
-		return autoDirect(size, limit), []any{"why", "the index is more than 1.2 times the memory limit", "index bytes", size, "memory limit", limit}
+		return autoDirect(size, o.memLimit), []any{"why", "the index is more than 1.2 times the memory limit", "index bytes", size, "memory limit", o.memLimit}
 	}
 	return false, nil
 }

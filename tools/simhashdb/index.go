@@ -590,7 +590,7 @@ func (c *createFlags) register(fl *flag.FlagSet) {
 	fl.Var(&c.cache, "cache-size", "the cache of table blocks, postings and Pebble's blocks, in bytes (units allowed: 256MiB); default a quarter of the memory the process may use (GOMEMLIMIT, its cgroup's limit or the machine's)")
 	fl.StringVar(&c.reads, "reads", "auto", "how the stored blocks no cache holds are read: auto (direct for an index more than 1.2 times the memory the process may use when it is opened, else buffered), buffered (through the page cache, and io_uring on Linux), direct (what the page cache does not hold with O_DIRECT, through io_uring: for an index much larger than the memory a cold query takes less of the processor, and the page cache is left to others) or blocking (pread)")
 	fl.BoolVar(&c.direct, "direct-reads", false, "deprecated: --reads direct")
-	fl.Var(&c.memtable, "memtable-size", "the recent writes held in memory before a flush, in bytes; writes wait while twice that is unflushed; default 64MiB, growing with the index (5 bytes a fingerprint, up to 1GiB)")
+	fl.Var(&c.memtable, "memtable-size", "the recent writes held in memory before a flush, in bytes; writes wait while twice that is unflushed; default 64MiB, growing with the index (5 bytes a fingerprint, up to 1GiB), and no more than a sixteenth of the memory the process may use")
 }
 
 // options checks the flags (usage errors) and returns the index's options.
