@@ -206,14 +206,41 @@ type MemoryBudget struct {
 	// flush (Stats.MemtablesMax); it grows with the index unless
 	// Options.MemtableSize was given.
 	Memtables int64
+	// Directories is the memory of what the index keeps in memory of
+	// every block, which grows with it: each table's directory (a block's
+	// key, size, pending count and cache slot), the postings' units and,
+	// opened read-only, the store's map of its data blocks. A writable
+	// index counts the tables' directories twice: a flush builds new ones
+	// beside those queries use.
+	Directories int64
 }
 
-// MemoryBudget returns the index's memory budget now. It costs a lock, not
-// a walk of the index as Stats does: a server may ask it often.
+// MemoryBudget returns the index's memory budget now. It costs a lock and
+// a look at each table, not a walk of the index as Stats does: a server
+// may ask it often.
 func (db *DB) MemoryBudget() MemoryBudget {
 	db.mu.RLock()
 	defer db.mu.RUnlock()
-	return MemoryBudget{Cache: db.budget.Total, PebbleCache: db.store.CacheShare(), Memtables: db.memtablesMax()}
+	return MemoryBudget{Cache: db.budget.Total, PebbleCache: db.store.CacheShare(), Memtables: db.memtablesMax(), Directories: db.directoryBytes()}
+}
+
+// directoryBytes is MemoryBudget.Directories; db.mu is held.
+func (db *DB) directoryBytes() int64 {
+	if db.st == nil { // closed
+		return 0
+	}
+	var tables int64
+	for t := range db.st.tables {
+		tables += db.st.tables[t].MemoryBytes()
+	}
+	if !db.opts.ReadOnly {
+		tables *= 2
+	}
+	n := tables + db.store.MapBytes()
+	if db.st.units != nil {
+		n += db.st.units.MemoryBytes()
+	}
+	return n
 }
 
 // docCount counts the documents a reader finds: the flushed ones, and what

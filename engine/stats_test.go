@@ -150,3 +150,49 @@ func TestStatsCountsWhatReadersFind(t *testing.T) {
 	require.NoError(t, db.Flush(ctx))
 	check("flushed again")
 }
+
+// TestMemoryBudgetDirectories: the budget counts what the index keeps of
+// every block, which grows with it: at least a block's key, size and cache
+// slot for each table, twice for a writable index, whose flushes build new
+// directories beside the old.
+func TestMemoryBudgetDirectories(t *testing.T) {
+	dir := t.TempDir()
+	o := testOptions()
+	o.MemtableSize = 16 << 20 // no flush but the test's
+	db := openT(t, dir, o)
+	require.NoError(t, db.Load(ctx, DocsOf(corpus(60000, 31))))
+	blocks := func(db *DB) int64 {
+		st, err := db.Stats(ctx)
+		require.NoError(t, err)
+		n := 0
+		for _, ts := range st.Tables {
+			n += ts.Blocks
+		}
+		return int64(n)
+	}
+	const least = 8 + 4 + 8 // key, size, slot
+	b := blocks(db)
+	w := db.MemoryBudget().Directories
+	require.GreaterOrEqual(t, w, 2*least*b, "%d blocks", b)
+	require.Less(t, w, 2*100*b, "%d blocks", b)
+
+	docs := corpus(20000, 32)
+	for i := range docs {
+		docs[i].ID += 1 << 40
+	}
+	require.NoError(t, db.InsertBatch(ctx, docs))
+	require.NoError(t, db.Flush(ctx))
+	require.Greater(t, db.MemoryBudget().Directories, w, "more blocks, more directory")
+	w = db.MemoryBudget().Directories
+	b = blocks(db)
+	require.NoError(t, db.Close())
+
+	ro := o
+	ro.ReadOnly = true
+	db = openT(t, dir, ro)
+	defer db.Close()
+	r := db.MemoryBudget().Directories
+	require.GreaterOrEqual(t, r, least*b)
+	require.Less(t, r, w, "read-only counts the tables once")
+	t.Logf("%d blocks: directories %d bytes writable, %d read-only", b, w, r)
+}

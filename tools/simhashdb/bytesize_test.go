@@ -44,9 +44,9 @@ func TestByteSize(t *testing.T) {
 // TestMemoryBound: the bound adds its parts, and stops at the largest
 // int64 rather than wrap into a small limit.
 func TestMemoryBound(t *testing.T) {
-	b := engine.MemoryBudget{Cache: 256 << 20, PebbleCache: 32 << 20, Memtables: 128 << 20}
-	assert.Equal(t, int64(512<<20), memoryBound(64<<20, b))
-	assert.Equal(t, int64(512-32-32)<<20, goMemoryLimit(memoryBound(64<<20, b), b))
+	b := engine.MemoryBudget{Cache: 256 << 20, PebbleCache: 32 << 20, Memtables: 128 << 20, Directories: 96 << 20}
+	assert.Equal(t, int64(608<<20), memoryBound(64<<20, b))
+	assert.Equal(t, int64(608-32-32)<<20, goMemoryLimit(memoryBound(64<<20, b), b))
 	huge := engine.MemoryBudget{Cache: math.MaxInt64 - 1, Memtables: 128 << 20}
 	assert.Equal(t, int64(math.MaxInt64), memoryBound(64<<20, huge))
 

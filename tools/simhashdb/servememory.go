@@ -16,8 +16,9 @@ import (
 )
 
 // memoryOther is what serve's memory bound allows besides the batch bodies
-// in flight, the cache and the memtables: a flush's merged blocks,
-// connections, answers being written, the Go runtime.
+// in flight, the cache, the memtables and the index's directories: a
+// flush's merged blocks, connections, answers being written, the Go
+// runtime.
 const memoryOther = 64 << 20
 
 // memoryOutside is the part of memoryOther outside the Go heap: the
@@ -26,17 +27,17 @@ const memoryOther = 64 << 20
 const memoryOutside = 32 << 20
 
 // memoryFollow is how often serve looks at the index's memory budget again:
-// the memtables' budget grows with the index unless --memtable-size is
-// given.
+// the directories grow with the index, and the memtables' budget too
+// unless --memtable-size is given.
 const memoryFollow = 30 * time.Second
 
 // memoryBound is the memory serve keeps within: the batch bodies in flight,
-// the index's cache and memtables, and memoryOther.
+// the index's cache, memtables and directories, and memoryOther.
 // The sum stops at math.MaxInt64: flags of exabytes must not wrap it into
 // a small limit.
 func memoryBound(inflight int64, b engine.MemoryBudget) int64 {
 	sum := int64(0)
-	for _, n := range []int64{inflight, b.Cache, b.Memtables, memoryOther} {
+	for _, n := range []int64{inflight, b.Cache, b.Memtables, b.Directories, memoryOther} {
 		if n > math.MaxInt64-sum {
 			return math.MaxInt64
 		}
@@ -101,14 +102,14 @@ func holdMemory(ctx context.Context, db *engine.DB, inflight int64, stderr io.Wr
 	b := db.MemoryBudget()
 	bound := memoryBound(inflight, b)
 	if os.Getenv("GOMEMLIMIT") != "" {
-		fmt.Fprintf(stderr, "%s serve: memory: %s in flight, %s of cache, %s of memtables and %s besides; GOMEMLIMIT is set and kept\n",
-			programName, sizeText(inflight), sizeText(b.Cache), sizeText(b.Memtables), sizeText(memoryOther))
+		fmt.Fprintf(stderr, "%s serve: memory: %s in flight, %s of cache, %s of memtables, %s of directories and %s besides; GOMEMLIMIT is set and kept\n",
+			programName, sizeText(inflight), sizeText(b.Cache), sizeText(b.Memtables), sizeText(b.Directories), sizeText(memoryOther))
 		return func() {}
 	}
 	limit := goMemoryLimit(bound, b)
 	old := debug.SetMemoryLimit(limit)
-	fmt.Fprintf(stderr, "%s serve: memory bound %s: %s in flight, %s of cache, %s of memtables and %s besides (GOMEMLIMIT overrides)\n",
-		programName, sizeText(bound), sizeText(inflight), sizeText(b.Cache), sizeText(b.Memtables), sizeText(memoryOther))
+	fmt.Fprintf(stderr, "%s serve: memory bound %s: %s in flight, %s of cache, %s of memtables, %s of directories and %s besides (GOMEMLIMIT overrides)\n",
+		programName, sizeText(bound), sizeText(inflight), sizeText(b.Cache), sizeText(b.Memtables), sizeText(b.Directories), sizeText(memoryOther))
 	done := make(chan struct{})
 	stopped := make(chan struct{})
 	go func() {

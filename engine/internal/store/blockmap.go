@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/sstable"
@@ -388,6 +389,19 @@ func (m *blockMap) locateSpan(lo, hi []byte) (*mappedFile, int, int, bool) {
 	n := len(found.handles)
 	j0, j1 := found.search(lo), found.search(hi)
 	return found, j0, min(j1, n-1), true
+}
+
+// MapBytes is the memory of the map of a read-only store's data blocks
+// (0 without one): each mapped file's separators, heads and handles.
+func (s *Store) MapBytes() int64 {
+	if s.blocks == nil {
+		return 0
+	}
+	var n int64
+	for _, f := range s.blocks.files {
+		n += int64(cap(f.seps)) + int64(cap(f.sepEnd))*4 + int64(cap(f.heads)+cap(f.tops))*8 + int64(cap(f.handles))*int64(unsafe.Sizeof(block.Handle{}))
+	}
+	return n
 }
 
 // MappedReads is how many values GetMany and ScanMany have read without

@@ -2,6 +2,7 @@ package table
 
 import (
 	"slices"
+	"unsafe"
 
 	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/simhashdb/simhashdb/huffman"
@@ -103,6 +104,16 @@ func (ti *Index) Bytes() int64 {
 	for _, e := range ti.dir {
 		n += int64(e.Size())
 	}
+	return n
+}
+
+// MemoryBytes is the memory the directory holds: its arrays, and a cache
+// slot a block, whether in its slab, a slab of a directory before it or
+// one of its own.
+func (ti *Index) MemoryBytes() int64 {
+	slot := int64(unsafe.Sizeof(cache.Slot{}))
+	n := int64(cap(ti.keys))*8 + int64(cap(ti.dir))*int64(unsafe.Sizeof(format.DirEntry(0))) + int64(cap(ti.pend))*2 + int64(len(ti.radix))*4
+	n += int64(cap(ti.slots))*int64(unsafe.Sizeof((*cache.Slot)(nil))) + int64(len(ti.keys))*slot
 	return n
 }
 

@@ -15,6 +15,7 @@ import (
 	"math/bits"
 	"slices"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/simhashdb/simhashdb/engine/internal/cache"
 )
@@ -43,6 +44,13 @@ type Dir struct {
 	// the first query that needs it.
 	slab  []cache.Slot
 	slots []atomic.Pointer[cache.Slot]
+}
+
+// MemoryBytes is the memory the directory holds: a slot a unit, and its
+// pointer where the directory shares slots with the one before.
+func (d *Dir) MemoryBytes() int64 {
+	slot := int64(unsafe.Sizeof(cache.Slot{}))
+	return int64(len(d.slab))*slot + int64(len(d.slots))*(slot+int64(unsafe.Sizeof(atomic.Pointer[cache.Slot]{})))
 }
 
 // Bits is the number of unit bits for a state of docs documents.
