@@ -160,10 +160,12 @@ func engineErrors() []error {
 // it may be repeated, is unavailable; later calls stay on the node that
 // answered.
 func TestRouteNodes(t *testing.T) {
-	gone := httptest.NewServer(http.NotFoundHandler())
-	gone.Close()
 	busy, busyCalls := flaky(t, http.StatusServiceUnavailable, 1000)
 	live, liveCalls := flaky(t, 0, 0)
+	// Closed after the others listen: a server started after it could be
+	// given its port, and answer for it.
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close()
 	c, err := client.New(gone.URL+","+live.URL, client.Options{Retries: 3, Backoff: time.Millisecond})
 	require.NoError(t, err)
 	require.NoError(t, insertIfNew(c))
