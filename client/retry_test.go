@@ -3,11 +3,9 @@ package client_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -17,6 +15,7 @@ import (
 	"github.com/simhashdb/simhashdb/engine"
 	simhashdbv1 "github.com/simhashdb/simhashdb/gen/simhashdb/v1"
 	"github.com/simhashdb/simhashdb/gen/simhashdb/v1/simhashdbv1connect"
+	"github.com/simhashdb/simhashdb/internal/nettest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -106,25 +105,10 @@ func TestRetries(t *testing.T) {
 // TestRetryConnection: a server that cannot be reached is tried again,
 // and the error says it was unavailable.
 func TestRetryConnection(t *testing.T) {
-	c, err := client.New(unreachable(t), client.Options{Retries: 2, Backoff: time.Millisecond})
+	c, err := client.New("http://"+nettest.Refused(t), client.Options{Retries: 2, Backoff: time.Millisecond})
 	require.NoError(t, err)
 	_, err = c.Get(ctx, 1)
 	require.ErrorIs(t, err, client.ErrUnavailable)
-}
-
-// unreachable returns the address of a loopback port that is bound but
-// not listening: a connection to it is refused, and while the test runs
-// no server, of this test or of another package's run beside it, can be
-// given the port (as one could a closed server's).
-func unreachable(t *testing.T) string {
-	t.Helper()
-	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
-	require.NoError(t, err)
-	t.Cleanup(func() { syscall.Close(fd) })
-	require.NoError(t, syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}))
-	sa, err := syscall.Getsockname(fd)
-	require.NoError(t, err)
-	return fmt.Sprintf("http://127.0.0.1:%d", sa.(*syscall.SockaddrInet4).Port)
 }
 
 func get(c *client.Client) error {
@@ -174,7 +158,7 @@ func engineErrors() []error {
 // it may be repeated, is unavailable; later calls stay on the node that
 // answered.
 func TestRouteNodes(t *testing.T) {
-	gone := unreachable(t)
+	gone := "http://" + nettest.Refused(t)
 	busy, busyCalls := flaky(t, http.StatusServiceUnavailable, 1000)
 	live, liveCalls := flaky(t, 0, 0)
 	c, err := client.New(gone+","+live.URL, client.Options{Retries: 3, Backoff: time.Millisecond})

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/simhashdb/simhashdb/internal/natstest"
+	"github.com/simhashdb/simhashdb/internal/nettest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -195,10 +195,7 @@ func TestRouteRefuses(t *testing.T) {
 		assert.Contains(t, r.stderr, c.want, "%q", c.args)
 	}
 	// A shard that cannot be reached is warned of; the router serves.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	gone := "http://" + ln.Addr().String()
-	ln.Close()
+	gone := "http://" + nettest.Refused(t)
 	r := startListening(t, binary, "route", "--server", gone)
 	assert.Contains(t, r.log(), "route: warning: asking the shards for their statistics")
 	r.stop(t, syscall.SIGTERM)
