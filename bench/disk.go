@@ -596,10 +596,9 @@ func queryDiskWith(job diskJob, qs []uint64, mode engine.ReadMode) (DiskRun, err
 	}
 	var run DiskRun
 	io0 := procIO()
-	var lat []float64
+	var lat, rounds []float64
 	var elapsed time.Duration
 	if job.Concurrency == 1 && job.RoundOf > 0 {
-		var rounds []float64
 		var roundsTook time.Duration
 		lat, rounds, elapsed, roundsTook, err = latenciesBetween(db, qs, 3, job)
 		if len(rounds) > 0 {
@@ -618,10 +617,7 @@ func queryDiskWith(job diskJob, qs []uint64, mode engine.ReadMode) (DiskRun, err
 		return DiskRun{}, err
 	}
 	nq := float64(len(qs))
-	roundBytes := float64(len(qs) * job.RoundOf * directio.Align)
-	if run.Between.P50 == 0 {
-		roundBytes = 0
-	}
+	roundBytes := float64(len(rounds) * job.RoundOf * directio.Align)
 	run.Concurrency, run.Queries, run.Latency, run.QPS, run.Reads = job.Concurrency, len(qs), percentiles(lat), nq/elapsed.Seconds(), readsOf(st1)
 	run.ReadsPerQuery, run.RoundsPerQuery = float64(st1.FileReads-st0.FileReads)/nq, float64(st1.FileReadRounds-st0.FileReadRounds)/nq
 	run.BytesPerQuery = (float64(io1["read_bytes"]-io0["read_bytes"]) - roundBytes) / nq
@@ -714,8 +710,12 @@ func (d *DiskResults) report(md *strings.Builder) {
 	md.WriteString("\n")
 	for _, r := range d.Kinds {
 		round, _ := d.roundOf(r)
-		fmt.Fprintf(md, "- The %s queries alone, a cold run of their own (%s, one at a time): p50 %.0f us (%.1fx the round between its queries, %.0f us), p99 %.0f us, %.1f reads in %.1f rounds a query.\n",
-			r.Kind, r.Reads, r.Latency.P50, r.Latency.P50/max(round.P50, 1), round.P50, r.Latency.P99, r.ReadsPerQuery, r.RoundsPerQuery)
+		which := "between its queries"
+		if r.Between.P50 == 0 {
+			which = "before it"
+		}
+		fmt.Fprintf(md, "- The %s queries alone, a cold run of their own (%s, one at a time): p50 %.0f us (%.1fx the round %s, %.0f us), p99 %.0f us, %.1f reads in %.1f rounds a query.\n",
+			r.Kind, r.Reads, r.Latency.P50, r.Latency.P50/max(round.P50, 1), which, round.P50, r.Latency.P99, r.ReadsPerQuery, r.RoundsPerQuery)
 	}
 	if len(d.Kinds) > 0 {
 		md.WriteString("\n")
