@@ -229,7 +229,7 @@ func ExampleOptions_inMemory() {
 }
 
 // The memory an index works within, for a process that bounds its own
-// (as simhashdb serve does with runtime/debug.SetMemoryLimit).
+// (as the simhashdb command does with runtime/debug.SetMemoryLimit).
 func ExampleDB_MemoryBudget() {
 	db, err := engine.Open("/index", engine.Options{FS: vfs.NewMem(), CacheSize: 256 << 20, MemtableSize: 64 << 20})
 	if err != nil {

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/simhashdb/simhashdb/codec"
-	"github.com/simhashdb/simhashdb/engine/internal/memlimit"
 	"github.com/simhashdb/simhashdb/engine/internal/store"
+	"github.com/simhashdb/simhashdb/internal/memlimit"
 	"github.com/simhashdb/simhashdb/permutation"
 	"github.com/simhashdb/simhashdb/vfs"
 	"github.com/simhashdb/simhashdb/wal"
@@ -100,7 +100,10 @@ type Options struct {
 	// blocks of its files need it, up to three quarters (Stats tells
 	// both). The default is a quarter of the memory the process may use:
 	// the least of GOMEMLIMIT, its memory cgroup's limit and the
-	// machine's memory (DefaultCacheSize where none is known).
+	// machine's memory (DefaultCacheSize where none is known); it yields
+	// to the index's memtables and directories, which grow with it, so
+	// that the three stay within half that memory where they can
+	// (MemoryBudget).
 	// The cache holds only what queries and writes read, so an index
 	// smaller than the budget takes no more than its cached blocks: 6-8
 	// bytes per fingerprint and table. Set it to bound the memory; the
@@ -156,6 +159,7 @@ type Options struct {
 
 	knobs        testingKnobs
 	autoMemtable bool // MemtableSize was left to the default
+	autoCache    bool // CacheSize was left to the default: fitCacheSize
 	// memLimit is the memory the process may use (memlimit.Of, or the
 	// knob), 0 where unknown: what the defaults of the cache, the
 	// memtables and Reads follow.
@@ -231,7 +235,7 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("%w: MemtableSize = %d, want at least 1 KiB", ErrOptions, o.MemtableSize)
 	}
 	if o.CacheSize == 0 {
-		o.CacheSize = autoCacheSize(o.memLimit)
+		o.CacheSize, o.autoCache = autoCacheSize(o.memLimit), true
 	}
 	if o.CacheSize < 1<<20 {
 		return o, fmt.Errorf("%w: CacheSize = %d, want at least 1 MiB", ErrOptions, o.CacheSize)
@@ -281,6 +285,24 @@ func autoCacheSize(limit int64) int64 {
 		return DefaultCacheSize
 	}
 	return max(limit/autoCacheShare, DefaultCacheSize/4)
+}
+
+// minFitCache is as far as fitCacheSize lowers the default cache: Pebble's
+// least share (cache.MinPebbleCache) and as much again for table blocks.
+const minFitCache = 16 << 20
+
+// fitCacheSize is the default cache budget of an index whose memtables and
+// directories take held bytes of the Go heap, for a process that may use
+// limit: autoCacheSize, lowered so that the cache, the memtables and the
+// directories stay within half of limit (the collector lets the heap grow
+// to about twice what is live), down to minFitCache. Whole MiB, so that a
+// flush's few new directory entries do not resize the cache each time.
+func fitCacheSize(limit, held int64) int64 {
+	c := autoCacheSize(limit)
+	if limit <= 0 {
+		return c
+	}
+	return max(min(c, limit/2-held), minFitCache) &^ (1<<20 - 1)
 }
 
 // testingKnobs are what only tests set, in the Options of the index they

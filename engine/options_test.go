@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/simhashdb/simhashdb/codec"
-	"github.com/simhashdb/simhashdb/engine/internal/memlimit"
+	"github.com/simhashdb/simhashdb/internal/memlimit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -164,4 +164,70 @@ func TestAutoCacheSize(t *testing.T) {
 	debug.SetMemoryLimit(64 << 20) // a quarter would be too little to be of use
 	require.Equal(t, int64(DefaultCacheSize/4), autoCacheSize(memlimit.Of("")))
 	require.Equal(t, int64(DefaultCacheSize), autoCacheSize(0), "no limit known")
+}
+
+func TestFitCacheSize(t *testing.T) {
+	const mib = 1 << 20
+	for _, c := range []struct {
+		name        string
+		limit, held int64
+		want        int64
+	}{
+		{"no limit known", 0, 100 * mib, DefaultCacheSize},
+		{"room for a quarter", 8 << 30, 1 << 30, 2 << 30},
+		{"held leaves less than a quarter", 1 << 30, 300 * mib, 212 * mib},
+		{"whole MiB", 1 << 30, 300*mib + 1, 211 * mib},
+		{"held takes half", 512 * mib, 276 * mib, minFitCache},
+		{"a limit smaller than the quarter's floor", 48 * mib, 0, 24 * mib},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			require.Equal(t, c.want, fitCacheSize(c.limit, c.held))
+		})
+	}
+}
+
+// The default cache yields to the memtables and the directories as the
+// index grows, so that the three stay within half the memory limit, and
+// the engine's cache and Pebble's share what is left; a cache the caller
+// sized stays as it is.
+func TestCacheFitsDirectories(t *testing.T) {
+	const limit = 128 << 20
+	for _, c := range []struct {
+		name  string
+		cache int64
+	}{{"default", 0}, {"given", 64 << 20}} {
+		t.Run(c.name, func(t *testing.T) {
+			o := testOptions()
+			o.MemtableSize, o.CacheSize, o.BlockSize = 0, c.cache, 64 // small blocks: many directory entries
+			o.knobs.memoryLimit = limit
+			db := openT(t, t.TempDir(), o)
+			defer db.Close()
+			check := func(stage string) MemoryBudget {
+				b := db.MemoryBudget()
+				want := c.cache
+				if c.cache == 0 {
+					want = fitCacheSize(limit, b.Memtables+b.Directories)
+					require.Less(t, want, autoCacheSize(limit), stage)
+				}
+				require.Equal(t, want, b.Cache, "%s: %+v", stage, b)
+				require.LessOrEqual(t, b.PebbleCache, db.budget.Most(), stage)
+				require.Equal(t, db.budget.Engine(b.PebbleCache), db.cache.Budget(), stage)
+				return b
+			}
+			check("empty")
+			require.NoError(t, db.Load(ctx, DocsOf(corpus(60000, 41))))
+			loaded := check("loaded")
+			docs := corpus(150000, 42)
+			for i := range docs {
+				docs[i].ID += 1 << 40
+			}
+			require.NoError(t, db.InsertBatch(ctx, docs))
+			require.NoError(t, db.Flush(ctx))
+			grown := check("grown")
+			require.Greater(t, grown.Directories, loaded.Directories+1<<20)
+			if c.cache == 0 {
+				require.Less(t, grown.Cache, loaded.Cache, "the cache gave way to the directories")
+			}
+		})
+	}
 }

@@ -163,8 +163,8 @@ func (db *DB) install(st *state, s successor) error {
 	for _, c := range s.carry {
 		db.cache.PutEntry(c.Slot, c.Entry)
 	}
-	if s.split {
-		db.splitCache()
+	if fit := db.fitCache(); s.split || fit {
+		db.splitCache(fit)
 	}
 	if old == nil {
 		return nil
@@ -193,18 +193,41 @@ func spanOf(space byte) [2][]byte {
 	return [2][]byte{lo, hi}
 }
 
-// splitCache sizes Pebble's share of the cache for the index as it is now
-// (at open, and after a flush or a load changed its files). Where Pebble
-// cannot read its files' properties the split stays as it is: a damaged
-// file is for Check to name, not for Open or a flush to fail on.
-func (db *DB) splitCache() {
-	idx, err := db.tableIndexBytes()
-	if err != nil {
-		db.log.Warn("simhashdb: sizing Pebble's share of the cache", "error", err)
-		return
+// fitCache sizes a default cache for the index as it is now
+// (fitCacheSize): its directories grow with it, and its memtables' budget
+// too unless the caller set it. It never goes above the budget Open made
+// Pebble's cache for. A CacheSize the caller gave stays as it is. It
+// reports whether the budget changed. The caller holds flushMu: with db.mu
+// it guards db.budget.
+func (db *DB) fitCache() bool {
+	if !db.opts.autoCache {
+		return false
 	}
-	share := db.budget.PebbleFor(idx)
-	if share == db.store.CacheShare() {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	total := min(fitCacheSize(db.opts.memLimit, db.memtablesMax()+db.directoryBytes()), db.opts.CacheSize)
+	if total == db.budget.Total {
+		return false
+	}
+	db.log.Debug("simhashdb: cache fitted", "cache", total, "was", db.budget.Total, "memory limit", db.opts.memLimit)
+	db.budget.Total = total
+	return true
+}
+
+// splitCache sizes Pebble's share of the cache for the index as it is now
+// (at open, after a flush or a load changed its files, and when the cache's
+// budget changed: resized). Where Pebble cannot read its files'
+// properties the split stays as it is: a damaged file is for Check to
+// name, not for Open or a flush to fail on.
+func (db *DB) splitCache(resized bool) {
+	share := min(db.store.CacheShare(), db.budget.Most())
+	idx, err := db.tableIndexBytes()
+	if err == nil {
+		share = db.budget.PebbleFor(idx)
+	} else {
+		db.log.Warn("simhashdb: sizing Pebble's share of the cache", "error", err)
+	}
+	if share == db.store.CacheShare() && !resized {
 		return
 	}
 	// The cache that grows grows after the other shrank.

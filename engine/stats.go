@@ -75,8 +75,8 @@ type Stats struct {
 	// whole index's.
 	PebbleBytes int64 `json:"pebble_bytes"`
 	BytesOnDisk int64 `json:"bytes_on_disk"`
-	// CacheSize is the cache budget, Options.CacheSize or the default it
-	// resolved to; CacheBytes is what the cached blocks and postings
+	// CacheSize is the cache budget, Options.CacheSize or the default as
+	// it is now (MemoryBudget); CacheBytes is what the cached blocks and postings
 	// take of it now.
 	CacheSize      int64  `json:"cache_size"`
 	CacheBytes     int64  `json:"cache_bytes"`
@@ -198,9 +198,11 @@ func blockVersionName(v uint8) string {
 // the options and the index's size set it now (Stats has the same
 // figures, with what they hold).
 type MemoryBudget struct {
-	// Cache is Options.CacheSize as resolved, Pebble's block cache
-	// included; PebbleCache is Pebble's share of it, which Pebble keeps
-	// outside the Go heap where cgo is enabled.
+	// Cache is the cache's budget, Pebble's block cache included:
+	// Options.CacheSize, or the default as it is now (it yields to the
+	// memtables and the directories as they grow); PebbleCache is
+	// Pebble's share of it, which Pebble keeps outside the Go heap where
+	// cgo is enabled.
 	Cache, PebbleCache int64
 	// Memtables is the memory of all memtables at which writes wait for a
 	// flush (Stats.MemtablesMax); it grows with the index unless
