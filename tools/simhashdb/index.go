@@ -105,6 +105,7 @@ func (d *dbFlags) open(opts engine.Options, create bool) (*engine.DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", d.dir, err)
 	}
+	holdProcessMemory() // after Open: the index's defaults read the memory limit first
 	return db, nil
 }
 
@@ -587,7 +588,7 @@ func (c *createFlags) register(fl *flag.FlagSet) {
 	fl.Int64Var(&c.expect, "expect", 0, "expected number of fingerprints, which sizes the table design (default 2^24); only at creation")
 	fl.StringVar(&c.design, "design", "memory", "the table design, only at creation: memory (queries cheapest when the tables are cached) or disk (fewest disk reads a query, for an index much larger than its cache: fewer tables up to about 100M fingerprints at k = 3)")
 	fl.StringVar(&c.sync, "sync", "always", "durability of each write: always (fsync), interval (fsync every 100ms) or none")
-	fl.Var(&c.cache, "cache-size", "the cache of table blocks, postings and Pebble's blocks, in bytes (units allowed: 256MiB); default a quarter of the memory the process may use (GOMEMLIMIT, its cgroup's limit or the machine's)")
+	fl.Var(&c.cache, "cache-size", "the cache of table blocks, postings and Pebble's blocks, in bytes (units allowed: 256MiB); default a quarter of the memory the process may use (GOMEMLIMIT, its cgroup's limit or the machine's), less where the index's memtables and directories need it to stay within half of it")
 	fl.StringVar(&c.reads, "reads", "auto", "how the stored blocks no cache holds are read: auto (direct for an index more than 1.2 times the memory the process may use when it is opened, else buffered), buffered (through the page cache, and io_uring on Linux), direct (what the page cache does not hold with O_DIRECT, through io_uring: for an index much larger than the memory a cold query takes less of the processor, and the page cache is left to others) or blocking (pread)")
 	fl.BoolVar(&c.direct, "direct-reads", false, "deprecated: --reads direct")
 	fl.Var(&c.memtable, "memtable-size", "the recent writes held in memory before a flush, in bytes; writes wait while twice that is unflushed; default 64MiB, growing with the index (5 bytes a fingerprint, up to 1GiB), and no more than a sixteenth of the memory the process may use")

@@ -190,7 +190,7 @@ func serve(ctx context.Context, db *engine.DB, d *dbFlags, ff *fingerprintFlags,
 	if err != nil {
 		return fail(stderr, "serve", exitFailed, err)
 	}
-	defer holdMemory(ctx, db, int64(sf.maxInflight), stderr)()
+	defer holdMemory(db, int64(sf.maxInflight), stderr)()
 	ro := ""
 	if sf.readOnly {
 		ro = ", read-only"
