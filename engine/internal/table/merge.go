@@ -111,10 +111,18 @@ func (in Merge) Run(adds, dels []uint64) (MergeResult, error) {
 	}
 	// New directory: the old one with each group's block replaced by its
 	// new blocks, or given a new pending list. Sized for the old directory
-	// and a split per group, so that building it copies the old one once:
-	// it has a few hundred thousand entries in a large index, and a flush
-	// builds it anew for every table.
-	size := len(m.oldIdx.keys) + len(groups) + 16
+	// and a split per block rewritten, so that building it copies the old
+	// one once: it has a few hundred thousand entries in a large index, and
+	// a flush builds it anew for every table. A group whose adds join the
+	// pending list keeps its one block: in a large index that is most of
+	// them, and a split for each would leave the directory held at nearly
+	// twice its length until the next flush.
+	size := len(m.oldIdx.keys) + 16
+	for i := range groups {
+		if !groups[i].pend {
+			size++
+		}
+	}
 	*m.nt = Sized(m.nt.codes, m.nt.code, size)
 	m.w = Writer{Table: m.t, Blocks: batchSetter{m.b.Blocks}, Dir: batchSetter{m.b.Dir}, Index: m.nt}
 	next := 0

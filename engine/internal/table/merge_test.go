@@ -267,3 +267,18 @@ func TestMergeLosesNoBlock(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeSizesDirectory: a merge whose adds all join pending lists
+// builds a directory of the old one's length and capacity (bar a little
+// room), not room for a split of every block it touched: the new
+// directory is held until the next flush.
+func TestMergeSizesDirectory(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	m := newMergeTable(t, fingerprints.Uniform(20000, 7), 256)
+	before := m.idx.Len()
+	adds := m.notIn(r, before, r.Uint64) // about one a block: every one joins a pending list
+	res := m.merge(adds, nil)
+	require.Zero(t, res.Written, "no block rewritten")
+	require.Equal(t, before, m.idx.Len())
+	require.LessOrEqual(t, cap(m.idx.Keys()), before+16)
+}
