@@ -229,9 +229,11 @@ func ExampleOptions_inMemory() {
 }
 
 // The memory an index works within, for a process that bounds its own
-// (as the simhashdb command does with runtime/debug.SetMemoryLimit).
+// (as the simhashdb command does with runtime/debug.SetMemoryLimit). The
+// index is given 1 GiB; the defaults take a quarter for the cache and two
+// sixteenths for the memtables.
 func ExampleDB_MemoryBudget() {
-	db, err := engine.Open("/index", engine.Options{FS: vfs.NewMem(), CacheSize: 256 << 20, MemtableSize: 64 << 20})
+	db, err := engine.Open("/index", engine.Options{FS: vfs.NewMem(), MemoryLimit: 1 << 30})
 	if err != nil {
 		log.Fatal(err)
 	}

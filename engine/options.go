@@ -90,26 +90,31 @@ type Options struct {
 	// MemtableSize bounds the memory of recent writes before a flush. The
 	// default follows the index: 64 MiB, or 5 bytes per stored
 	// fingerprint if that is more, up to 1 GiB, and no more than a
-	// sixteenth of the memory the process may use (the least of
-	// GOMEMLIMIT, its memory cgroup's limit and the machine's memory), as
-	// two are held while one is flushed (see memtableBudget).
+	// sixteenth of MemoryLimit, as two are held while one is flushed (see
+	// memtableBudget).
 	MemtableSize int64
 	// CacheSize bounds the cache of table blocks (package cache; and of the
 	// postings of matched fingerprints, packed the same way) and Pebble's
 	// block cache together: Pebble's an eighth, or more when the index
 	// blocks of its files need it, up to three quarters (Stats tells
-	// both). The default is a quarter of the memory the process may use:
-	// the least of GOMEMLIMIT, its memory cgroup's limit and the
-	// machine's memory (DefaultCacheSize where none is known); it yields
-	// to the index's memtables and directories, which grow with it, so
-	// that the three stay within half that memory where they can
-	// (MemoryBudget).
+	// both). The default is a quarter of MemoryLimit (DefaultCacheSize
+	// where no limit is known); it yields to the index's memtables and
+	// directories, which grow with it, so that the three stay within half
+	// of MemoryLimit where they can (MemoryBudget).
 	// The cache holds only what queries and writes read, so an index
 	// smaller than the budget takes no more than its cached blocks: 6-8
 	// bytes per fingerprint and table. Set it to bound the memory; the
 	// Go heap may grow to about twice the cache between collections unless
 	// GOMEMLIMIT is set.
 	CacheSize int64
+	// MemoryLimit is the memory the defaults of CacheSize, MemtableSize
+	// and Reads are sized for; 0, the default, is the memory the process
+	// may use: the least of GOMEMLIMIT, its memory cgroup's limit and the
+	// machine's memory. A program that keeps memory of its own beside the
+	// index (requests in flight, caches of its own) gives what it leaves
+	// the index, as simhashdb serve does. It sets no limit: the Go
+	// runtime's is GOMEMLIMIT's or runtime/debug.SetMemoryLimit's.
+	MemoryLimit int64
 	// SketchSize is the bytes of the sketch each document keeps
 	// (Doc.Sketch), at most MaxSketch; 0, the default, keeps none. Fixed
 	// when the index is created: given for an existing index, it must
@@ -126,8 +131,8 @@ type Options struct {
 	ReadOnly bool
 	// Reads says how the index reads the blocks of its files that no
 	// cache holds; the default, ReadsAuto, reads an index that is more
-	// than 1.2 times the memory the process may use with O_DIRECT, and
-	// any other through the page cache.
+	// than 1.2 times MemoryLimit with O_DIRECT, and any other through the
+	// page cache.
 	Reads ReadMode
 	// BlockingReads is Reads: ReadsBlocking.
 	//
@@ -160,8 +165,8 @@ type Options struct {
 	knobs        testingKnobs
 	autoMemtable bool // MemtableSize was left to the default
 	autoCache    bool // CacheSize was left to the default: fitCacheSize
-	// memLimit is the memory the process may use (memlimit.Of, or the
-	// knob), 0 where unknown: what the defaults of the cache, the
+	// memLimit is MemoryLimit, or the memory the process may use
+	// (memlimit.Of), 0 where unknown: what the defaults of the cache, the
 	// memtables and Reads follow.
 	memLimit int64
 	kSet     bool // K was given: it must match an existing index
@@ -224,7 +229,10 @@ func (o Options) withDefaults() (Options, error) {
 	if o.BlockSize < codec.MinBlockSize || o.BlockSize > codec.MaxBlockSize {
 		return o, fmt.Errorf("%w: BlockSize = %d, want %d..%d", ErrOptions, o.BlockSize, codec.MinBlockSize, codec.MaxBlockSize)
 	}
-	o.memLimit = o.knobs.memoryLimit
+	if o.MemoryLimit < 0 {
+		return o, fmt.Errorf("%w: MemoryLimit = %d", ErrOptions, o.MemoryLimit)
+	}
+	o.memLimit = o.MemoryLimit
 	if o.memLimit == 0 {
 		o.memLimit = memlimit.Of("")
 	}
@@ -339,7 +347,4 @@ type testingKnobs struct {
 	// maxPebbleShare, if not 0, replaces maxPebbleShare: the baseline of
 	// BenchmarkColdQuerySplit keeps Pebble's share at its base.
 	maxPebbleShare float64
-	// memoryLimit, if not 0, is the memory the process may use, as the
-	// defaults see it (Options.memLimit).
-	memoryLimit int64
 }

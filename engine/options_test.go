@@ -30,6 +30,9 @@ func TestOptionsAgainstStoredIndex(t *testing.T) {
 	require.Error(t, err)
 	_, err = Open(t.TempDir(), Options{K: -1})
 	require.ErrorIs(t, err, ErrOptions)
+	_, err = Open(t.TempDir(), Options{MemoryLimit: -1})
+	require.ErrorIs(t, err, ErrOptions)
+	assert.Contains(t, err.Error(), "MemoryLimit = -1")
 	db = openT(t, dir, Options{ReadOnly: true})
 	defer db.Close()
 	require.ErrorIs(t, db.Insert(ctx, Doc{ID: 1}), ErrReadOnly)
@@ -66,14 +69,14 @@ func TestMemtableBudget(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := Options{MemtableSize: tc.set}
-			o.knobs.memoryLimit = tc.limit
+			o.MemoryLimit = tc.limit
 			o, err := o.withDefaults()
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, o.memtableBudget(tc.fps))
 		})
 	}
 	o := Options{Sync: SyncNone}
-	o.knobs.memoryLimit = lots
+	o.MemoryLimit = lots
 	db := openT(t, t.TempDir(), o)
 	defer db.Close()
 	require.NoError(t, db.Load(ctx, DocsOf(corpus(300, 1))))
@@ -199,7 +202,7 @@ func TestCacheFitsDirectories(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			o := testOptions()
 			o.MemtableSize, o.CacheSize, o.BlockSize = 0, c.cache, 64 // small blocks: many directory entries
-			o.knobs.memoryLimit = limit
+			o.MemoryLimit = limit
 			db := openT(t, t.TempDir(), o)
 			defer db.Close()
 			check := func(stage string) MemoryBudget {
@@ -215,7 +218,7 @@ func TestCacheFitsDirectories(t *testing.T) {
 				return b
 			}
 			check("empty")
-			require.NoError(t, db.Load(ctx, DocsOf(corpus(60000, 41))))
+			require.NoError(t, db.Load(ctx, DocsOf(corpus(20000, 41))))
 			loaded := check("loaded")
 			docs := corpus(150000, 42)
 			for i := range docs {

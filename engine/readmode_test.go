@@ -62,7 +62,7 @@ func TestReadsAuto(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := testOptions()
-			o.Reads, o.ReadOnly, o.knobs.memoryLimit = c.reads, c.readOnly, c.limit
+			o.Reads, o.ReadOnly, o.MemoryLimit = c.reads, c.readOnly, c.limit
 			db := openT(t, dir, o)
 			defer db.Close()
 			if db.ring == nil && c.reads != ReadsBlocking {
@@ -89,7 +89,7 @@ func TestWritableDirect(t *testing.T) {
 	require.NoError(t, db.Load(ctx, DocsOf(docs[:1500])))
 	require.NoError(t, db.Close())
 	o := testOptions()
-	o.CacheSize, o.knobs.memoryLimit = 1<<20, 1<<10 // blocks read from the files, direct
+	o.CacheSize, o.MemoryLimit = 1<<20, 1<<10 // blocks read from the files, direct
 	db = openT(t, dir, o)
 	if db.ring == nil {
 		db.Close()
