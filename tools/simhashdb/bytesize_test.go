@@ -45,8 +45,16 @@ func TestByteSize(t *testing.T) {
 // int64 rather than wrap into a small limit.
 func TestMemoryBound(t *testing.T) {
 	b := engine.MemoryBudget{Cache: 256 << 20, PebbleCache: 32 << 20, Memtables: 128 << 20, Directories: 96 << 20}
-	assert.Equal(t, int64(608<<20), memoryBound(64<<20, b))
-	assert.Equal(t, int64(608-32-32)<<20, goMemoryLimit(memoryBound(64<<20, b), b))
+	assert.Equal(t, int64(672<<20), memoryBound(64<<20, b), "the bodies in flight count twice, decoded")
+	assert.Equal(t, int64(672-32-32)<<20, goMemoryLimit(memoryBound(64<<20, b), b))
+	assert.Equal(t, int64(math.MaxInt64), memoryBound(math.MaxInt64/2+1, b))
+
+	// What serve leaves the index: 15/16 of the process's memory less
+	// the bodies in flight, decoded, and memoryOther; a quarter at least.
+	assert.Equal(t, int64(1920-256-64)<<20, indexMemory(2<<30, 128<<20))
+	assert.Equal(t, int64(480-128-64)<<20, indexMemory(512<<20, 64<<20))
+	assert.Equal(t, int64(64<<20), indexMemory(256<<20, 256<<20))
+	assert.Equal(t, int64(0), indexMemory(0, 64<<20), "unknown: the index sizes itself")
 	huge := engine.MemoryBudget{Cache: math.MaxInt64 - 1, Memtables: 128 << 20}
 	assert.Equal(t, int64(math.MaxInt64), memoryBound(64<<20, huge))
 

@@ -34,13 +34,28 @@ func (s *listenFlags) register(fl *flag.FlagSet, addr string) {
 	fl.Var(&s.maxBody, "max-body", "the largest request body in bytes (units allowed: 1MiB)")
 	fl.Var(&s.maxBatchBody, "max-batch-body", "the largest body of POST /v1/documents and /v1/batch, in bytes")
 	fl.IntVar(&s.maxBatch, "max-batch", server.DefaultMaxBatch, "the most lines in one POST /v1/documents or /v1/batch")
-	fl.Var(&s.maxInflight, "max-inflight-bytes", "the most bytes of batch bodies read at once (others wait); part of the server's memory bound")
+	fl.Var(&s.maxInflight, "max-inflight-bytes", "the most bytes of batch bodies read at once (others wait); part of the server's memory bound; by default no more than an eighth of the memory the process may use, nor less than --max-batch-body")
 	fl.IntVar(&s.maxHeader, "max-header-bytes", server.DefaultMaxHeader, "the largest request header in bytes")
 	fl.DurationVar(&s.readHeader, "read-header-timeout", 5*time.Second, "time to read a request's headers")
 	fl.DurationVar(&s.read, "read-timeout", time.Minute, "time to read a whole request")
 	fl.DurationVar(&s.write, "write-timeout", 10*time.Minute, "time to write an answer (a batch streams within it)")
 	fl.DurationVar(&s.idle, "idle-timeout", 2*time.Minute, "time a kept-alive connection may wait for its next request")
 	fl.DurationVar(&s.shutdownTO, "shutdown-timeout", 30*time.Second, "on SIGTERM or SIGINT, time for the requests in flight to finish")
+}
+
+// inflightShare is the part of the memory the process may use that the
+// default --max-inflight-bytes takes at most.
+const inflightShare = 8
+
+// fitInflight lowers the default --max-inflight-bytes to an eighth of
+// limit, the memory the process may use (0: unknown), where that is less,
+// and to no less than --max-batch-body: in a small container the default
+// would admit bodies of half its memory. A value given is kept.
+func (s *listenFlags) fitInflight(fl *flag.FlagSet, limit int64) {
+	if flagGiven(fl, "max-inflight-bytes") || limit <= 0 {
+		return
+	}
+	s.maxInflight = min(s.maxInflight, max(s.maxBatchBody, byteSize(limit/inflightShare)))
 }
 
 // check validates the flags and returns the token.

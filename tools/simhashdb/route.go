@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/internal/memlimit"
 	"github.com/simhashdb/simhashdb/server"
 )
 
@@ -38,6 +39,7 @@ func runRoute(args []string, _ io.Reader, _, stderr io.Writer) int {
 	if len(shards) == 0 {
 		return fail(stderr, "route", exitUsage, errors.New("--server: give each shard, in the order that places documents"))
 	}
+	lf.fitInflight(fl, memlimit.Of(""))
 	token, err := lf.check()
 	if err != nil {
 		return fail(stderr, "route", exitUsage, err)

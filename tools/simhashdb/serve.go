@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/internal/memlimit"
 	"github.com/simhashdb/simhashdb/replica"
 	"github.com/simhashdb/simhashdb/server"
 )
@@ -89,6 +90,8 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err := d.check(fl); err != nil {
 		return fail(stderr, "serve", exitUsage, err)
 	}
+	limit := memlimit.Of("") // before the index opens and its hold lowers the runtime's limit
+	sf.fitInflight(fl, limit)
 	token, err := sf.check()
 	if err != nil {
 		return fail(stderr, "serve", exitUsage, err)
@@ -97,6 +100,7 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "serve", exitUsage, err)
 	}
+	opts.MemoryLimit = indexMemory(limit, int64(sf.maxInflight))
 	if *sketches {
 		var code int
 		if opts, code, err = textOptions(opts, &d, &cf, &ff, fl, true); err != nil {

@@ -642,18 +642,23 @@ func sameAsDB(t *testing.T, local string, cases []sameCase) {
 			want := runCLI(t, tc.stdin, append(tc.args, "--db", local)...)
 			got := runCLI(t, tc.stdin, append(tc.args, "--server", s.url)...)
 			require.Equal(t, want.code, got.code, "exit code: --db %q, --server %q", want.stderr, got.stderr)
-			require.Equal(t, want.stdout, got.stdout)
+			require.Equal(t, cacheShare.ReplaceAllString(want.stdout, "$1"), cacheShare.ReplaceAllString(got.stdout, "$1"))
 			require.Equal(t, strings.ReplaceAll(want.stderr, local, "INDEX"), strings.ReplaceAll(got.stderr, s.url, "INDEX"))
 		})
 	}
 }
+
+// cacheShare is Pebble's share of the cache in stats: serve leaves part of
+// the memory to the batch bodies in flight, so its default cache is the
+// smaller one.
+var cacheShare = regexp.MustCompile(`(Pebble's share of the cache may grow to )[0-9]+`)
 
 // TestServeMemoryBound: serve says the memory bound it keeps, from its
 // flags, and leaves the runtime's limit to GOMEMLIMIT when that is set.
 func TestServeMemoryBound(t *testing.T) {
 	s := startServeBinary(t, binary, "--db", t.TempDir(), "--max-inflight-bytes", "64MiB", "--cache-size", "256MiB", "--memtable-size", "64MiB")
 	// A new index's directories are a few bytes.
-	assert.Regexp(t, `memory bound 512 MiB: 64 MiB in flight, 256 MiB of cache, 128 MiB of memtables, [0-9]+ B of directories and 64 MiB besides \(GOMEMLIMIT overrides\)`, s.log())
+	assert.Regexp(t, `memory bound 576 MiB: 64 MiB in flight \(twice that decoded\), 256 MiB of cache, 128 MiB of memtables, [0-9]+ B of directories and 64 MiB besides \(GOMEMLIMIT overrides\)`, s.log())
 	assert.Equal(t, 0, s.stop(t, syscall.SIGTERM), s.log())
 
 	t.Setenv("GOMEMLIMIT", "1GiB")

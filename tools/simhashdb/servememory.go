@@ -20,19 +20,40 @@ const memoryOther = 64 << 20
 // as its cache is).
 const memoryOutside = 32 << 20
 
+// inflightDecoded is what the batch bodies in flight take decoded, over
+// their bytes: each line's document, its name a string of its own, held
+// until the batch's commit (1.7 times with names of 430 bytes).
+const inflightDecoded = 2
+
 // memoryBound is the memory serve keeps within: the batch bodies in flight,
-// the index's cache, memtables and directories, and memoryOther.
+// decoded, the index's cache, memtables and directories, and memoryOther.
 // The sum stops at math.MaxInt64: flags of exabytes must not wrap it into
 // a small limit.
 func memoryBound(inflight int64, b engine.MemoryBudget) int64 {
 	sum := int64(0)
-	for _, n := range []int64{inflight, b.Cache, b.Memtables, b.Directories, memoryOther} {
+	if inflight > math.MaxInt64/inflightDecoded {
+		return math.MaxInt64
+	}
+	for _, n := range []int64{inflightDecoded * inflight, b.Cache, b.Memtables, b.Directories, memoryOther} {
 		if n > math.MaxInt64-sum {
 			return math.MaxInt64
 		}
 		sum += n
 	}
 	return sum
+}
+
+// indexMemory is what serve leaves its index of limit, the memory the
+// process may use (0: unknown, and the index sizes itself by it): its
+// hold's share of it less the batch bodies in flight, decoded, and
+// memoryOther; a quarter of limit at least. The index's default cache,
+// memtables and reads are sized for it (engine.Options.MemoryLimit).
+func indexMemory(limit, inflight int64) int64 {
+	if limit <= 0 {
+		return 0
+	}
+	rest := int64(float64(limit)*processShare) - min(inflight, limit)*inflightDecoded - memoryOther
+	return max(rest, limit/4)
 }
 
 // goMemoryLimit is the Go runtime's soft limit for a bound, before the
@@ -53,15 +74,18 @@ func goMemoryLimit(bound int64, b engine.MemoryBudget) int64 {
 func holdMemory(db *engine.DB, inflight int64, stderr io.Writer) (restore func()) {
 	b := db.MemoryBudget()
 	bound := memoryBound(inflight, b)
-	parts := fmt.Sprintf("%s in flight, %s of cache, %s of memtables, %s of directories and %s besides",
+	parts := fmt.Sprintf("%s in flight (twice that decoded), %s of cache, %s of memtables, %s of directories and %s besides",
 		sizeText(inflight), sizeText(b.Cache), sizeText(b.Memtables), sizeText(b.Directories), sizeText(memoryOther))
 	if os.Getenv("GOMEMLIMIT") != "" {
 		fmt.Fprintf(stderr, "%s serve: memory: %s; GOMEMLIMIT is set and kept\n", programName, parts)
 		return func() {}
 	}
 	hold, limit := processHold()
+	if limit > 0 {
+		limit = int64(float64(limit) * processShare) // as the process's own hold
+	}
 	if limit > 0 && bound > limit {
-		fmt.Fprintf(stderr, "%s serve: memory bound %s, the memory the process may use, under a budget of %s: %s (GOMEMLIMIT overrides)\n",
+		fmt.Fprintf(stderr, "%s serve: memory bound %s, 15/16 of the memory the process may use, under a budget of %s: %s (GOMEMLIMIT overrides)\n",
 			programName, sizeText(limit), sizeText(bound), parts)
 	} else {
 		fmt.Fprintf(stderr, "%s serve: memory bound %s: %s (GOMEMLIMIT overrides)\n", programName, sizeText(bound), parts)

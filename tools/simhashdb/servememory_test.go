@@ -33,8 +33,9 @@ func BenchmarkServeMemory(b *testing.B) {
 		lineLen  = 568 // 56.8 MB a body
 		inflight = 64 << 20
 		cache    = 256 << 20
-		// The bound serve keeps: in flight, cache, two memtables, 64 MiB.
-		bound = inflight + cache + 2*engine.DefaultMemtableSize + memoryOther
+		// The bound serve keeps: in flight (decoded), cache, two
+		// memtables, 64 MiB.
+		bound = inflightDecoded*inflight + cache + 2*engine.DefaultMemtableSize + memoryOther
 	)
 	for _, clients := range []int{12, 48} {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
