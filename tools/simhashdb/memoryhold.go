@@ -78,11 +78,14 @@ type memoryTarget struct {
 // can be reclaimed.
 const processShare = 15.0 / 16
 
+// heldBound is what a process that may use limit is held within.
+func heldBound(limit int64) int64 { return int64(float64(limit) * processShare) }
+
 // processTarget is the memory the process may use, limit, less what
 // processShare leaves.
 func processTarget(limit int64) memoryTarget {
 	return memoryTarget{
-		bound: func() int64 { return int64(float64(limit) * processShare) },
+		bound: func() int64 { return heldBound(limit) },
 		blind: func(bound int64) int64 { return max(bound-bound/8-memoryOutside, memoryOther) },
 	}
 }
@@ -93,8 +96,8 @@ func processTarget(limit int64) memoryTarget {
 type memoryHold struct {
 	mu      sync.Mutex
 	target  memoryTarget
-	bound   int64     // target.bound(), asked at asked
-	asked   time.Time //
+	bound   int64     // target.bound(), as of asked
+	asked   time.Time // when the target was last asked its bound
 	limit   int64     // the limit set last
 	samples []metrics.Sample
 	old     int64 // the limit before the hold

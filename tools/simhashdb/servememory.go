@@ -52,7 +52,7 @@ func indexMemory(limit, inflight int64) int64 {
 	if limit <= 0 {
 		return 0
 	}
-	rest := int64(float64(limit)*processShare) - min(inflight, limit)*inflightDecoded - memoryOther
+	rest := heldBound(limit) - min(inflight, limit)*inflightDecoded - memoryOther
 	return max(rest, limit/4)
 }
 
@@ -82,7 +82,7 @@ func holdMemory(db *engine.DB, inflight int64, stderr io.Writer) (restore func()
 	}
 	hold, limit := processHold()
 	if limit > 0 {
-		limit = int64(float64(limit) * processShare) // as the process's own hold
+		limit = heldBound(limit) // as the process's own hold
 	}
 	if limit > 0 && bound > limit {
 		fmt.Fprintf(stderr, "%s serve: memory bound %s, 15/16 of the memory the process may use, under a budget of %s: %s (GOMEMLIMIT overrides)\n",
