@@ -11,6 +11,7 @@ import (
 	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/simhashdb/simhashdb/engine/internal/table"
+	"github.com/simhashdb/simhashdb/internal/mix"
 	"github.com/simhashdb/simhashdb/permutation"
 	"github.com/simhashdb/simhashdb/wal"
 )
@@ -41,18 +42,10 @@ type digest struct {
 }
 
 func (d *digest) add(a, b uint64) {
-	h := mix(a*0x9e3779b97f4a7c15 ^ mix(b))
+	h := mix.Murmur3(a*0x9e3779b97f4a7c15 ^ mix.Murmur3(b))
 	d.n++
 	d.sum += h
-	d.xor ^= mix(h)
-}
-
-func mix(x uint64) uint64 {
-	x ^= x >> 33
-	x *= 0xff51afd7ed558ccd
-	x ^= x >> 33
-	x *= 0xc4ceb9fe1a85ec53
-	return x ^ x>>33
+	d.xor ^= mix.Murmur3(h)
 }
 
 // Check walks the whole index: every table block's checksum and order,

@@ -11,6 +11,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/simhashdb/simhashdb/internal/mix"
 )
 
 // Weighting says how a feature's occurrences in a document become its weight.
@@ -453,7 +455,7 @@ func (s *sketch) shingle(m int) uint64 {
 	for j := s.n - m; j < s.n; j++ {
 		x = x*0x9e3779b97f4a7c15 + s.ring[j%MaxShingle]
 	}
-	return mix64(x)
+	return mix.SplitMix64(x)
 }
 
 // flushShort makes the one feature of a document shorter than a shingle.

@@ -53,15 +53,3 @@ func FNV1UTF16(token []byte) uint64 {
 	}
 	return h
 }
-
-// mix64 is a 64-bit finaliser (the one of SplitMix64): every input bit
-// affects every output bit. Shingle hashes go through it so that the hash of a
-// window of token hashes is as well spread as a token hash.
-func mix64(x uint64) uint64 {
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	x ^= x >> 31
-	return x
-}

@@ -13,6 +13,8 @@ package sketch
 import (
 	"encoding/binary"
 	"math/bits"
+
+	"github.com/simhashdb/simhashdb/internal/mix"
 )
 
 // Kind names this definition of a sketch (one permutation, 128 bins, 2
@@ -65,7 +67,7 @@ func (b *Builder) Reset() {
 // nothing).
 func (b *Builder) Add(h uint64) {
 	b.n++
-	x := mix(h ^ 0x5ce7c4b1a5e5eed5)
+	x := mix.Murmur3(h ^ 0x5ce7c4b1a5e5eed5)
 	bin, v := x>>valueBits, x&(1<<valueBits-1)
 	if v < b.min[bin] {
 		b.min[bin] = v
@@ -93,7 +95,7 @@ func (b *Builder) Sketch() Sketch {
 				m = b.min[b.firstFilled()]
 				break
 			}
-			m = b.min[mix(uint64(i)<<32|try)>>valueBits]
+			m = b.min[mix.Murmur3(uint64(i)<<32|try)>>valueBits]
 		}
 		s[i/4] |= slotBits(m, i) << (2 * (i % 4))
 	}
@@ -104,7 +106,7 @@ func (b *Builder) Sketch() Sketch {
 // and i, so that slots holding one minimum (a small set's, densified)
 // agree by chance independently of each other, as distinct minima do.
 func slotBits(m uint64, i int) byte {
-	return byte(mix(m^uint64(i+1)*0x9e3779b97f4a7c15) & 3)
+	return byte(mix.Murmur3(m^uint64(i+1)*0x9e3779b97f4a7c15) & 3)
 }
 
 // maxProbes bounds the probes of an empty bin.
@@ -127,17 +129,6 @@ func Of(shingles []uint64) Sketch {
 		b.Add(h)
 	}
 	return b.Sketch()
-}
-
-// mix is a 64-bit finaliser (MurmurHash3's): every input bit moves every
-// output bit, so a bin and its value are independent of the shingle hash's
-// own quality.
-func mix(x uint64) uint64 {
-	x ^= x >> 33
-	x *= 0xff51afd7ed558ccd
-	x ^= x >> 33
-	x *= 0xc4ceb9fe1a85ec53
-	return x ^ x>>33
 }
 
 // Matches counts the slots whose bits agree.

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/simhashdb/simhashdb/internal/mix"
 )
 
 // Admit says whether a table block that missed in s, of about cost bytes,
@@ -28,7 +30,9 @@ func (c *Cache) Admit(s *Slot, cost int64) bool {
 const roomShare = 64
 
 // doorkeeper remembers which slots missed recently: a bit for each, by a
-// hash of its address (a slot lives as long as its block directory), in a
+// hash of its address (a slot lives as long as its block directory; the
+// addresses of a directory's slots are a progression, which a finaliser
+// spreads where a multiplicative hash keeps some of its structure), in a
 // bitmap of about eight bits for each entry the cache holds. It forgets all
 // after a window of that many misses, so that a block comes in on its
 // second miss within about a cache's turnover, and false positives stay
@@ -55,7 +59,7 @@ func (d *doorkeeper) init(budget int64) {
 // seen reports whether s missed before since the doorkeeper last forgot,
 // and remembers it.
 func (d *doorkeeper) seen(s *Slot) bool {
-	h := uint64(uintptr(unsafe.Pointer(s))) * 0x9e3779b97f4a7c15 >> d.shift
+	h := mix.Murmur3(uint64(uintptr(unsafe.Pointer(s)))) >> d.shift
 	w, m := &d.bits[h/64], uint64(1)<<(h%64)
 	if w.Load()&m != 0 {
 		return true

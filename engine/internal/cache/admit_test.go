@@ -25,9 +25,15 @@ func TestAdmit(t *testing.T) {
 		c.Put(&slots[len(slots)-1-i], fill, nil)
 	}
 
+	// A slot whose hash meets an earlier slot's comes in on its first miss:
+	// about one of these 99 in a doorkeeper of 8192 bits.
+	admitted := 0
 	for i := 1; i < 100; i++ {
-		require.False(t, c.Admit(&slots[i], cost), "slot %d's first miss in a full cache", i)
+		if c.Admit(&slots[i], cost) {
+			admitted++
+		}
 	}
+	require.Less(t, admitted, 5, "first misses admitted in a full cache")
 	falseSeen := 0
 	for i := 100; i < 200; i++ {
 		if c.Admit(&slots[i], cost) {
