@@ -86,7 +86,7 @@ func startListening(t testing.TB, bin, command string, args ...string) *served {
 	case s.url = <-addr:
 	case <-s.done:
 		t.Fatalf("%s exited: %s", command, s.log())
-	case <-time.After(30 * time.Second):
+	case <-time.After(2 * time.Minute): // only a hung server takes this long
 		t.Fatalf("%s did not say where it listens: %s", command, s.log())
 	}
 	return s
@@ -275,8 +275,12 @@ func TestServeKill(t *testing.T) {
 		s := startServe(t, "--db", db, "--sync", "always")
 		var acked sync.Map
 		var stop atomic.Bool
-		var next atomic.Uint64
+		var next, nacked atomic.Uint64
 		next.Store(uint64(round) << 32)
+		// The kill comes once this many writes are acknowledged, a different
+		// number each round, whatever the machine's speed.
+		killAt := uint64(50 + 100*round)
+		reached := make(chan struct{})
 		var wg sync.WaitGroup
 		for range 8 {
 			wg.Add(1)
@@ -287,11 +291,20 @@ func TestServeKill(t *testing.T) {
 					code, _, err := httpDo("PUT", fmt.Sprintf("%s/v1/documents/%d", s.url, id), fmt.Sprintf(`{"fingerprint":"%#x"}`, id*0x9e3779b97f4a7c15), "")
 					if err == nil && code == 200 {
 						acked.Store(id, true)
+						if nacked.Add(1) == killAt {
+							close(reached)
+						}
 					}
 				}
 			}()
 		}
-		time.Sleep(time.Duration(200+100*round) * time.Millisecond)
+		select {
+		case <-reached:
+		case <-s.done:
+			stop.Store(true)
+			wg.Wait()
+			t.Fatalf("round %d: the server stopped before %d writes were acknowledged: %s", round, killAt, s.log())
+		}
 		require.NoError(t, s.cmd.Process.Signal(syscall.SIGKILL))
 		stop.Store(true)
 		wg.Wait()
