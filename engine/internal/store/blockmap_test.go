@@ -177,6 +177,7 @@ func testGetMany(t *testing.T, ring *uring.Ring, direct bool) {
 
 	// ReadMany: keys and spans in one round, each answered as GetMany and
 	// ScanMany answer it alone, the spans after the call; or never.
+	oneRound := 0
 	for n := range 50 {
 		rs := Reads{Get: func(int, []byte) error { return nil }}
 		for range 1 + r.IntN(8) {
@@ -188,12 +189,16 @@ func testGetMany(t *testing.T, ring *uring.Ring, direct bool) {
 		}
 		got := map[int]string{}
 		rs.Get = func(i int, v []byte) error { got[i] = string(v); return nil }
-		dropped := directio.DropTree(dir) == nil // else a round may find every page cached
+		// Pages dropped, the keys and spans read go to the disk in one
+		// round. (Not always in one: a read-ahead still in flight, as on a
+		// loaded machine, may bring every page back first.)
+		dropped := directio.DropTree(dir) == nil
 		rounds := s.ReadRounds()
 		missedKeys, sp, err := snap.ReadMany(rs)
 		require.NoError(t, err)
-		if len(missedKeys) < len(rs.Keys) && dropped {
-			require.Equal(t, rounds+1, s.ReadRounds(), "one round for keys and spans")
+		require.LessOrEqual(t, s.ReadRounds(), rounds+1, "one round for keys and spans")
+		if len(missedKeys) < len(rs.Keys) && dropped && s.ReadRounds() == rounds+1 {
+			oneRound++
 		}
 		alone := map[int]string{}
 		missed, err := snap.GetMany(rs.Keys, func(i int, v []byte) error { alone[i] = string(v); return nil })
@@ -215,6 +220,10 @@ func testGetMany(t *testing.T, ring *uring.Ring, direct bool) {
 		require.NoError(t, err)
 		require.Equal(t, missed, missedSpans)
 		require.Equal(t, aloneScans, scans)
+	}
+	if directio.DropTree(dir) == nil {
+		t.Logf("%d of 50 calls read from the disk in one round", oneRound)
+		require.Greater(t, oneRound, 25, "calls that read their keys from the disk, in one round")
 	}
 
 	// A damaged data block: GetMany's error, and Pebble's.
