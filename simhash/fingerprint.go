@@ -455,6 +455,8 @@ func (s *sketch) shingle(m int) uint64 {
 	for j := s.n - m; j < s.n; j++ {
 		x = x*0x9e3779b97f4a7c15 + s.ring[j%MaxShingle]
 	}
+	// Mixed, so that the hash of a window of token hashes is as well
+	// spread as a token hash.
 	return mix.SplitMix64(x)
 }
 

@@ -67,6 +67,8 @@ func (b *Builder) Reset() {
 // nothing).
 func (b *Builder) Add(h uint64) {
 	b.n++
+	// Mixed, so that a bin and its value do not depend on the shingle
+	// hash's own quality.
 	x := mix.Murmur3(h ^ 0x5ce7c4b1a5e5eed5)
 	bin, v := x>>valueBits, x&(1<<valueBits-1)
 	if v < b.min[bin] {
