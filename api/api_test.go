@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/simhashdb/simhashdb/engine"
@@ -121,4 +122,30 @@ func TestStatsDesignRoundTrip(t *testing.T) {
 	require.Nil(t, got.Design)
 	require.Equal(t, []string{"design"}, got.Unmeasured)
 	require.ErrorContains(t, got.Err(), "the design: ")
+}
+
+// TestStatsRoundTrip: every figure of the engine's Stats crosses the wire
+// (a field added to Stats and forgotten in StatsProto or StatsFromProto
+// fails here), each set to a value of its own.
+func TestStatsRoundTrip(t *testing.T) {
+	var es engine.Stats
+	v := reflect.ValueOf(&es).Elem()
+	for i := range v.NumField() {
+		f, n := v.Field(i), i+1
+		switch f.Kind() {
+		case reflect.Int, reflect.Int64:
+			f.SetInt(int64(n))
+		case reflect.Uint32, reflect.Uint64:
+			f.SetUint(uint64(n))
+		case reflect.Float64:
+			f.SetFloat(float64(n) + 0.5)
+		case reflect.Bool:
+			f.SetBool(true)
+		}
+	}
+	es.Tables = []engine.TableStats{{Prefix: 3, Layout: "x", Blocks: 4, Bytes: 5, Codes: 6, Pending: 7}}
+	es.BlockVersions = map[string]int{"v2": 8}
+	got := StatsFromProto(StatsProto(Stats{Stats: es}))
+	require.NoError(t, got.Err())
+	require.Equal(t, es, got.Stats)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"connectrpc.com/connect"
 
@@ -90,6 +91,7 @@ func StatsProto(s Stats) *simhashdbv1.StatsResponse {
 		CacheHits: s.CacheHits, CacheMisses: s.CacheMisses, PebbleCacheHits: s.PebbleCacheHit,
 		PebbleCacheBytes: s.PebbleCacheBytes, PebbleCacheSize: s.PebbleCacheSize, PebbleIndexBytes: s.PebbleIndexBytes,
 		CacheSizeForPebbleIndex: s.CacheForIndex, FileReads: s.FileReads, FileReadRounds: s.FileReadRounds, ReadRing: s.ReadRing, ReadDirect: s.ReadDirect,
+		ReadSubmits: s.ReadSubmits, ReadSubmitNs: int64(s.ReadSubmitTime), ReadWaitNs: int64(s.ReadWaitTime),
 		Applied: s.Applied, Unmeasured: s.Unmeasured, Problem: s.Problem, BlockVersions: map[string]int64{},
 	}
 	if s.Design != nil {
@@ -120,6 +122,7 @@ func StatsFromProto(m *simhashdbv1.StatsResponse) Stats {
 		CacheHits: m.GetCacheHits(), CacheMisses: m.GetCacheMisses(), PebbleCacheHit: m.GetPebbleCacheHits(),
 		PebbleCacheBytes: m.GetPebbleCacheBytes(), PebbleCacheSize: m.GetPebbleCacheSize(), PebbleIndexBytes: m.GetPebbleIndexBytes(),
 		CacheForIndex: m.GetCacheSizeForPebbleIndex(), FileReads: m.GetFileReads(), FileReadRounds: m.GetFileReadRounds(), ReadRing: m.GetReadRing(), ReadDirect: m.GetReadDirect(),
+		ReadSubmits: m.GetReadSubmits(), ReadSubmitTime: time.Duration(m.GetReadSubmitNs()), ReadWaitTime: time.Duration(m.GetReadWaitNs()),
 		Applied: m.GetApplied(), BlockVersions: map[string]int{},
 	}, Unmeasured: m.GetUnmeasured(), Problem: m.GetProblem()}
 	for _, t := range m.GetTables() {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -46,6 +47,9 @@ type aioReader struct {
 	cbs    []iocb
 	ptrs   []*iocb
 	events []ioEvent
+	// submitting is the time its rounds spent in io_submit, of rounds.
+	submitting time.Duration
+	rounds     int
 }
 
 // newAIOReader makes a context for rounds of up to len(r.bufs) reads.
@@ -72,6 +76,7 @@ func (a *aioReader) round(rngs []*rand.Rand, t int) error {
 			buf: uint64(uintptr(unsafe.Pointer(&r.bufs[i][0]))), nbytes: directBlock, offset: rngs[i].Int64N(blocks) * directBlock}
 		a.ptrs[i] = &a.cbs[i]
 	}
+	t0 := time.Now()
 	for done := 0; done < t; {
 		n, _, e := unix.Syscall(unix.SYS_IO_SUBMIT, a.ctx, uintptr(t-done), uintptr(unsafe.Pointer(&a.ptrs[done])))
 		if e == syscall.EINTR || e == syscall.EAGAIN {
@@ -82,6 +87,8 @@ func (a *aioReader) round(rngs []*rand.Rand, t int) error {
 		}
 		done += int(n)
 	}
+	a.submitting += time.Since(t0)
+	a.rounds++
 	for got := 0; got < t; {
 		n, _, e := unix.Syscall6(unix.SYS_IO_GETEVENTS, a.ctx, uintptr(t-got), uintptr(t-got), uintptr(unsafe.Pointer(&a.events[0])), 0, 0)
 		if e == syscall.EINTR {
@@ -98,6 +105,14 @@ func (a *aioReader) round(rngs []*rand.Rand, t int) error {
 		got += int(n)
 	}
 	return nil
+}
+
+// submitMean is the mean time a round has spent in io_submit.
+func (a *aioReader) submitMean() time.Duration {
+	if a.rounds == 0 {
+		return 0
+	}
+	return a.submitting / time.Duration(a.rounds)
 }
 
 func (a *aioReader) Close() {

@@ -68,13 +68,17 @@ type DiskLimit struct {
 	// round, the limit queries are measured against.
 	Async     Latency `json:"async_round"`
 	IOPSAsync float64 `json:"iops_async_round"`
+	// AsyncSubmitUs is the mean time of an Async round in its io_submit:
+	// the kernel's work for each read and one notification of the device.
+	AsyncSubmitUs float64 `json:"async_round_submit_us"`
 }
 
-// Latency is a distribution's percentiles, in microseconds.
+// Latency is a distribution's percentiles and mean, in microseconds.
 type Latency struct {
 	P50  float64 `json:"p50_us"`
 	P99  float64 `json:"p99_us"`
 	P999 float64 `json:"p999_us"`
+	Mean float64 `json:"mean_us,omitempty"`
 }
 
 // DiskRun is the queries at one concurrency.
@@ -115,6 +119,14 @@ type DiskRun struct {
 	// it was while the queries ran, not in the second before.
 	Between     Latency `json:"async_round_between,omitzero"`
 	BetweenIOPS float64 `json:"iops_async_round_between,omitempty"`
+	// SubmitsPerQuery, SubmitUs and WaitUs are the index's ring's system
+	// calls that entered reads, the time in them and the time it waited
+	// for completions, a query (engine.Stats.ReadSubmits, ReadSubmitTime,
+	// ReadWaitTime): with one query at a time, the rest of Latency.Mean is
+	// the engine's processor and its reads the page cache answered.
+	SubmitsPerQuery float64 `json:"read_submits_per_query,omitempty"`
+	SubmitUs        float64 `json:"read_submit_us_per_query,omitempty"`
+	WaitUs          float64 `json:"read_wait_us_per_query,omitempty"`
 }
 
 // roundOf returns the round a run's ratios are to: the one timed between
@@ -403,6 +415,7 @@ func measureDisk(p *pairedRound, quick bool) (DiskLimit, error) {
 	}
 	var err error
 	lim.Async, lim.IOPSAsync, err = p.measure(rounds)
+	lim.AsyncSubmitUs = float64(p.a.submitMean().Nanoseconds()) / 1e3
 	return lim, err
 }
 
@@ -485,7 +498,11 @@ func percentiles(us []float64) Latency {
 		return Latency{}
 	}
 	slices.Sort(us)
-	return Latency{P50: pct(us, 0.5), P99: pct(us, 0.99), P999: pct(us, 0.999)}
+	sum := 0.0
+	for _, v := range us {
+		sum += v
+	}
+	return Latency{P50: pct(us, 0.5), P99: pct(us, 0.99), P999: pct(us, 0.999), Mean: sum / float64(len(us))}
 }
 
 // queryFromChild runs a job in a child process of this binary, inside a
@@ -621,6 +638,9 @@ func queryDiskWith(job diskJob, qs []uint64, mode engine.ReadMode) (DiskRun, err
 	run.Concurrency, run.Queries, run.Latency, run.QPS, run.Reads = job.Concurrency, len(qs), percentiles(lat), nq/elapsed.Seconds(), readsOf(st1)
 	run.ReadsPerQuery, run.RoundsPerQuery = float64(st1.FileReads-st0.FileReads)/nq, float64(st1.FileReadRounds-st0.FileReadRounds)/nq
 	run.BytesPerQuery = (float64(io1["read_bytes"]-io0["read_bytes"]) - roundBytes) / nq
+	run.SubmitsPerQuery = float64(st1.ReadSubmits-st0.ReadSubmits) / nq
+	run.SubmitUs = float64((st1.ReadSubmitTime - st0.ReadSubmitTime).Nanoseconds()) / 1e3 / nq
+	run.WaitUs = float64((st1.ReadWaitTime - st0.ReadWaitTime).Nanoseconds()) / 1e3 / nq
 	return run, nil
 }
 
@@ -690,9 +710,9 @@ func (d *DiskResults) report(md *strings.Builder) {
 	fmt.Fprintf(md, "## Queries on the disk (%d fingerprints, %d tables: %s design)\n\n", d.N, d.Tables, d.Design)
 	fmt.Fprintf(md, "An index of %d uniform fingerprints (%.1f GB on disk) queried at k = 3 (half near a stored fingerprint, half random) by a child process with a %d MiB engine cache; page cache: %s. ", d.N, float64(d.IndexBytes)/1e9, d.CacheMiB, d.PageCache)
 	fmt.Fprintf(md, "The disk's limit, measured in the same run on the index's sstables with O_DIRECT: one random 4 KiB read p50 %.0f us, p99 %.0f us (%.0f reads/s); "+
-		"%d submitted to the kernel together (Linux AIO, one io_submit, reaped together), all back p50 %.0f us, p99 %.0f us (%.0f reads/s): **the round**, timed again (%d rounds) just before each run below, and in a run one at a time once before every query, between the queries: a run's ratios are to the rounds between its queries where it has them, else to those before it; "+
+		"%d submitted to the kernel together (Linux AIO, one io_submit, reaped together), all back p50 %.0f us, p99 %.0f us (%.0f reads/s; a round's mean in its io_submit, the kernel's work for each read and one notification of the device: %.0f us): **the round**, timed again (%d rounds) just before each run below, and in a run one at a time once before every query, between the queries: a run's ratios are to the rounds between its queries where it has them, else to those before it; "+
 		"%d issued together by as many goroutines, each a pread, p50 %.0f us, p99 %.0f us (%.0f reads/s).\n\n",
-		d.Disk.One.P50, d.Disk.One.P99, d.Disk.IOPSOne, d.Disk.RoundOf, d.Disk.Async.P50, d.Disk.Async.P99, d.Disk.IOPSAsync, d.PairedRounds,
+		d.Disk.One.P50, d.Disk.One.P99, d.Disk.IOPSOne, d.Disk.RoundOf, d.Disk.Async.P50, d.Disk.Async.P99, d.Disk.IOPSAsync, d.Disk.AsyncSubmitUs, d.PairedRounds,
 		d.Disk.RoundOf, d.Disk.Round.P50, d.Disk.Round.P99, d.Disk.IOPSMany)
 	if len(d.Runs) > 0 {
 		fmt.Fprintf(md, "The default (`engine.Options.Reads` auto, as `query --db` and `serve --read-only` open an index) reads this index, in the child's memory limit, as **%s**.\n\n", d.Runs[0].AutoReads)
@@ -717,7 +737,18 @@ func (d *DiskResults) report(md *strings.Builder) {
 		fmt.Fprintf(md, "- The %s queries alone, a cold run of their own (%s, one at a time): p50 %.0f us (%.1fx the round %s, %.0f us), p99 %.0f us, %.1f reads in %.1f rounds a query.\n",
 			r.Kind, r.Reads, r.Latency.P50, r.Latency.P50/max(round.P50, 1), which, round.P50, r.Latency.P99, r.ReadsPerQuery, r.RoundsPerQuery)
 	}
-	if len(d.Kinds) > 0 {
+	for _, r := range slices.Concat(d.Runs, d.Kinds) {
+		if r.Concurrency != 1 || r.SubmitsPerQuery == 0 {
+			continue
+		}
+		kind := "the"
+		if r.Kind != "" {
+			kind = "the " + r.Kind
+		}
+		fmt.Fprintf(md, "- Where %s queries' time goes (%s, one at a time, means): %.0f us a query; %.0f us in the system calls that submit its reads (%.2f a query), %.0f us waiting for them; the rest, %.0f us, the engine's processor and its reads the page cache answered.\n",
+			kind, r.Reads, r.Latency.Mean, r.SubmitUs, r.SubmitsPerQuery, r.WaitUs, r.Latency.Mean-r.SubmitUs-r.WaitUs)
+	}
+	if len(d.Kinds) > 0 || len(d.Runs) > 0 {
 		md.WriteString("\n")
 	}
 	for _, ch := range d.Charts {

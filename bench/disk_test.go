@@ -58,6 +58,8 @@ func TestDiskQuickRun(t *testing.T) {
 	assert.Positive(t, d.Disk.Async.P50)
 	assert.LessOrEqual(t, d.Disk.Async.P50, d.Disk.Async.P99)
 	assert.Positive(t, d.Disk.IOPSAsync)
+	assert.Positive(t, d.Disk.AsyncSubmitUs, "a round's time in io_submit")
+	assert.Less(t, d.Disk.AsyncSubmitUs, d.Disk.Async.P999, "a part of the round")
 	require.Len(t, d.Runs, 2*len(diskWays))
 	for i, r := range d.Runs {
 		assert.Equal(t, []int{1, 16}[i%2], r.Concurrency)
@@ -75,6 +77,18 @@ func TestDiskQuickRun(t *testing.T) {
 		assert.Positive(t, r.Round.P50, "the round timed before the run")
 		assert.LessOrEqual(t, r.Round.P50, r.Round.P99)
 		assert.Positive(t, r.RoundIOPS)
+		assert.LessOrEqual(t, r.Latency.P50, r.Latency.P999)
+		assert.Positive(t, r.Latency.Mean)
+		if r.Reads == "pread" {
+			assert.Zero(t, r.SubmitsPerQuery, "no ring, no submissions")
+		} else if r.RoundsPerQuery > 0 {
+			// Rounds through the ring are reads it submitted.
+			assert.Positive(t, r.SubmitsPerQuery, "%s, %d at a time", r.Reads, r.Concurrency)
+			assert.Positive(t, r.SubmitUs)
+			if r.Concurrency == 1 {
+				assert.Less(t, r.SubmitUs+r.WaitUs, r.Latency.Mean, "one query at a time: its system calls are a part of its time")
+			}
+		}
 		round, _ := d.roundOf(r)
 		if r.Concurrency == 1 {
 			assert.Positive(t, r.Between.P50, "rounds timed between the queries one at a time")
@@ -98,6 +112,11 @@ func TestDiskQuickRun(t *testing.T) {
 	assert.Contains(t, string(report), fmt.Sprintf("timed again (%d rounds)", d.PairedRounds), "the report names the rounds the run timed")
 	assert.Contains(t, string(report), fmt.Sprintf("%.1fx the round between its queries, %.0f us", d.Kinds[0].Latency.P50/max(d.Kinds[0].Between.P50, 1), d.Kinds[0].Between.P50), "a kind's ratio is to the rounds between its queries")
 	assert.Contains(t, string(report), "--only disk")
+	for _, r := range d.Runs {
+		if r.Concurrency == 1 && r.SubmitsPerQuery > 0 {
+			assert.Contains(t, string(report), fmt.Sprintf("Where the queries' time goes (%s, one at a time, means): %.0f us a query; %.0f us in the system calls", r.Reads, r.Latency.Mean, r.SubmitUs))
+		}
+	}
 	require.Len(t, d.Charts, 1)
 	st, err := os.Stat(filepath.Join(out, d.Charts[0]))
 	require.NoError(t, err)

@@ -83,6 +83,9 @@ func (s *Sharded) Stats(ctx context.Context) (engine.Stats, error) {
 		out.CacheForIndex = max(out.CacheForIndex, st.CacheForIndex)
 		out.FileReads += st.FileReads
 		out.FileReadRounds += st.FileReadRounds
+		out.ReadSubmits += st.ReadSubmits
+		out.ReadSubmitTime += st.ReadSubmitTime
+		out.ReadWaitTime += st.ReadWaitTime
 		out.ReadRing = out.ReadRing && st.ReadRing
 		out.ReadDirect = out.ReadDirect && st.ReadDirect
 		out.Applied = 0 // each shard has its own log

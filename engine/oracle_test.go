@@ -456,8 +456,21 @@ func TestReadRing(t *testing.T) {
 		} else {
 			require.Nil(t, db.ring)
 		}
+		st0, err := db.Stats(ctx)
+		require.NoError(t, err)
 		checkQueries(t, db, model, qs, "cold, reads "+mode.String())
-		_, err := db.Check(ctx)
+		st, err := db.Stats(ctx)
+		require.NoError(t, err)
+		switch {
+		case db.ring == nil:
+			assert.Zero(t, st.ReadSubmits+int64(st.ReadSubmitTime)+int64(st.ReadWaitTime), "no ring, no ring's times")
+		case st.FileReadRounds > st0.FileReadRounds:
+			// Reads went to the disk through the ring (where the system
+			// cannot drop the files' pages, none may).
+			assert.Greater(t, st.ReadSubmits, st0.ReadSubmits, "the ring's submissions, reads "+mode.String())
+			assert.Greater(t, st.ReadSubmitTime, st0.ReadSubmitTime, "the time in them, reads "+mode.String())
+		}
+		_, err = db.Check(ctx)
 		require.NoError(t, err)
 		require.NoError(t, db.Close())
 		if mode == ReadsBlocking {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/simhashdb/simhashdb/engine/internal/format"
 	"github.com/simhashdb/simhashdb/engine/internal/memtable"
@@ -115,6 +116,18 @@ type Stats struct {
 	// ReadDirect says the ring reads what the page cache does not hold
 	// with O_DIRECT (Options.Reads).
 	ReadDirect bool `json:"read_direct"`
+	// ReadSubmits counts the ring's system calls that entered reads since
+	// Open, ReadSubmitTime the time in them and ReadWaitTime the time it
+	// waited in the kernel for their completions (zero without a ring).
+	// A submission costs the file system's and the block layer's work for
+	// each read and one notification of the device, which on a virtual
+	// machine can take as long as a read's service: beyond the two, a
+	// cold query's time is its processor's and the page cache's, and its
+	// rounds (FileReadRounds), not its reads, set how many submissions it
+	// pays.
+	ReadSubmits    int64         `json:"read_submits"`
+	ReadSubmitTime time.Duration `json:"read_submit_ns"`
+	ReadWaitTime   time.Duration `json:"read_wait_ns"`
 	// Applied is the position of the last commit applied that had one
 	// (Commit.Position): how far a replica has applied its log.
 	Applied uint64 `json:"applied,omitempty"`
@@ -176,6 +189,8 @@ func (db *DB) Stats(ctx context.Context) (_ Stats, err error) {
 	s.PebbleCacheHit, _, s.PebbleCacheBytes = db.store.CacheStats()
 	s.FileReads, s.FileReadRounds, s.ReadRing = db.store.Reads(), db.store.ReadRounds(), db.ring != nil
 	s.ReadDirect = s.ReadRing && db.direct
+	rt := db.ring.Times()
+	s.ReadSubmits, s.ReadSubmitTime, s.ReadWaitTime = rt.Submits, rt.Submit, rt.Wait
 	s.PebbleCacheSize = db.store.CacheShare()
 	idx, err := db.tableIndexBytes()
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -128,6 +129,7 @@ type Ring struct {
 	inflight int
 	waiting  bool
 	noNowait atomic.Bool // the kernel refuses RWF_NOWAIT reads
+	t        times
 }
 
 // New makes a ring for up to entries reads in flight (a power of two).
@@ -428,7 +430,10 @@ func (r *Ring) submit() {
 	// The completion queue has room for every read the ring admits (room),
 	// so EBUSY and EAGAIN are the kernel short of memory for a moment.
 	for tries := 0; n > 0; tries++ {
+		t0 := time.Now()
 		done, _, errno := unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(n), 0, 0, 0, 0)
+		r.t.submit.Add(int64(time.Since(t0)))
+		r.t.submits.Add(1)
 		switch {
 		case errno == 0:
 			n -= int(done)
@@ -490,7 +495,9 @@ func (r *Ring) wait(own *group) {
 		// kernel posts after the drain above is still there: a wait for
 		// one returns at once.
 		for {
+			t0 := time.Now()
 			_, _, errno := unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), 0, 1, enterGetEvents, 0, 0)
+			r.t.wait.Add(int64(time.Since(t0)))
 			if errno != syscall.EINTR && errno != syscall.EAGAIN && errno != syscall.EBUSY {
 				break
 			}

@@ -5,7 +5,7 @@ package uring
 import "errors"
 
 // Ring is not available on this system.
-type Ring struct{}
+type Ring struct{ t times }
 
 // ErrUnsupported is what New returns where io_uring cannot be used.
 var ErrUnsupported = errors.ErrUnsupported

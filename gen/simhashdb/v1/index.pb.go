@@ -1607,7 +1607,13 @@ type StatsResponse struct {
 	// The distance within which queries find every stored fingerprint: k,
 	// or less for tables built to propose candidates to a text index's
 	// sketches, which find most beyond it.
-	ExactWithin   uint32 `protobuf:"varint,36,opt,name=exact_within,json=exactWithin,proto3" json:"exact_within,omitempty"`
+	ExactWithin uint32 `protobuf:"varint,36,opt,name=exact_within,json=exactWithin,proto3" json:"exact_within,omitempty"`
+	// The ring's system calls that entered reads since the index opened,
+	// the nanoseconds in them, and the nanoseconds it waited in the kernel
+	// for their completions (0 without a ring).
+	ReadSubmits   int64 `protobuf:"varint,37,opt,name=read_submits,json=readSubmits,proto3" json:"read_submits,omitempty"`
+	ReadSubmitNs  int64 `protobuf:"varint,38,opt,name=read_submit_ns,json=readSubmitNs,proto3" json:"read_submit_ns,omitempty"`
+	ReadWaitNs    int64 `protobuf:"varint,39,opt,name=read_wait_ns,json=readWaitNs,proto3" json:"read_wait_ns,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1890,6 +1896,27 @@ func (x *StatsResponse) GetReadDirect() bool {
 func (x *StatsResponse) GetExactWithin() uint32 {
 	if x != nil {
 		return x.ExactWithin
+	}
+	return 0
+}
+
+func (x *StatsResponse) GetReadSubmits() int64 {
+	if x != nil {
+		return x.ReadSubmits
+	}
+	return 0
+}
+
+func (x *StatsResponse) GetReadSubmitNs() int64 {
+	if x != nil {
+		return x.ReadSubmitNs
+	}
+	return 0
+}
+
+func (x *StatsResponse) GetReadWaitNs() int64 {
+	if x != nil {
+		return x.ReadWaitNs
 	}
 	return 0
 }
@@ -2541,7 +2568,7 @@ const file_simhashdb_v1_index_proto_rawDesc = "" +
 	"\v_similarity\"H\n" +
 	"\x10ClustersResponse\x124\n" +
 	"\tdocuments\x18\x01 \x03(\v2\x16.simhashdb.v1.DocumentR\tdocuments\"\x0e\n" +
-	"\fStatsRequest\"\xb0\v\n" +
+	"\fStatsRequest\"\x9b\f\n" +
 	"\rStatsResponse\x12\f\n" +
 	"\x01k\x18\x01 \x01(\rR\x01k\x12\x1c\n" +
 	"\tdocuments\x18\x02 \x01(\x03R\tdocuments\x12\"\n" +
@@ -2590,7 +2617,11 @@ const file_simhashdb_v1_index_proto_rawDesc = "" +
 	"\aapplied\x18\" \x01(\x04R\aapplied\x12\x1f\n" +
 	"\vread_direct\x18# \x01(\bR\n" +
 	"readDirect\x12!\n" +
-	"\fexact_within\x18$ \x01(\rR\vexactWithin\x1a@\n" +
+	"\fexact_within\x18$ \x01(\rR\vexactWithin\x12!\n" +
+	"\fread_submits\x18% \x01(\x03R\vreadSubmits\x12$\n" +
+	"\x0eread_submit_ns\x18& \x01(\x03R\freadSubmitNs\x12 \n" +
+	"\fread_wait_ns\x18' \x01(\x03R\n" +
+	"readWaitNs\x1a@\n" +
 	"\x12BlockVersionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xfb\x01\n" +
