@@ -2,7 +2,6 @@ package main
 
 import (
 	"math"
-	"runtime/metrics"
 	"testing"
 
 	"github.com/simhashdb/simhashdb/engine"
@@ -50,7 +49,7 @@ func TestMemoryBound(t *testing.T) {
 	assert.Equal(t, int64(math.MaxInt64), memoryBound(math.MaxInt64/2+1, b))
 
 	// What serve leaves the index: 15/16 of the process's memory less
-	// the bodies in flight, decoded, and memoryOther; a quarter at least.
+	// the bodies in flight, decoded, and memhold.Other; a quarter at least.
 	assert.Equal(t, int64(1920-256-64)<<20, indexMemory(2<<30, 128<<20))
 	assert.Equal(t, int64(480-128-64)<<20, indexMemory(512<<20, 64<<20))
 	assert.Equal(t, int64(64<<20), indexMemory(256<<20, 256<<20))
@@ -58,12 +57,4 @@ func TestMemoryBound(t *testing.T) {
 	huge := engine.MemoryBudget{Cache: math.MaxInt64 - 1, Memtables: 128 << 20}
 	assert.Equal(t, int64(math.MaxInt64), memoryBound(64<<20, huge))
 
-	// Measured, the memory outside the Go heap comes off its limit.
-	assert.Equal(t, int64(512-100-16)<<20, heldLimit(512<<20, 100<<20))
-	assert.Equal(t, int64(512-100-16-1)<<20, heldLimit(512<<20, 100<<20+1))
-	assert.Equal(t, int64(memoryOther), heldLimit(512<<20, 600<<20), "never below memoryOther")
-	samples := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
-	outside := outsideGo(samples)
-	assert.Positive(t, outside, "the program's own pages at least")
-	assert.Less(t, outside, int64(1<<30))
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/internal/lines"
+	"github.com/simhashdb/simhashdb/internal/memhold"
 	"github.com/simhashdb/simhashdb/permutation"
 	"github.com/simhashdb/simhashdb/textindex"
 	"github.com/simhashdb/simhashdb/textindex/naming"
@@ -105,7 +106,7 @@ func (d *dbFlags) open(opts engine.Options, create bool) (*engine.DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", d.dir, err)
 	}
-	holdProcessMemory() // after Open: the index's defaults read the memory limit first
+	memhold.HoldProcess() // after Open: the index's defaults read the memory limit first
 	return db, nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/internal/memhold"
 	"github.com/stretchr/testify/require"
 )
 
@@ -35,7 +36,7 @@ func BenchmarkServeMemory(b *testing.B) {
 		cache    = 256 << 20
 		// The bound serve keeps: in flight (decoded), cache, two
 		// memtables, 64 MiB.
-		bound = inflightDecoded*inflight + cache + 2*engine.DefaultMemtableSize + memoryOther
+		bound = inflightDecoded*inflight + cache + 2*engine.DefaultMemtableSize + memhold.Other
 	)
 	for _, clients := range []int{12, 48} {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
