@@ -21,6 +21,7 @@ import (
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/internal/directio"
 	"github.com/simhashdb/simhashdb/internal/fingerprints"
+	"github.com/simhashdb/simhashdb/internal/memhold"
 	"github.com/simhashdb/simhashdb/permutation"
 )
 
@@ -124,6 +125,8 @@ type DiskRun struct {
 	// for completions, a query (engine.Stats.ReadSubmits, ReadSubmitTime,
 	// ReadWaitTime): with one query at a time, the rest of Latency.Mean is
 	// the engine's processor and its reads the page cache answered.
+	// PeakRSS is the child's peak resident memory, in its memory cgroup.
+	PeakRSS         int64   `json:"peak_rss_bytes,omitempty"`
 	SubmitsPerQuery float64 `json:"read_submits_per_query,omitempty"`
 	SubmitUs        float64 `json:"read_submit_us_per_query,omitempty"`
 	WaitUs          float64 `json:"read_wait_us_per_query,omitempty"`
@@ -607,6 +610,10 @@ func queryDiskWith(job diskJob, qs []uint64, mode engine.ReadMode) (DiskRun, err
 		return DiskRun{}, err
 	}
 	defer db.Close()
+	// As a command that opens an index holds its process: without the Go
+	// heap's soft limit, queries 16 at a time could grow the heap past
+	// the child's cgroup, which then kills it.
+	memhold.HoldProcess()
 	st0, err := db.Stats(context.Background())
 	if err != nil {
 		return DiskRun{}, err
@@ -638,6 +645,7 @@ func queryDiskWith(job diskJob, qs []uint64, mode engine.ReadMode) (DiskRun, err
 	run.Concurrency, run.Queries, run.Latency, run.QPS, run.Reads = job.Concurrency, len(qs), percentiles(lat), nq/elapsed.Seconds(), readsOf(st1)
 	run.ReadsPerQuery, run.RoundsPerQuery = float64(st1.FileReads-st0.FileReads)/nq, float64(st1.FileReadRounds-st0.FileReadRounds)/nq
 	run.BytesPerQuery = (float64(io1["read_bytes"]-io0["read_bytes"]) - roundBytes) / nq
+	run.PeakRSS = peakRSS()
 	run.SubmitsPerQuery = float64(st1.ReadSubmits-st0.ReadSubmits) / nq
 	run.SubmitUs = float64((st1.ReadSubmitTime - st0.ReadSubmitTime).Nanoseconds()) / 1e3 / nq
 	run.WaitUs = float64((st1.ReadWaitTime - st0.ReadWaitTime).Nanoseconds()) / 1e3 / nq
@@ -690,17 +698,41 @@ func readsOf(st engine.Stats) string {
 	return "pread"
 }
 
+// peakRange is the least and the most PeakRSS of runs that have one.
+func peakRange(runs []DiskRun) (lo, hi int64) {
+	for _, r := range runs {
+		if r.PeakRSS > 0 {
+			if lo == 0 || r.PeakRSS < lo {
+				lo = r.PeakRSS
+			}
+			hi = max(hi, r.PeakRSS)
+		}
+	}
+	return lo, hi
+}
+
 // procIO reads this process's I/O counters (Linux's /proc/self/io; empty
 // elsewhere).
-func procIO() map[string]int64 {
+func procIO() map[string]int64 { return procFields("/proc/self/io") }
+
+// peakRSS is this process's peak resident memory in bytes (VmHWM in
+// Linux's /proc/self/status; 0 elsewhere).
+func peakRSS() int64 { return procFields("/proc/self/status")["VmHWM"] << 10 }
+
+// procFields reads a /proc file of "name: number [unit]" lines.
+func procFields(path string) map[string]int64 {
 	m := map[string]int64{}
-	b, err := os.ReadFile("/proc/self/io")
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return m
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		if k, v, ok := strings.Cut(line, ":"); ok {
-			m[k], _ = strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if f := strings.Fields(v); len(f) > 0 {
+				if n, err := strconv.ParseInt(f[0], 10, 64); err == nil {
+					m[k] = n
+				}
+			}
 		}
 	}
 	return m
@@ -728,6 +760,9 @@ func (d *DiskResults) report(md *strings.Builder) {
 			r.ReadsPerQuery, r.RoundsPerQuery, r.BytesPerQuery, round.P50, round.P99, r.Latency.P50/max(round.P50, 1), r.Latency.P99/max(round.P99, 1), r.Latency.P50/max(d.Disk.Round.P50, 1), limit)
 	}
 	md.WriteString("\n")
+	if lo, hi := peakRange(slices.Concat(d.Runs, d.Kinds)); hi > 0 {
+		fmt.Fprintf(md, "The child's peak resident memory over these runs: %.0f-%.0f MB.\n\n", float64(lo)/1e6, float64(hi)/1e6)
+	}
 	for _, r := range d.Kinds {
 		round, _ := d.roundOf(r)
 		which := "between its queries"

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -47,7 +48,7 @@ func TestDiskQuickRun(t *testing.T) {
 	require.Len(t, res.Disk, 1)
 	d := res.Disk[0]
 	assert.Equal(t, "optimiser", d.Design)
-	_, _, nq := diskConfig(Config{Quick: true})
+	_, memMiB, nq := diskConfig(Config{Quick: true})
 	assert.Positive(t, d.Tables)
 	assert.Positive(t, d.IndexBytes)
 	assert.NotEmpty(t, d.PageCache)
@@ -79,6 +80,10 @@ func TestDiskQuickRun(t *testing.T) {
 		assert.Positive(t, r.RoundIOPS)
 		assert.LessOrEqual(t, r.Latency.P50, r.Latency.P999)
 		assert.Positive(t, r.Latency.Mean)
+		assert.Positive(t, r.PeakRSS, "the child's peak resident memory")
+		if strings.HasPrefix(d.PageCache, "a memory cgroup") {
+			assert.Less(t, r.PeakRSS, int64(memMiB)<<20, "within its cgroup")
+		}
 		if r.Reads == "pread" {
 			assert.Zero(t, r.SubmitsPerQuery, "no ring, no submissions")
 		} else if r.RoundsPerQuery > 0 {
