@@ -341,6 +341,9 @@ type testingKnobs struct {
 	// stalled runs, with db.mu held, when a writer of a commit of cost
 	// waits for room in the memtables or for its turn.
 	stalled func(cost int64)
+	// letIn runs, with db.mu held, when stall lets in a writer of a commit
+	// of cost.
+	letIn func(cost int64)
 	// minPebbleCache, if not 0, replaces minPebbleCache: tests make an
 	// index whose Pebble index blocks outgrow a small share.
 	minPebbleCache int64

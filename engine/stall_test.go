@@ -161,16 +161,23 @@ func TestStallLargeCommitAmongSmall(t *testing.T) {
 // TestStallInTurn: a commit that waits for room holds back a small one
 // that came after it, though the small one would fit: writers are let in
 // in the order they came, so that the small ones cannot keep a large one
-// waiting.
+// waiting. (Let in, the small commit may still finish first: it has less
+// to write.)
 func TestStallInTurn(t *testing.T) {
 	t.Parallel()
 	o := testOptions()
 	o.MemtableSize = 256 << 10
 	flushing, unblock := holdFirstFlush(&o)
-	waits := make(chan int64, 64)
+	waits, lets := make(chan int64, 64), make(chan int64, 64)
 	o.knobs.stalled = func(cost int64) {
 		select {
 		case waits <- cost:
+		default:
+		}
+	}
+	o.knobs.letIn = func(cost int64) {
+		select {
+		case lets <- cost:
 		default:
 		}
 	}
@@ -181,6 +188,9 @@ func TestStallInTurn(t *testing.T) {
 	// A budget's worth: the flush starts, and waits.
 	require.NoError(t, db.InsertBatch(ctx, stallDocs(r, 0, 600)))
 	<-flushing
+	for len(lets) > 0 { // the first commit's
+		<-lets
+	}
 	big, small := stallDocs(r, 1000, 600), stallDocs(r, 5000, 1)
 	done := make(chan string, 2)
 	insert := func(name string, docs []Doc) {
@@ -192,10 +202,12 @@ func TestStallInTurn(t *testing.T) {
 	go insert("big", big)
 	bigCost := <-waits // the big commit waits for room
 	go insert("small", small)
+	var smallCost int64
 	for waiting := true; waiting; {
 		select {
 		case cost := <-waits:
 			waiting = cost == bigCost // until the small one waits too
+			smallCost = cost
 		case who := <-done:
 			t.Fatalf("%s went in while the big commit waited", who)
 		}
@@ -205,7 +217,9 @@ func TestStallInTurn(t *testing.T) {
 	cost := memtable.WriteCost(len(db.design.Tables), 1, int64(len(small[0].Name)), 0)
 	db.mu.RUnlock()
 	require.GreaterOrEqual(t, room, cost, "the small commit would fit")
+	require.Empty(t, lets, "no commit let in while the big one waited")
 	unblock()
-	require.Equal(t, "big", <-done)
-	require.Equal(t, "small", <-done)
+	require.Equal(t, bigCost, <-lets, "the big commit let in first")
+	require.Equal(t, smallCost, <-lets, "then the small one")
+	require.ElementsMatch(t, []string{"big", "small"}, []string{<-done, <-done}, "both written")
 }

@@ -259,6 +259,9 @@ func (db *DB) stall(cost int64) error {
 			return db.bgErr
 		case !over && turn == db.stallHead:
 			db.admitting += cost
+			if hook := db.opts.knobs.letIn; hook != nil {
+				hook(cost)
+			}
 			return nil
 		}
 		// The memtables may be under their budget (frozen by a read, or
