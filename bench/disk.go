@@ -120,13 +120,13 @@ type DiskRun struct {
 	// it was while the queries ran, not in the second before.
 	Between     Latency `json:"async_round_between,omitzero"`
 	BetweenIOPS float64 `json:"iops_async_round_between,omitempty"`
+	// PeakRSS is the child's peak resident memory, in its memory cgroup.
+	PeakRSS int64 `json:"peak_rss_bytes,omitempty"`
 	// SubmitsPerQuery, SubmitUs and WaitUs are the index's ring's system
 	// calls that entered reads, the time in them and the time it waited
 	// for completions, a query (engine.Stats.ReadSubmits, ReadSubmitTime,
 	// ReadWaitTime): with one query at a time, the rest of Latency.Mean is
 	// the engine's processor and its reads the page cache answered.
-	// PeakRSS is the child's peak resident memory, in its memory cgroup.
-	PeakRSS         int64   `json:"peak_rss_bytes,omitempty"`
 	SubmitsPerQuery float64 `json:"read_submits_per_query,omitempty"`
 	SubmitUs        float64 `json:"read_submit_us_per_query,omitempty"`
 	WaitUs          float64 `json:"read_wait_us_per_query,omitempty"`
