@@ -11,7 +11,6 @@ import (
 	"slices"
 	"sort"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/sstable"
@@ -56,14 +55,18 @@ type mappedFile struct {
 	fd, dfd           uintptr // file's, and the file open with O_DIRECT or vfs.InvalidFd
 	checksum          block.ChecksumType
 	// seps holds the data blocks' separators back to back, sepEnd where
-	// each ends; handles the blocks. heads holds each separator's first 8
-	// bytes as a number (head), so that a search reads one array and
-	// compares whole separators only among those that share their head.
-	seps    []byte
-	sepEnd  []uint32
-	heads   []uint64
-	tops    []uint64 // every headStride-th head
-	handles []block.Handle
+	// each ends. heads holds each separator's first 8 bytes as a number
+	// (head), so that a search reads one array and compares whole
+	// separators only among those that share their head. offs holds
+	// where each block starts and, last, where the last one's trailer
+	// ends: a file's data blocks lie back to back (mapFile leaves any
+	// other file to Pebble), so each block's length is the distance to
+	// the next, less its trailer. nil: the map does not read the file.
+	seps   []byte
+	sepEnd []uint32
+	heads  []uint64
+	tops   []uint64 // every headStride-th head
+	offs   []uint64
 	// diskRun counts the file's direct reads since one found its pages
 	// in the page cache (checkCache); shared by the file's copies.
 	diskRun *atomic.Int64
@@ -91,7 +94,15 @@ func (f *mappedFile) readFrom(cached bool) {
 	}
 }
 
-func (f *mappedFile) readable() bool { return f.handles != nil }
+func (f *mappedFile) readable() bool { return f.offs != nil }
+
+// blocks is how many data blocks the map knows of f.
+func (f *mappedFile) blocks() int { return max(len(f.offs)-1, 0) }
+
+// handle is where data block j of f lies.
+func (f *mappedFile) handle(j int) block.Handle {
+	return block.Handle{Offset: f.offs[j], Length: f.offs[j+1] - f.offs[j] - block.TrailerLen}
+}
 
 // The keys the map reads, [mappedFrom, mappedTo): the postings' and the
 // tables' (format.SpacePostings and SpaceTables, one after the other),
@@ -121,7 +132,7 @@ func (s *Store) newBlockMap(ring *uring.Ring, direct bool) *blockMap {
 					// A file the map cannot read (damaged, say) is Pebble's,
 					// whose reads report what is wrong where they meet it,
 					// as without the map; Check names it.
-					f.handles = nil
+					f.offs = nil
 				}
 			}
 			lv = append(lv, f)
@@ -139,7 +150,7 @@ func (s *Store) newBlockMap(ring *uring.Ring, direct bool) *blockMap {
 	return m
 }
 
-// mapFile reads the data blocks' separators and handles of f's file, if
+// mapFile reads the data blocks' separators and places of f's file, if
 // the map can read its blocks itself, and opens it for the reads.
 func (s *Store) mapFile(f *mappedFile, schema string, direct bool) error {
 	vf, err := s.fs.Open(f.name)
@@ -176,6 +187,12 @@ func (s *Store) mapFile(f *mappedFile, schema string, direct bool) error {
 		return nil // values elsewhere, or keys that another entry hides
 	}
 	f.checksum = r.BlockReader().ChecksumType()
+	// Sized for the file's data blocks, which its layout lists: a slice
+	// grown by appending holds up to twice what it needs, for as long as
+	// the store is open.
+	n := len(l.Data)
+	f.sepEnd, f.heads, f.offs = make([]uint32, 0, n), make([]uint64, 0, n), make([]uint64, 0, n+1)
+	end := uint64(0) // where the last block's trailer ends
 	var it colblk.IndexIter
 	for _, ih := range l.Index {
 		b := make([]byte, ih.Length+block.TrailerLen)
@@ -193,17 +210,21 @@ func (s *Store) mapFile(f *mappedFile, schema string, direct bool) error {
 			if err != nil {
 				return corrupt(f, ih, err)
 			}
+			if len(f.offs) > 0 && h.Offset != end {
+				f.seps, f.sepEnd, f.heads, f.offs = nil, nil, nil, nil
+				return nil // not back to back: Pebble's
+			}
 			f.seps = append(f.seps, it.Separator()...)
 			f.sepEnd = append(f.sepEnd, uint32(len(f.seps)))
 			f.heads = append(f.heads, head(it.Separator()))
-			f.handles = append(f.handles, h.Handle)
+			f.offs = append(f.offs, h.Offset)
+			end = h.Offset + h.Length + block.TrailerLen
 		}
 		it.Close()
 	}
+	f.offs = append(f.offs, end) // an empty file's: readable, no blocks
+	f.seps = slices.Clone(f.seps)
 	f.indexHeads()
-	if f.handles == nil {
-		f.handles = []block.Handle{} // readable, and empty
-	}
 	// Through the index's file system; one without descriptors (in
 	// memory) leaves the file to Pebble.
 	file, err := s.fs.Open(f.name)
@@ -211,7 +232,7 @@ func (s *Store) mapFile(f *mappedFile, schema string, direct bool) error {
 		return err
 	}
 	if file.Fd() == vfs.InvalidFd {
-		f.handles = nil
+		f.offs = nil
 		return file.Close()
 	}
 	f.file, f.fd = file, file.Fd()
@@ -295,14 +316,14 @@ func (m *blockMap) locate(key []byte) (*mappedFile, int, bool) {
 		return nil, 0, false
 	}
 	j := found.search(key)
-	if j == len(found.handles) {
+	if j == found.blocks() {
 		return nil, 0, false
 	}
 	return found, j, true
 }
 
 // search returns the first data block whose separator is at or above key
-// (len(handles) if none): the block that holds key, if any does. Both of
+// (blocks() if none): the block that holds key, if any does. Both of
 // the store's key orders are bytes.Compare's, and a lesser head is a
 // lesser key in it.
 func (f *mappedFile) search(key []byte) int {
@@ -331,7 +352,7 @@ const headStride = 32
 
 // indexHeads sets tops from heads.
 func (f *mappedFile) indexHeads() {
-	f.tops = f.tops[:0]
+	f.tops = make([]uint64, 0, (len(f.heads)+headStride-1)/headStride)
 	for i := 0; i < len(f.heads); i += headStride {
 		f.tops = append(f.tops, f.heads[i])
 	}
@@ -386,20 +407,20 @@ func (m *blockMap) locateSpan(lo, hi []byte) (*mappedFile, int, int, bool) {
 	if !ok {
 		return nil, 0, 0, false
 	}
-	n := len(found.handles)
+	n := found.blocks()
 	j0, j1 := found.search(lo), found.search(hi)
 	return found, j0, min(j1, n-1), true
 }
 
 // MapBytes is the memory of the map of a read-only store's data blocks
-// (0 without one): each mapped file's separators, heads and handles.
+// (0 without one): each mapped file's separators, heads and offsets.
 func (s *Store) MapBytes() int64 {
 	if s.blocks == nil {
 		return 0
 	}
 	var n int64
 	for _, f := range s.blocks.files {
-		n += int64(cap(f.seps)) + int64(cap(f.sepEnd))*4 + int64(cap(f.heads)+cap(f.tops))*8 + int64(cap(f.handles))*int64(unsafe.Sizeof(block.Handle{}))
+		n += int64(cap(f.seps)) + int64(cap(f.sepEnd))*4 + int64(cap(f.heads)+cap(f.tops)+cap(f.offs))*8
 	}
 	return n
 }

@@ -12,8 +12,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/cockroachdb/pebble/v2/sstable/block"
-
+	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/simhashdb/simhashdb/engine/internal/uring"
 	"github.com/simhashdb/simhashdb/internal/directio"
@@ -22,7 +21,7 @@ import (
 
 // newRing returns a ring closed when the test ends, or skips the test
 // where the kernel refuses one.
-func newRing(t *testing.T) *uring.Ring {
+func newRing(t testing.TB) *uring.Ring {
 	t.Helper()
 	ring, err := uring.New(16)
 	if errors.Is(err, uring.ErrUnsupported) {
@@ -230,7 +229,7 @@ func testGetMany(t *testing.T, ring *uring.Ring, direct bool) {
 	k := []byte(low[10])
 	f, j, ok := s.blocks.locate(k)
 	require.True(t, ok)
-	h := f.handles[j]
+	h := f.handle(j)
 	w, err := os.OpenFile(f.name, os.O_WRONLY, 0)
 	require.NoError(t, err)
 	_, err = w.WriteAt([]byte{0xff, 0x00, 0xff}, int64(h.Offset+h.Length/2))
@@ -248,7 +247,7 @@ func testGetMany(t *testing.T, ring *uring.Ring, direct bool) {
 // 0's overlapping files included.
 func TestOnlyFile(t *testing.T) {
 	file := func(lo, hi string) mappedFile {
-		return mappedFile{smallest: []byte(lo), largest: []byte(hi), name: lo + ".." + hi, handles: []block.Handle{}}
+		return mappedFile{smallest: []byte(lo), largest: []byte(hi), name: lo + ".." + hi, offs: []uint64{0}}
 	}
 	m := &blockMap{cmp: bytes.Compare, levels: [][]mappedFile{
 		{file("a", "z"), file("b", "c"), file("c", "y")}, // level 0, by smallest
@@ -393,4 +392,58 @@ func TestDirectReadsAskCache(t *testing.T) {
 	}
 	require.Equal(t, rounds, s.ReadRounds(), "reads the page cache holds went to the disk")
 	require.Less(t, rounds, int64(4*checkAfter), "no read found the page cache")
+}
+
+// TestMapOffsets checks the map's places of data blocks, kept as offsets
+// alone (a block's length is the distance to the next): in files of
+// small and of large values, every block's handle is the one the file's
+// own index gives.
+func TestMapOffsets(t *testing.T) {
+	ring := newRing(t)
+	dir := t.TempDir()
+	s, err := openAt(t, dir, false)
+	require.NoError(t, err)
+	r := rand.New(rand.NewPCG(7, 7))
+	l, err := s.NewLoad(1 << 23)
+	require.NoError(t, err)
+	for _, f := range []struct {
+		prefix string
+		size   int
+	}{{"\x03", 40}, {"\x04", 3000}} {
+		w, err := l.Create(fmt.Sprintf("part-%x", f.prefix))
+		require.NoError(t, err)
+		for i := range 2000 {
+			v := make([]byte, f.size/2+r.IntN(f.size))
+			for j := range v {
+				v[j] = byte(r.Uint32())
+			}
+			require.NoError(t, w.Set(fmt.Appendf(nil, "%s%06d", f.prefix, i), v))
+		}
+		require.NoError(t, w.Close())
+	}
+	require.NoError(t, l.Ingest(context.Background()))
+	require.NoError(t, l.Close())
+	require.NoError(t, s.Close())
+
+	s, err = Open(dir, Options{FS: vfs.Default, ReadOnly: true, Logger: slog.New(slog.DiscardHandler), CacheSize: 1 << 20, Ring: ring})
+	require.NoError(t, err)
+	defer s.Close()
+	require.Len(t, s.blocks.files, 2)
+	for _, f := range s.blocks.files {
+		require.True(t, f.readable(), f.name)
+		vf, err := vfs.Default.Open(f.name)
+		require.NoError(t, err)
+		rd, err := sstable.NewSimpleReadable(vf)
+		require.NoError(t, err)
+		pr, err := sstable.NewReader(context.Background(), rd, s.ReaderOptions())
+		require.NoError(t, err)
+		lay, err := pr.Layout()
+		require.NoError(t, err)
+		require.Greater(t, len(lay.Data), 10, f.name)
+		require.Equal(t, len(lay.Data), f.blocks(), f.name)
+		for j, h := range lay.Data {
+			require.Equal(t, h.Handle, f.handle(j), "%s: block %d", f.name, j)
+		}
+		require.NoError(t, pr.Close())
+	}
 }

@@ -33,7 +33,7 @@ func (b *blockReads) add(ref blockRef) int {
 			return x
 		}
 	}
-	h := ref.f.handles[ref.j]
+	h := ref.f.handle(ref.j)
 	b.refs = append(b.refs, ref)
 	direct := ref.f.dfd != vfs.InvalidFd
 	b.reads = append(b.reads, uring.Read{Fd: ref.f.fd, DirectFd: ref.f.dfd, Direct: direct, Unchecked: direct && !ref.f.checkCache(),
@@ -64,7 +64,7 @@ func (m *blockMap) read(b *blockReads) error {
 		m.reads.roundDone(round)
 	}
 	for x, rd := range b.reads {
-		f, h := b.refs[x].f, b.refs[x].f.handles[b.refs[x].j]
+		f, h := b.refs[x].f, b.refs[x].f.handle(b.refs[x].j)
 		if rd.Direct && rd.Err == nil {
 			f.readFrom(rd.Cached)
 		}
@@ -99,7 +99,7 @@ func (bi *blockIter) setMap(m *blockMap) {
 // init points the iterator at block x of b.
 func (bi *blockIter) init(b *blockReads, x int) error {
 	ref := b.refs[x]
-	h := ref.f.handles[ref.j]
+	h := ref.f.handle(ref.j)
 	bi.dec.Init(bi.m.schema, b.reads[x].P[:h.Length])
 	if err := bi.it.Init(&bi.dec, block.NoTransforms); err != nil {
 		return corrupt(ref.f, h, err)
