@@ -83,6 +83,10 @@ type blockIter struct {
 	m   *blockMap
 	dec colblk.DataBlockDecoder
 	it  colblk.DataBlockIter
+	// at is the read the iterator is on, -1 for none: the keys of one
+	// block (a probe's run of table blocks often lies in one) init it
+	// once.
+	at int
 }
 
 // setMap readies bi for m's blocks, once for each map.
@@ -98,12 +102,17 @@ func (bi *blockIter) setMap(m *blockMap) {
 
 // init points the iterator at block x of b.
 func (bi *blockIter) init(b *blockReads, x int) error {
+	if x == bi.at {
+		return nil
+	}
+	bi.at = -1
 	ref := b.refs[x]
 	h := ref.f.handle(ref.j)
 	bi.dec.Init(bi.m.schema, b.reads[x].P[:h.Length])
 	if err := bi.it.Init(&bi.dec, block.NoTransforms); err != nil {
 		return corrupt(ref.f, h, err)
 	}
+	bi.at = x
 	return nil
 }
 
@@ -145,6 +154,7 @@ func (m *blockMap) readMany(r Reads) (missedKeys []int, sp *Spans, err error) {
 	sp = spansPool.Get().(*Spans)
 	sp.m, sp.spans = m, r.Spans
 	sp.bi.setMap(m)
+	sp.bi.at = -1 // b's reads are this call's
 	missedKeys = m.planKeys(&sp.b, r.Keys, &sp.keyAt)
 	sp.missed = m.planSpans(&sp.b, r.Spans, &sp.bs, &sp.at)
 	if err := m.read(&sp.b); err != nil {
