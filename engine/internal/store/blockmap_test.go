@@ -399,35 +399,7 @@ func TestDirectReadsAskCache(t *testing.T) {
 // small and of large values, every block's handle is the one the file's
 // own index gives.
 func TestMapOffsets(t *testing.T) {
-	ring := newRing(t)
-	dir := t.TempDir()
-	s, err := openAt(t, dir, false)
-	require.NoError(t, err)
-	r := rand.New(rand.NewPCG(7, 7))
-	l, err := s.NewLoad(1 << 23)
-	require.NoError(t, err)
-	for _, f := range []struct {
-		prefix string
-		size   int
-	}{{"\x03", 40}, {"\x04", 3000}} {
-		w, err := l.Create(fmt.Sprintf("part-%x", f.prefix))
-		require.NoError(t, err)
-		for i := range 2000 {
-			v := make([]byte, f.size/2+r.IntN(f.size))
-			for j := range v {
-				v[j] = byte(r.Uint32())
-			}
-			require.NoError(t, w.Set(fmt.Appendf(nil, "%s%06d", f.prefix, i), v))
-		}
-		require.NoError(t, w.Close())
-	}
-	require.NoError(t, l.Ingest(context.Background()))
-	require.NoError(t, l.Close())
-	require.NoError(t, s.Close())
-
-	s, err = Open(dir, Options{FS: vfs.Default, ReadOnly: true, Logger: slog.New(slog.DiscardHandler), CacheSize: 1 << 20, Ring: ring})
-	require.NoError(t, err)
-	defer s.Close()
+	s := mappedStore(t, rand.New(rand.NewPCG(7, 7)), []randomFile{{"\x03", 2000, 40}, {"\x04", 2000, 3000}})
 	require.Len(t, s.blocks.files, 2)
 	for _, f := range s.blocks.files {
 		require.True(t, f.readable(), f.name)
@@ -446,4 +418,41 @@ func TestMapOffsets(t *testing.T) {
 		}
 		require.NoError(t, pr.Close())
 	}
+}
+
+// randomFile is n keys prefix%08d (0, 1, ...) of random values of size
+// bytes on average.
+type randomFile struct {
+	prefix  string
+	n, size int
+}
+
+// mappedStore returns a read-only store with a block map (closed when the
+// test ends) of one file of each of files, loaded into a new folder.
+func mappedStore(t testing.TB, r *rand.Rand, files []randomFile) *Store {
+	ring := newRing(t)
+	dir := t.TempDir()
+	s, err := Open(dir, Options{FS: vfs.Default, Logger: slog.New(slog.DiscardHandler), CacheSize: 1 << 20, NewOrder: KeyOrder})
+	require.NoError(t, err)
+	l, err := s.NewLoad(1 << 27)
+	require.NoError(t, err)
+	for x, f := range files {
+		w, err := l.Create(fmt.Sprint("part-", x))
+		require.NoError(t, err)
+		v := make([]byte, 2*f.size)
+		for i := range f.n {
+			for j := range v {
+				v[j] = byte(r.Uint32())
+			}
+			require.NoError(t, w.Set(fmt.Appendf(nil, "%s%08d", f.prefix, i), v[:f.size/2+r.IntN(f.size)]))
+		}
+		require.NoError(t, w.Close())
+	}
+	require.NoError(t, l.Ingest(context.Background()))
+	require.NoError(t, l.Close())
+	require.NoError(t, s.Close())
+	s, err = Open(dir, Options{FS: vfs.Default, ReadOnly: true, Logger: slog.New(slog.DiscardHandler), CacheSize: 1 << 20, Ring: ring})
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	return s
 }
