@@ -192,7 +192,7 @@ func (s *Store) mapFile(f *mappedFile, schema string, direct bool) error {
 	// the store is open.
 	n := len(l.Data)
 	f.sepEnd, f.heads, f.offs = make([]uint32, 0, n), make([]uint64, 0, n), make([]uint64, 0, n+1)
-	end := uint64(0) // where the last block's trailer ends
+	var end uint64 // where the last block's trailer ends
 	var it colblk.IndexIter
 	for _, ih := range l.Index {
 		b := make([]byte, ih.Length+block.TrailerLen)
@@ -210,21 +210,15 @@ func (s *Store) mapFile(f *mappedFile, schema string, direct bool) error {
 			if err != nil {
 				return corrupt(f, ih, err)
 			}
-			if len(f.offs) > 0 && h.Offset != end {
+			var ok bool
+			if end, ok = f.appendBlock(it.Separator(), h.Handle, end); !ok {
 				f.seps, f.sepEnd, f.heads, f.offs = nil, nil, nil, nil
 				return nil // not back to back: Pebble's
 			}
-			f.seps = append(f.seps, it.Separator()...)
-			f.sepEnd = append(f.sepEnd, uint32(len(f.seps)))
-			f.heads = append(f.heads, head(it.Separator()))
-			f.offs = append(f.offs, h.Offset)
-			end = h.Offset + h.Length + block.TrailerLen
 		}
 		it.Close()
 	}
-	f.offs = append(f.offs, end) // an empty file's: readable, no blocks
-	f.seps = slices.Clone(f.seps)
-	f.indexHeads()
+	f.endBlocks(end)
 	// Through the index's file system; one without descriptors (in
 	// memory) leaves the file to Pebble.
 	file, err := s.fs.Open(f.name)
@@ -243,6 +237,30 @@ func (s *Store) mapFile(f *mappedFile, schema string, direct bool) error {
 		}
 	}
 	return nil
+}
+
+// appendBlock adds data block h, whose separator is sep, to f's map, and
+// returns where its trailer ends; end is where the block before it ended.
+// It reports false, and adds nothing, if h does not start there: the map
+// keeps offsets alone, so it reads only files whose data blocks lie back
+// to back.
+func (f *mappedFile) appendBlock(sep []byte, h block.Handle, end uint64) (uint64, bool) {
+	if len(f.offs) > 0 && h.Offset != end {
+		return end, false
+	}
+	f.seps = append(f.seps, sep...)
+	f.sepEnd = append(f.sepEnd, uint32(len(f.seps)))
+	f.heads = append(f.heads, head(sep))
+	f.offs = append(f.offs, h.Offset)
+	return h.Offset + h.Length + block.TrailerLen, true
+}
+
+// endBlocks closes f's map after its last data block, whose trailer ends
+// at end (0 for a file without one: readable, no blocks).
+func (f *mappedFile) endBlocks(end uint64) {
+	f.offs = append(f.offs, end)
+	f.seps = slices.Clone(f.seps)
+	f.indexHeads()
 }
 
 // checkBlock checks a block read with its trailer against its checksum,

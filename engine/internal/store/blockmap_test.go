@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/sstable"
+	"github.com/cockroachdb/pebble/v2/sstable/block"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/simhashdb/simhashdb/engine/internal/uring"
 	"github.com/simhashdb/simhashdb/internal/directio"
@@ -417,6 +419,53 @@ func TestMapOffsets(t *testing.T) {
 			require.Equal(t, h.Handle, f.handle(j), "%s: block %d", f.name, j)
 		}
 		require.NoError(t, pr.Close())
+	}
+}
+
+// TestMapBackToBack: the map keeps a file whose data blocks lie back to
+// back, each block's handle derived from the offsets, and refuses one with
+// a gap or an overlap between two blocks (Pebble then reads that file).
+func TestMapBackToBack(t *testing.T) {
+	const tr = block.TrailerLen
+	tests := []struct {
+		name    string
+		handles []block.Handle
+		ok      bool
+	}{
+		{"none", nil, true},
+		{"one", []block.Handle{{Offset: 0, Length: 100}}, true},
+		{"three", []block.Handle{{Offset: 0, Length: 100}, {Offset: 100 + tr, Length: 4000}, {Offset: 4100 + 2*tr, Length: 1}}, true},
+		{"not from 0", []block.Handle{{Offset: 512, Length: 100}, {Offset: 612 + tr, Length: 7}}, true},
+		{"gap", []block.Handle{{Offset: 0, Length: 100}, {Offset: 101 + tr, Length: 100}}, false},
+		{"gap the size of a trailer", []block.Handle{{Offset: 0, Length: 100}, {Offset: 100 + 2*tr, Length: 100}}, false},
+		{"overlap", []block.Handle{{Offset: 0, Length: 100}, {Offset: 100, Length: 100}}, false},
+		{"gap after two", []block.Handle{{Offset: 0, Length: 10}, {Offset: 10 + tr, Length: 10}, {Offset: 4096, Length: 10}}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var f mappedFile
+			var end uint64
+			ok := true
+			for j, h := range tc.handles {
+				sep := binary.BigEndian.AppendUint64([]byte("\x04"), uint64(j))
+				var added bool
+				if end, added = f.appendBlock(sep, h, end); !added {
+					ok = false
+					require.Len(t, f.heads, j, "a refused block is not added")
+					break
+				}
+			}
+			require.Equal(t, tc.ok, ok)
+			if !ok {
+				return
+			}
+			f.endBlocks(end)
+			require.Equal(t, len(tc.handles), f.blocks())
+			for j, h := range tc.handles {
+				require.Equal(t, h, f.handle(j), "block %d", j)
+				require.Equal(t, j, f.search(f.sep(j)), "block %d's separator", j)
+			}
+		})
 	}
 }
 
