@@ -295,3 +295,70 @@ func TestColdQueryOwnUnit(t *testing.T) {
 		require.Positive(t, waited, "rounds checked")
 	}
 }
+
+// TestQueryFingerprintsOneRound: without writes in memory, a cold
+// QueryFingerprints reads its table blocks in one round of the disk and
+// no postings, also where its matches lie outside its own postings unit
+// (which Query reads in a second round); its answers are the oracle's.
+func TestQueryFingerprintsOneRound(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := openT(t, dir, Options{SizeHint: 1 << 15})
+	fps := fingerprints.Uniform(1<<15, 10)
+	for i := range 64 { // duplicates: a fingerprint of several documents
+		fps = append(fps, fps[i*7])
+	}
+	docs := make([]Doc, len(fps))
+	for i, fp := range fps {
+		docs[i] = Doc{ID: uint64(i), Fingerprint: fp, Name: fmt.Sprintf("doc-%d", i)}
+	}
+	require.NoError(t, db.Load(ctx, DocsOf(docs)))
+	require.NoError(t, db.Close())
+	db = openT(t, dir, Options{ReadOnly: true, CacheSize: 1 << 20, Reads: ReadsDirect})
+	defer db.Close()
+	if db.ring == nil || !db.st.snap.Mapped() {
+		t.Skip("no io_uring here: every read is Pebble's")
+	}
+	model := oracleOf(docs)
+	r := rand.New(rand.NewPCG(10, 10))
+	var oneRound, queryTwo, checked int
+	for i := range 200 {
+		q := r.Uint64() // no match
+		if i%2 == 0 {
+			q = fingerprints.Flip(fps[r.IntN(len(fps))], i/2%4, r)
+		}
+		want := nearOf(model.query(q, 3))
+		for _, way := range []string{"fingerprints", "documents"} {
+			db.cache.Clear()
+			dropped := directio.DropTree(dir) == nil
+			rounds := db.store.ReadRounds()
+			if way == "fingerprints" {
+				got, err := db.QueryFingerprints(ctx, nil, q, 3)
+				require.NoError(t, err)
+				require.Equal(t, want, got, "query %#x", q)
+			} else {
+				ms, err := db.Query(ctx, q, 3)
+				require.NoError(t, err)
+				require.Equal(t, want, nearOf(ms), "query %#x", q)
+			}
+			n := db.store.ReadRounds() - rounds
+			if !dropped {
+				continue
+			}
+			switch {
+			case way == "fingerprints":
+				checked++
+				require.LessOrEqual(t, n, int64(1), "query %#x: the tables alone, one round", q)
+				if n == 1 {
+					oneRound++
+				}
+			case n > 1:
+				queryTwo++
+			}
+		}
+	}
+	if runtime.GOOS == "linux" && checked > 0 {
+		require.Greater(t, oneRound, checked/2, "queries that read the disk once")
+		require.Positive(t, queryTwo, "Query read a second round for some of the same queries")
+	}
+}

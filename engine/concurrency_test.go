@@ -53,6 +53,14 @@ func TestConcurrentReadersWriters(t *testing.T) {
 					continue
 				}
 				i := r.IntN(int(n))
+				if i%2 == 1 {
+					near, err := db.QueryFingerprints(ctx, nil, fpOf(w, i)^1, 1)
+					if !assert.NoError(t, err) {
+						return
+					}
+					assert.Contains(t, near, Near{fpOf(w, i), 1})
+					continue
+				}
 				m, err := db.Query(ctx, fpOf(w, i)^1, 1)
 				if !assert.NoError(t, err) {
 					return

@@ -98,6 +98,13 @@ type Match struct {
 	Distance int
 }
 
+// Near is a stored fingerprint found by QueryFingerprints: held by at
+// least one document, within the query's distance.
+type Near struct {
+	Fingerprint uint64
+	Distance    int
+}
+
 // Nearer orders matches as a query answers them: nearest first, then by
 // id (for slices.SortFunc).
 func Nearer(a, b Match) int {

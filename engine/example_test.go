@@ -145,6 +145,51 @@ func ExampleDB_QueryAppend() {
 	// 0x0: 0 matches
 }
 
+// Whether the index holds a near-duplicate, and which fingerprints: a
+// crawler's question about a fresh page. A read-only open of a flushed
+// index answers it from the tables alone, one read of the disk a table
+// where its blocks are not cached; Query would also read the documents.
+func ExampleDB_QueryFingerprints() {
+	dir, _ := os.MkdirTemp("", "simhashdb-example-")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	db, err := engine.Open(dir, engine.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	err = db.InsertBatch(ctx, []engine.Doc{
+		{ID: 1, Fingerprint: 0xf0f0f0f0f0f0f0f0, Name: "a"},
+		{ID: 2, Fingerprint: 0xf0f0f0f0f0f0f0f0, Name: "a, copied"},
+		{ID: 3, Fingerprint: 0xf0f0f0f0f0f0f0f7, Name: "a, edited"},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Flushed: the writes leave the log for the tables, so the read-only
+	// open below has none in memory.
+	if err := db.Flush(ctx); err != nil {
+		log.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		log.Fatal(err)
+	}
+	db, err = engine.Open(dir, engine.Options{ReadOnly: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	near, err := db.QueryFingerprints(ctx, nil, 0xf0f0f0f0f0f0f0f1, 3)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, n := range near {
+		fmt.Printf("%#x at %d\n", n.Fingerprint, n.Distance)
+	}
+	// Output:
+	// 0xf0f0f0f0f0f0f0f0 at 1
+	// 0xf0f0f0f0f0f0f0f7 at 2
+}
+
 // A service warms the cache once after opening, so that its first queries
 // find their blocks decoded; Stats says what the default budget came to.
 func ExampleDB_Warm() {

@@ -98,6 +98,11 @@ func checkQueries(t *testing.T, db *DB, o oracle, qs []uint64, stage string) {
 			app, err := db.QueryAppend(ctx, []Match{sentinel}, q, k)
 			require.NoError(t, err)
 			require.Equal(t, append([]Match{sentinel}, want...), app, "%s: QueryAppend %016x k=%d", stage, q, k)
+			// QueryFingerprints: the distinct fingerprints of the same.
+			nsent := Near{1<<64 - 1, 99}
+			nears, err := db.QueryFingerprints(ctx, []Near{nsent}, q, k)
+			require.NoError(t, err)
+			require.Equal(t, append([]Near{nsent}, nearOf(want)...), nears, "%s: QueryFingerprints %016x k=%d", stage, q, k)
 		}
 		n := 0
 		for r, err := range db.QueryBatch(ctx, qs, k) {
@@ -115,6 +120,22 @@ func checkQueries(t *testing.T, db *DB, o oracle, qs []uint64, stage string) {
 	}
 	checkPairs(t, db, o, stage)
 	checkDocs(t, db, o, stage)
+}
+
+// nearOf returns the distinct fingerprints of ms, nearest first, then
+// ascending.
+func nearOf(ms []Match) []Near {
+	var out []Near
+	for _, m := range ms {
+		out = append(out, Near{m.Fingerprint, m.Distance})
+	}
+	slices.SortFunc(out, func(a, b Near) int {
+		if a.Distance != b.Distance {
+			return a.Distance - b.Distance
+		}
+		return cmpU64(a.Fingerprint, b.Fingerprint)
+	})
+	return slices.Compact(out)
 }
 
 // findable returns the matches of q that db's tables find: all of them

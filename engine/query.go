@@ -48,6 +48,60 @@ func (db *DB) QueryAppend(ctx context.Context, dst []Match, fp uint64, k int) (_
 	return dst, err
 }
 
+// QueryFingerprints appends to dst every distinct stored fingerprint
+// within Hamming distance k of fp, nearest first (then ascending), and
+// returns it: the paper's question, whether the index holds a near
+// duplicate and which fingerprints, without the documents that hold them.
+// Where no write waits in memory to be flushed (after Flush, as in a
+// read-only open of an index flushed before it was closed), the tables
+// alone answer it: on an index larger than memory a query reads its
+// table blocks and nothing else (together, in one round of the disk,
+// where the index reads through io_uring), where Query also reads its
+// matches' documents. Otherwise it answers from the documents, as Query
+// does.
+func (db *DB) QueryFingerprints(ctx context.Context, dst []Near, fp uint64, k int) (_ []Near, err error) {
+	if err := ctx.Err(); err != nil {
+		return dst, err
+	}
+	defer func() { err = storeErr(err) }()
+	if err := db.checkDistance(k); err != nil {
+		return dst, err
+	}
+	if err := db.rlockOpen(); err != nil {
+		return dst, err
+	}
+	defer db.mu.RUnlock()
+	v := db.lockedView()
+	return db.queryFingerprints(&v, dst, fp, k)
+}
+
+// queryFingerprints appends the fingerprints of v within k of q to dst. A
+// flushed state's tables hold exactly its documents' fingerprints (Check
+// verifies it), so without memtable writes, which may delete or replace a
+// flushed document, its candidates need no postings.
+func (db *DB) queryFingerprints(v *view, dst []Near, q uint64, k int) ([]Near, error) {
+	from := len(dst)
+	if v.written() {
+		ms, err := db.query(v, nil, q, k)
+		if err != nil {
+			return dst, err
+		}
+		for _, m := range ms {
+			dst = append(dst, Near{m.Fingerprint, m.Distance})
+		}
+	} else if err := v.st.blocks.ProbeAlong(q, k, func(fp uint64, d int) { dst = append(dst, Near{fp, d}) }, nil); err != nil {
+		return dst[:from], err
+	}
+	out := dst[from:]
+	slices.SortFunc(out, func(a, b Near) int {
+		if a.Distance != b.Distance {
+			return a.Distance - b.Distance
+		}
+		return cmpU64(a.Fingerprint, b.Fingerprint)
+	})
+	return dst[:from+len(slices.Compact(out))], nil
+}
+
 type candidate struct {
 	fp uint64
 	d  int

@@ -125,6 +125,16 @@ func (v *view) search(q uint64, k int, fn func(fp uint64, d int)) {
 	}
 }
 
+// written reports whether v's memtables hold any write.
+func (v *view) written() bool {
+	for i := range v.layers() {
+		if v.layer(i).Len() > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // hidden reports whether a memtable holds a newer write of id than the
 // flushed state.
 func (v *view) hidden(id uint64) bool { return v.hiddenAbove(id, v.layers()) }
