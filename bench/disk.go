@@ -47,8 +47,12 @@ type DiskResults struct {
 	Disk DiskLimit `json:"disk"`
 	Runs []DiskRun `json:"runs"`
 	// Kinds are runs of one kind of query each (DiskRun.Kind).
-	Kinds  []DiskRun `json:"kinds,omitempty"`
-	Charts []string  `json:"charts"`
+	Kinds []DiskRun `json:"kinds,omitempty"`
+	// Fingerprints are runs of the same queries asking for the
+	// fingerprints alone (engine.DB.QueryFingerprints), read direct, one
+	// and 16 at a time: the tables' reads without the documents'.
+	Fingerprints []DiskRun `json:"fingerprints,omitempty"`
+	Charts       []string  `json:"charts"`
 	// PairedRounds is how many rounds each run's own round (DiskRun.Round)
 	// was timed over.
 	PairedRounds int `json:"paired_rounds"`
@@ -105,6 +109,9 @@ type DiskRun struct {
 	// Kind is the queries' kind in a run of one kind: near (a stored
 	// fingerprint within k) or random.
 	Kind string `json:"kind,omitempty"`
+	// Answer is "fingerprints" for a run that asked for them alone
+	// (diskJob.Fingerprints); empty, the documents.
+	Answer string `json:"answer,omitempty"`
 	// AutoReads is how the default (engine.ReadsAuto) reads the index in
 	// the same memory limit, as Reads names it.
 	AutoReads string `json:"auto_reads"`
@@ -132,6 +139,15 @@ type DiskRun struct {
 	WaitUs          float64 `json:"read_wait_us_per_query,omitempty"`
 }
 
+// label names how r read the index, and what it asked if not the
+// documents.
+func (r DiskRun) label() string {
+	if r.Answer == "fingerprints" {
+		return r.Reads + ", fingerprints alone"
+	}
+	return r.Reads
+}
+
 // roundOf returns the round a run's ratios are to: the one timed between
 // its queries, the one timed just before it, or the section's.
 func (d *DiskResults) roundOf(r DiskRun) (Latency, float64) {
@@ -154,6 +170,18 @@ type diskJob struct {
 	// RoundOf, if not 0, has a run one at a time time a round of that many
 	// reads of the index's sstables before each query (DiskRun.Between).
 	RoundOf int `json:"round_of,omitempty"`
+	// Fingerprints asks for the fingerprints alone (QueryFingerprints),
+	// not the documents (Query).
+	Fingerprints bool `json:"fingerprints,omitempty"`
+}
+
+// asker returns a function that asks one of j's queries of db at distance
+// k, the way j says.
+func (j diskJob) asker(db *engine.DB, k int) asker {
+	if j.Fingerprints {
+		return askFingerprints(db, k)
+	}
+	return askDocuments(db, k)
 }
 
 // diskWays are the ways the disk section reads the index, each in runs of
@@ -265,6 +293,15 @@ func runDiskDesign(cfg Config, paperTables int) (*DiskResults, error) {
 			cfg.Log.Info("disk: queries", "reads", run.Reads, "concurrency", conc, "p50 us", run.Latency.P50, "p99 us", run.Latency.P99, "qps", run.QPS, "reads/query", run.ReadsPerQuery, "rounds/query", run.RoundsPerQuery)
 			res.Runs = append(res.Runs, run)
 		}
+	}
+	// The same queries asking for the fingerprints alone.
+	for _, conc := range []int{1, 16} {
+		run, _, err := query(diskJob{Index: index, Queries: qpath, CacheMiB: res.CacheMiB, Concurrency: conc, Fingerprints: true}.reading("direct"))
+		if err != nil {
+			return nil, fmt.Errorf("fingerprints alone at concurrency %d: %w", conc, err)
+		}
+		cfg.Log.Info("disk: fingerprints alone", "reads", run.Reads, "concurrency", conc, "p50 us", run.Latency.P50, "p99 us", run.Latency.P99, "reads/query", run.ReadsPerQuery, "rounds/query", run.RoundsPerQuery)
+		res.Fingerprints = append(res.Fingerprints, run)
 	}
 	// The queries by kind, each kind in a cold run of its own (one at a
 	// time, buffered and direct through the ring): those near a stored fingerprint (every other
@@ -619,6 +656,9 @@ func queryDiskWith(job diskJob, qs []uint64, mode engine.ReadMode) (DiskRun, err
 		return DiskRun{}, err
 	}
 	var run DiskRun
+	if job.Fingerprints {
+		run.Answer = "fingerprints"
+	}
 	io0 := procIO()
 	var lat, rounds []float64
 	var elapsed time.Duration
@@ -629,7 +669,7 @@ func queryDiskWith(job diskJob, qs []uint64, mode engine.ReadMode) (DiskRun, err
 			run.Between, run.BetweenIOPS = percentiles(rounds), float64(len(rounds)*job.RoundOf)/roundsTook.Seconds()
 		}
 	} else {
-		lat, elapsed, err = latenciesOn(db, qs, 3, job.Concurrency)
+		lat, elapsed, err = latenciesWith(qs, job.Concurrency, func() asker { return job.asker(db, 3) })
 	}
 	if err != nil {
 		return DiskRun{}, err
@@ -669,7 +709,7 @@ func latenciesBetween(db *engine.DB, qs []uint64, k int, job diskJob) (lat, roun
 	defer p.Close()
 	ctx := context.Background()
 	lat, rounds = make([]float64, 0, len(qs)), make([]float64, 0, len(qs))
-	var buf []engine.Match
+	ask := job.asker(db, k)
 	for _, q := range qs {
 		took, err := p.once()
 		if err != nil {
@@ -677,7 +717,7 @@ func latenciesBetween(db *engine.DB, qs []uint64, k int, job diskJob) (lat, roun
 		}
 		rounds, roundsTook = append(rounds, float64(took.Nanoseconds())/1e3), roundsTook+took
 		t0 := time.Now()
-		buf, err = db.QueryAppend(ctx, buf[:0], q, k)
+		err = ask(ctx, q)
 		took = time.Since(t0)
 		if err != nil {
 			return nil, nil, 0, 0, err
@@ -750,17 +790,20 @@ func (d *DiskResults) report(md *strings.Builder) {
 		fmt.Fprintf(md, "The default (`engine.Options.Reads` auto, as `query --db` and `serve --read-only` open an index) reads this index, in the child's memory limit, as **%s**.\n\n", d.Runs[0].AutoReads)
 	}
 	md.WriteString("| reads | concurrent queries | p50 | p99 | p999 | queries/s | reads a query | rounds of reads a query (one query at a time: rounds it waits for) | disk bytes a query | the round (between the queries, else just before the run), p50 / p99 | p50 / that round | p99 / that round's p99 | p50 / goroutine round | queries/s / (that round's reads/s / reads a query) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-	for _, r := range d.Runs {
+	for _, r := range slices.Concat(d.Runs, d.Fingerprints) {
 		round, iops := d.roundOf(r)
 		limit := 0.0
 		if r.ReadsPerQuery > 0 {
 			limit = r.QPS / (iops / r.ReadsPerQuery)
 		}
-		fmt.Fprintf(md, "| %s | %d | %.0f us | %.0f us | %.0f us | %.0f | %.1f | %.1f | %.0f | %.0f / %.0f us | %.1fx | %.1fx | %.1fx | %.2f |\n", r.Reads, r.Concurrency, r.Latency.P50, r.Latency.P99, r.Latency.P999, r.QPS,
+		fmt.Fprintf(md, "| %s | %d | %.0f us | %.0f us | %.0f us | %.0f | %.1f | %.1f | %.0f | %.0f / %.0f us | %.1fx | %.1fx | %.1fx | %.2f |\n", r.label(), r.Concurrency, r.Latency.P50, r.Latency.P99, r.Latency.P999, r.QPS,
 			r.ReadsPerQuery, r.RoundsPerQuery, r.BytesPerQuery, round.P50, round.P99, r.Latency.P50/max(round.P50, 1), r.Latency.P99/max(round.P99, 1), r.Latency.P50/max(d.Disk.Round.P50, 1), limit)
 	}
 	md.WriteString("\n")
-	if lo, hi := peakRange(slices.Concat(d.Runs, d.Kinds)); hi > 0 {
+	if len(d.Fingerprints) > 0 {
+		md.WriteString("Rows \"fingerprints alone\": the same queries asking `QueryFingerprints`, which the tables answer without the documents (their postings: a third of the near queries' matches lie outside the postings the query reads with its table blocks, and wait for a second round).\n\n")
+	}
+	if lo, hi := peakRange(slices.Concat(d.Runs, d.Fingerprints, d.Kinds)); hi > 0 {
 		fmt.Fprintf(md, "The child's peak resident memory over these runs: %.0f-%.0f MB.\n\n", float64(lo)/1e6, float64(hi)/1e6)
 	}
 	for _, r := range d.Kinds {
@@ -772,7 +815,7 @@ func (d *DiskResults) report(md *strings.Builder) {
 		fmt.Fprintf(md, "- The %s queries alone, a cold run of their own (%s, one at a time): p50 %.0f us (%.1fx the round %s, %.0f us), p99 %.0f us, %.1f reads in %.1f rounds a query.\n",
 			r.Kind, r.Reads, r.Latency.P50, r.Latency.P50/max(round.P50, 1), which, round.P50, r.Latency.P99, r.ReadsPerQuery, r.RoundsPerQuery)
 	}
-	for _, r := range slices.Concat(d.Runs, d.Kinds) {
+	for _, r := range slices.Concat(d.Runs, d.Fingerprints, d.Kinds) {
 		if r.Concurrency != 1 || r.SubmitsPerQuery == 0 {
 			continue
 		}
@@ -781,7 +824,7 @@ func (d *DiskResults) report(md *strings.Builder) {
 			kind = "the " + r.Kind
 		}
 		fmt.Fprintf(md, "- Where %s queries' time goes (%s, one at a time, means): %.0f us a query; %.0f us in the system calls that submit its reads (%.2f a query), %.0f us waiting for them; the rest, %.0f us, the engine's processor and its reads the page cache answered.\n",
-			kind, r.Reads, r.Latency.Mean, r.SubmitUs, r.SubmitsPerQuery, r.WaitUs, r.Latency.Mean-r.SubmitUs-r.WaitUs)
+			kind, r.label(), r.Latency.Mean, r.SubmitUs, r.SubmitsPerQuery, r.WaitUs, r.Latency.Mean-r.SubmitUs-r.WaitUs)
 	}
 	if len(d.Kinds) > 0 || len(d.Runs) > 0 {
 		md.WriteString("\n")

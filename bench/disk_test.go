@@ -105,6 +105,21 @@ func TestDiskQuickRun(t *testing.T) {
 			assert.Equal(t, r.Round, round, "the run's ratios are to its own round")
 		}
 	}
+	// The fingerprints alone: the tables' reads, one round a query.
+	require.Len(t, d.Fingerprints, 2)
+	for i, r := range d.Fingerprints {
+		assert.Equal(t, []int{1, 16}[i], r.Concurrency)
+		assert.Equal(t, "fingerprints", r.Answer)
+		assert.Contains(t, []string{"direct", "pread"}, r.Reads, "pread only where the kernel refuses the ring")
+		assert.Equal(t, nq, r.Queries, "every query asked once")
+		assert.Positive(t, r.ReadsPerQuery, "the cache is smaller than the index")
+		if r.Reads != "pread" {
+			assert.LessOrEqual(t, r.RoundsPerQuery, 1.0, "%d at a time: no query waits for a second round", r.Concurrency)
+		}
+		if r.Concurrency == 1 {
+			assert.Positive(t, r.Between.P50, "rounds timed between the queries one at a time")
+		}
+	}
 	for _, r := range d.Kinds {
 		assert.Positive(t, r.Round.P50, "the round timed before the run")
 		assert.Positive(t, r.Between.P50, "rounds timed between the queries")

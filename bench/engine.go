@@ -202,6 +202,35 @@ func latencies(db *engine.DB, qs []uint64, k int) ([]float64, error) {
 // latenciesOn times each query, g goroutines taking the next one, and
 // returns the latencies in microseconds, sorted, and the time all took.
 func latenciesOn(db *engine.DB, qs []uint64, k, g int) ([]float64, time.Duration, error) {
+	return latenciesWith(qs, g, func() asker { return askDocuments(db, k) })
+}
+
+// An asker asks one query, as a latency-bound caller does: into buffers
+// it reuses. Each goroutine has its own.
+type asker func(ctx context.Context, q uint64) error
+
+// askDocuments asks db for the documents within k (Query).
+func askDocuments(db *engine.DB, k int) asker {
+	var buf []engine.Match
+	return func(ctx context.Context, q uint64) (err error) {
+		buf, err = db.QueryAppend(ctx, buf[:0], q, k)
+		return err
+	}
+}
+
+// askFingerprints asks db for the fingerprints within k alone
+// (QueryFingerprints).
+func askFingerprints(db *engine.DB, k int) asker {
+	var buf []engine.Near
+	return func(ctx context.Context, q uint64) (err error) {
+		buf, err = db.QueryFingerprints(ctx, buf[:0], q, k)
+		return err
+	}
+}
+
+// latenciesWith is latenciesOn asking each query with an asker of
+// newAsker's, one a goroutine.
+func latenciesWith(qs []uint64, g int, newAsker func() asker) ([]float64, time.Duration, error) {
 	ctx := context.Background()
 	lat := make([]float64, len(qs))
 	var next atomic.Int64
@@ -212,11 +241,10 @@ func latenciesOn(db *engine.DB, qs []uint64, k, g int) ([]float64, time.Duration
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var buf []engine.Match // into a reused buffer, as a latency-bound caller does
+			ask := newAsker()
 			for i := int(next.Add(1) - 1); i < len(qs); i = int(next.Add(1) - 1) {
 				t0 := time.Now()
-				var err error
-				buf, err = db.QueryAppend(ctx, buf[:0], qs[i], k)
+				err := ask(ctx, qs[i])
 				lat[i] = float64(time.Since(t0).Nanoseconds()) / 1e3
 				if err != nil {
 					errs[w] = err
