@@ -247,22 +247,8 @@ func TestColdQueryReadsTogether(t *testing.T) {
 // brute-force oracle's, names included.
 func TestColdQueryOwnUnit(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	db := openT(t, dir, Options{SizeHint: 1 << 15})
 	fps := fingerprints.Uniform(1<<15, 9)
-	docs := make([]Doc, len(fps))
-	for i, fp := range fps {
-		docs[i] = Doc{ID: uint64(i), Fingerprint: fp, Name: fmt.Sprintf("doc-%d", i)}
-	}
-	require.NoError(t, db.Load(ctx, DocsOf(docs)))
-	require.NoError(t, db.Close())
-	// Direct reads: a block read twice waits for the disk twice, as it
-	// would at an index larger than the memory.
-	db = openT(t, dir, Options{ReadOnly: true, CacheSize: 1 << 20, Reads: ReadsDirect})
-	defer db.Close()
-	if db.ring == nil || !db.st.snap.Mapped() {
-		t.Skip("no io_uring here: every read is Pebble's")
-	}
+	db, dir, docs := coldIndex(t, fps)
 	r := rand.New(rand.NewPCG(9, 9))
 	waited := 0
 	for i := range 200 {
@@ -302,23 +288,11 @@ func TestColdQueryOwnUnit(t *testing.T) {
 // (which Query reads in a second round); its answers are the oracle's.
 func TestQueryFingerprintsOneRound(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	db := openT(t, dir, Options{SizeHint: 1 << 15})
 	fps := fingerprints.Uniform(1<<15, 10)
 	for i := range 64 { // duplicates: a fingerprint of several documents
 		fps = append(fps, fps[i*7])
 	}
-	docs := make([]Doc, len(fps))
-	for i, fp := range fps {
-		docs[i] = Doc{ID: uint64(i), Fingerprint: fp, Name: fmt.Sprintf("doc-%d", i)}
-	}
-	require.NoError(t, db.Load(ctx, DocsOf(docs)))
-	require.NoError(t, db.Close())
-	db = openT(t, dir, Options{ReadOnly: true, CacheSize: 1 << 20, Reads: ReadsDirect})
-	defer db.Close()
-	if db.ring == nil || !db.st.snap.Mapped() {
-		t.Skip("no io_uring here: every read is Pebble's")
-	}
+	db, dir, docs := coldIndex(t, fps)
 	model := oracleOf(docs)
 	r := rand.New(rand.NewPCG(10, 10))
 	var oneRound, queryTwo, checked int
@@ -361,4 +335,27 @@ func TestQueryFingerprintsOneRound(t *testing.T) {
 		require.Greater(t, oneRound, checked/2, "queries that read the disk once")
 		require.Positive(t, queryTwo, "Query read a second round for some of the same queries")
 	}
+}
+
+// coldIndex loads a document a fingerprint of fps (id i, named doc-i) into
+// a new index and opens it read-only (closed when the test ends), with a
+// small cache, read direct: a block read twice waits for the disk twice,
+// as it would at an index larger than the memory. It skips the test where
+// the kernel refuses io_uring (every read is then Pebble's).
+func coldIndex(t *testing.T, fps []uint64) (*DB, string, []Doc) {
+	t.Helper()
+	dir := t.TempDir()
+	db := openT(t, dir, Options{SizeHint: int64(len(fps))})
+	docs := make([]Doc, len(fps))
+	for i, fp := range fps {
+		docs[i] = Doc{ID: uint64(i), Fingerprint: fp, Name: fmt.Sprintf("doc-%d", i)}
+	}
+	require.NoError(t, db.Load(ctx, DocsOf(docs)))
+	require.NoError(t, db.Close())
+	db = openT(t, dir, Options{ReadOnly: true, CacheSize: 1 << 20, Reads: ReadsDirect})
+	t.Cleanup(func() { db.Close() })
+	if db.ring == nil || !db.st.snap.Mapped() {
+		t.Skip("no io_uring here: every read is Pebble's")
+	}
+	return db, dir, docs
 }

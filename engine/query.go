@@ -30,18 +30,12 @@ func (db *DB) Query(ctx context.Context, fp uint64, k int) ([]Match, error) {
 // caller that reuses dst (dst[:0]) allocates nothing for a query whose
 // blocks and postings are cached, however many it makes.
 func (db *DB) QueryAppend(ctx context.Context, dst []Match, fp uint64, k int) (_ []Match, err error) {
-	if err := ctx.Err(); err != nil {
-		return dst, err
-	}
 	defer func() { err = storeErr(err) }()
-	if err := db.checkDistance(k); err != nil {
-		return dst, err
-	}
-	if err := db.rlockOpen(); err != nil {
+	v, err := db.queryView(ctx, k)
+	if err != nil {
 		return dst, err
 	}
 	defer db.mu.RUnlock()
-	v := db.lockedView()
 	n := len(dst)
 	dst, err = db.query(&v, dst, fp, k)
 	db.outMatches(dst[n:])
@@ -60,19 +54,28 @@ func (db *DB) QueryAppend(ctx context.Context, dst []Match, fp uint64, k int) (_
 // matches' documents. Otherwise it answers from the documents, as Query
 // does.
 func (db *DB) QueryFingerprints(ctx context.Context, dst []Near, fp uint64, k int) (_ []Near, err error) {
-	if err := ctx.Err(); err != nil {
-		return dst, err
-	}
 	defer func() { err = storeErr(err) }()
-	if err := db.checkDistance(k); err != nil {
-		return dst, err
-	}
-	if err := db.rlockOpen(); err != nil {
+	v, err := db.queryView(ctx, k)
+	if err != nil {
 		return dst, err
 	}
 	defer db.mu.RUnlock()
-	v := db.lockedView()
 	return db.queryFingerprints(&v, dst, fp, k)
+}
+
+// queryView checks a query of distance k and returns the view it reads,
+// with db.mu read-locked: the caller unlocks it, unless there is an error.
+func (db *DB) queryView(ctx context.Context, k int) (view, error) {
+	if err := ctx.Err(); err != nil {
+		return view{}, err
+	}
+	if err := db.checkDistance(k); err != nil {
+		return view{}, err
+	}
+	if err := db.rlockOpen(); err != nil {
+		return view{}, err
+	}
+	return db.lockedView(), nil
 }
 
 // queryFingerprints appends the fingerprints of v within k of q to dst. A
