@@ -187,6 +187,24 @@ func timeQueryAppend(b *testing.B, db *DB, qs []uint64) {
 	}
 }
 
+// BenchmarkQueryFingerprints is BenchmarkQueryAppend asking for the
+// fingerprints alone: the tables answer, no postings are looked up.
+func BenchmarkQueryFingerprints(b *testing.B) {
+	db, qs := loaded(b, benchN(b), 8192)
+	var buf []Near
+	for _, q := range qs {
+		buf, _ = db.QueryFingerprints(ctx, buf[:0], q, 3)
+	}
+	runtime.GC() // warming's garbage is collected before the timed loop, not during it
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		var err error
+		if buf, err = db.QueryFingerprints(ctx, buf[:0], qs[i%len(qs)], 3); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkQueryInsert is the crawler's loop on benchN loaded documents:
 // an op is a query near a stored document (each a new one, drawn at
 // random) and the insert of a new document, in batches of 100; flushes

@@ -147,4 +147,15 @@ func TestQueryAppendAllocs(t *testing.T) {
 		}))
 	}
 	assert.Zero(t, least, "allocations per warm QueryAppend")
+	// QueryFingerprints on the flushed index (no write in memory): the
+	// tables alone, nothing either.
+	var near []Near
+	least = math.Inf(1)
+	for range 5 {
+		least = min(least, testing.AllocsPerRun(200, func() {
+			near, _ = db.QueryFingerprints(ctx, near[:0], qs[i%len(qs)], 3)
+			i++
+		}))
+	}
+	assert.Zero(t, least, "allocations per warm QueryFingerprints")
 }
