@@ -509,3 +509,86 @@ func TestReadRing(t *testing.T) {
 		require.NoError(t, db.Close())
 	}
 }
+
+// TestQueryFingerprintsNewDocuments: on a writable index whose memtables
+// hold only documents numbered above every flushed one (new ones, deleted
+// or written again among themselves), QueryFingerprints answers from the
+// tables and the memtables, and as the oracle does; once a write in memory
+// deletes or replaces a flushed document, it answers from the documents,
+// still as the oracle does, until a flush.
+func TestQueryFingerprintsNewDocuments(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(12, 12))
+	o := testOptions()
+	o.MemtableSize = 8 << 20 // the new documents stay in memory
+	db := openT(t, t.TempDir(), o)
+	t.Cleanup(func() { db.Close() })
+	docs := corpus(3000, 12)
+	require.NoError(t, db.InsertBatch(ctx, docs))
+	require.NoError(t, db.Flush(ctx))
+	model := oracleOf(docs)
+	shown := func() bool {
+		t.Helper()
+		require.NoError(t, db.rlockOpen())
+		defer db.mu.RUnlock()
+		v := db.lockedView()
+		ok, err := v.flushedShown()
+		require.NoError(t, err)
+		return ok
+	}
+	var left []uint64 // fingerprints that documents in memory left
+	check := func(stage string) {
+		t.Helper()
+		for _, q := range append(queries(model, 3, 150, r), left...) {
+			for k := 0; k <= 3; k++ {
+				got, err := db.QueryFingerprints(ctx, nil, q, k)
+				require.NoError(t, err)
+				require.Equal(t, nearOf(model.query(q, k)), got, "%s: query %016x k=%d", stage, q, k)
+			}
+		}
+	}
+	// New documents: copies of stored fingerprints, near ones and others.
+	for i := range 300 {
+		id, err := db.NextID(ctx)
+		require.NoError(t, err)
+		fp := r.Uint64()
+		switch i % 3 {
+		case 0:
+			fp = docs[r.IntN(len(docs))].Fingerprint
+		case 1:
+			fp = fingerprints.Flip(docs[r.IntN(len(docs))].Fingerprint, 1+r.IntN(3), r)
+		}
+		d := Doc{ID: id, Fingerprint: fp, Name: fmt.Sprint("new-", i)}
+		require.NoError(t, db.Insert(ctx, d))
+		model[id] = d
+		if i%7 == 3 { // written again, or deleted: among the new ones
+			left = append(left, d.Fingerprint)
+			d.Fingerprint = fingerprints.Flip(d.Fingerprint, 2, r)
+			require.NoError(t, db.Insert(ctx, d))
+			model[id] = d
+		} else if i%11 == 5 {
+			left = append(left, d.Fingerprint)
+			require.NoError(t, db.Delete(ctx, id))
+			delete(model, id)
+		}
+	}
+	require.True(t, shown(), "only new documents in memory")
+	check("new documents")
+	// A flushed document deleted, and one written again, in memory.
+	gone, again := docs[10], docs[20]
+	require.NoError(t, db.Delete(ctx, gone.ID))
+	delete(model, gone.ID)
+	again.Fingerprint = fingerprints.Flip(again.Fingerprint, 3, r)
+	require.NoError(t, db.Insert(ctx, again))
+	model[again.ID] = again
+	require.False(t, shown(), "a flushed document written in memory")
+	check("flushed documents written")
+	for _, q := range []uint64{gone.Fingerprint, docs[20].Fingerprint} {
+		got, err := db.QueryFingerprints(ctx, nil, q, 0)
+		require.NoError(t, err)
+		require.Equal(t, nearOf(model.query(q, 0)), got, "query %016x", q)
+	}
+	require.NoError(t, db.Flush(ctx))
+	require.True(t, shown(), "flushed")
+	check("flushed again")
+}

@@ -46,13 +46,15 @@ func (db *DB) QueryAppend(ctx context.Context, dst []Match, fp uint64, k int) (_
 // within Hamming distance k of fp, nearest first (then ascending), and
 // returns it: the paper's question, whether the index holds a near
 // duplicate and which fingerprints, without the documents that hold them.
-// Where no write waits in memory to be flushed (after Flush, as in a
-// read-only open of an index flushed before it was closed), the tables
-// alone answer it: on an index larger than memory a query reads its
-// table blocks and nothing else (together, in one round of the disk,
-// where the index reads through io_uring), where Query also reads its
-// matches' documents. Otherwise it answers from the documents, as Query
-// does.
+// Where the writes waiting in memory to be flushed are all of new
+// documents, numbered above every flushed one (as NextID numbers them),
+// or there are none (after Flush, as in a read-only open of an index
+// flushed before it was closed), the tables and the memtables answer it
+// alone: on an index larger than memory a query reads its table blocks
+// and nothing else (together, in one round of the disk, where the index
+// reads through io_uring), where Query also reads its matches' documents.
+// While a write in memory deletes or replaces a flushed document, it
+// answers from the documents, as Query does.
 func (db *DB) QueryFingerprints(ctx context.Context, dst []Near, fp uint64, k int) (_ []Near, err error) {
 	defer func() { err = storeErr(err) }()
 	v, err := db.queryView(ctx, k)
@@ -80,11 +82,16 @@ func (db *DB) queryView(ctx context.Context, k int) (view, error) {
 
 // queryFingerprints appends the fingerprints of v within k of q to dst. A
 // flushed state's tables hold exactly its documents' fingerprints (Check
-// verifies it), so without memtable writes, which may delete or replace a
-// flushed document, its candidates need no postings.
+// verifies it), so while no memtable writes a flushed document (deleting
+// or replacing it), the tables' candidates need no postings, and the
+// memtables' need only the memtables.
 func (db *DB) queryFingerprints(v *view, dst []Near, q uint64, k int) ([]Near, error) {
 	from := len(dst)
-	if v.written() {
+	shown, err := v.flushedShown()
+	if err != nil {
+		return dst, err
+	}
+	if !shown {
 		ms, err := db.query(v, nil, q, k)
 		if err != nil {
 			return dst, err
@@ -92,8 +99,15 @@ func (db *DB) queryFingerprints(v *view, dst []Near, q uint64, k int) ([]Near, e
 		for _, m := range ms {
 			dst = append(dst, Near{m.Fingerprint, m.Distance})
 		}
-	} else if err := v.st.blocks.ProbeAlong(q, k, func(fp uint64, d int) { dst = append(dst, Near{fp, d}) }, nil); err != nil {
-		return dst[:from], err
+	} else {
+		if err := v.st.blocks.ProbeAlong(q, k, func(fp uint64, d int) { dst = append(dst, Near{fp, d}) }, nil); err != nil {
+			return dst[:from], err
+		}
+		v.search(q, k, func(fp uint64, d int) {
+			if v.memHolds(fp) {
+				dst = append(dst, Near{fp, d})
+			}
+		})
 	}
 	out := dst[from:]
 	slices.SortFunc(out, func(a, b Near) int {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"cmp"
+	"sync"
 	"sync/atomic"
 
 	"github.com/simhashdb/simhashdb/engine/internal/cache"
@@ -33,6 +34,21 @@ type state struct {
 	// readers that use st without holding db.mu (acquire): the snapshot is
 	// closed when the last goes.
 	refs atomic.Int32
+	// top is the highest id of a document snap holds, read once, when
+	// first asked (lastDocID).
+	top struct {
+		once   sync.Once
+		id     uint64
+		stored bool
+		err    error
+	}
+}
+
+// topID returns the highest id of a document st holds, and whether it
+// holds any: an id above it is new to st.
+func (st *state) topID() (uint64, bool, error) {
+	st.top.once.Do(func() { st.top.id, st.top.stored, st.top.err = lastDocID(st.snap) })
+	return st.top.id, st.top.stored, st.top.err
 }
 
 // acquire returns the current state with a reference the caller gives back

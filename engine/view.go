@@ -125,11 +125,37 @@ func (v *view) search(q uint64, k int, fn func(fp uint64, d int)) {
 	}
 }
 
-// written reports whether v's memtables hold any write.
-func (v *view) written() bool {
+// flushedShown reports whether every document of v's flushed state is
+// as it stands there: no memtable of v writes an id the state holds, as
+// when the memtables hold only documents numbered above every stored one
+// (NextID), or nothing.
+func (v *view) flushedShown() (bool, error) {
 	for i := range v.layers() {
-		if v.layer(i).Len() > 0 {
-			return true
+		m := v.layer(i)
+		if m.Len() == 0 {
+			continue
+		}
+		// Read once a state, and only with writes in memory: a read-only
+		// open's first queries wait for no read of the documents.
+		top, stored, err := v.st.topID()
+		if err != nil {
+			return false, err
+		}
+		if stored && m.MinTouched() <= top {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// memHolds reports whether a document's newest write in v's memtables
+// gives it fingerprint fp.
+func (v *view) memHolds(fp uint64) bool {
+	for i := range v.layers() {
+		for _, id := range v.layer(i).IDs(fp) {
+			if !v.hiddenAbove(id, i) {
+				return true
+			}
 		}
 	}
 	return false

@@ -136,6 +136,9 @@ func (m *Memtable) Get(id uint64) (Doc, bool) {
 // Touched reports whether m holds a write of id (which hides any older one).
 func (m *Memtable) Touched(id uint64) bool { return m.touched.Contains(id) }
 
+// MinTouched returns the least id m holds a write of; m holds one (Len).
+func (m *Memtable) MinTouched() uint64 { return m.touched.Minimum() }
+
 // IDs returns the ids whose latest write in m inserts fp; the caller does
 // not change the slice.
 func (m *Memtable) IDs(fp uint64) []uint64 { return m.byFP[fp] }
