@@ -31,6 +31,9 @@ type Index interface {
 	Delete(ctx context.Context, ids ...uint64) error
 	// Query returns the documents within distance k of fp, nearest first.
 	Query(ctx context.Context, fp uint64, k int) ([]engine.Match, error)
+	// QueryFingerprints appends to dst the distinct stored fingerprints
+	// within distance k of fp, nearest first, without their documents.
+	QueryFingerprints(ctx context.Context, dst []engine.Near, fp uint64, k int) ([]engine.Near, error)
 	// QueryBatch answers many queries, in order.
 	QueryBatch(ctx context.Context, queries []uint64, k int) iter.Seq2[engine.BatchResult, error]
 	// Docs streams every document, by id.

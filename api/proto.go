@@ -51,6 +51,24 @@ func MatchesProto(ms []engine.Match) []*simhashdbv1.Match {
 	return out
 }
 
+// NearsProto is QueryFingerprints' answer as messages.
+func NearsProto(ns []engine.Near) []*simhashdbv1.Near {
+	out := make([]*simhashdbv1.Near, len(ns))
+	for i, n := range ns {
+		out[i] = &simhashdbv1.Near{Fingerprint: n.Fingerprint, Distance: uint32(n.Distance)}
+	}
+	return out
+}
+
+// NearsFromProto is NearsProto's inverse.
+func NearsFromProto(ns []*simhashdbv1.Near) []engine.Near {
+	out := make([]engine.Near, len(ns))
+	for i, n := range ns {
+		out[i] = engine.Near{Fingerprint: n.GetFingerprint(), Distance: int(n.GetDistance())}
+	}
+	return out
+}
+
 // VerifiedProto is verified matches as messages, with their similarity.
 func VerifiedProto(ms []textindex.Match) []*simhashdbv1.Match {
 	out := make([]*simhashdbv1.Match, len(ms))

@@ -181,6 +181,21 @@ func (c *Client) Query(ctx context.Context, fp uint64, k int) ([]engine.Match, e
 	return api.MatchesFromProto(a.GetMatches()), nil
 }
 
+// QueryFingerprints appends to dst the distinct stored fingerprints
+// within distance k of fp, nearest first, without their documents
+// (engine.DB.QueryFingerprints), and returns it.
+func (c *Client) QueryFingerprints(ctx context.Context, dst []engine.Near, fp uint64, k int) ([]engine.Near, error) {
+	kk, err := distance(k)
+	if err != nil {
+		return dst, err
+	}
+	a, err := unary(ctx, c, true, "QueryFingerprints", c.rpc.QueryFingerprints, &simhashdbv1.QueryFingerprintsRequest{Fingerprint: fp, K: &kk, Latest: c.o.Latest})
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, api.NearsFromProto(a.GetNears())...), nil
+}
+
 // QueryText returns the documents within distance k of text, which the
 // server reads and fingerprints with the index's options; in an index of
 // text, those whose sketches estimate a similarity from similarity on (nil:

@@ -153,6 +153,14 @@ func (x service) Query(ctx context.Context, req *connect.Request[simhashdbv1.Que
 	return connect.NewResponse(a), nil
 }
 
+func (x service) QueryFingerprints(ctx context.Context, req *connect.Request[simhashdbv1.QueryFingerprintsRequest]) (*connect.Response[simhashdbv1.QueryFingerprintsResponse], error) {
+	a, err := x.s.queryFingerprints(ctx, req.Msg)
+	if err != nil {
+		return nil, serviceError(ctx, err)
+	}
+	return connect.NewResponse(a), nil
+}
+
 // routedChunk is how many queries of a batch the router asks the shards
 // at a time: their answers wait in its memory to be merged.
 const routedChunk = api.StreamChunk

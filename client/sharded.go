@@ -139,6 +139,38 @@ func (s *Sharded) Query(ctx context.Context, fp uint64, k int) ([]engine.Match, 
 	return out, nil
 }
 
+// QueryFingerprints appends to dst the distinct fingerprints within k of
+// fp in every shard, nearest first, then ascending, and returns it.
+func (s *Sharded) QueryFingerprints(ctx context.Context, dst []engine.Near, fp uint64, k int) ([]engine.Near, error) {
+	kk, err := distance(k)
+	if err != nil {
+		return dst, err
+	}
+	a, err := s.queryFingerprints(ctx, &simhashdbv1.QueryFingerprintsRequest{Fingerprint: fp, K: &kk, Latest: s.o.Latest})
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, api.NearsFromProto(a.GetNears())...), nil
+}
+
+// queryFingerprints asks every shard req and merges their answers: a
+// fingerprint stored in several shards (by documents of different ids)
+// once.
+func (s *Sharded) queryFingerprints(ctx context.Context, req *simhashdbv1.QueryFingerprintsRequest) (*simhashdbv1.QueryFingerprintsResponse, error) {
+	res := make([][]engine.Near, len(s.shards))
+	err := s.each(ctx, func(ctx context.Context, i int, c *Client) error {
+		a, err := unary(ctx, c, true, "QueryFingerprints", c.rpc.QueryFingerprints, req)
+		res[i] = api.NearsFromProto(a.GetNears())
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	ns := slices.Concat(res...)
+	slices.SortFunc(ns, engine.CompareNear)
+	return &simhashdbv1.QueryFingerprintsResponse{Nears: api.NearsProto(slices.Compact(ns))}, nil
+}
+
 // QueryBatch answers the queries from every shard, in order, a run of
 // Options.BatchLines queries at a time.
 func (s *Sharded) QueryBatch(ctx context.Context, queries []uint64, k int) iter.Seq2[engine.BatchResult, error] {

@@ -153,6 +153,21 @@ func checkSharded(t *testing.T, s shardedIndex, urls []string) {
 		ms, err := s.Query(ctx, q, k)
 		require.NoError(t, err)
 		require.Equal(t, oracle(q), ms, "query %#x", q)
+		// The fingerprints alone: a fingerprint of documents in several
+		// shards once.
+		var want []engine.Near
+		for _, m := range oracle(q) {
+			if n := (engine.Near{Fingerprint: m.Fingerprint, Distance: m.Distance}); !slices.Contains(want, n) {
+				want = append(want, n)
+			}
+		}
+		slices.SortFunc(want, func(a, b engine.Near) int {
+			return cmp.Or(a.Distance-b.Distance, cmp.Compare(a.Fingerprint, b.Fingerprint))
+		})
+		sentinel := engine.Near{Fingerprint: 7, Distance: 99}
+		ns, err := s.QueryFingerprints(ctx, []engine.Near{sentinel}, q, k)
+		require.NoError(t, err)
+		require.Equal(t, append([]engine.Near{sentinel}, want...), ns, "fingerprints %#x", q)
 	}
 	n := 0
 	for r, err := range s.QueryBatch(ctx, queries, k) {

@@ -105,6 +105,15 @@ type Near struct {
 	Distance    int
 }
 
+// CompareNear orders fingerprints as QueryFingerprints answers them:
+// nearest first, then ascending (for slices.SortFunc).
+func CompareNear(a, b Near) int {
+	if a.Distance != b.Distance {
+		return a.Distance - b.Distance
+	}
+	return cmpU64(a.Fingerprint, b.Fingerprint)
+}
+
 // Nearer orders matches as a query answers them: nearest first, then by
 // id (for slices.SortFunc).
 func Nearer(a, b Match) int {

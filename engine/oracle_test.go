@@ -129,7 +129,7 @@ func nearOf(ms []Match) []Near {
 	for _, m := range ms {
 		out = append(out, Near{m.Fingerprint, m.Distance})
 	}
-	slices.SortFunc(out, func(a, b Near) int {
+	slices.SortFunc(out, func(a, b Near) int { // the oracle's own order, not CompareNear
 		if a.Distance != b.Distance {
 			return a.Distance - b.Distance
 		}

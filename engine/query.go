@@ -110,12 +110,7 @@ func (db *DB) queryFingerprints(v *view, dst []Near, q uint64, k int) ([]Near, e
 		})
 	}
 	out := dst[from:]
-	slices.SortFunc(out, func(a, b Near) int {
-		if a.Distance != b.Distance {
-			return a.Distance - b.Distance
-		}
-		return cmpU64(a.Fingerprint, b.Fingerprint)
-	})
+	slices.SortFunc(out, CompareNear)
 	return dst[:from+len(slices.Compact(out))], nil
 }
 

@@ -36,6 +36,7 @@ func (s *Server) routeRPC(service simhashdbv1connect.IndexServiceHandler) {
 	for _, p := range []string{
 		simhashdbv1connect.IndexServiceInsertProcedure, simhashdbv1connect.IndexServiceGetProcedure,
 		simhashdbv1connect.IndexServiceDeleteProcedure, simhashdbv1connect.IndexServiceQueryProcedure,
+		simhashdbv1connect.IndexServiceQueryFingerprintsProcedure,
 		simhashdbv1connect.IndexServiceInsertIfNewProcedure, simhashdbv1connect.IndexServiceExportProcedure,
 		simhashdbv1connect.IndexServicePairsProcedure, simhashdbv1connect.IndexServiceClustersProcedure,
 		simhashdbv1connect.IndexServiceStatsProcedure, simhashdbv1connect.IndexServiceCheckProcedure,
@@ -210,6 +211,21 @@ func (x rpcService) Query(ctx context.Context, req *connect.Request[simhashdbv1.
 		return nil, x.rpcError("Query", err)
 	}
 	return connect.NewResponse(&simhashdbv1.QueryResponse{Fingerprint: fp, Matches: ms}), nil
+}
+
+func (x rpcService) QueryFingerprints(ctx context.Context, req *connect.Request[simhashdbv1.QueryFingerprintsRequest]) (*connect.Response[simhashdbv1.QueryFingerprintsResponse], error) {
+	k, err := x.distance(req.Msg.K)
+	if err != nil {
+		return nil, x.rpcError("QueryFingerprints", err)
+	}
+	if err := x.s.latest(ctx, req.Msg.GetLatest()); err != nil {
+		return nil, x.rpcError("QueryFingerprints", err)
+	}
+	ns, err := x.s.db.QueryFingerprints(ctx, nil, req.Msg.GetFingerprint(), k)
+	if err != nil {
+		return nil, x.rpcError("QueryFingerprints", err)
+	}
+	return connect.NewResponse(&simhashdbv1.QueryFingerprintsResponse{Nears: api.NearsProto(ns)}), nil
 }
 
 // query answers q as POST /v1/query does.

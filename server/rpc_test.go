@@ -115,6 +115,11 @@ func TestRPC(t *testing.T) {
 				require.NoError(t, err)
 				require.Equal(t, q, a.Msg.Fingerprint)
 				requireMatches(t, ms, a.Msg.Matches)
+				nf, err := c.QueryFingerprints(ctx, connect.NewRequest(&simhashdbv1.QueryFingerprintsRequest{Fingerprint: q}))
+				require.NoError(t, err)
+				ns, err := db.QueryFingerprints(ctx, nil, q, 3)
+				require.NoError(t, err)
+				require.Equal(t, append([]engine.Near{}, ns...), api.NearsFromProto(nf.Msg.Nears), "QueryFingerprints %#x", q)
 			}
 			k := uint32(2)
 			msgs, err := received(c.QueryBatch(ctx, connect.NewRequest(&simhashdbv1.QueryBatchRequest{Fingerprints: queries, K: &k})))
@@ -271,6 +276,10 @@ func TestRPCErrors(t *testing.T) {
 					_, err := c.Query(ctx, connect.NewRequest(&simhashdbv1.QueryRequest{Content: fp(1), K: &k}))
 					return err
 				}, connect.CodeInvalidArgument, "distances 0 to 3"},
+				{"fingerprints: k above K", func() error {
+					_, err := c.QueryFingerprints(ctx, connect.NewRequest(&simhashdbv1.QueryFingerprintsRequest{Fingerprint: 1, K: &k}))
+					return err
+				}, connect.CodeInvalidArgument, "distances 0 to 3"},
 				{"no content", func() error {
 					_, err := c.Insert(ctx, connect.NewRequest(&simhashdbv1.InsertRequest{Id: 1}))
 					return err
@@ -319,6 +328,8 @@ func TestRPCToken(t *testing.T) {
 				_, err := c.Stats(ctx, connect.NewRequest(&simhashdbv1.StatsRequest{}))
 				require.Equal(t, connect.CodeUnauthenticated, connect.CodeOf(err), "token %q: %v", token, err)
 				_, err = c.Insert(ctx, connect.NewRequest(&simhashdbv1.InsertRequest{Id: 1, Content: fp(1)}))
+				require.Equal(t, connect.CodeUnauthenticated, connect.CodeOf(err), "token %q: %v", token, err)
+				_, err = c.QueryFingerprints(ctx, connect.NewRequest(&simhashdbv1.QueryFingerprintsRequest{Fingerprint: 1}))
 				require.Equal(t, connect.CodeUnauthenticated, connect.CodeOf(err), "token %q: %v", token, err)
 				s, err := c.Export(ctx, connect.NewRequest(&simhashdbv1.ExportRequest{}))
 				if err == nil {

@@ -72,6 +72,7 @@ func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fileArg := fl.String("file", "", "fingerprint this file (- for standard input) and query it")
 	asJSON := fl.Bool("json", false, `print {"query":"<hex>","matches":[{"id":..,"name":..,"fp":"<hex>","distance":d,"similarity":s},...]} (similarity: with --text or --file on an index with sketches)`)
 	similarity := similarityFlag(fl)
+	nearOnly := fl.Bool("fingerprints", false, `with --fp: the stored fingerprints within --k alone, without their documents (on an index flushed since its last writes, the tables' reads only); --json: {"query":"<hex>","fingerprints":[{"fp":"<hex>","distance":d},...]}`)
 	var ff fingerprintFlags
 	ff.register(fl)
 	var rf remoteFlags
@@ -89,6 +90,9 @@ func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if n := btoi(given["fp"]) + btoi(given["text"]) + btoi(given["file"]); n != 1 {
 		return fail(stderr, "query", exitUsage, errors.New("give exactly one of --fp, --text or --file"))
+	}
+	if *nearOnly && !given["fp"] {
+		return fail(stderr, "query", exitUsage, errors.New("--fingerprints answers a fingerprint: give --fp (a text's documents are what its query verifies)"))
 	}
 	var q uint64
 	if given["fp"] {
@@ -143,6 +147,9 @@ func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if given["fp"] && given["similarity"] {
 		return fail(stderr, "query", exitUsage, errors.New("--similarity compares texts: give --text or --file, not --fp"))
+	}
+	if given["fp"] && *nearOnly {
+		return queryNear(ix, q, d.k, K, *asJSON, stdout, stderr)
 	}
 	if given["fp"] {
 		return queryFingerprint(ix, q, d.k, K, *asJSON, stdout, stderr)
@@ -237,6 +244,38 @@ func queryFingerprint(ix api.Index, q uint64, k, K int, asJSON bool, stdout, std
 		return fail(stderr, "query", code, err)
 	}
 	printAnswer(stdout, answerOf(q, nil, ms), k, false, asJSON)
+	return exitOK
+}
+
+// queryNear answers a query of fp within k (the index's K if negative)
+// with the stored fingerprints alone, embedded or served alike.
+func queryNear(ix api.Index, q uint64, k, K int, asJSON bool, stdout, stderr io.Writer) int {
+	if k < 0 {
+		k = K
+	}
+	ns, err := ix.QueryFingerprints(context.Background(), nil, q, k)
+	if err != nil {
+		code, err := queryError(err, k, K)
+		return fail(stderr, "query", code, err)
+	}
+	a := lines.NearAnswer{Query: simhash.Format(q), Fingerprints: make([]lines.Near, len(ns))}
+	for i, n := range ns {
+		a.Fingerprints[i] = lines.Near{FP: simhash.Format(n.Fingerprint), Distance: n.Distance}
+	}
+	if asJSON {
+		b, _ := json.Marshal(a)
+		fmt.Fprintf(stdout, "%s\n", b)
+		return exitOK
+	}
+	fmt.Fprintf(stdout, "query %s: %d stored fingerprints within distance %d\n", a.Query, len(ns), k)
+	if len(ns) > 0 {
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "DISTANCE\tFINGERPRINT")
+		for _, n := range a.Fingerprints {
+			fmt.Fprintf(tw, "%d\t%s\n", n.Distance, n.FP)
+		}
+		tw.Flush()
+	}
 	return exitOK
 }
 

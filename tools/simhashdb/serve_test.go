@@ -554,6 +554,9 @@ func TestServerSameAsDB(t *testing.T) {
 			{"query", "", []string{"query", "--fp", "0x0000000000000003"}, nil},
 			{"query json", "", []string{"query", "--fp", "0xfffffffffffffff0", "--k", "2", "--json"}, nil},
 			{"query k above K", "", []string{"query", "--fp", "0x1", "--k", "4"}, nil},
+			{"query fingerprints", "", []string{"query", "--fp", "0x0000000000000001", "--fingerprints"}, nil},
+			{"query fingerprints json", "", []string{"query", "--fp", "0xfffffffffffffff0", "--k", "2", "--fingerprints", "--json"}, nil},
+			{"query fingerprints k above K", "", []string{"query", "--fp", "0x1", "--k", "4", "--fingerprints"}, nil},
 			{"batch", queries, []string{"batch", "--k", "2"}, nil},
 			{"find-all", "", []string{"find-all"}, nil},
 			{"find-all json", "", []string{"find-all", "--json", "--k", "1"}, nil},
@@ -576,6 +579,7 @@ func TestServerSameAsDB(t *testing.T) {
 			{"add named again", "0x0123456789abcdef\t/srv/pages/a.html\n0x0123456789abcdee\t/srv/pages/b.html\n", []string{"add"}, nil},
 			{"add bulk into a stored index", "1006 0x1\n", []string{"add", "--bulk"}, nil},
 			{"export after add", "", []string{"export"}, nil},
+			{"query fingerprints after add", "", []string{"query", "--fp", "0x00000000000000fd", "--fingerprints"}, nil},
 		})
 	})
 	t.Run("text", func(t *testing.T) {

@@ -838,6 +838,169 @@ func (x *QueryResponse) GetMatches() []*Match {
 	return nil
 }
 
+// QueryFingerprintsRequest is one query of the fingerprints alone.
+type QueryFingerprintsRequest struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Fingerprint uint64                 `protobuf:"fixed64,1,opt,name=fingerprint,proto3" json:"fingerprint,omitempty"`
+	// The largest distance of a fingerprint; absent: the index's K.
+	K *uint32 `protobuf:"varint,2,opt,name=k,proto3,oneof" json:"k,omitempty"`
+	// In a replicated index: answer after every write acknowledged before
+	// the request, by any node.
+	Latest        bool `protobuf:"varint,3,opt,name=latest,proto3" json:"latest,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QueryFingerprintsRequest) Reset() {
+	*x = QueryFingerprintsRequest{}
+	mi := &file_simhashdb_v1_index_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QueryFingerprintsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QueryFingerprintsRequest) ProtoMessage() {}
+
+func (x *QueryFingerprintsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_simhashdb_v1_index_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QueryFingerprintsRequest.ProtoReflect.Descriptor instead.
+func (*QueryFingerprintsRequest) Descriptor() ([]byte, []int) {
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *QueryFingerprintsRequest) GetFingerprint() uint64 {
+	if x != nil {
+		return x.Fingerprint
+	}
+	return 0
+}
+
+func (x *QueryFingerprintsRequest) GetK() uint32 {
+	if x != nil && x.K != nil {
+		return *x.K
+	}
+	return 0
+}
+
+func (x *QueryFingerprintsRequest) GetLatest() bool {
+	if x != nil {
+		return x.Latest
+	}
+	return false
+}
+
+// A Near is a stored fingerprint near a query.
+type Near struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Fingerprint   uint64                 `protobuf:"fixed64,1,opt,name=fingerprint,proto3" json:"fingerprint,omitempty"`
+	Distance      uint32                 `protobuf:"varint,2,opt,name=distance,proto3" json:"distance,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Near) Reset() {
+	*x = Near{}
+	mi := &file_simhashdb_v1_index_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Near) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Near) ProtoMessage() {}
+
+func (x *Near) ProtoReflect() protoreflect.Message {
+	mi := &file_simhashdb_v1_index_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Near.ProtoReflect.Descriptor instead.
+func (*Near) Descriptor() ([]byte, []int) {
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *Near) GetFingerprint() uint64 {
+	if x != nil {
+		return x.Fingerprint
+	}
+	return 0
+}
+
+func (x *Near) GetDistance() uint32 {
+	if x != nil {
+		return x.Distance
+	}
+	return 0
+}
+
+// QueryFingerprintsResponse is the stored fingerprints near a query,
+// nearest first, then ascending.
+type QueryFingerprintsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Nears         []*Near                `protobuf:"bytes,1,rep,name=nears,proto3" json:"nears,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QueryFingerprintsResponse) Reset() {
+	*x = QueryFingerprintsResponse{}
+	mi := &file_simhashdb_v1_index_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QueryFingerprintsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QueryFingerprintsResponse) ProtoMessage() {}
+
+func (x *QueryFingerprintsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_simhashdb_v1_index_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QueryFingerprintsResponse.ProtoReflect.Descriptor instead.
+func (*QueryFingerprintsResponse) Descriptor() ([]byte, []int) {
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *QueryFingerprintsResponse) GetNears() []*Near {
+	if x != nil {
+		return x.Nears
+	}
+	return nil
+}
+
 // QueryBatchRequest is many queries of fingerprints.
 type QueryBatchRequest struct {
 	state        protoimpl.MessageState `protogen:"open.v1"`
@@ -853,7 +1016,7 @@ type QueryBatchRequest struct {
 
 func (x *QueryBatchRequest) Reset() {
 	*x = QueryBatchRequest{}
-	mi := &file_simhashdb_v1_index_proto_msgTypes[13]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -865,7 +1028,7 @@ func (x *QueryBatchRequest) String() string {
 func (*QueryBatchRequest) ProtoMessage() {}
 
 func (x *QueryBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_simhashdb_v1_index_proto_msgTypes[13]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -878,7 +1041,7 @@ func (x *QueryBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryBatchRequest.ProtoReflect.Descriptor instead.
 func (*QueryBatchRequest) Descriptor() ([]byte, []int) {
-	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{13}
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *QueryBatchRequest) GetFingerprints() []uint64 {
@@ -912,7 +1075,7 @@ type QueryBatchResponse struct {
 
 func (x *QueryBatchResponse) Reset() {
 	*x = QueryBatchResponse{}
-	mi := &file_simhashdb_v1_index_proto_msgTypes[14]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -924,7 +1087,7 @@ func (x *QueryBatchResponse) String() string {
 func (*QueryBatchResponse) ProtoMessage() {}
 
 func (x *QueryBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_simhashdb_v1_index_proto_msgTypes[14]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -937,7 +1100,7 @@ func (x *QueryBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryBatchResponse.ProtoReflect.Descriptor instead.
 func (*QueryBatchResponse) Descriptor() ([]byte, []int) {
-	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{14}
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *QueryBatchResponse) GetAnswers() []*QueryAnswer {
@@ -960,7 +1123,7 @@ type QueryAnswer struct {
 
 func (x *QueryAnswer) Reset() {
 	*x = QueryAnswer{}
-	mi := &file_simhashdb_v1_index_proto_msgTypes[15]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -972,7 +1135,7 @@ func (x *QueryAnswer) String() string {
 func (*QueryAnswer) ProtoMessage() {}
 
 func (x *QueryAnswer) ProtoReflect() protoreflect.Message {
-	mi := &file_simhashdb_v1_index_proto_msgTypes[15]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -985,7 +1148,7 @@ func (x *QueryAnswer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryAnswer.ProtoReflect.Descriptor instead.
 func (*QueryAnswer) Descriptor() ([]byte, []int) {
-	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{15}
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *QueryAnswer) GetIndex() uint32 {
@@ -1027,7 +1190,7 @@ type InsertIfNewRequest struct {
 
 func (x *InsertIfNewRequest) Reset() {
 	*x = InsertIfNewRequest{}
-	mi := &file_simhashdb_v1_index_proto_msgTypes[16]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1039,7 +1202,7 @@ func (x *InsertIfNewRequest) String() string {
 func (*InsertIfNewRequest) ProtoMessage() {}
 
 func (x *InsertIfNewRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_simhashdb_v1_index_proto_msgTypes[16]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1052,7 +1215,7 @@ func (x *InsertIfNewRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InsertIfNewRequest.ProtoReflect.Descriptor instead.
 func (*InsertIfNewRequest) Descriptor() ([]byte, []int) {
-	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{16}
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *InsertIfNewRequest) GetId() uint64 {
@@ -1112,7 +1275,7 @@ type InsertIfNewResponse struct {
 
 func (x *InsertIfNewResponse) Reset() {
 	*x = InsertIfNewResponse{}
-	mi := &file_simhashdb_v1_index_proto_msgTypes[17]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1124,7 +1287,7 @@ func (x *InsertIfNewResponse) String() string {
 func (*InsertIfNewResponse) ProtoMessage() {}
 
 func (x *InsertIfNewResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_simhashdb_v1_index_proto_msgTypes[17]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1137,7 +1300,7 @@ func (x *InsertIfNewResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InsertIfNewResponse.ProtoReflect.Descriptor instead.
 func (*InsertIfNewResponse) Descriptor() ([]byte, []int) {
-	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{17}
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *InsertIfNewResponse) GetInserted() bool {
@@ -1170,7 +1333,7 @@ type ExportRequest struct {
 
 func (x *ExportRequest) Reset() {
 	*x = ExportRequest{}
-	mi := &file_simhashdb_v1_index_proto_msgTypes[18]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1182,7 +1345,7 @@ func (x *ExportRequest) String() string {
 func (*ExportRequest) ProtoMessage() {}
 
 func (x *ExportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_simhashdb_v1_index_proto_msgTypes[18]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1195,7 +1358,7 @@ func (x *ExportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportRequest.ProtoReflect.Descriptor instead.
 func (*ExportRequest) Descriptor() ([]byte, []int) {
-	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{18}
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{21}
 }
 
 // ExportResponse is a run of documents, in id order.
@@ -1208,7 +1371,7 @@ type ExportResponse struct {
 
 func (x *ExportResponse) Reset() {
 	*x = ExportResponse{}
-	mi := &file_simhashdb_v1_index_proto_msgTypes[19]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1220,7 +1383,7 @@ func (x *ExportResponse) String() string {
 func (*ExportResponse) ProtoMessage() {}
 
 func (x *ExportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_simhashdb_v1_index_proto_msgTypes[19]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1233,7 +1396,7 @@ func (x *ExportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportResponse.ProtoReflect.Descriptor instead.
 func (*ExportResponse) Descriptor() ([]byte, []int) {
-	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{19}
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ExportResponse) GetDocuments() []*Document {
@@ -1255,7 +1418,7 @@ type PairsRequest struct {
 
 func (x *PairsRequest) Reset() {
 	*x = PairsRequest{}
-	mi := &file_simhashdb_v1_index_proto_msgTypes[20]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1267,7 +1430,7 @@ func (x *PairsRequest) String() string {
 func (*PairsRequest) ProtoMessage() {}
 
 func (x *PairsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_simhashdb_v1_index_proto_msgTypes[20]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1280,7 +1443,7 @@ func (x *PairsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PairsRequest.ProtoReflect.Descriptor instead.
 func (*PairsRequest) Descriptor() ([]byte, []int) {
-	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{20}
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *PairsRequest) GetK() uint32 {
@@ -1310,7 +1473,7 @@ type Pair struct {
 
 func (x *Pair) Reset() {
 	*x = Pair{}
-	mi := &file_simhashdb_v1_index_proto_msgTypes[21]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1322,7 +1485,7 @@ func (x *Pair) String() string {
 func (*Pair) ProtoMessage() {}
 
 func (x *Pair) ProtoReflect() protoreflect.Message {
-	mi := &file_simhashdb_v1_index_proto_msgTypes[21]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1335,7 +1498,7 @@ func (x *Pair) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Pair.ProtoReflect.Descriptor instead.
 func (*Pair) Descriptor() ([]byte, []int) {
-	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{21}
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *Pair) GetA() *Document {
@@ -1376,7 +1539,7 @@ type PairsResponse struct {
 
 func (x *PairsResponse) Reset() {
 	*x = PairsResponse{}
-	mi := &file_simhashdb_v1_index_proto_msgTypes[22]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1388,7 +1551,7 @@ func (x *PairsResponse) String() string {
 func (*PairsResponse) ProtoMessage() {}
 
 func (x *PairsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_simhashdb_v1_index_proto_msgTypes[22]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1401,7 +1564,7 @@ func (x *PairsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PairsResponse.ProtoReflect.Descriptor instead.
 func (*PairsResponse) Descriptor() ([]byte, []int) {
-	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{22}
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *PairsResponse) GetPairs() []*Pair {
@@ -1423,7 +1586,7 @@ type ClustersRequest struct {
 
 func (x *ClustersRequest) Reset() {
 	*x = ClustersRequest{}
-	mi := &file_simhashdb_v1_index_proto_msgTypes[23]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1435,7 +1598,7 @@ func (x *ClustersRequest) String() string {
 func (*ClustersRequest) ProtoMessage() {}
 
 func (x *ClustersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_simhashdb_v1_index_proto_msgTypes[23]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1448,7 +1611,7 @@ func (x *ClustersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClustersRequest.ProtoReflect.Descriptor instead.
 func (*ClustersRequest) Descriptor() ([]byte, []int) {
-	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{23}
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ClustersRequest) GetK() uint32 {
@@ -1482,7 +1645,7 @@ type ClustersResponse struct {
 
 func (x *ClustersResponse) Reset() {
 	*x = ClustersResponse{}
-	mi := &file_simhashdb_v1_index_proto_msgTypes[24]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1494,7 +1657,7 @@ func (x *ClustersResponse) String() string {
 func (*ClustersResponse) ProtoMessage() {}
 
 func (x *ClustersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_simhashdb_v1_index_proto_msgTypes[24]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1507,7 +1670,7 @@ func (x *ClustersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClustersResponse.ProtoReflect.Descriptor instead.
 func (*ClustersResponse) Descriptor() ([]byte, []int) {
-	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{24}
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ClustersResponse) GetDocuments() []*Document {
@@ -1526,7 +1689,7 @@ type StatsRequest struct {
 
 func (x *StatsRequest) Reset() {
 	*x = StatsRequest{}
-	mi := &file_simhashdb_v1_index_proto_msgTypes[25]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1538,7 +1701,7 @@ func (x *StatsRequest) String() string {
 func (*StatsRequest) ProtoMessage() {}
 
 func (x *StatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_simhashdb_v1_index_proto_msgTypes[25]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1551,7 +1714,7 @@ func (x *StatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsRequest.ProtoReflect.Descriptor instead.
 func (*StatsRequest) Descriptor() ([]byte, []int) {
-	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{25}
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{28}
 }
 
 // StatsResponse is the index's statistics, as engine.Stats gives them
@@ -1620,7 +1783,7 @@ type StatsResponse struct {
 
 func (x *StatsResponse) Reset() {
 	*x = StatsResponse{}
-	mi := &file_simhashdb_v1_index_proto_msgTypes[26]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1632,7 +1795,7 @@ func (x *StatsResponse) String() string {
 func (*StatsResponse) ProtoMessage() {}
 
 func (x *StatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_simhashdb_v1_index_proto_msgTypes[26]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1645,7 +1808,7 @@ func (x *StatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsResponse.ProtoReflect.Descriptor instead.
 func (*StatsResponse) Descriptor() ([]byte, []int) {
-	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{26}
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *StatsResponse) GetK() uint32 {
@@ -1947,7 +2110,7 @@ type TextSchema struct {
 
 func (x *TextSchema) Reset() {
 	*x = TextSchema{}
-	mi := &file_simhashdb_v1_index_proto_msgTypes[27]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1959,7 +2122,7 @@ func (x *TextSchema) String() string {
 func (*TextSchema) ProtoMessage() {}
 
 func (x *TextSchema) ProtoReflect() protoreflect.Message {
-	mi := &file_simhashdb_v1_index_proto_msgTypes[27]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1972,7 +2135,7 @@ func (x *TextSchema) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TextSchema.ProtoReflect.Descriptor instead.
 func (*TextSchema) Descriptor() ([]byte, []int) {
-	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{27}
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *TextSchema) GetShingle() uint32 {
@@ -2054,7 +2217,7 @@ type TableStats struct {
 
 func (x *TableStats) Reset() {
 	*x = TableStats{}
-	mi := &file_simhashdb_v1_index_proto_msgTypes[28]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2066,7 +2229,7 @@ func (x *TableStats) String() string {
 func (*TableStats) ProtoMessage() {}
 
 func (x *TableStats) ProtoReflect() protoreflect.Message {
-	mi := &file_simhashdb_v1_index_proto_msgTypes[28]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2079,7 +2242,7 @@ func (x *TableStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableStats.ProtoReflect.Descriptor instead.
 func (*TableStats) Descriptor() ([]byte, []int) {
-	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{28}
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *TableStats) GetPrefixBits() uint32 {
@@ -2133,7 +2296,7 @@ type CheckRequest struct {
 
 func (x *CheckRequest) Reset() {
 	*x = CheckRequest{}
-	mi := &file_simhashdb_v1_index_proto_msgTypes[29]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2145,7 +2308,7 @@ func (x *CheckRequest) String() string {
 func (*CheckRequest) ProtoMessage() {}
 
 func (x *CheckRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_simhashdb_v1_index_proto_msgTypes[29]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2158,7 +2321,7 @@ func (x *CheckRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckRequest.ProtoReflect.Descriptor instead.
 func (*CheckRequest) Descriptor() ([]byte, []int) {
-	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{29}
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{32}
 }
 
 // GetSettingRequest names a setting.
@@ -2171,7 +2334,7 @@ type GetSettingRequest struct {
 
 func (x *GetSettingRequest) Reset() {
 	*x = GetSettingRequest{}
-	mi := &file_simhashdb_v1_index_proto_msgTypes[30]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2183,7 +2346,7 @@ func (x *GetSettingRequest) String() string {
 func (*GetSettingRequest) ProtoMessage() {}
 
 func (x *GetSettingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_simhashdb_v1_index_proto_msgTypes[30]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2196,7 +2359,7 @@ func (x *GetSettingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSettingRequest.ProtoReflect.Descriptor instead.
 func (*GetSettingRequest) Descriptor() ([]byte, []int) {
-	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{30}
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *GetSettingRequest) GetName() string {
@@ -2216,7 +2379,7 @@ type GetSettingResponse struct {
 
 func (x *GetSettingResponse) Reset() {
 	*x = GetSettingResponse{}
-	mi := &file_simhashdb_v1_index_proto_msgTypes[31]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2228,7 +2391,7 @@ func (x *GetSettingResponse) String() string {
 func (*GetSettingResponse) ProtoMessage() {}
 
 func (x *GetSettingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_simhashdb_v1_index_proto_msgTypes[31]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2241,7 +2404,7 @@ func (x *GetSettingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSettingResponse.ProtoReflect.Descriptor instead.
 func (*GetSettingResponse) Descriptor() ([]byte, []int) {
-	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{31}
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *GetSettingResponse) GetValue() []byte {
@@ -2262,7 +2425,7 @@ type SetSettingRequest struct {
 
 func (x *SetSettingRequest) Reset() {
 	*x = SetSettingRequest{}
-	mi := &file_simhashdb_v1_index_proto_msgTypes[32]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2274,7 +2437,7 @@ func (x *SetSettingRequest) String() string {
 func (*SetSettingRequest) ProtoMessage() {}
 
 func (x *SetSettingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_simhashdb_v1_index_proto_msgTypes[32]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2287,7 +2450,7 @@ func (x *SetSettingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetSettingRequest.ProtoReflect.Descriptor instead.
 func (*SetSettingRequest) Descriptor() ([]byte, []int) {
-	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{32}
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *SetSettingRequest) GetName() string {
@@ -2313,7 +2476,7 @@ type SetSettingResponse struct {
 
 func (x *SetSettingResponse) Reset() {
 	*x = SetSettingResponse{}
-	mi := &file_simhashdb_v1_index_proto_msgTypes[33]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2325,7 +2488,7 @@ func (x *SetSettingResponse) String() string {
 func (*SetSettingResponse) ProtoMessage() {}
 
 func (x *SetSettingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_simhashdb_v1_index_proto_msgTypes[33]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2338,7 +2501,7 @@ func (x *SetSettingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetSettingResponse.ProtoReflect.Descriptor instead.
 func (*SetSettingResponse) Descriptor() ([]byte, []int) {
-	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{33}
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{36}
 }
 
 // CheckResponse says what Check walked and what it found.
@@ -2363,7 +2526,7 @@ type CheckResponse struct {
 
 func (x *CheckResponse) Reset() {
 	*x = CheckResponse{}
-	mi := &file_simhashdb_v1_index_proto_msgTypes[34]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2375,7 +2538,7 @@ func (x *CheckResponse) String() string {
 func (*CheckResponse) ProtoMessage() {}
 
 func (x *CheckResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_simhashdb_v1_index_proto_msgTypes[34]
+	mi := &file_simhashdb_v1_index_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2388,7 +2551,7 @@ func (x *CheckResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckResponse.ProtoReflect.Descriptor instead.
 func (*CheckResponse) Descriptor() ([]byte, []int) {
-	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{34}
+	return file_simhashdb_v1_index_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *CheckResponse) GetOk() bool {
@@ -2509,7 +2672,17 @@ const file_simhashdb_v1_index_proto_rawDesc = "" +
 	"\v_similarity\"`\n" +
 	"\rQueryResponse\x12 \n" +
 	"\vfingerprint\x18\x01 \x01(\x06R\vfingerprint\x12-\n" +
-	"\amatches\x18\x02 \x03(\v2\x13.simhashdb.v1.MatchR\amatches\"h\n" +
+	"\amatches\x18\x02 \x03(\v2\x13.simhashdb.v1.MatchR\amatches\"m\n" +
+	"\x18QueryFingerprintsRequest\x12 \n" +
+	"\vfingerprint\x18\x01 \x01(\x06R\vfingerprint\x12\x11\n" +
+	"\x01k\x18\x02 \x01(\rH\x00R\x01k\x88\x01\x01\x12\x16\n" +
+	"\x06latest\x18\x03 \x01(\bR\x06latestB\x04\n" +
+	"\x02_k\"D\n" +
+	"\x04Near\x12 \n" +
+	"\vfingerprint\x18\x01 \x01(\x06R\vfingerprint\x12\x1a\n" +
+	"\bdistance\x18\x02 \x01(\rR\bdistance\"E\n" +
+	"\x19QueryFingerprintsResponse\x12(\n" +
+	"\x05nears\x18\x01 \x03(\v2\x12.simhashdb.v1.NearR\x05nears\"h\n" +
 	"\x11QueryBatchRequest\x12\"\n" +
 	"\ffingerprints\x18\x01 \x03(\x06R\ffingerprints\x12\x11\n" +
 	"\x01k\x18\x02 \x01(\rH\x00R\x01k\x88\x01\x01\x12\x16\n" +
@@ -2672,13 +2845,14 @@ const file_simhashdb_v1_index_proto_rawDesc = "" +
 	"\rClusterMethod\x12\x1e\n" +
 	"\x1aCLUSTER_METHOD_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19CLUSTER_METHOD_COMPONENTS\x10\x01\x12\x17\n" +
-	"\x13CLUSTER_METHOD_STAR\x10\x022\xd0\b\n" +
+	"\x13CLUSTER_METHOD_STAR\x10\x022\xbb\t\n" +
 	"\fIndexService\x12H\n" +
 	"\x06Insert\x12\x1b.simhashdb.v1.InsertRequest\x1a\x1c.simhashdb.v1.InsertResponse\"\x03\x90\x02\x02\x12W\n" +
 	"\vInsertBatch\x12 .simhashdb.v1.InsertBatchRequest\x1a!.simhashdb.v1.InsertBatchResponse\"\x03\x90\x02\x02\x12?\n" +
 	"\x03Get\x12\x18.simhashdb.v1.GetRequest\x1a\x19.simhashdb.v1.GetResponse\"\x03\x90\x02\x01\x12H\n" +
 	"\x06Delete\x12\x1b.simhashdb.v1.DeleteRequest\x1a\x1c.simhashdb.v1.DeleteResponse\"\x03\x90\x02\x02\x12E\n" +
-	"\x05Query\x12\x1a.simhashdb.v1.QueryRequest\x1a\x1b.simhashdb.v1.QueryResponse\"\x03\x90\x02\x01\x12V\n" +
+	"\x05Query\x12\x1a.simhashdb.v1.QueryRequest\x1a\x1b.simhashdb.v1.QueryResponse\"\x03\x90\x02\x01\x12i\n" +
+	"\x11QueryFingerprints\x12&.simhashdb.v1.QueryFingerprintsRequest\x1a'.simhashdb.v1.QueryFingerprintsResponse\"\x03\x90\x02\x01\x12V\n" +
 	"\n" +
 	"QueryBatch\x12\x1f.simhashdb.v1.QueryBatchRequest\x1a .simhashdb.v1.QueryBatchResponse\"\x03\x90\x02\x010\x01\x12R\n" +
 	"\vInsertIfNew\x12 .simhashdb.v1.InsertIfNewRequest\x1a!.simhashdb.v1.InsertIfNewResponse\x12J\n" +
@@ -2705,46 +2879,49 @@ func file_simhashdb_v1_index_proto_rawDescGZIP() []byte {
 }
 
 var file_simhashdb_v1_index_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_simhashdb_v1_index_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
+var file_simhashdb_v1_index_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
 var file_simhashdb_v1_index_proto_goTypes = []any{
-	(ClusterMethod)(0),          // 0: simhashdb.v1.ClusterMethod
-	(*Document)(nil),            // 1: simhashdb.v1.Document
-	(*Content)(nil),             // 2: simhashdb.v1.Content
-	(*Match)(nil),               // 3: simhashdb.v1.Match
-	(*InsertRequest)(nil),       // 4: simhashdb.v1.InsertRequest
-	(*InsertResponse)(nil),      // 5: simhashdb.v1.InsertResponse
-	(*InsertBatchRequest)(nil),  // 6: simhashdb.v1.InsertBatchRequest
-	(*InsertBatchResponse)(nil), // 7: simhashdb.v1.InsertBatchResponse
-	(*GetRequest)(nil),          // 8: simhashdb.v1.GetRequest
-	(*GetResponse)(nil),         // 9: simhashdb.v1.GetResponse
-	(*DeleteRequest)(nil),       // 10: simhashdb.v1.DeleteRequest
-	(*DeleteResponse)(nil),      // 11: simhashdb.v1.DeleteResponse
-	(*QueryRequest)(nil),        // 12: simhashdb.v1.QueryRequest
-	(*QueryResponse)(nil),       // 13: simhashdb.v1.QueryResponse
-	(*QueryBatchRequest)(nil),   // 14: simhashdb.v1.QueryBatchRequest
-	(*QueryBatchResponse)(nil),  // 15: simhashdb.v1.QueryBatchResponse
-	(*QueryAnswer)(nil),         // 16: simhashdb.v1.QueryAnswer
-	(*InsertIfNewRequest)(nil),  // 17: simhashdb.v1.InsertIfNewRequest
-	(*InsertIfNewResponse)(nil), // 18: simhashdb.v1.InsertIfNewResponse
-	(*ExportRequest)(nil),       // 19: simhashdb.v1.ExportRequest
-	(*ExportResponse)(nil),      // 20: simhashdb.v1.ExportResponse
-	(*PairsRequest)(nil),        // 21: simhashdb.v1.PairsRequest
-	(*Pair)(nil),                // 22: simhashdb.v1.Pair
-	(*PairsResponse)(nil),       // 23: simhashdb.v1.PairsResponse
-	(*ClustersRequest)(nil),     // 24: simhashdb.v1.ClustersRequest
-	(*ClustersResponse)(nil),    // 25: simhashdb.v1.ClustersResponse
-	(*StatsRequest)(nil),        // 26: simhashdb.v1.StatsRequest
-	(*StatsResponse)(nil),       // 27: simhashdb.v1.StatsResponse
-	(*TextSchema)(nil),          // 28: simhashdb.v1.TextSchema
-	(*TableStats)(nil),          // 29: simhashdb.v1.TableStats
-	(*CheckRequest)(nil),        // 30: simhashdb.v1.CheckRequest
-	(*GetSettingRequest)(nil),   // 31: simhashdb.v1.GetSettingRequest
-	(*GetSettingResponse)(nil),  // 32: simhashdb.v1.GetSettingResponse
-	(*SetSettingRequest)(nil),   // 33: simhashdb.v1.SetSettingRequest
-	(*SetSettingResponse)(nil),  // 34: simhashdb.v1.SetSettingResponse
-	(*CheckResponse)(nil),       // 35: simhashdb.v1.CheckResponse
-	nil,                         // 36: simhashdb.v1.StatsResponse.BlockVersionsEntry
-	nil,                         // 37: simhashdb.v1.CheckResponse.BlockVersionsEntry
+	(ClusterMethod)(0),                // 0: simhashdb.v1.ClusterMethod
+	(*Document)(nil),                  // 1: simhashdb.v1.Document
+	(*Content)(nil),                   // 2: simhashdb.v1.Content
+	(*Match)(nil),                     // 3: simhashdb.v1.Match
+	(*InsertRequest)(nil),             // 4: simhashdb.v1.InsertRequest
+	(*InsertResponse)(nil),            // 5: simhashdb.v1.InsertResponse
+	(*InsertBatchRequest)(nil),        // 6: simhashdb.v1.InsertBatchRequest
+	(*InsertBatchResponse)(nil),       // 7: simhashdb.v1.InsertBatchResponse
+	(*GetRequest)(nil),                // 8: simhashdb.v1.GetRequest
+	(*GetResponse)(nil),               // 9: simhashdb.v1.GetResponse
+	(*DeleteRequest)(nil),             // 10: simhashdb.v1.DeleteRequest
+	(*DeleteResponse)(nil),            // 11: simhashdb.v1.DeleteResponse
+	(*QueryRequest)(nil),              // 12: simhashdb.v1.QueryRequest
+	(*QueryResponse)(nil),             // 13: simhashdb.v1.QueryResponse
+	(*QueryFingerprintsRequest)(nil),  // 14: simhashdb.v1.QueryFingerprintsRequest
+	(*Near)(nil),                      // 15: simhashdb.v1.Near
+	(*QueryFingerprintsResponse)(nil), // 16: simhashdb.v1.QueryFingerprintsResponse
+	(*QueryBatchRequest)(nil),         // 17: simhashdb.v1.QueryBatchRequest
+	(*QueryBatchResponse)(nil),        // 18: simhashdb.v1.QueryBatchResponse
+	(*QueryAnswer)(nil),               // 19: simhashdb.v1.QueryAnswer
+	(*InsertIfNewRequest)(nil),        // 20: simhashdb.v1.InsertIfNewRequest
+	(*InsertIfNewResponse)(nil),       // 21: simhashdb.v1.InsertIfNewResponse
+	(*ExportRequest)(nil),             // 22: simhashdb.v1.ExportRequest
+	(*ExportResponse)(nil),            // 23: simhashdb.v1.ExportResponse
+	(*PairsRequest)(nil),              // 24: simhashdb.v1.PairsRequest
+	(*Pair)(nil),                      // 25: simhashdb.v1.Pair
+	(*PairsResponse)(nil),             // 26: simhashdb.v1.PairsResponse
+	(*ClustersRequest)(nil),           // 27: simhashdb.v1.ClustersRequest
+	(*ClustersResponse)(nil),          // 28: simhashdb.v1.ClustersResponse
+	(*StatsRequest)(nil),              // 29: simhashdb.v1.StatsRequest
+	(*StatsResponse)(nil),             // 30: simhashdb.v1.StatsResponse
+	(*TextSchema)(nil),                // 31: simhashdb.v1.TextSchema
+	(*TableStats)(nil),                // 32: simhashdb.v1.TableStats
+	(*CheckRequest)(nil),              // 33: simhashdb.v1.CheckRequest
+	(*GetSettingRequest)(nil),         // 34: simhashdb.v1.GetSettingRequest
+	(*GetSettingResponse)(nil),        // 35: simhashdb.v1.GetSettingResponse
+	(*SetSettingRequest)(nil),         // 36: simhashdb.v1.SetSettingRequest
+	(*SetSettingResponse)(nil),        // 37: simhashdb.v1.SetSettingResponse
+	(*CheckResponse)(nil),             // 38: simhashdb.v1.CheckResponse
+	nil,                               // 39: simhashdb.v1.StatsResponse.BlockVersionsEntry
+	nil,                               // 40: simhashdb.v1.CheckResponse.BlockVersionsEntry
 }
 var file_simhashdb_v1_index_proto_depIdxs = []int32{
 	2,  // 0: simhashdb.v1.InsertRequest.content:type_name -> simhashdb.v1.Content
@@ -2753,53 +2930,56 @@ var file_simhashdb_v1_index_proto_depIdxs = []int32{
 	1,  // 3: simhashdb.v1.GetResponse.document:type_name -> simhashdb.v1.Document
 	2,  // 4: simhashdb.v1.QueryRequest.content:type_name -> simhashdb.v1.Content
 	3,  // 5: simhashdb.v1.QueryResponse.matches:type_name -> simhashdb.v1.Match
-	16, // 6: simhashdb.v1.QueryBatchResponse.answers:type_name -> simhashdb.v1.QueryAnswer
-	3,  // 7: simhashdb.v1.QueryAnswer.matches:type_name -> simhashdb.v1.Match
-	2,  // 8: simhashdb.v1.InsertIfNewRequest.content:type_name -> simhashdb.v1.Content
-	3,  // 9: simhashdb.v1.InsertIfNewResponse.duplicates:type_name -> simhashdb.v1.Match
-	1,  // 10: simhashdb.v1.ExportResponse.documents:type_name -> simhashdb.v1.Document
-	1,  // 11: simhashdb.v1.Pair.a:type_name -> simhashdb.v1.Document
-	1,  // 12: simhashdb.v1.Pair.b:type_name -> simhashdb.v1.Document
-	22, // 13: simhashdb.v1.PairsResponse.pairs:type_name -> simhashdb.v1.Pair
-	0,  // 14: simhashdb.v1.ClustersRequest.method:type_name -> simhashdb.v1.ClusterMethod
-	1,  // 15: simhashdb.v1.ClustersResponse.documents:type_name -> simhashdb.v1.Document
-	29, // 16: simhashdb.v1.StatsResponse.tables:type_name -> simhashdb.v1.TableStats
-	36, // 17: simhashdb.v1.StatsResponse.block_versions:type_name -> simhashdb.v1.StatsResponse.BlockVersionsEntry
-	28, // 18: simhashdb.v1.StatsResponse.text_schema:type_name -> simhashdb.v1.TextSchema
-	37, // 19: simhashdb.v1.CheckResponse.block_versions:type_name -> simhashdb.v1.CheckResponse.BlockVersionsEntry
-	4,  // 20: simhashdb.v1.IndexService.Insert:input_type -> simhashdb.v1.InsertRequest
-	6,  // 21: simhashdb.v1.IndexService.InsertBatch:input_type -> simhashdb.v1.InsertBatchRequest
-	8,  // 22: simhashdb.v1.IndexService.Get:input_type -> simhashdb.v1.GetRequest
-	10, // 23: simhashdb.v1.IndexService.Delete:input_type -> simhashdb.v1.DeleteRequest
-	12, // 24: simhashdb.v1.IndexService.Query:input_type -> simhashdb.v1.QueryRequest
-	14, // 25: simhashdb.v1.IndexService.QueryBatch:input_type -> simhashdb.v1.QueryBatchRequest
-	17, // 26: simhashdb.v1.IndexService.InsertIfNew:input_type -> simhashdb.v1.InsertIfNewRequest
-	19, // 27: simhashdb.v1.IndexService.Export:input_type -> simhashdb.v1.ExportRequest
-	21, // 28: simhashdb.v1.IndexService.Pairs:input_type -> simhashdb.v1.PairsRequest
-	24, // 29: simhashdb.v1.IndexService.Clusters:input_type -> simhashdb.v1.ClustersRequest
-	26, // 30: simhashdb.v1.IndexService.Stats:input_type -> simhashdb.v1.StatsRequest
-	30, // 31: simhashdb.v1.IndexService.Check:input_type -> simhashdb.v1.CheckRequest
-	31, // 32: simhashdb.v1.IndexService.GetSetting:input_type -> simhashdb.v1.GetSettingRequest
-	33, // 33: simhashdb.v1.IndexService.SetSetting:input_type -> simhashdb.v1.SetSettingRequest
-	5,  // 34: simhashdb.v1.IndexService.Insert:output_type -> simhashdb.v1.InsertResponse
-	7,  // 35: simhashdb.v1.IndexService.InsertBatch:output_type -> simhashdb.v1.InsertBatchResponse
-	9,  // 36: simhashdb.v1.IndexService.Get:output_type -> simhashdb.v1.GetResponse
-	11, // 37: simhashdb.v1.IndexService.Delete:output_type -> simhashdb.v1.DeleteResponse
-	13, // 38: simhashdb.v1.IndexService.Query:output_type -> simhashdb.v1.QueryResponse
-	15, // 39: simhashdb.v1.IndexService.QueryBatch:output_type -> simhashdb.v1.QueryBatchResponse
-	18, // 40: simhashdb.v1.IndexService.InsertIfNew:output_type -> simhashdb.v1.InsertIfNewResponse
-	20, // 41: simhashdb.v1.IndexService.Export:output_type -> simhashdb.v1.ExportResponse
-	23, // 42: simhashdb.v1.IndexService.Pairs:output_type -> simhashdb.v1.PairsResponse
-	25, // 43: simhashdb.v1.IndexService.Clusters:output_type -> simhashdb.v1.ClustersResponse
-	27, // 44: simhashdb.v1.IndexService.Stats:output_type -> simhashdb.v1.StatsResponse
-	35, // 45: simhashdb.v1.IndexService.Check:output_type -> simhashdb.v1.CheckResponse
-	32, // 46: simhashdb.v1.IndexService.GetSetting:output_type -> simhashdb.v1.GetSettingResponse
-	34, // 47: simhashdb.v1.IndexService.SetSetting:output_type -> simhashdb.v1.SetSettingResponse
-	34, // [34:48] is the sub-list for method output_type
-	20, // [20:34] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	15, // 6: simhashdb.v1.QueryFingerprintsResponse.nears:type_name -> simhashdb.v1.Near
+	19, // 7: simhashdb.v1.QueryBatchResponse.answers:type_name -> simhashdb.v1.QueryAnswer
+	3,  // 8: simhashdb.v1.QueryAnswer.matches:type_name -> simhashdb.v1.Match
+	2,  // 9: simhashdb.v1.InsertIfNewRequest.content:type_name -> simhashdb.v1.Content
+	3,  // 10: simhashdb.v1.InsertIfNewResponse.duplicates:type_name -> simhashdb.v1.Match
+	1,  // 11: simhashdb.v1.ExportResponse.documents:type_name -> simhashdb.v1.Document
+	1,  // 12: simhashdb.v1.Pair.a:type_name -> simhashdb.v1.Document
+	1,  // 13: simhashdb.v1.Pair.b:type_name -> simhashdb.v1.Document
+	25, // 14: simhashdb.v1.PairsResponse.pairs:type_name -> simhashdb.v1.Pair
+	0,  // 15: simhashdb.v1.ClustersRequest.method:type_name -> simhashdb.v1.ClusterMethod
+	1,  // 16: simhashdb.v1.ClustersResponse.documents:type_name -> simhashdb.v1.Document
+	32, // 17: simhashdb.v1.StatsResponse.tables:type_name -> simhashdb.v1.TableStats
+	39, // 18: simhashdb.v1.StatsResponse.block_versions:type_name -> simhashdb.v1.StatsResponse.BlockVersionsEntry
+	31, // 19: simhashdb.v1.StatsResponse.text_schema:type_name -> simhashdb.v1.TextSchema
+	40, // 20: simhashdb.v1.CheckResponse.block_versions:type_name -> simhashdb.v1.CheckResponse.BlockVersionsEntry
+	4,  // 21: simhashdb.v1.IndexService.Insert:input_type -> simhashdb.v1.InsertRequest
+	6,  // 22: simhashdb.v1.IndexService.InsertBatch:input_type -> simhashdb.v1.InsertBatchRequest
+	8,  // 23: simhashdb.v1.IndexService.Get:input_type -> simhashdb.v1.GetRequest
+	10, // 24: simhashdb.v1.IndexService.Delete:input_type -> simhashdb.v1.DeleteRequest
+	12, // 25: simhashdb.v1.IndexService.Query:input_type -> simhashdb.v1.QueryRequest
+	14, // 26: simhashdb.v1.IndexService.QueryFingerprints:input_type -> simhashdb.v1.QueryFingerprintsRequest
+	17, // 27: simhashdb.v1.IndexService.QueryBatch:input_type -> simhashdb.v1.QueryBatchRequest
+	20, // 28: simhashdb.v1.IndexService.InsertIfNew:input_type -> simhashdb.v1.InsertIfNewRequest
+	22, // 29: simhashdb.v1.IndexService.Export:input_type -> simhashdb.v1.ExportRequest
+	24, // 30: simhashdb.v1.IndexService.Pairs:input_type -> simhashdb.v1.PairsRequest
+	27, // 31: simhashdb.v1.IndexService.Clusters:input_type -> simhashdb.v1.ClustersRequest
+	29, // 32: simhashdb.v1.IndexService.Stats:input_type -> simhashdb.v1.StatsRequest
+	33, // 33: simhashdb.v1.IndexService.Check:input_type -> simhashdb.v1.CheckRequest
+	34, // 34: simhashdb.v1.IndexService.GetSetting:input_type -> simhashdb.v1.GetSettingRequest
+	36, // 35: simhashdb.v1.IndexService.SetSetting:input_type -> simhashdb.v1.SetSettingRequest
+	5,  // 36: simhashdb.v1.IndexService.Insert:output_type -> simhashdb.v1.InsertResponse
+	7,  // 37: simhashdb.v1.IndexService.InsertBatch:output_type -> simhashdb.v1.InsertBatchResponse
+	9,  // 38: simhashdb.v1.IndexService.Get:output_type -> simhashdb.v1.GetResponse
+	11, // 39: simhashdb.v1.IndexService.Delete:output_type -> simhashdb.v1.DeleteResponse
+	13, // 40: simhashdb.v1.IndexService.Query:output_type -> simhashdb.v1.QueryResponse
+	16, // 41: simhashdb.v1.IndexService.QueryFingerprints:output_type -> simhashdb.v1.QueryFingerprintsResponse
+	18, // 42: simhashdb.v1.IndexService.QueryBatch:output_type -> simhashdb.v1.QueryBatchResponse
+	21, // 43: simhashdb.v1.IndexService.InsertIfNew:output_type -> simhashdb.v1.InsertIfNewResponse
+	23, // 44: simhashdb.v1.IndexService.Export:output_type -> simhashdb.v1.ExportResponse
+	26, // 45: simhashdb.v1.IndexService.Pairs:output_type -> simhashdb.v1.PairsResponse
+	28, // 46: simhashdb.v1.IndexService.Clusters:output_type -> simhashdb.v1.ClustersResponse
+	30, // 47: simhashdb.v1.IndexService.Stats:output_type -> simhashdb.v1.StatsResponse
+	38, // 48: simhashdb.v1.IndexService.Check:output_type -> simhashdb.v1.CheckResponse
+	35, // 49: simhashdb.v1.IndexService.GetSetting:output_type -> simhashdb.v1.GetSettingResponse
+	37, // 50: simhashdb.v1.IndexService.SetSetting:output_type -> simhashdb.v1.SetSettingResponse
+	36, // [36:51] is the sub-list for method output_type
+	21, // [21:36] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_simhashdb_v1_index_proto_init() }
@@ -2815,17 +2995,18 @@ func file_simhashdb_v1_index_proto_init() {
 	file_simhashdb_v1_index_proto_msgTypes[11].OneofWrappers = []any{}
 	file_simhashdb_v1_index_proto_msgTypes[13].OneofWrappers = []any{}
 	file_simhashdb_v1_index_proto_msgTypes[16].OneofWrappers = []any{}
-	file_simhashdb_v1_index_proto_msgTypes[20].OneofWrappers = []any{}
-	file_simhashdb_v1_index_proto_msgTypes[21].OneofWrappers = []any{}
+	file_simhashdb_v1_index_proto_msgTypes[19].OneofWrappers = []any{}
 	file_simhashdb_v1_index_proto_msgTypes[23].OneofWrappers = []any{}
-	file_simhashdb_v1_index_proto_msgTypes[27].OneofWrappers = []any{}
+	file_simhashdb_v1_index_proto_msgTypes[24].OneofWrappers = []any{}
+	file_simhashdb_v1_index_proto_msgTypes[26].OneofWrappers = []any{}
+	file_simhashdb_v1_index_proto_msgTypes[30].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_simhashdb_v1_index_proto_rawDesc), len(file_simhashdb_v1_index_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   37,
+			NumMessages:   40,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -48,6 +48,9 @@ const (
 	IndexServiceDeleteProcedure = "/simhashdb.v1.IndexService/Delete"
 	// IndexServiceQueryProcedure is the fully-qualified name of the IndexService's Query RPC.
 	IndexServiceQueryProcedure = "/simhashdb.v1.IndexService/Query"
+	// IndexServiceQueryFingerprintsProcedure is the fully-qualified name of the IndexService's
+	// QueryFingerprints RPC.
+	IndexServiceQueryFingerprintsProcedure = "/simhashdb.v1.IndexService/QueryFingerprints"
 	// IndexServiceQueryBatchProcedure is the fully-qualified name of the IndexService's QueryBatch RPC.
 	IndexServiceQueryBatchProcedure = "/simhashdb.v1.IndexService/QueryBatch"
 	// IndexServiceInsertIfNewProcedure is the fully-qualified name of the IndexService's InsertIfNew
@@ -82,6 +85,10 @@ type IndexServiceClient interface {
 	// Query returns the documents within distance k, nearest first; a text
 	// query of an index with sketches, those from the similarity asked.
 	Query(context.Context, *connect.Request[v1.QueryRequest]) (*connect.Response[v1.QueryResponse], error)
+	// QueryFingerprints returns the distinct stored fingerprints within
+	// distance k, nearest first, without the documents that hold them: on
+	// an index larger than its memory, the tables' reads alone.
+	QueryFingerprints(context.Context, *connect.Request[v1.QueryFingerprintsRequest]) (*connect.Response[v1.QueryFingerprintsResponse], error)
 	// QueryBatch answers many fingerprints, one answer each, in order, in
 	// runs of answers.
 	QueryBatch(context.Context, *connect.Request[v1.QueryBatchRequest]) (*connect.ServerStreamForClient[v1.QueryBatchResponse], error)
@@ -156,6 +163,13 @@ func NewIndexServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		queryFingerprints: connect.NewClient[v1.QueryFingerprintsRequest, v1.QueryFingerprintsResponse](
+			httpClient,
+			baseURL+IndexServiceQueryFingerprintsProcedure,
+			connect.WithSchema(indexServiceMethods.ByName("QueryFingerprints")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 		queryBatch: connect.NewClient[v1.QueryBatchRequest, v1.QueryBatchResponse](
 			httpClient,
 			baseURL+IndexServiceQueryBatchProcedure,
@@ -223,20 +237,21 @@ func NewIndexServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 
 // indexServiceClient implements IndexServiceClient.
 type indexServiceClient struct {
-	insert      *connect.Client[v1.InsertRequest, v1.InsertResponse]
-	insertBatch *connect.Client[v1.InsertBatchRequest, v1.InsertBatchResponse]
-	get         *connect.Client[v1.GetRequest, v1.GetResponse]
-	delete      *connect.Client[v1.DeleteRequest, v1.DeleteResponse]
-	query       *connect.Client[v1.QueryRequest, v1.QueryResponse]
-	queryBatch  *connect.Client[v1.QueryBatchRequest, v1.QueryBatchResponse]
-	insertIfNew *connect.Client[v1.InsertIfNewRequest, v1.InsertIfNewResponse]
-	export      *connect.Client[v1.ExportRequest, v1.ExportResponse]
-	pairs       *connect.Client[v1.PairsRequest, v1.PairsResponse]
-	clusters    *connect.Client[v1.ClustersRequest, v1.ClustersResponse]
-	stats       *connect.Client[v1.StatsRequest, v1.StatsResponse]
-	check       *connect.Client[v1.CheckRequest, v1.CheckResponse]
-	getSetting  *connect.Client[v1.GetSettingRequest, v1.GetSettingResponse]
-	setSetting  *connect.Client[v1.SetSettingRequest, v1.SetSettingResponse]
+	insert            *connect.Client[v1.InsertRequest, v1.InsertResponse]
+	insertBatch       *connect.Client[v1.InsertBatchRequest, v1.InsertBatchResponse]
+	get               *connect.Client[v1.GetRequest, v1.GetResponse]
+	delete            *connect.Client[v1.DeleteRequest, v1.DeleteResponse]
+	query             *connect.Client[v1.QueryRequest, v1.QueryResponse]
+	queryFingerprints *connect.Client[v1.QueryFingerprintsRequest, v1.QueryFingerprintsResponse]
+	queryBatch        *connect.Client[v1.QueryBatchRequest, v1.QueryBatchResponse]
+	insertIfNew       *connect.Client[v1.InsertIfNewRequest, v1.InsertIfNewResponse]
+	export            *connect.Client[v1.ExportRequest, v1.ExportResponse]
+	pairs             *connect.Client[v1.PairsRequest, v1.PairsResponse]
+	clusters          *connect.Client[v1.ClustersRequest, v1.ClustersResponse]
+	stats             *connect.Client[v1.StatsRequest, v1.StatsResponse]
+	check             *connect.Client[v1.CheckRequest, v1.CheckResponse]
+	getSetting        *connect.Client[v1.GetSettingRequest, v1.GetSettingResponse]
+	setSetting        *connect.Client[v1.SetSettingRequest, v1.SetSettingResponse]
 }
 
 // Insert calls simhashdb.v1.IndexService.Insert.
@@ -262,6 +277,11 @@ func (c *indexServiceClient) Delete(ctx context.Context, req *connect.Request[v1
 // Query calls simhashdb.v1.IndexService.Query.
 func (c *indexServiceClient) Query(ctx context.Context, req *connect.Request[v1.QueryRequest]) (*connect.Response[v1.QueryResponse], error) {
 	return c.query.CallUnary(ctx, req)
+}
+
+// QueryFingerprints calls simhashdb.v1.IndexService.QueryFingerprints.
+func (c *indexServiceClient) QueryFingerprints(ctx context.Context, req *connect.Request[v1.QueryFingerprintsRequest]) (*connect.Response[v1.QueryFingerprintsResponse], error) {
+	return c.queryFingerprints.CallUnary(ctx, req)
 }
 
 // QueryBatch calls simhashdb.v1.IndexService.QueryBatch.
@@ -322,6 +342,10 @@ type IndexServiceHandler interface {
 	// Query returns the documents within distance k, nearest first; a text
 	// query of an index with sketches, those from the similarity asked.
 	Query(context.Context, *connect.Request[v1.QueryRequest]) (*connect.Response[v1.QueryResponse], error)
+	// QueryFingerprints returns the distinct stored fingerprints within
+	// distance k, nearest first, without the documents that hold them: on
+	// an index larger than its memory, the tables' reads alone.
+	QueryFingerprints(context.Context, *connect.Request[v1.QueryFingerprintsRequest]) (*connect.Response[v1.QueryFingerprintsResponse], error)
 	// QueryBatch answers many fingerprints, one answer each, in order, in
 	// runs of answers.
 	QueryBatch(context.Context, *connect.Request[v1.QueryBatchRequest], *connect.ServerStream[v1.QueryBatchResponse]) error
@@ -389,6 +413,13 @@ func NewIndexServiceHandler(svc IndexServiceHandler, opts ...connect.HandlerOpti
 		IndexServiceQueryProcedure,
 		svc.Query,
 		connect.WithSchema(indexServiceMethods.ByName("Query")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	indexServiceQueryFingerprintsHandler := connect.NewUnaryHandler(
+		IndexServiceQueryFingerprintsProcedure,
+		svc.QueryFingerprints,
+		connect.WithSchema(indexServiceMethods.ByName("QueryFingerprints")),
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
@@ -466,6 +497,8 @@ func NewIndexServiceHandler(svc IndexServiceHandler, opts ...connect.HandlerOpti
 			indexServiceDeleteHandler.ServeHTTP(w, r)
 		case IndexServiceQueryProcedure:
 			indexServiceQueryHandler.ServeHTTP(w, r)
+		case IndexServiceQueryFingerprintsProcedure:
+			indexServiceQueryFingerprintsHandler.ServeHTTP(w, r)
 		case IndexServiceQueryBatchProcedure:
 			indexServiceQueryBatchHandler.ServeHTTP(w, r)
 		case IndexServiceInsertIfNewProcedure:
@@ -511,6 +544,10 @@ func (UnimplementedIndexServiceHandler) Delete(context.Context, *connect.Request
 
 func (UnimplementedIndexServiceHandler) Query(context.Context, *connect.Request[v1.QueryRequest]) (*connect.Response[v1.QueryResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("simhashdb.v1.IndexService.Query is not implemented"))
+}
+
+func (UnimplementedIndexServiceHandler) QueryFingerprints(context.Context, *connect.Request[v1.QueryFingerprintsRequest]) (*connect.Response[v1.QueryFingerprintsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("simhashdb.v1.IndexService.QueryFingerprints is not implemented"))
 }
 
 func (UnimplementedIndexServiceHandler) QueryBatch(context.Context, *connect.Request[v1.QueryBatchRequest], *connect.ServerStream[v1.QueryBatchResponse]) error {
