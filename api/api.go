@@ -79,6 +79,29 @@ type QueryAnswer struct {
 	Matches []Match         `json:"matches"`
 }
 
+// NearAnswer is the stored fingerprints within k of a query alone,
+// nearest first, then ascending: the answer to GET /v1/fingerprints and
+// query --fingerprints --json's line.
+type NearAnswer struct {
+	Query        string `json:"query"`
+	Fingerprints []Near `json:"fingerprints"`
+}
+
+// Near is a stored fingerprint within distance of a query.
+type Near struct {
+	FP       string `json:"fp"`
+	Distance int    `json:"distance"`
+}
+
+// NearAnswerOf is the answer ns to a query of q in JSON.
+func NearAnswerOf(q uint64, ns []engine.Near) NearAnswer {
+	a := NearAnswer{Query: simhash.Format(q), Fingerprints: make([]Near, len(ns))}
+	for i, n := range ns {
+		a.Fingerprints[i] = Near{FP: simhash.Format(n.Fingerprint), Distance: n.Distance}
+	}
+	return a
+}
+
 // Pair is two documents within the distance asked: a line of GET
 // /v1/pairs and of find-all --db.
 type Pair struct {

@@ -5,7 +5,8 @@
 
 It stores two pages, asks which stored pages are near-duplicates of a third,
 makes the crawler's atomic decision for a fourth, reads one back, stores many
-in one commit, asks many queries in one batch, lists the near pairs and the
+in one commit, asks which stored fingerprints lie near one, asks many queries
+in one batch, lists the near pairs and the
 clusters, exports every document, checks the index, deletes one and reads the
 index's statistics. Every endpoint of docs/server.md but /healthz and
 /metrics (plain text, for probes and Prometheus) has a method here.
@@ -50,6 +51,11 @@ class SimhashDB:
 
     def query(self, text, k=3):
         return self._call("POST", "/v1/query", {"text": text, "k": k})["matches"]
+
+    def fingerprints(self, fingerprint, k=3):
+        """The distinct stored fingerprints within k of one, nearest first,
+        without their documents: [{"fp", "distance"}]."""
+        return self._call("GET", f"/v1/fingerprints?fp={fingerprint}&k={k}")["fingerprints"]
 
     def insert_if_new(self, doc_id, text, name="", k=3):
         return self._call("POST", "/v1/insert-if-new", {"id": doc_id, "text": text, "name": name, "k": k})
@@ -125,6 +131,8 @@ def main():
     many = db.put_many([{"id": 200 + i, "fingerprint": hex(0x1234 << i), "name": f"doc {i}"} for i in range(5)]
                        + [{"id": 205, "fingerprint": hex(0x1235), "name": "doc 0, one bit off"}])
     print("stored in one commit:", many["stored"], "rejected:", many["rejected"])
+    near = db.fingerprints(hex(0x1234), k=1)
+    print("near fingerprints:", ", ".join(f"{n['fp']} {n['distance']}" for n in near))
     for answer in db.batch([("first", hex(0x1234)), hex(0x1234 << 1)], k=0):
         print("batch:", answer["qid"], [m["id"] for m in answer["matches"]])
     for pair in db.pairs(k=1):

@@ -25,28 +25,58 @@ func (s *Server) distance(k *int) (int, error) {
 }
 
 func (s *Server) getQuery(w http.ResponseWriter, r *http.Request) error {
-	q := r.URL.Query()
-	fps := q.Get("fp")
-	if fps == "" {
-		return bad("want ?fp=<fingerprint>")
-	}
-	fp, err := simhash.Parse(fps)
+	fp, err := fpParam(r)
 	if err != nil {
-		return bad("fp: %v", err)
+		return err
 	}
-	var kp *int
-	if ks := q.Get("k"); ks != "" {
-		k, err := strconv.Atoi(ks)
-		if err != nil {
-			return bad("k %s: want a distance", trimmed(ks))
-		}
-		kp = &k
+	k, err := s.queryK(r)
+	if err != nil {
+		return err
 	}
 	latest, err := latestParam(r)
 	if err != nil {
 		return err
 	}
-	return s.answerQuery(w, r, fp, "", kp, nil, latest)
+	return s.answerQuery(w, r, fp, "", &k, nil, latest)
+}
+
+// getFingerprints answers GET /v1/fingerprints: the stored fingerprints
+// within k alone, without their documents (QueryFingerprints).
+func (s *Server) getFingerprints(w http.ResponseWriter, r *http.Request) error {
+	fp, err := fpParam(r)
+	if err != nil {
+		return err
+	}
+	k, err := s.queryK(r)
+	if err != nil {
+		return err
+	}
+	latest, err := latestParam(r)
+	if err != nil {
+		return err
+	}
+	if err := s.latest(r.Context(), latest); err != nil {
+		return err
+	}
+	ns, err := s.db.QueryFingerprints(r.Context(), nil, fp, k)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, api.NearAnswerOf(fp, ns))
+	return nil
+}
+
+// fpParam reads ?fp=, a query's fingerprint.
+func fpParam(r *http.Request) (uint64, error) {
+	fps := r.URL.Query().Get("fp")
+	if fps == "" {
+		return 0, bad("want ?fp=<fingerprint>")
+	}
+	fp, err := simhash.Parse(fps)
+	if err != nil {
+		return 0, bad("fp: %v", err)
+	}
+	return fp, nil
 }
 
 func (s *Server) postQuery(w http.ResponseWriter, r *http.Request) error {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"iter"
@@ -364,7 +365,8 @@ func TestRPCToken(t *testing.T) {
 }
 
 // TestRPCSameAsJSON: a query answered through the RPC and through GET
-// /v1/query finds the same documents.
+// /v1/query finds the same documents, and through GET /v1/fingerprints
+// the same stored fingerprints.
 func TestRPCSameAsJSON(t *testing.T) {
 	ts, db := rpcServer(t, Options{})
 	fps := fingerprints.Planted(200, 3, 0.2, 8)
@@ -388,6 +390,13 @@ func TestRPCSameAsJSON(t *testing.T) {
 			jsonIDs = append(jsonIDs, uint64(m.(map[string]any)["id"].(float64)))
 		}
 		require.True(t, slices.Equal(rpcIDs, jsonIDs), "%v against %v", rpcIDs, jsonIDs)
+		nf, err := c.QueryFingerprints(ctx, connect.NewRequest(&simhashdbv1.QueryFingerprintsRequest{Fingerprint: q}))
+		require.NoError(t, err)
+		body = call(t, ts, "GET", "/v1/fingerprints?fp="+simhash.Format(q), "")
+		require.Equal(t, http.StatusOK, body.status, body.body)
+		var near api.NearAnswer
+		require.NoError(t, json.Unmarshal([]byte(body.body), &near))
+		require.Equal(t, api.NearAnswerOf(q, api.NearsFromProto(nf.Msg.Nears)), near)
 	}
 }
 

@@ -12,6 +12,7 @@
 //	DELETE /v1/documents/{id}   remove it
 //	GET    /v1/query?fp=..&k=.. the documents within k, nearest first
 //	POST   /v1/query            {"fingerprint"|"text", "k"}
+//	GET    /v1/fingerprints?fp=..&k=.. the stored fingerprints within k alone, nearest first
 //	POST   /v1/insert-if-new    {"id", "fingerprint"|"text", "name", "k", "shards"}: the crawler's decision
 //	POST   /v1/batch?k=..       fingerprints, one a line ("<fp>" or "<qid> <fp>"); JSON lines out, streamed
 //	GET    /v1/stats            the index's statistics
@@ -140,6 +141,7 @@ func New(db *engine.DB, opts Options) *Server {
 	s.route("DELETE /v1/documents/{id}", "delete", s.deleteDocument)
 	s.route("GET /v1/query", "query", s.getQuery)
 	s.route("POST /v1/query", "query", s.postQuery)
+	s.route("GET /v1/fingerprints", "query_fingerprints", s.getFingerprints)
 	s.route("POST /v1/insert-if-new", "insert_if_new", s.postInsertIfNew)
 	s.route("POST /v1/batch", "batch", s.withInflight(batchBody, s.batch))
 	s.route("GET /v1/stats", "stats", s.stats)

@@ -99,6 +99,14 @@ func TestEndpoints(t *testing.T) {
 		{"id":1,"name":"https://a.example/","fp":"0x0123456789abcdef","distance":0},
 		{"id":3,"name":"","fp":"0x0123456789abcdee","distance":1},
 		{"id":4,"name":"b","fp":"0x0123456789abcdee","distance":1}]}`, r.body)
+	r = call(t, ts, "GET", "/v1/fingerprints?fp=0x0123456789abcdef&k=1", "")
+	require.Equal(t, 200, r.status, r.body)
+	assert.JSONEq(t, `{"query":"0x0123456789abcdef","fingerprints":[
+		{"fp":"0x0123456789abcdef","distance":0},
+		{"fp":"0x0123456789abcdee","distance":1}]}`, r.body, "a fingerprint two documents hold, once")
+	r = call(t, ts, "GET", "/v1/fingerprints?fp=0xfedcba9876543210&k=0", "")
+	require.Equal(t, 200, r.status, r.body)
+	assert.JSONEq(t, `{"query":"0xfedcba9876543210","fingerprints":[]}`, r.body)
 	r = call(t, ts, "POST", "/v1/query", `{"text":"the quick brown fox jumps over the lazy dog","k":0}`)
 	require.Equal(t, 200, r.status, r.body)
 	assert.Contains(t, r.body, `"id":2`)
@@ -167,6 +175,12 @@ func TestBadRequests(t *testing.T) {
 		{"GET", "/v1/query", ``, 400, "want ?fp="},
 		{"GET", "/v1/query?fp=0x1&k=4", ``, 400, "the index answers distances 0 to 3"},
 		{"GET", "/v1/query?fp=0x1&k=two", ``, 400, `k "two"`},
+		{"GET", "/v1/fingerprints", ``, 400, "want ?fp="},
+		{"GET", "/v1/fingerprints?fp=0xzz", ``, 400, "fp: "},
+		{"GET", "/v1/fingerprints?fp=0x1&k=4", ``, 400, "the index answers distances 0 to 3"},
+		{"GET", "/v1/fingerprints?fp=0x1&k=-1", ``, 400, "the index answers distances 0 to 3"},
+		{"GET", "/v1/fingerprints?fp=0x1&latest=maybe", ``, 400, `latest "maybe"`},
+		{"POST", "/v1/fingerprints?fp=0x1", ``, 405, ""},
 		{"POST", "/v1/query", `{"fingerprint":"0x1","k":-1}`, 400, "the index answers distances 0 to 3"},
 		{"POST", "/v1/query", `{"fingerprint":"0x1","name":"x"}`, 400, "a query has"},
 		{"POST", "/v1/insert-if-new", `{"fingerprint":"0x1"}`, 400, `want "id"`},
@@ -191,8 +205,10 @@ func TestBadRequests(t *testing.T) {
 
 func TestAuthentication(t *testing.T) {
 	ts, _ := testServer(t, Options{Token: "s3cret"})
-	for _, path := range []string{"/v1/documents/1", "/v1/query?fp=0x1", "/v1/stats", "/metrics"} {
-		for _, h := range [][]string{nil, {"Authorization", "Bearer wrong"}, {"Authorization", "s3cret"}, {"Authorization", "Bearer s3cret2"}, {"Authorization", "Basic czNjcmV0"}} {
+	paths := []string{"/v1/documents/1", "/v1/query?fp=0x1", "/v1/fingerprints?fp=0x1", "/v1/stats", "/metrics"}
+	headers := [][]string{nil, {"Authorization", "Bearer wrong"}, {"Authorization", "s3cret"}, {"Authorization", "Bearer s3cret2"}, {"Authorization", "Basic czNjcmV0"}}
+	for _, path := range paths {
+		for _, h := range headers {
 			r := call(t, ts, "GET", path, "", h...)
 			assert.Equal(t, 401, r.status, "%s %v", path, h)
 			assert.JSONEq(t, `{"error":"unauthorized"}`, r.body, "nothing else revealed")
@@ -207,7 +223,7 @@ func TestAuthentication(t *testing.T) {
 	r = call(t, ts, "GET", "/healthz", "")
 	assert.Equal(t, 200, r.status, "health needs no token")
 	r = call(t, ts, "GET", "/metrics", "", "Authorization", "Bearer s3cret")
-	assert.Contains(t, r.body, "simhashdb_http_unauthorized_total 21")
+	assert.Contains(t, r.body, fmt.Sprintf("simhashdb_http_unauthorized_total %d", len(paths)*len(headers)+1))
 }
 
 // TestConcurrentClients: writers and readers at once (run with -race);

@@ -86,7 +86,7 @@ func TestWrites(t *testing.T) {
 	assert.Equal(t, int64(6), w.writes.Load())
 	assert.Equal(t, int64(1), w.ifNew.Load())
 
-	for _, path := range []string{"/v1/query?fp=0x10&latest=true", "/v1/documents/1?latest=1"} {
+	for _, path := range []string{"/v1/query?fp=0x10&latest=true", "/v1/fingerprints?fp=0x10&latest=true", "/v1/documents/1?latest=1"} {
 		r = call(t, ts, "GET", path, "")
 		require.Equal(t, 200, r.status, r.body)
 	}
@@ -100,7 +100,9 @@ func TestWrites(t *testing.T) {
 	require.Equal(t, 200, r.status, r.body)
 	r = call(t, ts, "GET", "/v1/query?fp=0x10", "")
 	require.Equal(t, 200, r.status, r.body)
-	assert.Equal(t, int64(6), w.latest.Load(), "a query without latest does not wait")
+	r = call(t, ts, "GET", "/v1/fingerprints?fp=0x10", "")
+	require.Equal(t, 200, r.status, r.body)
+	assert.Equal(t, int64(7), w.latest.Load(), "a query without latest does not wait")
 
 	w.failing.Store(true)
 	r = call(t, ts, "GET", "/v1/query?fp=0x10&latest=true", "")

@@ -59,19 +59,6 @@ type Answer struct {
 	Matches []Match         `json:"matches"`
 }
 
-// NearAnswer is one query's stored fingerprints alone (query
-// --fingerprints --json), nearest first, then ascending.
-type NearAnswer struct {
-	Query        string `json:"query"`
-	Fingerprints []Near `json:"fingerprints"`
-}
-
-// Near is a stored fingerprint within distance of a query.
-type Near struct {
-	FP       string `json:"fp"`
-	Distance int    `json:"distance"`
-}
-
 // NameField is a name as the last field of an output line ("<0x
 // fingerprint><TAB><name>", add --text's "<id><TAB><fp><TAB><name>"): as
 // it is, unless a line cannot carry it so (a line break or tab in it, or

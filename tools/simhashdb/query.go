@@ -258,10 +258,7 @@ func queryNear(ix api.Index, q uint64, k, K int, asJSON bool, stdout, stderr io.
 		code, err := queryError(err, k, K)
 		return fail(stderr, "query", code, err)
 	}
-	a := lines.NearAnswer{Query: simhash.Format(q), Fingerprints: make([]lines.Near, len(ns))}
-	for i, n := range ns {
-		a.Fingerprints[i] = lines.Near{FP: simhash.Format(n.Fingerprint), Distance: n.Distance}
-	}
+	a := api.NearAnswerOf(q, ns)
 	if asJSON {
 		b, _ := json.Marshal(a)
 		fmt.Fprintf(stdout, "%s\n", b)

@@ -199,6 +199,7 @@ func TestServe(t *testing.T) {
 		assert.Contains(t, string(out), "near-duplicate: 101 https://a.example/fox")
 		assert.Contains(t, string(out), "inserted: False duplicates: [101]")
 		assert.Contains(t, string(out), "stored in one commit: 6 rejected: 0")
+		assert.Contains(t, string(out), "near fingerprints: 0x0000000000001234 0, 0x0000000000001235 1\n")
 		assert.Contains(t, string(out), "batch: first [200]")
 		assert.Contains(t, string(out), "batch: 2 [201]")
 		assert.Contains(t, string(out), "pair: 200 205 distance 1")
