@@ -21,7 +21,7 @@ import (
 // TestMetamorphic runs random sequences of writes (inserts, replacements,
 // deletes, batches), flushes, reopens, power cuts (on Pebble's crashable
 // in-memory file system, writes synced: a cut loses none of them) and
-// reads (Query, QueryBatch short
+// reads (Query, QueryFingerprints, QueryBatch short
 // and pinned, FindAll, Clusters, Stars' cover, Docs, Get, Stats), each
 // checked against a map of the documents; some reads run with writes in
 // the middle of them and must see the index as it was when they began.
@@ -198,8 +198,16 @@ func (m *metamorphic) query() {
 	m.ops = append(m.ops, fmt.Sprintf("query %016x k=%d", q, k))
 	got, err := m.db.Query(ctx, q, k)
 	m.check(err)
-	if want := m.model.query(q, k); !slices.Equal(want, got) {
+	want := m.model.query(q, k)
+	if !slices.Equal(want, got) {
 		m.fail("query %016x k=%d: got %v, want %v", q, k, got, want)
+	}
+	// Before the first flush, and while the memtables write only ids above
+	// the flushed ones, the memtables answer it alone, over every layer.
+	nears, err := m.db.QueryFingerprints(ctx, nil, q, k)
+	m.check(err)
+	if want := nearOf(want); !slices.Equal(want, nears) {
+		m.fail("QueryFingerprints %016x k=%d: got %v, want %v", q, k, nears, want)
 	}
 }
 

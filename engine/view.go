@@ -1,6 +1,10 @@
 package engine
 
-import "github.com/simhashdb/simhashdb/engine/internal/memtable"
+import (
+	"iter"
+
+	"github.com/simhashdb/simhashdb/engine/internal/memtable"
+)
 
 // view is what one read sees: a flushed state and the memtables whose
 // writes it does not hold yet, newest first. A view taken with db.mu held
@@ -151,14 +155,25 @@ func (v *view) flushedShown() (bool, error) {
 // memHolds reports whether a document's newest write in v's memtables
 // gives it fingerprint fp.
 func (v *view) memHolds(fp uint64) bool {
-	for i := range v.layers() {
-		for _, id := range v.layer(i).IDs(fp) {
-			if !v.hiddenAbove(id, i) {
-				return true
+	for range v.memWriters(fp) {
+		return true
+	}
+	return false
+}
+
+// memWriters yields the ids whose newest write in v's memtables gives
+// them fingerprint fp, each with the memtable that holds it.
+func (v *view) memWriters(fp uint64) iter.Seq2[uint64, *memtable.Memtable] {
+	return func(yield func(uint64, *memtable.Memtable) bool) {
+		for i := range v.layers() {
+			m := v.layer(i)
+			for _, id := range m.IDs(fp) {
+				if !v.hiddenAbove(id, i) && !yield(id, m) {
+					return
+				}
 			}
 		}
 	}
-	return false
 }
 
 // hidden reports whether a memtable holds a newer write of id than the
@@ -189,14 +204,9 @@ func (v *view) memDoc(id uint64) (memtable.Doc, bool) {
 // appendMemMatches appends the documents whose newest write in v's
 // memtables gives them fingerprint c.fp.
 func (v *view) appendMemMatches(out []Match, c candidate) []Match {
-	for i := range v.layers() {
-		m := v.layer(i)
-		for _, id := range m.IDs(c.fp) {
-			if !v.hiddenAbove(id, i) {
-				d, _ := m.Get(id)
-				out = append(out, Match{Doc{ID: id, Fingerprint: c.fp, Name: d.Name}, c.d})
-			}
-		}
+	for id, m := range v.memWriters(c.fp) {
+		d, _ := m.Get(id)
+		out = append(out, Match{Doc{ID: id, Fingerprint: c.fp, Name: d.Name}, c.d})
 	}
 	return out
 }
