@@ -20,7 +20,7 @@ func (c *Cache) Admit(s *Slot, cost int64) bool {
 	if c.Room() >= cost+c.budget.Load()/roomShare {
 		return true
 	}
-	c.door.once.Do(func() { c.door.init(c.budget.Load()) })
+	c.door.once.Do(func() { c.door.init(c.entries()) })
 	return c.door.seen(s)
 }
 
@@ -29,14 +29,24 @@ func (c *Cache) Admit(s *Slot, cost int64) bool {
 // left, often more than the next block takes.
 const roomShare = 64
 
+// entries is how many blocks c holds.
+func (c *Cache) entries() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return int64(len(c.ring))
+}
+
 // doorkeeper remembers which slots missed recently: a bit for each, by a
 // hash of its address (a slot lives as long as its block directory; the
 // addresses of a directory's slots are a progression, which a finaliser
 // spreads where a multiplicative hash keeps some of its structure), in a
-// bitmap of about eight bits for each entry the cache holds. It forgets all
-// after a window of that many misses, so that a block comes in on its
-// second miss within about a cache's turnover, and false positives stay
-// near one in eight.
+// bitmap of doorkeeperBits for each block the cache held when it first
+// filled. It forgets all after a window of that many misses, so that a
+// block comes in on its second miss within about a cache's turnover. The
+// window counts blocks, not bytes over a typical block's: blocks hold from
+// a few hundred fingerprints to a few thousand, and a window of many
+// turnovers admits blocks that queries do not come back to before they
+// are evicted.
 type doorkeeper struct {
 	once   sync.Once // init, at the first block that finds the cache full
 	bits   []atomic.Uint64
@@ -45,14 +55,20 @@ type doorkeeper struct {
 	window uint64
 }
 
-// doorkeeperEntry is the size of an entry that the doorkeeper is sized
-// for: a table block of a few hundred fingerprints.
-const doorkeeperEntry = 1 << 10
+// doorkeeperBits is the bits of the bitmap for each miss of a window: a
+// block the doorkeeper never saw is taken for seen at most once in this
+// many, by the window's end. On an index larger than the cache most
+// misses are first ones, and each taken for seen costs a packing and an
+// eviction.
+const doorkeeperBits = 32
 
-// init sizes the doorkeeper for a cache of budget bytes.
-func (d *doorkeeper) init(budget int64) {
-	entries := max(budget/doorkeeperEntry, 512)
-	lg := bits.Len64(uint64(entries)*8 - 1) // a power of two >= 8 bits an entry
+// doorkeeperMost bounds the window, and so the bitmap.
+const doorkeeperMost = 1 << 20
+
+// init sizes the doorkeeper for a cache of entries blocks.
+func (d *doorkeeper) init(entries int64) {
+	entries = min(max(entries, 512), doorkeeperMost)
+	lg := bits.Len64(uint64(entries)*doorkeeperBits - 1) // a power of two >= doorkeeperBits an entry
 	d.bits, d.shift, d.window = make([]atomic.Uint64, 1<<lg/64), uint(64-lg), uint64(entries)
 }
 
