@@ -243,12 +243,33 @@ func TestColdQueryReadsTogether(t *testing.T) {
 // TestColdQueryOwnUnit: a cold query of a read-only store reads its own
 // postings unit with its table blocks, so that a match there (a duplicate,
 // or a neighbour in the low bits) waits for one round of the disk, not
-// two; a query without one waits for one too. Their answers are the
-// brute-force oracle's, names included.
+// two; a query without one waits for one too, also where its ranges span
+// more blocks than maxMissReads. Their answers are the brute-force
+// oracle's, names included.
 func TestColdQueryOwnUnit(t *testing.T) {
 	t.Parallel()
-	fps := fingerprints.Uniform(1<<15, 9)
-	db, dir, docs := coldIndex(t, fps)
+	six, err := permutation.Blocks(5, 6) // 6 tables of 10- and 11-bit prefixes
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name string
+		n    int
+		o    Options
+	}{
+		{"optimiser", 1 << 15, Options{}},
+		// Ranges of several blocks a table: a query reads more blocks
+		// than maxMissReads, and its own unit still with them.
+		{"6 tables of short prefixes, 64-byte blocks", 1 << 17, Options{Design: six, K: 5, BlockSize: 64}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			checkOwnUnit(t, fingerprints.Uniform(tc.n, 9), tc.o)
+		})
+	}
+}
+
+// checkOwnUnit is TestColdQueryOwnUnit on an index of fps made with o.
+func checkOwnUnit(t *testing.T, fps []uint64, o Options) {
+	db, dir, docs := coldIndexWith(t, fps, o)
 	r := rand.New(rand.NewPCG(9, 9))
 	waited := 0
 	for i := range 200 {
@@ -344,8 +365,15 @@ func TestQueryFingerprintsOneRound(t *testing.T) {
 // the kernel refuses io_uring (every read is then Pebble's).
 func coldIndex(t *testing.T, fps []uint64) (*DB, string, []Doc) {
 	t.Helper()
+	return coldIndexWith(t, fps, Options{})
+}
+
+// coldIndexWith is coldIndex with the index made with o.
+func coldIndexWith(t *testing.T, fps []uint64, o Options) (*DB, string, []Doc) {
+	t.Helper()
 	dir := t.TempDir()
-	db := openT(t, dir, Options{SizeHint: int64(len(fps))})
+	o.SizeHint = int64(len(fps))
+	db := openT(t, dir, o)
 	docs := make([]Doc, len(fps))
 	for i, fp := range fps {
 		docs[i] = Doc{ID: uint64(i), Fingerprint: fp, Name: fmt.Sprintf("doc-%d", i)}

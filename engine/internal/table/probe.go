@@ -138,9 +138,11 @@ const (
 // disk in one submission from this goroutine; the rest each on a goroutine
 // of its own. (The goroutines get their own records, not ps, which would
 // then escape to the heap on the warm path too.) The submission carries
-// along's span while the probes of every query have no more than
+// along's span while the probes of other queries have no more than
 // maxMissReads reads in flight: a read the query may not need, which
-// would only queue at a busy disk.
+// would only queue at a disk they keep busy. The query's own reads do not
+// count: where its ranges span many blocks (a large index of few tables)
+// they are many, and without the span every match waits for a second round.
 func (r *Reader) readMisses(ps []probeState, vs *views, along *Along) error {
 	type read struct {
 		t, j int
@@ -191,7 +193,7 @@ func (r *Reader) readMisses(ps []probeState, vs *views, along *Along) error {
 		if r.Reads != nil {
 			inFlight = r.Reads.Add(n)
 		}
-		if along != nil && inFlight <= maxMissReads {
+		if along != nil && inFlight-n <= maxMissReads {
 			rs.Spans = [][2][]byte{along.Span}
 		}
 		missed, sp, err := mr.ReadMany(rs)
