@@ -25,15 +25,7 @@ func (s *Server) distance(k *int) (int, error) {
 }
 
 func (s *Server) getQuery(w http.ResponseWriter, r *http.Request) error {
-	fp, err := fpParam(r)
-	if err != nil {
-		return err
-	}
-	k, err := s.queryK(r)
-	if err != nil {
-		return err
-	}
-	latest, err := latestParam(r)
+	fp, k, latest, err := s.queryParams(r)
 	if err != nil {
 		return err
 	}
@@ -43,15 +35,7 @@ func (s *Server) getQuery(w http.ResponseWriter, r *http.Request) error {
 // getFingerprints answers GET /v1/fingerprints: the stored fingerprints
 // within k alone, without their documents (QueryFingerprints).
 func (s *Server) getFingerprints(w http.ResponseWriter, r *http.Request) error {
-	fp, err := fpParam(r)
-	if err != nil {
-		return err
-	}
-	k, err := s.queryK(r)
-	if err != nil {
-		return err
-	}
-	latest, err := latestParam(r)
+	fp, k, latest, err := s.queryParams(r)
 	if err != nil {
 		return err
 	}
@@ -64,6 +48,19 @@ func (s *Server) getFingerprints(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, api.NearAnswerOf(fp, ns))
 	return nil
+}
+
+// queryParams reads a GET query's parameters: ?fp=, ?k= (the index's K
+// when absent) and ?latest=.
+func (s *Server) queryParams(r *http.Request) (fp uint64, k int, latest bool, err error) {
+	if fp, err = fpParam(r); err != nil {
+		return
+	}
+	if k, err = s.queryK(r); err != nil {
+		return
+	}
+	latest, err = latestParam(r)
+	return
 }
 
 // fpParam reads ?fp=, a query's fingerprint.
