@@ -310,7 +310,7 @@ func (db *DB) loadMeta() error {
 		return format.Corrupt(db.dir+": stored table design", err)
 	}
 	// Options that name a K or design must agree with the index.
-	if db.opts.Design != nil && !sameDesign(db.opts.Design, db.design) {
+	if db.opts.Design != nil && !db.opts.Design.Equal(db.design) {
 		return fmt.Errorf("%w: %s was built with a different table design (K = %d, %d tables)", ErrOptions, db.dir, db.design.K, len(db.design.Tables))
 	}
 	if db.opts.kSet && db.opts.K != db.design.K {
@@ -432,12 +432,6 @@ func (db *DB) loadPending(tables []table.Index) error {
 		ti.SetPending(j, uint16(n))
 		return nil
 	})
-}
-
-func sameDesign(a, b *permutation.Design) bool {
-	x, err1 := a.MarshalBinary()
-	y, err2 := b.MarshalBinary()
-	return err1 == nil && err2 == nil && slices.Equal(x, y)
 }
 
 // create writes the metadata of a new index.

@@ -286,9 +286,10 @@ func ForIndex(k, n int) (*Design, error) {
 // (PagesPerQuery), the one of fewer tables on a tie. A read costs what
 // tens of thousands of candidates do, so ForDisk spends candidates to save
 // tables: at k = 3 it keeps 4 tables where ForIndex keeps 10, up to
-// about 2^27 fingerprints. It searches distances up to MaxDiskK: beyond,
-// the optimiser's search at every prefix takes minutes, and ForDisk
-// returns an error rather than keep its caller waiting.
+// about 82M fingerprints (2^26.3), and ForIndex's design just above. It
+// searches distances up to MaxDiskK: beyond, the optimiser's search at
+// every prefix takes minutes, and ForDisk returns an error rather than keep
+// its caller waiting.
 func ForDisk(k, n int) (*Design, error) {
 	if k > MaxDiskK {
 		return nil, fmt.Errorf("permutation: a disk design is searched for distances up to %d, not %d", MaxDiskK, k)

@@ -1,6 +1,7 @@
 package permutation
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
@@ -34,6 +35,15 @@ func (d *Design) MarshalBinary() ([]byte, error) {
 		}
 	}
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli)), nil
+}
+
+// Equal reports whether d and o are the same design: the same K and exact
+// distance, and the same tables in the same order, as MarshalBinary writes
+// them.
+func (d *Design) Equal(o *Design) bool {
+	x, err1 := d.MarshalBinary()
+	y, err2 := o.MarshalBinary()
+	return err1 == nil && err2 == nil && bytes.Equal(x, y)
 }
 
 // UnmarshalBinary decodes a design written by MarshalBinary and validates it.

@@ -181,6 +181,31 @@ func TestMarshal(t *testing.T) {
 	}
 }
 
+// TestEqual: a design equals its decoded copy and its clone, and differs
+// from one with another K, exact distance, prefix or table order.
+func TestEqual(t *testing.T) {
+	d, err := Paper(4)
+	require.NoError(t, err)
+	b, err := d.MarshalBinary()
+	require.NoError(t, err)
+	var back Design
+	require.NoError(t, back.UnmarshalBinary(b))
+	assert.True(t, d.Equal(&back), "decoded")
+	assert.True(t, d.Equal(d.Clone()), "clone")
+	for name, change := range map[string]func(*Design){
+		"k":      func(c *Design) { c.K = 4 },
+		"exact":  func(c *Design) { c.Exact = 2 },
+		"prefix": func(c *Design) { c.Tables[0].Prefix-- },
+		"order":  func(c *Design) { c.Tables[0], c.Tables[1] = c.Tables[1], c.Tables[0] },
+		"tables": func(c *Design) { c.Tables = c.Tables[:3] },
+	} {
+		c := d.Clone()
+		change(c)
+		assert.False(t, d.Equal(c), name)
+		assert.False(t, c.Equal(d), name)
+	}
+}
+
 func TestOptimizeMaxTables(t *testing.T) {
 	for _, tc := range []struct{ max, want int }{{4, 16}, {10, 26}, {16, 28}, {20, 33}} {
 		d, err := OptimizeMaxTables(3, tc.max)
@@ -261,19 +286,23 @@ func TestForIndex(t *testing.T) {
 
 // TestForDisk: the disk design trades candidates for tables while a
 // probe's range fits a page or two, and never reads more pages than the
-// memory design (ForIndex) of the same corpus.
+// memory design (ForIndex) of the same corpus: just past the crossover it is
+// that design.
 func TestForDisk(t *testing.T) {
 	for _, tc := range []struct {
 		k      int
 		n      int64
 		tables int
+		same   bool // ForIndex's design
 	}{
-		{3, 1 << 20, 4},
-		{3, 30_000_000, 4},
-		{3, 100_000_000, 10},
-		{3, 1 << 32, 10},
-		{2, 1 << 24, 3},
-		{0, 1 << 20, 1},
+		{3, 1 << 20, 4, false},
+		{3, 30_000_000, 4, false},
+		{3, 80_000_000, 4, false}, // the crossover lies between these two
+		{3, 85_000_000, 10, true},
+		{3, 100_000_000, 10, true},
+		{3, 1 << 32, 10, false},
+		{2, 1 << 24, 3, true},
+		{0, 1 << 20, 1, true},
 	} {
 		if tc.n > math.MaxInt {
 			continue // a 32-bit build
@@ -286,6 +315,7 @@ func TestForDisk(t *testing.T) {
 		require.NoError(t, err)
 		logN := math.Log2(float64(tc.n))
 		assert.LessOrEqual(t, d.PagesPerQuery(logN), m.PagesPerQuery(logN), "k=%d n=%d", tc.k, tc.n)
+		assert.Equal(t, tc.same, d.Equal(m), "k=%d n=%d: ForIndex's design", tc.k, tc.n)
 	}
 	// Beyond MaxDiskK: an error at once, not minutes of search.
 	_, err := ForDisk(MaxDiskK+2, 1<<20)
