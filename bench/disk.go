@@ -36,9 +36,12 @@ import (
 
 // DiskResults is the disk section of a run, for one table design.
 type DiskResults struct {
-	N           int    `json:"n"`
-	Design      string `json:"design"` // "optimiser", or "paper-T" (permutation.Paper)
-	Tables      int    `json:"tables"`
+	N      int    `json:"n"`
+	Design string `json:"design"` // "optimiser", or "paper-T" (permutation.Paper)
+	Tables int    `json:"tables"`
+	// DiskDesign is whether the design is the one `--design disk`
+	// (permutation.ForDisk at k = 3 and N) picks at this size.
+	DiskDesign  bool   `json:"disk_design"`
 	IndexBytes  int64  `json:"index_bytes"`
 	CacheMiB    int    `json:"cache_mib"`
 	MemLimitMiB int    `json:"memory_limit_mib"`
@@ -242,11 +245,15 @@ func runDiskDesign(cfg Config, paperTables int) (*DiskResults, error) {
 	defer os.RemoveAll(dir)
 	index := filepath.Join(dir, "index")
 	start := time.Now()
-	tables, queries, err := buildDiskIndex(index, n, nq, cfg.Seed, design)
+	built, queries, err := buildDiskIndex(index, n, nq, cfg.Seed, design)
 	if err != nil {
 		return nil, err
 	}
+	tables := len(built.Tables)
 	res.Tables = tables
+	if forDisk, err := permutation.ForDisk(3, n); err == nil {
+		res.DiskDesign = built.Equal(forDisk)
+	}
 	res.IndexBytes = dirBytes(index)
 	cfg.Log.Info("disk: index built", "n", n, "tables", tables, "bytes", res.IndexBytes, "s", fmt.Sprintf("%.0f", time.Since(start).Seconds()))
 	qpath := filepath.Join(dir, "queries")
@@ -353,14 +360,14 @@ func (d *DiskResults) chart(out string) error {
 }
 
 // buildDiskIndex bulk-loads n uniform fingerprints into a new index at dir
-// and returns its tables and nq queries: half within distance 0..3 of a
+// and returns its design and nq queries: half within distance 0..3 of a
 // stored fingerprint, half random (fingerprints.Queries' mix).
-func buildDiskIndex(dir string, n, nq int, seed uint64, design *permutation.Design) (int, []uint64, error) {
+func buildDiskIndex(dir string, n, nq int, seed uint64, design *permutation.Design) (*permutation.Design, []uint64, error) {
 	fps := fingerprints.Uniform(n, seed)
 	queries := fingerprints.Queries(fps, nq, seed+1)
 	db, err := engine.Open(dir, engine.Options{SizeHint: int64(n), Design: design, Sync: engine.SyncNone, Logger: quiet()})
 	if err != nil {
-		return 0, nil, err
+		return nil, nil, err
 	}
 	docs := make([]engine.Doc, len(fps))
 	for i, fp := range fps {
@@ -369,10 +376,10 @@ func buildDiskIndex(dir string, n, nq int, seed uint64, design *permutation.Desi
 	fps = nil
 	if err := db.Load(context.Background(), engine.DocsOf(docs)); err != nil {
 		db.Close()
-		return 0, nil, err
+		return nil, nil, err
 	}
-	tables := len(db.Design().Tables)
-	return tables, queries, db.Close()
+	built := db.Design()
+	return built, queries, db.Close()
 }
 
 // indexFiles lists the files of the index at dir, largest first.
@@ -780,6 +787,11 @@ func procFields(path string) map[string]int64 {
 
 func (d *DiskResults) report(md *strings.Builder) {
 	fmt.Fprintf(md, "## Queries on the disk (%d fingerprints, %d tables: %s design)\n\n", d.N, d.Tables, d.Design)
+	if d.DiskDesign {
+		md.WriteString("At this size `--design disk` (`permutation.ForDisk`) picks this design. ")
+	} else {
+		md.WriteString("At this size `--design disk` (`permutation.ForDisk`) picks another design. ")
+	}
 	fmt.Fprintf(md, "An index of %d uniform fingerprints (%.1f GB on disk) queried at k = 3 (half near a stored fingerprint, half random) by a child process with a %d MiB engine cache; page cache: %s. ", d.N, float64(d.IndexBytes)/1e9, d.CacheMiB, d.PageCache)
 	fmt.Fprintf(md, "The disk's limit, measured in the same run on the index's sstables with O_DIRECT: one random 4 KiB read p50 %.0f us, p99 %.0f us (%.0f reads/s); "+
 		"%d submitted to the kernel together (Linux AIO, one io_submit, reaped together), all back p50 %.0f us, p99 %.0f us (%.0f reads/s; a round's mean in its io_submit, the kernel's work for each read and one notification of the device: %.0f us): **the round**, timed again (%d rounds) just before each run below, and in a run one at a time once before every query, between the queries: a run's ratios are to the rounds between its queries where it has them, else to those before it; "+

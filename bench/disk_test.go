@@ -127,6 +127,10 @@ func TestDiskQuickRun(t *testing.T) {
 	report, err := os.ReadFile(filepath.Join(out, "report.md"))
 	require.NoError(t, err)
 	assert.Contains(t, string(report), "## Queries on the disk")
+	// At 200K the optimiser's design is ForDisk's 4 tables.
+	assert.Equal(t, 4, d.Tables)
+	assert.True(t, d.DiskDesign)
+	assert.Contains(t, string(report), "`--design disk` (`permutation.ForDisk`) picks this design")
 	assert.Contains(t, string(report), fmt.Sprintf("reads this index, in the child's memory limit, as **%s**", d.Runs[0].AutoReads))
 	assert.Equal(t, pairedRounds/10, d.PairedRounds, "a quick run times fewer rounds")
 	assert.Contains(t, string(report), fmt.Sprintf("timed again (%d rounds)", d.PairedRounds), "the report names the rounds the run timed")
