@@ -39,8 +39,11 @@ func (d *Design) MarshalBinary() ([]byte, error) {
 
 // Equal reports whether d and o are the same design: the same K and exact
 // distance, and the same tables in the same order, as MarshalBinary writes
-// them.
+// them. A nil design equals only nil.
 func (d *Design) Equal(o *Design) bool {
+	if d == nil || o == nil {
+		return d == o
+	}
 	x, err1 := d.MarshalBinary()
 	y, err2 := o.MarshalBinary()
 	return err1 == nil && err2 == nil && bytes.Equal(x, y)

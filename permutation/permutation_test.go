@@ -182,7 +182,8 @@ func TestMarshal(t *testing.T) {
 }
 
 // TestEqual: a design equals its decoded copy and its clone, and differs
-// from one with another K, exact distance, prefix or table order.
+// from one with another K, exact distance, prefix or table order, and
+// from nil.
 func TestEqual(t *testing.T) {
 	d, err := Paper(4)
 	require.NoError(t, err)
@@ -192,6 +193,10 @@ func TestEqual(t *testing.T) {
 	require.NoError(t, back.UnmarshalBinary(b))
 	assert.True(t, d.Equal(&back), "decoded")
 	assert.True(t, d.Equal(d.Clone()), "clone")
+	var none *Design
+	assert.False(t, d.Equal(nil), "nil")
+	assert.False(t, none.Equal(d), "nil receiver")
+	assert.True(t, none.Equal(nil), "nil and nil")
 	for name, change := range map[string]func(*Design){
 		"k":      func(c *Design) { c.K = 4 },
 		"exact":  func(c *Design) { c.Exact = 2 },
