@@ -141,14 +141,20 @@ type Error struct {
 type Stats struct {
 	engine.Stats
 	Fingerprint *textindex.Schema `json:"fingerprint,omitempty"`
-	Unmeasured  []string          `json:"unmeasured,omitempty"`
-	Problem     string            `json:"problem,omitempty"`
+	// MinSimilarity is the lowest similarity a text index whose records
+	// carry band keys finds pairs for (textindex.MinSimilarity).
+	MinSimilarity *float64 `json:"min_similarity,omitempty"`
+	Unmeasured    []string `json:"unmeasured,omitempty"`
+	Problem       string   `json:"problem,omitempty"`
 }
 
 // StatsOf is st with its schema (nil: none kept) and Stats' error, which
 // is a *engine.StatsError or nil: it returns any other error.
 func StatsOf(st engine.Stats, schema *textindex.Schema, err error) (Stats, error) {
 	out := Stats{Stats: st, Fingerprint: schema}
+	if m, ok := textindex.MinSimilarityOfSize(st.SketchSize); ok {
+		out.MinSimilarity = &m
+	}
 	if se, ok := errors.AsType[*engine.StatsError](err); ok {
 		out.Unmeasured, out.Problem = se.Fields, se.Err.Error()
 	} else if err != nil {

@@ -68,7 +68,12 @@ type Verifier interface {
 
 // Embedded is an index opened in this process, as an Index and a
 // Verifier.
-type Embedded struct{ *engine.DB }
+type Embedded struct {
+	*engine.DB
+	// Join is how its Pairs and VerifiedClusters join an index of text
+	// whose records carry band keys.
+	Join textindex.JoinOptions
+}
 
 var _ interface {
 	Index
@@ -81,18 +86,21 @@ func (e Embedded) InsertIfNewSimilar(ctx context.Context, d engine.Doc, k int, s
 	return textindex.InsertIfNew(ctx, e.DB, d, k, similarity)
 }
 
-// Pairs is textindex.Pairs of the index.
+// Pairs is textindex.PairsWith of the index, with e.Join.
 func (e Embedded) Pairs(ctx context.Context, k int, similarity float64) iter.Seq2[textindex.Pair, error] {
-	return textindex.Pairs(ctx, e.DB, k, similarity)
+	return textindex.PairsWith(ctx, e.DB, k, similarity, e.Join)
 }
 
 // VerifiedClusters is textindex.Clusters of the index, or with star
-// textindex.Stars.
+// textindex.Stars, their pairs joined with e.Join.
 func (e Embedded) VerifiedClusters(ctx context.Context, k int, similarity float64, star bool) iter.Seq2[[]engine.Doc, error] {
-	if star {
-		return textindex.Stars(ctx, e.DB, k, similarity)
-	}
-	return textindex.Clusters(ctx, e.DB, k, similarity)
+	return textindex.Group(func(yield func(engine.Pair, error) bool) {
+		for p, err := range e.Pairs(ctx, k, similarity) {
+			if !yield(p.Pair, err) || err != nil {
+				return
+			}
+		}
+	}, star)
 }
 
 // StatsOfIndex is ix's statistics with the text options of an index that

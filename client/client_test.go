@@ -250,7 +250,9 @@ func TestClientInsertIfNewSimilar(t *testing.T) {
 	sc, err := c.TextSchema(ctx)
 	require.NoError(t, err)
 	require.NotNil(t, sc)
-	rd, err := sc.ReaderFor(true)
+	st, err := c.Stats(ctx)
+	require.NoError(t, err)
+	rd, err := sc.ReaderFor(st.SketchSize)
 	require.NoError(t, err)
 	doc := func(id uint64, text string) engine.Doc {
 		fp, sk, err := rd.Read(strings.NewReader(text))

@@ -11,7 +11,6 @@ import (
 	"github.com/simhashdb/simhashdb/engine"
 	simhashdbv1 "github.com/simhashdb/simhashdb/gen/simhashdb/v1"
 	"github.com/simhashdb/simhashdb/gen/simhashdb/v1/simhashdbv1connect"
-	"github.com/simhashdb/simhashdb/sketch"
 	"github.com/simhashdb/simhashdb/textindex"
 )
 
@@ -243,7 +242,7 @@ func (x service) corpus(ctx context.Context, kp *uint32, sp *float64) (int, *flo
 	if kp != nil {
 		k = int(min(*kp, 1<<16))
 	}
-	if sp == nil && st.SketchSize == sketch.Size {
+	if sp == nil && textindex.SketchedSize(st.SketchSize) {
 		d := textindex.DefaultSimilarity
 		sp = &d
 	}

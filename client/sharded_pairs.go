@@ -7,7 +7,6 @@ import (
 	"iter"
 
 	"github.com/simhashdb/simhashdb/engine"
-	"github.com/simhashdb/simhashdb/sketch"
 	"github.com/simhashdb/simhashdb/textindex"
 )
 
@@ -27,7 +26,7 @@ func (s *Sharded) FindAll(ctx context.Context, k int) iter.Seq2[engine.Pair, err
 			return
 		}
 		var sim *float64
-		if st.SketchSize == sketch.Size {
+		if textindex.SketchedSize(st.SketchSize) {
 			d := textindex.DefaultSimilarity
 			sim = &d
 		}

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/simhashdb/simhashdb/engine/internal/spill"
 	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/simhashdb/simhashdb/internal/fingerprints"
+	"github.com/simhashdb/simhashdb/internal/spill"
 	"github.com/simhashdb/simhashdb/wal"
 	"github.com/stretchr/testify/require"
 )

@@ -11,11 +11,11 @@ import (
 
 	"github.com/simhashdb/simhashdb/codec"
 	"github.com/simhashdb/simhashdb/engine/internal/format"
-	"github.com/simhashdb/simhashdb/engine/internal/spill"
 	"github.com/simhashdb/simhashdb/engine/internal/store"
 	"github.com/simhashdb/simhashdb/engine/internal/table"
 	"github.com/simhashdb/simhashdb/engine/internal/tasks"
 	"github.com/simhashdb/simhashdb/internal/radix"
+	"github.com/simhashdb/simhashdb/internal/spill"
 )
 
 // postingsPerSST is about how many postings a bulk load writes to one

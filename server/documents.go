@@ -175,6 +175,9 @@ func (s *Server) similarity(sp *float64) (float64, error) {
 	if !(*sp >= 0 && *sp <= 1) {
 		return 0, bad(`"similarity" %v: want 0 to 1`, *sp)
 	}
+	if err := textindex.CheckSimilarity(s.db.SketchSize(), *sp); err != nil {
+		return 0, bad(`"similarity": %v`, err)
+	}
 	return *sp, nil
 }
 

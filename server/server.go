@@ -131,7 +131,12 @@ func New(db *engine.DB, opts Options) *Server {
 		s.writes = local{db}
 	}
 	if opts.Fingerprinter != nil {
-		s.text = textindex.NewReader(opts.Fingerprinter, opts.TextReading, textindex.Sketched(db))
+		// An index of sketches this build does not make is read without
+		// them: its writes of text are then refused by the engine, by size.
+		var err error
+		if s.text, err = textindex.NewReader(opts.Fingerprinter, opts.TextReading, db.SketchSize()); err != nil {
+			s.text, _ = textindex.NewReader(opts.Fingerprinter, opts.TextReading, 0)
+		}
 	}
 	batchBody := func() int64 { return s.opts.MaxBatchBody }
 	s.metrics = newMetrics(db, s.writes)

@@ -65,7 +65,7 @@ func TestVerifiedAnswers(t *testing.T) {
 		body, _ := json.Marshal(map[string]any{"text": text, "name": fmt.Sprint("doc", i+1)})
 		r := call(t, ts, "PUT", fmt.Sprintf("/v1/documents/%d", i+1), string(body))
 		require.Equal(t, http.StatusOK, r.status, r.body)
-		assert.Len(t, r.json(t)["sketch"], 64, r.body)
+		assert.Len(t, r.json(t)["sketch"], 2*textindex.Options(engine.Options{}).SketchSize, r.body)
 	}
 	query := func(body map[string]any) []map[string]any {
 		b, _ := json.Marshal(body)
@@ -113,20 +113,24 @@ func TestVerifiedAnswers(t *testing.T) {
 	assert.NotContains(t, answers[1], "similarity")
 
 	// Refused: a fingerprint without its sketch, a bad sketch, a
-	// similarity out of range or about a fingerprint.
+	// similarity out of range, below the index's lowest or about a
+	// fingerprint.
+	size := textindex.Options(engine.Options{}).SketchSize
 	for _, c := range []struct{ method, path, body, want string }{
 		{"PUT", "/v1/documents/5", `{"fingerprint":"0x1"}`, "a sketch of 0 bytes"},
-		{"PUT", "/v1/documents/5", `{"fingerprint":"0x1","sketch":"zz"}`, "want 64 hexadecimal digits"},
+		{"PUT", "/v1/documents/5", `{"fingerprint":"0x1","sketch":"zz"}`, fmt.Sprintf("want %d hexadecimal digits", 2*size)},
 		{"PUT", "/v1/documents/5", `{"text":"a b c","sketch":"00"}`, "goes with"},
 		{"POST", "/v1/query", `{"text":"a b c","similarity":2}`, "want 0 to 1"},
-		{"POST", "/v1/query", `{"fingerprint":"0x1","similarity":0.5}`, `compares texts: send`},
+		{"POST", "/v1/query", `{"fingerprint":"0x1","similarity":0.8}`, `compares texts: send`},
+		{"POST", "/v1/query", `{"text":"a b c","similarity":0.5}`, `make it again with add --min-similarity 0.5`},
+		{"GET", "/v1/pairs?similarity=0.6", "", "below the index's lowest"},
 		{"GET", "/v1/pairs?similarity=x", "", "want a number from 0 to 1"},
 	} {
 		r := call(t, ts, c.method, c.path, c.body)
 		assert.Equal(t, http.StatusBadRequest, r.status, "%s %s %s: %s", c.method, c.path, c.body, r.body)
 		assert.Contains(t, r.body, c.want, c.body)
 	}
-	sk := strings.Repeat("ab", 32)
+	sk := strings.Repeat("ab", size)
 	r = call(t, ts, "PUT", "/v1/documents/5", `{"fingerprint":"0x1","sketch":"`+sk+`"}`)
 	require.Equal(t, http.StatusOK, r.status, r.body)
 	r = call(t, ts, "GET", "/v1/documents/5", "")

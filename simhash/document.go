@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"golang.org/x/text/encoding/unicode"
 	"golang.org/x/text/transform"
@@ -76,6 +77,10 @@ const MaxDecompressed = 1 << 30
 // is.
 const sniffLen = 8 << 10
 
+// readers keeps the buffers DocumentTokens reads a document through: one
+// of sniffLen bytes a document would be most of what a short one costs.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, sniffLen) }}
+
 // Document returns the fingerprint of a document read from r as reading
 // says. Compressed content (gzip, bzip2) is decompressed whatever the
 // reading. With every format, content with bytes that text does not have
@@ -91,7 +96,10 @@ func (f *Fingerprinter) Document(r io.Reader, reading Reading) (uint64, error) {
 // what a sketch of the same text (package sketch) is made of, in the same
 // read.
 func (f *Fingerprinter) DocumentTokens(r io.Reader, reading Reading, token func(hash uint64)) (uint64, error) {
-	br := bufio.NewReaderSize(r, sniffLen)
+	pooled := readers.Get().(*bufio.Reader)
+	pooled.Reset(r)
+	defer func() { pooled.Reset(nil); readers.Put(pooled) }()
+	br := pooled
 	{ // compressed content is decompressed whatever the reading: compressed bytes are no text
 		head, _ := br.Peek(4)
 		var z io.Reader
@@ -211,6 +219,9 @@ var htmlStarts = [][]byte{
 func looksHTML(head []byte) bool {
 	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
 	head = bytes.TrimLeft(head, " \t\n\f\r")
+	if len(head) == 0 || head[0] != '<' {
+		return false // every start below is a tag's: no need to lower the rest
+	}
 	lower := bytes.ToLower(head[:min(len(head), 1024)])
 	for _, s := range htmlStarts {
 		if bytes.HasPrefix(lower, s) {
@@ -230,6 +241,9 @@ func looksHTML(head []byte) bool {
 func looksXML(head []byte) bool {
 	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
 	head = bytes.TrimLeft(head, " \t\n\f\r")
+	if len(head) == 0 || head[0] != '<' {
+		return false
+	}
 	lower := bytes.ToLower(head[:min(len(head), 16)])
 	return bytes.HasPrefix(lower, []byte("<?xml ")) || bytes.HasPrefix(lower, []byte("<svg ")) ||
 		bytes.HasPrefix(lower, []byte("<svg>")) || bytes.HasPrefix(lower, []byte("<!doctype svg"))

@@ -88,20 +88,29 @@ func (b *Builder) Sketch() Sketch {
 	if b.n == 0 {
 		return s
 	}
+	m := b.densified()
 	for i := range Slots {
-		m := b.min[i]
-		for try := uint64(0); m == empty; try++ {
+		s[i/4] |= slotBits(m[i], i) << (2 * (i % 4))
+	}
+	return s
+}
+
+// densified returns each bin's minimum, an empty bin's taken from the
+// first non-empty bin on its own fixed pseudo-random probe sequence.
+func (b *Builder) densified() *[Slots]uint64 {
+	m := b.min
+	for i := range Slots {
+		for try := uint64(0); m[i] == empty; try++ {
 			if try == maxProbes {
 				// Not met in practice (with one bin filled, a probe misses
 				// it with probability 127/128): bounded all the same.
-				m = b.min[b.firstFilled()]
+				m[i] = b.min[b.firstFilled()]
 				break
 			}
-			m = b.min[mix.Murmur3(uint64(i)<<32|try)>>valueBits]
+			m[i] = b.min[mix.Murmur3(uint64(i)<<32|try)>>valueBits]
 		}
-		s[i/4] |= slotBits(m, i) << (2 * (i % 4))
 	}
-	return s
+	return &m
 }
 
 // slotBits are the 2 bits slot i keeps of its minimum m: of a hash of m

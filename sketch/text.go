@@ -36,13 +36,21 @@ func (t *Text) Token(h uint64) {
 func (t *Text) Tokens() int { return t.n }
 
 // Sketch returns the sketch of the shingles of the tokens so far.
-func (t *Text) Sketch() Sketch {
+func (t *Text) Sketch() Sketch { return t.final().Sketch() }
+
+// AppendRecord appends the record of the shingles of the tokens so far
+// (Builder.AppendRecord) to dst.
+func (t *Text) AppendRecord(dst []byte, l Layout) []byte { return t.final().AppendRecord(dst, l) }
+
+// final is the builder of the shingles so far: a text of fewer tokens
+// than a shingle is one shingle of all of them.
+func (t *Text) final() *Builder {
 	if t.n > 0 && t.n < Words {
 		b := *t.b
 		b.Add(t.shingle(t.n))
-		return b.Sketch()
+		return &b
 	}
-	return t.b.Sketch()
+	return t.b
 }
 
 // shingle hashes the last m tokens, oldest first (order matters): a

@@ -250,7 +250,10 @@ func BenchmarkRead(b *testing.B) {
 	}
 	for _, sketched := range []bool{false, true} {
 		b.Run(map[bool]string{false: "fingerprint", true: "fingerprint+sketch"}[sketched], func(b *testing.B) {
-			rd := NewReader(f, simhash.ReadText, sketched)
+			rd, err := NewReader(f, simhash.ReadText, map[bool]int{false: 0, true: Options(engine.Options{}).SketchSize}[sketched])
+			if err != nil {
+				b.Fatal(err)
+			}
 			b.SetBytes(int64(len(text)))
 			for b.Loop() {
 				if _, _, err := rd.Read(bytes.NewReader(text)); err != nil {

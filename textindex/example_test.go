@@ -29,7 +29,10 @@ func ExampleVerify() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	rd := textindex.NewReader(f, simhash.ReadText, true)
+	rd, err := textindex.NewReader(f, simhash.ReadText, db.SketchSize())
+	if err != nil {
+		log.Fatal(err)
+	}
 	ctx := context.Background()
 	page := "the quick brown fox jumps over the lazy dog while the cat sleeps on the warm mat by the door of the old house near the river"
 	for i, text := range []string{

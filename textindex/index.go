@@ -136,6 +136,9 @@ func (ix *Index) InsertIfNew(ctx context.Context, id uint64, name string, r io.R
 // those within the index's K and, with sketches, at least threshold
 // similar (Verify's order); without sketches, by distance (Similarity 0).
 func (ix *Index) Similar(ctx context.Context, r io.Reader, threshold float64) ([]Match, error) {
+	if err := CheckSimilarity(ix.DB.SketchSize(), threshold); err != nil {
+		return nil, err
+	}
 	fp, sk, err := ix.reader.Read(r)
 	if err != nil {
 		return nil, err

@@ -140,13 +140,12 @@ func (s Schema) Reading() (simhash.Reading, error) {
 
 // Reader returns the Reader of db's documents as s reads them: with
 // sketches if db keeps them.
-func (s Schema) Reader(db *engine.DB) (*Reader, error) { return s.ReaderFor(Sketched(db)) }
+func (s Schema) Reader(db *engine.DB) (*Reader, error) { return s.ReaderFor(db.SketchSize()) }
 
-// ReaderFor is Reader for an index that keeps sketches or not, as
-// sketched says (Sketched, or a served index's Stats.SketchSize ==
-// sketch.Size).
-func (s Schema) ReaderFor(sketched bool) (*Reader, error) {
-	if err := s.checkSketches(sketched); err != nil {
+// ReaderFor is Reader for an index whose sketch size is sketchSize
+// (engine.DB.SketchSize, a served index's Stats.SketchSize).
+func (s Schema) ReaderFor(sketchSize int) (*Reader, error) {
+	if err := s.checkSketches(sketchSize > 0); err != nil {
 		return nil, err
 	}
 	f, err := s.Fingerprinter()
@@ -157,7 +156,7 @@ func (s Schema) ReaderFor(sketched bool) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return NewReader(f, reading, sketched), nil
+	return NewReader(f, reading, sketchSize)
 }
 
 // LoadSchema returns the schema db keeps; ok is false for an index that

@@ -3,6 +3,8 @@ package textindex
 import (
 	"cmp"
 	"context"
+	"errors"
+	"fmt"
 	"iter"
 	"maps"
 	"slices"
@@ -32,13 +34,25 @@ const (
 	Shingle = 1
 )
 
-// Options returns o as a new text index needs it: sketches kept with each
-// document, K unless o sets one, and unless o sets a Design, tables that
-// propose candidates for the sketches to verify
-// (permutation.ForCandidates: at K = 6, 12 tables where finding every
-// fingerprint within 6 bits would take 28).
+// Options is OptionsAt(o, DefaultSimilarity).
 func Options(o engine.Options) engine.Options {
-	o.SketchSize = sketch.Size
+	o, _ = OptionsAt(o, DefaultSimilarity) // DefaultSimilarity has a layout
+	return o
+}
+
+// OptionsAt returns o as a new text index needs it to be asked for
+// similarities from minSimilarity on: each document's record (its sketch,
+// then the band keys of sketch.LayoutFor(minSimilarity), from which Pairs
+// finds candidates in time linear in the documents), K unless o sets one,
+// and unless o sets a Design, tables that propose candidates to a query
+// for the sketches to verify (permutation.ForCandidates: at K = 6, 12
+// tables where finding every fingerprint within 6 bits would take 28).
+func OptionsAt(o engine.Options, minSimilarity float64) (engine.Options, error) {
+	l, err := sketch.LayoutFor(minSimilarity)
+	if err != nil {
+		return o, fmt.Errorf("%w: %w", engine.ErrOptions, err)
+	}
+	o.SketchSize = l.RecordSize()
 	if o.K == 0 {
 		o.K = K
 	}
@@ -50,16 +64,54 @@ func Options(o engine.Options) engine.Options {
 			o.Design = d
 		}
 	}
-	return o
+	return o, nil
 }
 
-// Sketched reports whether db keeps this package's sketches.
-func Sketched(db *engine.DB) bool { return db.SketchSize() == sketch.Size }
+// Sketched reports whether db keeps this package's sketches, alone or at
+// the head of a record with band keys.
+func Sketched(db *engine.DB) bool { return SketchedSize(db.SketchSize()) }
+
+// SketchedSize reports whether the sketches of an index of sketch size n
+// (engine.DB.SketchSize, a served index's Stats.SketchSize) are this
+// package's: a sketch alone, or a record of a sketch.Layout.
+func SketchedSize(n int) bool {
+	_, banded := sketch.LayoutOfSize(n)
+	return n == sketch.Size || banded
+}
+
+// ErrBelowMinSimilarity is the error for a similarity below the lowest an
+// index's records were made to find candidates for (MinSimilarity): its
+// pairs below it would be missed silently. Such an index is made again
+// for a lower one (OptionsAt; add --min-similarity).
+var ErrBelowMinSimilarity = errors.New("textindex: similarity below the index's lowest")
+
+// MinSimilarity returns the lowest similarity db's records find
+// candidates for (sketch.Layout.MinSimilarity); ok is false for an index
+// whose documents carry no band keys (sketches alone, or none).
+func MinSimilarity(db *engine.DB) (s float64, ok bool) { return MinSimilarityOfSize(db.SketchSize()) }
+
+// MinSimilarityOfSize is MinSimilarity of an index of sketch size n (a
+// served index's Stats.SketchSize).
+func MinSimilarityOfSize(n int) (s float64, ok bool) {
+	l, ok := sketch.LayoutOfSize(n)
+	return l.MinSimilarity, ok
+}
+
+// CheckSimilarity refuses a threshold below the lowest an index of sketch
+// size n finds candidates for, naming both and the way to lower it; 0
+// asks for every candidate the index proposes, unverified, and is taken.
+func CheckSimilarity(n int, threshold float64) error {
+	if m, ok := MinSimilarityOfSize(n); ok && threshold != 0 && threshold < m {
+		return fmt.Errorf("%w: %g asked, and the index finds pairs from %g: make it again with add --min-similarity %g (OptionsAt)", ErrBelowMinSimilarity, threshold, m, max(threshold, sketch.LowestSimilarity))
+	}
+	return nil
+}
 
 // Similarity estimates the Jaccard similarity of the shingle sets of two
-// documents from their sketches; ok is false unless both hold one.
+// documents from their sketches (or records that begin with them); ok is
+// false unless both hold one.
 func Similarity(a, b string) (s float64, ok bool) {
-	if len(a) != sketch.Size || len(b) != sketch.Size {
+	if !SketchedSize(len(a)) || !SketchedSize(len(b)) {
 		return 0, false
 	}
 	var x, y sketch.Sketch
@@ -101,6 +153,9 @@ func MoreSimilar(a, b Match) int {
 // similarity of at least threshold, and returns those, verified, instead
 // (engine.DB.InsertIfNewFunc: atomic with other such calls).
 func InsertIfNew(ctx context.Context, db *engine.DB, d engine.Doc, k int, threshold float64) ([]Match, bool, error) {
+	if err := CheckSimilarity(db.SketchSize(), threshold); err != nil {
+		return nil, false, err
+	}
 	ms, inserted, err := db.InsertIfNewFunc(ctx, d, k, func(m engine.Match) bool {
 		s, _ := Similarity(d.Sketch, m.Sketch)
 		return s >= threshold
@@ -117,10 +172,26 @@ type Pair struct {
 	Similarity float64
 }
 
-// Pairs returns every pair of db's documents within distance k whose
-// estimated similarity is at least threshold: engine.DB.FindAll's pairs,
-// verified, in its order.
+// Pairs returns every pair of db's documents whose estimated similarity
+// is at least threshold, with JoinOptions' defaults: PairsWith.
 func Pairs(ctx context.Context, db *engine.DB, k int, threshold float64) iter.Seq2[Pair, error] {
+	return PairsWith(ctx, db, k, threshold, JoinOptions{})
+}
+
+// PairsWith returns every pair of db's documents whose estimated
+// similarity is at least threshold. In an index whose records carry band
+// keys (OptionsAt) the candidates are the pairs that share a band key,
+// found by sorts on disk (o) in time linear in the documents, whatever
+// their fingerprints' distance: k is not used, and the pairs come by their
+// second document's id, then their first's. In an index of sketches alone
+// they are engine.DB.FindAll's pairs within distance k, in its order.
+func PairsWith(ctx context.Context, db *engine.DB, k int, threshold float64, o JoinOptions) iter.Seq2[Pair, error] {
+	if err := CheckSimilarity(db.SketchSize(), threshold); err != nil {
+		return func(yield func(Pair, error) bool) { yield(Pair{}, err) }
+	}
+	if l, ok := sketch.LayoutOfSize(db.SketchSize()); ok {
+		return bandPairs(ctx, db, l, threshold, o)
+	}
 	return func(yield func(Pair, error) bool) {
 		for p, err := range db.FindAll(ctx, k) {
 			if err != nil {

@@ -78,10 +78,11 @@ func TestPairsAgainstJaccard(t *testing.T) {
 	texts := corpus(r)
 	f, err := simhash.New(simhash.Options{Shingle: Shingle, Pipeline: simhash.LatestPipeline})
 	require.NoError(t, err)
-	rd := NewReader(f, simhash.ReadText, true)
 	db, err := engine.Open(t.TempDir(), Options(engine.Options{SizeHint: 1 << 10}))
 	require.NoError(t, err)
 	defer db.Close()
+	rd, err := NewReader(f, simhash.ReadText, db.SketchSize())
+	require.NoError(t, err)
 	require.True(t, Sketched(db))
 	docs := make([]engine.Doc, len(texts))
 	for i, text := range texts {

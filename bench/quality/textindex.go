@@ -70,8 +70,11 @@ func indexPairs(ctx context.Context, dir, kind string, raw [][]byte, names []str
 	if err != nil {
 		return out, err
 	}
-	rd := textindex.NewReader(f, simhash.ReadAuto, sketched)
 	db, err := engine.Open(dir, opts)
+	if err != nil {
+		return out, err
+	}
+	rd, err := textindex.NewReader(f, simhash.ReadAuto, db.SketchSize())
 	if err != nil {
 		return out, err
 	}

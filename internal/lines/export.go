@@ -12,7 +12,7 @@ import (
 const ExportHeaderPrefix = "# simhashdb-export "
 
 // MaxSketch bounds ExportHeader.Sketch (the engine's MaxSketch).
-const MaxSketch = 64
+const MaxSketch = 128
 
 // ExportHeader is the JSON of export's first line.
 type ExportHeader struct {

@@ -43,7 +43,7 @@ func VersionFor(sketched bool) uint32 {
 const MaxName = 4096
 
 // MaxSketch is the longest sketch a document keeps, in bytes.
-const MaxSketch = 64
+const MaxSketch = 128
 
 // MaxStored is the longest name as stored: a sketch and a name.
 const MaxStored = MaxSketch + MaxName

@@ -1,0 +1,326 @@
+package textindex
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"iter"
+	"math/bits"
+
+	"github.com/simhashdb/simhashdb/engine"
+	"github.com/simhashdb/simhashdb/internal/spill"
+	"github.com/simhashdb/simhashdb/sketch"
+)
+
+// DefaultJoinMemory is the memory the band join's sorts hold by default:
+// what it holds besides is a band key's documents' ids.
+const DefaultJoinMemory = 256 << 20
+
+// JoinOptions are how Pairs joins an index whose records carry band keys:
+// where its sorts keep their runs and how much memory they hold, and
+// whom it tells of its progress.
+type JoinOptions struct {
+	// TempDir is the folder of the sorts' runs, the system's temporary
+	// folder if empty. They take about 20 bytes a band key of a document
+	// and are removed when the join ends.
+	TempDir string
+	// Memory is the bytes the sorts hold, DefaultJoinMemory if 0.
+	Memory int
+	// Progress, if not nil, is called as the join goes: at each stage's
+	// start and every 65,536 documents or pairs.
+	Progress func(JoinProgress)
+}
+
+// JoinProgress is where the band join stands.
+type JoinProgress struct {
+	// Stage is "keys" (the documents read for their band keys),
+	// "candidates" (the pairs that share a key, gathered), "first" (the
+	// candidates' first documents attached) or "verify" (the pairs
+	// verified and given).
+	Stage string
+	// Docs are the documents read so far in the stage; Candidates the
+	// candidate pairs gathered ("candidates": each time a key pairs them)
+	// or made distinct (from "first" on); Pairs the pairs given
+	// ("verify").
+	Docs, Candidates, Pairs int64
+	// Spilled is the bytes the sorts have written.
+	Spilled int64
+}
+
+// bandPairs returns every pair of db's documents, each with a record of
+// layout l, that share a band key and whose sketches estimate at least
+// threshold similar. Four passes over one snapshot of the index, each in
+// time linear in the documents and the candidates, memory within
+// o.Memory: the documents' band keys are sorted, the documents of each
+// key paired, the pairs sorted and made distinct, then joined with the
+// documents twice (first document, then second) and verified. Documents
+// are known by their place in the snapshot's fingerprint order, which
+// every pass reads in turn; the pairs come in that order of their second
+// document, then their first's.
+func bandPairs(ctx context.Context, db *engine.DB, l sketch.Layout, threshold float64, o JoinOptions) iter.Seq2[Pair, error] {
+	return func(yield func(Pair, error) bool) {
+		j := &bandJoin{ctx: ctx, db: db, l: l, o: o}
+		if j.o.Memory <= 0 {
+			j.o.Memory = DefaultJoinMemory
+		}
+		defer j.close()
+		if err := j.run(threshold, yield); err != nil {
+			yield(Pair{}, err)
+		}
+	}
+}
+
+type bandJoin struct {
+	ctx   context.Context
+	db    *engine.DB
+	snap  *engine.Snapshot
+	l     sketch.Layout
+	o     JoinOptions
+	sorts []*spill.Sorter
+	p     JoinProgress
+}
+
+func (j *bandJoin) sorter(share int) *spill.Sorter {
+	s := spill.NewSorter(j.o.TempDir, j.o.Memory/share)
+	j.sorts = append(j.sorts, s)
+	return s
+}
+
+func (j *bandJoin) close() {
+	for _, s := range j.sorts {
+		s.Close()
+	}
+}
+
+func (j *bandJoin) report(stage string) {
+	j.p.Stage = stage
+	j.p.Spilled = 0
+	for _, s := range j.sorts {
+		j.p.Spilled += s.Spilled()
+	}
+	if j.o.Progress != nil {
+		j.o.Progress(j.p)
+	}
+}
+
+// tick reports every 65,536 steps and says whether the context is done.
+func (j *bandJoin) tick(stage string, n int64) error {
+	if n&(1<<16-1) != 0 {
+		return nil
+	}
+	j.report(stage)
+	return j.ctx.Err()
+}
+
+func (j *bandJoin) run(threshold float64, yield func(Pair, error) bool) error {
+	var err error
+	if j.snap, err = j.db.Snapshot(); err != nil {
+		return err
+	}
+	defer j.snap.Close()
+	keys := j.sorter(1)
+	j.report("keys")
+	for d, err := range j.snap.DocsByFingerprint(j.ctx) {
+		if err != nil {
+			return err
+		}
+		if err := j.checkRecord(d); err != nil {
+			return err
+		}
+		rec := []byte(d.Sketch)
+		for i := range j.l.Bands {
+			if err := keys.Add(uint64(i)<<32|uint64(sketch.BandKey(rec, i)), uint64(j.p.Docs), nil); err != nil {
+				return err
+			}
+		}
+		j.p.Docs++
+		if err := j.tick("keys", j.p.Docs); err != nil {
+			return err
+		}
+	}
+
+	cands := j.sorter(1)
+	j.report("candidates")
+	if err := j.candidates(keys, cands); err != nil {
+		return err
+	}
+	keys.Close()
+
+	firsts := j.sorter(1)
+	j.report("first")
+	if err := j.attachFirst(cands, firsts); err != nil {
+		return err
+	}
+	cands.Close()
+
+	j.report("verify")
+	return j.verify(firsts, threshold, yield)
+}
+
+// checkRecord refuses a document whose record is not of the layout.
+func (j *bandJoin) checkRecord(d engine.Doc) error {
+	if len(d.Sketch) != j.l.RecordSize() {
+		return fmt.Errorf("%w: document %d: a sketch of %d bytes, the index's records are of %d", engine.ErrCorrupt, d.ID, len(d.Sketch), j.l.RecordSize())
+	}
+	return nil
+}
+
+// candidates pairs the documents of each band key: (a, b), a < b, their
+// places, once however many keys they share.
+func (j *bandJoin) candidates(keys, out *spill.Sorter) error {
+	m, err := keys.Merge()
+	if err != nil {
+		return err
+	}
+	var group []uint64 // places in order: the keys' records are sorted by them
+	var key uint64
+	var n int64
+	pair := func() error {
+		for x, a := range group {
+			for _, b := range group[x+1:] {
+				if err := out.Add(a, b, nil); err != nil {
+					return err
+				}
+				if n++; n&(1<<16-1) == 0 {
+					j.p.Candidates = n
+					if err := j.tick("candidates", n); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		return nil
+	}
+	for m.Next() {
+		r := m.Record()
+		if r.A != key || len(group) == 0 {
+			if err := pair(); err != nil {
+				return err
+			}
+			group, key = group[:0], r.A
+		}
+		group = append(group, r.B)
+	}
+	if err := m.Err(); err != nil {
+		return err
+	}
+	return pair()
+}
+
+// appendDocValue appends a document's value in the join's runs: id and
+// fingerprint (8 bytes each, little-endian), then its stored sketch and
+// name, the sketch RecordSize bytes.
+func appendDocValue(dst []byte, d engine.Doc) []byte {
+	dst = binary.LittleEndian.AppendUint64(dst, d.ID)
+	dst = binary.LittleEndian.AppendUint64(dst, d.Fingerprint)
+	dst = append(dst, d.Sketch...)
+	return append(dst, d.Name...)
+}
+
+func (j *bandJoin) docOfValue(v []byte) engine.Doc {
+	size := j.l.RecordSize()
+	return engine.Doc{ID: binary.LittleEndian.Uint64(v), Fingerprint: binary.LittleEndian.Uint64(v[8:]), Sketch: string(v[16 : 16+size]), Name: string(v[16+size:])}
+}
+
+// docsAt steps through the snapshot's documents by place: at(p) returns
+// the document at place p, p not below the last asked.
+type docsAt struct {
+	next  func() (engine.Doc, error, bool)
+	stop  func()
+	d     engine.Doc
+	place int64 // of d; -1 before the first
+}
+
+func (j *bandJoin) docsAt() *docsAt {
+	next, stop := iter.Pull2(j.snap.DocsByFingerprint(j.ctx))
+	return &docsAt{next: next, stop: stop, place: -1}
+}
+
+func (a *docsAt) at(p uint64, tick func() error) (engine.Doc, error) {
+	for a.place < int64(p) {
+		d, err, ok := a.next()
+		if !ok {
+			return engine.Doc{}, fmt.Errorf("%w: the snapshot's documents ended before place %d", engine.ErrCorrupt, p)
+		}
+		if err != nil {
+			return engine.Doc{}, err
+		}
+		a.d, a.place = d, a.place+1
+		if err := tick(); err != nil {
+			return engine.Doc{}, err
+		}
+	}
+	return a.d, nil
+}
+
+// attachFirst joins the distinct candidates, in their first document's
+// order, with the snapshot's documents: (b, a) with a's document.
+func (j *bandJoin) attachFirst(cands, out *spill.Sorter) error {
+	m, err := cands.Merge()
+	if err != nil {
+		return err
+	}
+	docs := j.docsAt()
+	defer docs.stop()
+	var v []byte
+	j.p.Docs, j.p.Candidates = 0, 0
+	tick := func() error { j.p.Docs++; return j.tick("first", j.p.Docs) }
+	for m.Next() {
+		r := m.Record()
+		d, err := docs.at(r.A, tick)
+		if err != nil {
+			return err
+		}
+		j.p.Candidates++
+		if err := j.checkRecord(d); err != nil {
+			return err
+		}
+		v = appendDocValue(v[:0], d)
+		if err := out.Add(r.B, r.A, v); err != nil {
+			return err
+		}
+	}
+	return m.Err()
+}
+
+// verify joins the candidates with their first documents, in their second
+// document's order, with the snapshot's documents, and gives those the
+// sketches verify.
+func (j *bandJoin) verify(firsts *spill.Sorter, threshold float64, yield func(Pair, error) bool) error {
+	m, err := firsts.Merge()
+	if err != nil {
+		return err
+	}
+	docs := j.docsAt()
+	defer docs.stop()
+	j.p.Docs = 0
+	tick := func() error { j.p.Docs++; return j.tick("verify", j.p.Docs) }
+	for m.Next() {
+		r := m.Record()
+		d, err := docs.at(r.A, tick)
+		if err != nil {
+			return err
+		}
+		if err := j.checkRecord(d); err != nil {
+			return err
+		}
+		a := j.docOfValue(r.V)
+		s, _ := Similarity(a.Sketch, d.Sketch)
+		if s < threshold {
+			continue
+		}
+		j.p.Pairs++
+		p := Pair{Pair: engine.Pair{A: a, B: d, Distance: bits.OnesCount64(a.Fingerprint ^ d.Fingerprint)}, Similarity: s}
+		if a.ID > d.ID {
+			p.A, p.B = d, a
+		}
+		if !yield(p, nil) {
+			return nil
+		}
+	}
+	if err := m.Err(); err != nil {
+		return err
+	}
+	j.report("verify")
+	return nil
+}
