@@ -10,7 +10,6 @@ import (
 
 	"github.com/simhashdb/simhashdb/api"
 	"github.com/simhashdb/simhashdb/engine"
-	"github.com/simhashdb/simhashdb/sketch"
 	"github.com/simhashdb/simhashdb/textindex/naming"
 )
 
@@ -63,7 +62,7 @@ func openAddTarget(ctx context.Context, d *dbFlags, rf *remoteFlags, cf *createF
 	if err != nil && !errors.As(err, new(*engine.StatsError)) {
 		return nil, nil, exitFailed, err
 	}
-	if err := ff.withIndex(ctx, c, st.SketchSize == sketch.Size, fl, false); err != nil {
+	if err := ff.withIndex(ctx, c, st.SketchSize, fl, false); err != nil {
 		return nil, nil, usageOr(err), err
 	}
 	insertAll := func(ctx context.Context, docs iter.Seq2[engine.Doc, error]) error {

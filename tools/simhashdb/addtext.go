@@ -14,7 +14,6 @@ import (
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/internal/lines"
 	"github.com/simhashdb/simhashdb/simhash"
-	"github.com/simhashdb/simhashdb/sketch"
 	"github.com/simhashdb/simhashdb/textindex"
 	"github.com/simhashdb/simhashdb/textindex/naming"
 )
@@ -59,8 +58,11 @@ type textAdder struct {
 // With ifNew >= 0 a file is stored only if no stored document lies within
 // ifNew of it (the engine's InsertIfNew), else reported.
 func addText(ctx context.Context, db *addTarget, dbDir string, paths []string, ff *fingerprintFlags, progress string, bulk bool, ifNew int, similarity float64, stdout, stderr io.Writer) int {
-	rd, err := ff.textReader(db.sketchSize == sketch.Size)
+	rd, err := ff.textReader(db.sketchSize)
 	if err != nil {
+		return fail(stderr, "add", exitUsage, err)
+	}
+	if err := checkIfNewSimilarity(ifNew, similarity, db.sketchSize); err != nil {
 		return fail(stderr, "add", exitUsage, err)
 	}
 	index := ""
@@ -101,6 +103,18 @@ func addText(ctx context.Context, db *addTarget, dbDir string, paths []string, f
 	fmt.Fprint(stderr, skippedSummary(a.binaries, a.empty))
 	fmt.Fprintln(stderr)
 	return a.code
+}
+
+// checkIfNewSimilarity refuses an --if-new --similarity below the lowest
+// the index finds pairs for.
+func checkIfNewSimilarity(ifNew int, similarity float64, sketchSize int) error {
+	if ifNew < 0 {
+		return nil
+	}
+	if err := textindex.CheckSimilarity(sketchSize, similarity); err != nil {
+		return fmt.Errorf("--similarity: %w", err)
+	}
+	return nil
 }
 
 // skippedSummary ends add's summary with the files it skipped, if any.
@@ -215,7 +229,9 @@ func (a *textAdder) insertIfNew(d engine.Doc, what int) error {
 		return nil
 	}
 	a.dups++
-	a.ids.NotStored(what)
+	if a.ids != nil {
+		a.ids.NotStored(what)
+	}
 	m := ms[0]
 	fmt.Fprintf(a.stderr, "%s add: %s: not added: within %d of document %d %s (distance %d%s)\n", programName, d.Name, a.ifNew, m.ID, quoteShort(m.Name), m.Distance, similar)
 	return nil

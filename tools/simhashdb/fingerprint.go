@@ -76,13 +76,13 @@ func (ff *fingerprintFlags) reading() (simhash.Reading, error) {
 }
 
 // textReader returns the reader of an index's documents: its schema (ff,
-// after withIndex), and sketches if the index keeps them (sketched).
-func (ff *fingerprintFlags) textReader(sketched bool) (*textindex.Reader, error) {
+// after withIndex), and sketches as the index keeps them (sketchSize).
+func (ff *fingerprintFlags) textReader(sketchSize int) (*textindex.Reader, error) {
 	st, err := ff.schema()
 	if err != nil {
 		return nil, err
 	}
-	rd, err := st.ReaderFor(sketched)
+	rd, err := st.ReaderFor(sketchSize)
 	return rd, flagError(err)
 }
 
@@ -116,13 +116,13 @@ func schemaString(st textindex.Schema) string {
 	return strings.Join(out, " ")
 }
 
-// withIndex makes ff the fingerprint options of the index ix, which keeps
-// sketches or not as sketched says: those it was created with, which a
+// withIndex makes ff the fingerprint options of the index ix, whose
+// sketches are of sketchSize bytes: those it was created with, which a
 // new index (created) stores now. A flag given on the command
 // line that differs from them is an error, so that text is never queried
 // or added with other options than the index's. An index created before
 // the options were stored takes the flags as given.
-func (ff *fingerprintFlags) withIndex(ctx context.Context, ix textindex.Settings, sketched bool, fl *flag.FlagSet, created bool) error {
+func (ff *fingerprintFlags) withIndex(ctx context.Context, ix textindex.Settings, sketchSize int, fl *flag.FlagSet, created bool) error {
 	st, ok, err := textindex.LoadSchema(ctx, ix)
 	if err != nil {
 		return err
@@ -145,12 +145,12 @@ func (ff *fingerprintFlags) withIndex(ctx context.Context, ix textindex.Settings
 		if err != nil {
 			return err
 		}
-		if sketched {
+		if sketchSize > 0 {
 			st.Sketch = sketch.Kind
 		}
 		return st.Store(ctx, ix)
 	}
-	if _, err := st.ReaderFor(sketched); err != nil {
+	if _, err := st.ReaderFor(sketchSize); err != nil {
 		return err
 	}
 	stored := schemaFlags(st)
@@ -197,11 +197,11 @@ func runFingerprint(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 			return fail(stderr, "fingerprint", exitUsage, err)
 		}
 		ctx := context.Background()
-		settings, sketched, closeIx, err := openSettings(ctx, &d, &rf)
+		settings, sketchSize, closeIx, err := openSettings(ctx, &d, &rf)
 		if err != nil {
 			return fail(stderr, "fingerprint", exitFailed, err)
 		}
-		err = ff.withIndex(ctx, settings, sketched, fl, false)
+		err = ff.withIndex(ctx, settings, sketchSize, fl, false)
 		closeIx()
 		if err != nil {
 			return fail(stderr, "fingerprint", usageOr(err), err)

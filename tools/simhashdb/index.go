@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/simhashdb/simhashdb/api"
 	"github.com/simhashdb/simhashdb/engine"
 	"github.com/simhashdb/simhashdb/internal/lines"
 	"github.com/simhashdb/simhashdb/internal/memhold"
@@ -256,6 +257,10 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cf.register(fl)
 	input := fl.String("input", "-", "records to add, one per line (- is standard input)")
 	text := fl.Bool("text", false, "fingerprint the files and folders given as arguments instead of reading records")
+	ds := fl.Bool("dataset", false, "read the datasets given as arguments, each record's text a document: JSON lines (plain, gzip or zstd) or Parquet, told by their first bytes; see --text-field, --id-field, --name-field")
+	var df datasetFlags
+	df.register(fl)
+	minSimilarity := fl.Float64("min-similarity", textindex.DefaultSimilarity, "with --text or --dataset into a new index: the lowest similarity it will be asked for, 0.5 to 1; the index keeps band keys of each document's text for it (more for a lower one), and refuses to be asked below it")
 	progress := fl.String("progress", "auto", "progress on stderr: auto (a bar on a terminal), bar, json or none")
 	bulk := fl.Bool("bulk", false, "into an empty index: build the tables at once from all the records (fastest; a load larger than a quarter of memory is sorted on disk; durable only at the end; with --server, stored at the end in batches)")
 	hex := registerHex(fl)
@@ -280,6 +285,9 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if *ifNew != -1 && (*ifNew < 0 || *ifNew > maxK || *bulk) {
 		return fail(stderr, "add", exitUsage, fmt.Errorf("--if-new %d: want a distance of 0 to %d, without --bulk", *ifNew, maxK))
+	}
+	if *ds && *text {
+		return fail(stderr, "add", exitUsage, errors.New("--text reads files, --dataset records: give one"))
 	}
 	if (*prune || *dryRun) && !*text {
 		return fail(stderr, "add", exitUsage, errors.New("--prune and --dry-run go with --text"))
@@ -315,11 +323,17 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	default:
 		return fail(stderr, "add", exitUsage, fmt.Errorf("--progress %q: want auto, bar, json or none", *progress))
 	}
-	if *text == (fl.NArg() == 0) {
-		if *text {
+	if textual := *text || *ds; textual == (fl.NArg() == 0) {
+		switch {
+		case *text:
 			return fail(stderr, "add", exitUsage, errors.New("--text needs PATH arguments"))
+		case *ds:
+			return fail(stderr, "add", exitUsage, errors.New("--dataset needs FILE arguments"))
 		}
-		return fail(stderr, "add", exitUsage, fmt.Errorf("unexpected arguments %q (records come from --input; files need --text)", fl.Args()))
+		return fail(stderr, "add", exitUsage, fmt.Errorf("unexpected arguments %q (records come from --input; files need --text, datasets --dataset)", fl.Args()))
+	}
+	if flagGiven(fl, "min-similarity") && !*text && !*ds {
+		return fail(stderr, "add", exitUsage, errors.New("--min-similarity goes with --text or --dataset, into a new index"))
 	}
 	ctx, stop := signalContext()
 	defer stop()
@@ -327,7 +341,7 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var inName string
 	var inSize int64
 	var header *exportHeader
-	if !*text {
+	if !*text && !*ds {
 		r, name, size, closeIn, err := openInput(ctx, *input, stdin)
 		if err != nil {
 			return fail(stderr, "add", exitFailed, fmt.Errorf("%s: %w", name, err))
@@ -341,9 +355,9 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return fail(stderr, "add", exitUsage, err)
 		}
 	}
-	if !rf.remote() && ((*text && *sketches) || header != nil && header.Sketch > 0) {
+	if !rf.remote() && (((*text || *ds) && *sketches) || header != nil && header.Sketch > 0) {
 		var code int
-		if opts, code, err = textOptions(opts, &d, &cf, &ff, fl, *text); err != nil {
+		if opts, code, err = textOptions(opts, &d, &cf, &ff, fl, *text || *ds, *minSimilarity); err != nil {
 			return fail(stderr, "add", code, err)
 		}
 	}
@@ -365,6 +379,15 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if *prune && code != exitUsage && ctx.Err() == nil {
 			code = max(code, pruneGone(ctx, ix, fl.Args(), false, stdout, stderr))
 		}
+	case *ds:
+		var next uint64
+		if e, ok := ix.addIndex.(api.Embedded); ok {
+			if next, err = e.NextID(ctx); err != nil {
+				return fail(stderr, "add", exitFailed, err)
+			}
+			next = firstNumbered(next)
+		}
+		code = addDataset(ctx, ix, fl.Args(), &df, &ff, *progress, *bulk, *ifNew, *similarity, next, stdout, stderr)
 	default:
 		code = addRecords(ctx, ix, lines.Syntax{Hex: *hex, Sketch: ix.sketchSize}, in, inName, inSize, stderr, *progress, *bulk, *ifNew)
 	}
@@ -380,7 +403,7 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // come from files (text), fingerprinting single words unless --shingle
 // says otherwise; an existing index keeps what it has. On failure it
 // returns the exit code to stop with.
-func textOptions(opts engine.Options, d *dbFlags, cf *createFlags, ff *fingerprintFlags, fl *flag.FlagSet, text bool) (engine.Options, int, error) {
+func textOptions(opts engine.Options, d *dbFlags, cf *createFlags, ff *fingerprintFlags, fl *flag.FlagSet, text bool, minSimilarity float64) (engine.Options, int, error) {
 	existed, err := engine.Exists(d.dir)
 	if err != nil || existed {
 		return opts, exitFailed, err
@@ -395,7 +418,10 @@ func textOptions(opts engine.Options, d *dbFlags, cf *createFlags, ff *fingerpri
 	if opts, err = cf.options(d); err != nil {
 		return opts, exitUsage, err
 	}
-	return textindex.Options(opts), exitOK, nil
+	if opts, err = textindex.OptionsAt(opts, minSimilarity); err != nil {
+		return opts, exitUsage, fmt.Errorf("--min-similarity: %w", err)
+	}
+	return opts, exitOK, nil
 }
 
 // addRecords streams records into db: a parser goroutine reads lines while
@@ -653,7 +679,7 @@ func (c *createFlags) open(ctx context.Context, d *dbFlags, opts engine.Options,
 	if err != nil {
 		return nil, exitFailed, err
 	}
-	if err := ff.withIndex(ctx, db, textindex.Sketched(db), fl, !existed); err != nil {
+	if err := ff.withIndex(ctx, db, db.SketchSize(), fl, !existed); err != nil {
 		db.Close()
 		return nil, usageOr(err), err
 	}

@@ -517,7 +517,7 @@ func TestPrune(t *testing.T) {
 	r := runCLI(t, "", "add", "--db", db, "--text", docs)
 	require.Equal(t, 0, r.code, r.stderr)
 	// Records into an index with sketches carry one (as export writes).
-	sk := strings.Repeat("5a", 32)
+	sk := strings.Repeat("5a", recordSize)
 	r = runCLI(t, "7 0x1 "+sk+" "+filepath.Join(root, "elsewhere", "gone.txt")+"\n8 0x2 "+sk+" https://a.example/\n", "add", "--db", db)
 	require.Equal(t, 0, r.code, r.stderr)
 	require.NoError(t, os.Remove(filepath.Join(docs, "f1.txt")))

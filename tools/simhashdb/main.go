@@ -28,7 +28,8 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"add":           {"store documents (id, fingerprint, name) or text files in an index", runAdd},
+	"add":           {"store documents (id, fingerprint, name), text files or datasets in an index", runAdd},
+	"dedup":         {"write a dataset's records less their near-duplicates (and groups), against an index too", runDedup},
 	"batch":         {"answer many queries at once, one JSON line each", runBatch},
 	"check":         {"verify every checksum and cross-reference of an index", runCheck},
 	"compression":   {"report the bits per fingerprint of fingerprints or an index, every way of keeping them", runCompression},

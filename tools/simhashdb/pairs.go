@@ -22,7 +22,7 @@ import (
 	"github.com/simhashdb/simhashdb/internal/lines"
 	"github.com/simhashdb/simhashdb/join"
 	"github.com/simhashdb/simhashdb/permutation"
-	"github.com/simhashdb/simhashdb/sketch"
+	"github.com/simhashdb/simhashdb/textindex"
 )
 
 // pairFlags are find-all's and find-clusters' flags: simhash-cpp's, long
@@ -38,6 +38,10 @@ type pairFlags struct {
 	similarity       *float64
 	distanceGiven    bool
 	similarityGiven  bool
+	// The band join of a text index (textindex.JoinOptions).
+	tempDir    string
+	joinMemory byteSize
+	progress   string
 }
 
 // inputList is a repeatable --input: paths and glob patterns, in order.
@@ -90,6 +94,10 @@ func (p *pairFlags) register(fl *flag.FlagSet) {
 	}
 	fl.StringVar(&p.db, "db", "", "run over this index instead of --input (its documents are printed)")
 	p.hex = registerHex(fl)
+	fl.StringVar(&p.tempDir, "temp-dir", "", "with --db of a text index: the folder of the join's sorted runs, about 20 bytes a band key of a document, removed at the end (default: the system's temporary folder)")
+	p.joinMemory = textindex.DefaultJoinMemory
+	fl.Var(&p.joinMemory, "join-memory", "with --db of a text index: the memory the join's sorts hold (units allowed: 1GiB)")
+	fl.StringVar(&p.progress, "progress", "auto", "with --db of a text index: the join's progress on stderr: auto (a line on a terminal), bar, json or none")
 }
 
 const methodHelp = `How to cluster (--method):
@@ -308,12 +316,22 @@ func pairsOfIndex(ctx context.Context, cmd string, p *pairFlags, rf *remoteFlags
 		return fail(stderr, cmd, exitFailed, err)
 	}
 	defer closeIx()
+	if e, ok := ix.(api.Embedded); ok {
+		mode, err := progressMode(p.progress, stderr)
+		if err != nil {
+			return fail(stderr, cmd, exitUsage, err)
+		}
+		jp := newJoinProgress(mode, stderr)
+		defer jp.stop()
+		e.Join = textindex.JoinOptions{TempDir: p.tempDir, Memory: int(p.joinMemory), Progress: jp.report}
+		ix = e
+	}
 	st, err := ix.Stats(ctx)
 	if err != nil && !errors.As(err, new(*engine.StatsError)) {
 		return fail(stderr, cmd, exitFailed, err)
 	}
-	verified := st.SketchSize == sketch.Size
-	if err := checkSimilarity(p.similarityGiven, *p.similarity, verified); err != nil {
+	verified := textindex.SketchedSize(st.SketchSize)
+	if err := checkSimilarity(p.similarityGiven, *p.similarity, st.SketchSize); err != nil {
 		return fail(stderr, cmd, exitUsage, err)
 	}
 	if verified && !p.distanceGiven {

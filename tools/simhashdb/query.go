@@ -20,7 +20,6 @@ import (
 	"github.com/simhashdb/simhashdb/internal/lines"
 	"github.com/simhashdb/simhashdb/permutation"
 	"github.com/simhashdb/simhashdb/simhash"
-	"github.com/simhashdb/simhashdb/sketch"
 	"github.com/simhashdb/simhashdb/textindex"
 )
 
@@ -48,13 +47,17 @@ func similarityFlag(fl *flag.FlagSet) *float64 {
 	return s
 }
 
-// checkSimilarity refuses a --similarity out of range, or one given for an
-// index without sketches.
-func checkSimilarity(given bool, s float64, sketched bool) error {
+// checkSimilarity refuses a --similarity out of range, one given for an
+// index without sketches, or one below the lowest the index finds pairs
+// for (sketchSize is its sketches').
+func checkSimilarity(given bool, s float64, sketchSize int) error {
 	if !(s >= 0 && s <= 1) {
 		return fmt.Errorf("--similarity %v: want 0 to 1", s)
 	}
-	if given && !sketched {
+	if err := textindex.CheckSimilarity(sketchSize, s); err != nil {
+		return fmt.Errorf("--similarity: %w", err)
+	}
+	if given && !textindex.SketchedSize(sketchSize) {
 		return errors.New("--similarity: this index keeps no sketches of text (made by add --text before sketches, with --sketches=false, or of fingerprints): it answers by distance (--k)")
 	}
 	return nil
@@ -117,16 +120,16 @@ func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// ask answers a query of text, read as the index reads text: by the
 	// index in this process, or by the server.
 	var ask textQuery
-	var sketched bool
+	var sketchSize int
 	var K int // the largest distance the index answers
 	if e, ok := ix.(api.Embedded); ok {
 		K = e.K()
-		sketched = textindex.Sketched(e.DB)
-		if err := ff.withIndex(ctx, e.DB, sketched, fl, false); err != nil {
+		sketchSize = e.SketchSize()
+		if err := ff.withIndex(ctx, e.DB, e.SketchSize(), fl, false); err != nil {
 			return fail(stderr, "query", usageOr(err), err)
 		}
 		if !given["fp"] {
-			rd, err := ff.textReader(sketched)
+			rd, err := ff.textReader(e.SketchSize())
 			if err != nil {
 				return fail(stderr, "query", exitUsage, err)
 			}
@@ -137,12 +140,12 @@ func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if err != nil && !errors.As(err, new(*engine.StatsError)) {
 			return fail(stderr, "query", exitFailed, err)
 		}
-		sketched, K = st.SketchSize == sketch.Size, st.K
+		sketchSize, K = st.SketchSize, st.K
 		if c, ok := ix.(servedIndex); ok {
-			ask = servedTextQuery(c, sketched)
+			ask = servedTextQuery(c, textindex.SketchedSize(sketchSize))
 		}
 	}
-	if err := checkSimilarity(given["similarity"], *similarity, sketched); err != nil {
+	if err := checkSimilarity(given["similarity"], *similarity, sketchSize); err != nil {
 		return fail(stderr, "query", exitUsage, err)
 	}
 	if given["fp"] && given["similarity"] {
@@ -369,7 +372,7 @@ func runBatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if k > st.K {
 		return fail(stderr, "batch", exitUsage, fmt.Errorf("--k %d: the index answers distances 0 to %d", k, st.K))
 	}
-	if err := checkSimilarity(flagGiven(fl, "similarity"), *similarity, st.SketchSize == sketch.Size); err != nil {
+	if err := checkSimilarity(flagGiven(fl, "similarity"), *similarity, st.SketchSize); err != nil {
 		return fail(stderr, "batch", exitUsage, err)
 	}
 	// In an index with sketches, the records of its export carry one: their
@@ -546,6 +549,9 @@ func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "block versions     %s\n", versionCounts(st.BlockVersions))
 	if st.SketchSize > 0 {
 		fmt.Fprintf(stdout, "sketches           %d bytes a document: near-duplicates of text are verified by it (query --text/--file, find-all, find-clusters: --similarity)\n", st.SketchSize)
+		if m, ok := textindex.MinSimilarityOfSize(st.SketchSize); ok {
+			fmt.Fprintf(stdout, "min similarity     %g: the band keys in each document's record find every pair from it in time linear in the documents (find-all, find-clusters); lower ones are refused (add --min-similarity at creation)\n", m)
+		}
 	}
 	if st.Applied > 0 {
 		fmt.Fprintf(stdout, "applied position   %d (the last commit applied at a replicated log's position: a replica resumes after it)\n", st.Applied)

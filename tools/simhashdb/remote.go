@@ -13,7 +13,6 @@ import (
 	"github.com/simhashdb/simhashdb/api"
 	"github.com/simhashdb/simhashdb/client"
 	"github.com/simhashdb/simhashdb/engine"
-	"github.com/simhashdb/simhashdb/sketch"
 	"github.com/simhashdb/simhashdb/textindex"
 	"github.com/simhashdb/simhashdb/textindex/naming"
 )
@@ -102,24 +101,24 @@ func openIndex(d *dbFlags, rf *remoteFlags, opts engine.Options) (api.Index, fun
 }
 
 // openSettings opens what a command reads an index's text options from:
-// the index in --db, read-only, or the one served at --server; sketched
-// says whether it keeps sketches.
-func openSettings(ctx context.Context, d *dbFlags, rf *remoteFlags) (_ textindex.Settings, sketched bool, closeIx func() error, _ error) {
+// the index in --db, read-only, or the one served at --server, and the
+// size of its sketches.
+func openSettings(ctx context.Context, d *dbFlags, rf *remoteFlags) (_ textindex.Settings, sketchSize int, closeIx func() error, _ error) {
 	ix, closeIx, err := openIndex(d, rf, engine.Options{ReadOnly: true})
 	if err != nil {
-		return nil, false, nil, err
+		return nil, 0, nil, err
 	}
 	st, err := ix.Stats(ctx)
 	if err != nil && !errors.As(err, new(*engine.StatsError)) {
 		closeIx()
-		return nil, false, nil, err
+		return nil, 0, nil, err
 	}
 	settings, ok := ix.(textindex.Settings)
 	if !ok { // every api.Index this command opens keeps settings
 		closeIx()
-		return nil, false, nil, fmt.Errorf("%T keeps no settings", ix)
+		return nil, 0, nil, fmt.Errorf("%T keeps no settings", ix)
 	}
-	return settings, st.SketchSize == sketch.Size, closeIx, nil
+	return settings, st.SketchSize, closeIx, nil
 }
 
 // dial returns a client of the index at --server: of its shards, when

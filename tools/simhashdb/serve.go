@@ -17,6 +17,7 @@ import (
 	"github.com/simhashdb/simhashdb/internal/memlimit"
 	"github.com/simhashdb/simhashdb/replica"
 	"github.com/simhashdb/simhashdb/server"
+	"github.com/simhashdb/simhashdb/textindex"
 )
 
 // serveFlags are serve's limits and addresses, and its place in a
@@ -81,11 +82,15 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	var sf serveFlags
 	sf.register(fl)
 	sketches := fl.Bool("sketches", false, "create the index as add --text does: a sketch of each document's text kept beside its fingerprint, single words fingerprinted, built for distance 6 (unless --shingle or --k say otherwise); documents then come as text (or with their sketch), and answers about text carry their similarity")
+	minSimilarity := fl.Float64("min-similarity", textindex.DefaultSimilarity, "with --sketches, into a new index: the lowest similarity it will be asked for, 0.5 to 1 (as add's)")
 	if code := parseFlags(fl, args); code >= 0 {
 		return code
 	}
 	if fl.NArg() > 0 {
 		return fail(stderr, "serve", exitUsage, fmt.Errorf("unexpected arguments %q", fl.Args()))
+	}
+	if flagGiven(fl, "min-similarity") && !*sketches {
+		return fail(stderr, "serve", exitUsage, errors.New("--min-similarity goes with --sketches"))
 	}
 	if err := d.check(fl); err != nil {
 		return fail(stderr, "serve", exitUsage, err)
@@ -103,7 +108,7 @@ func runServe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	opts.MemoryLimit = indexMemory(limit, int64(sf.maxInflight))
 	if *sketches {
 		var code int
-		if opts, code, err = textOptions(opts, &d, &cf, &ff, fl, true); err != nil {
+		if opts, code, err = textOptions(opts, &d, &cf, &ff, fl, true, *minSimilarity); err != nil {
 			return fail(stderr, "serve", code, err)
 		}
 	}

@@ -452,7 +452,7 @@ func TestServeAddText(t *testing.T) {
 	// export --server | add: the header says the records carry sketches.
 	exp := runCLI(t, "", "export", "--server", s.url)
 	require.Equal(t, 0, exp.code, exp.stderr)
-	assert.Contains(t, exp.stdout, `"sketch":32`)
+	assert.Contains(t, exp.stdout, fmt.Sprintf(`"sketch":%d`, recordSize))
 	assert.Contains(t, exp.stdout, `"shingle":1`, "the index's text options, as export --db writes them")
 	r = runCLI(t, exp.stdout, "add", "--db", filepath.Join(dir, "copy"))
 	require.Equal(t, 0, r.code, r.stderr)
@@ -461,9 +461,9 @@ func TestServeAddText(t *testing.T) {
 	c = runCLI(t, "", "stats", "--db", filepath.Join(dir, "copy"))
 	assert.Contains(t, c.stdout, "--shingle 1", "the copy reads text as the served index")
 	// batch of the export, served and local: the same verified answers.
-	rb := runCLI(t, exp.stdout, "batch", "--server", s.url, "--similarity", "0.5")
+	rb := runCLI(t, exp.stdout, "batch", "--server", s.url, "--similarity", "0.8")
 	require.Equal(t, 0, rb.code, rb.stderr)
-	lb := runCLI(t, exp.stdout, "batch", "--db", filepath.Join(dir, "copy"), "--similarity", "0.5")
+	lb := runCLI(t, exp.stdout, "batch", "--db", filepath.Join(dir, "copy"), "--similarity", "0.8")
 	require.Equal(t, 0, lb.code, lb.stderr)
 	assert.Equal(t, lb.stdout, rb.stdout)
 	assert.Contains(t, rb.stdout, `"similarity":1`)
@@ -603,19 +603,21 @@ func TestServerSameAsDB(t *testing.T) {
 			{"query text", "", []string{"query", "--text", string(page)}, nil},
 			{"query file", "", []string{"query", "--file", filepath.Join(pages, "near.txt")}, nil},
 			{"query file json", "", []string{"query", "--file", filepath.Join(pages, "far.txt"), "--json"}, nil},
-			{"query stdin, similarity", string(page), []string{"query", "--file", "-", "--similarity", "0.3", "--k", "5"}, nil},
+			{"query stdin, similarity", string(page), []string{"query", "--file", "-", "--similarity", "0.75", "--k", "5"}, nil},
+			{"query below the index's lowest similarity", string(page), []string{"query", "--file", "-", "--similarity", "0.3"}, nil},
 			{"query text k above K", "", []string{"query", "--text", "some words", "--k", "7"}, nil},
 			{"query text, missing file", "", []string{"query", "--file", filepath.Join(pages, "gone.txt")}, nil},
-			{"query fp with similarity", "", []string{"query", "--fp", "0x1", "--similarity", "0.5"}, nil},
+			{"query fp with similarity", "", []string{"query", "--fp", "0x1", "--similarity", "0.8"}, nil},
 			{"batch of its export", export.stdout, []string{"batch"}, nil},
 			{"batch of its export, similarity", export.stdout, []string{"batch", "--similarity", "0.95", "--k", "5"}, nil},
 			{"batch k above K", export.stdout, []string{"batch", "--k", "7"}, nil},
 			{"find-all", "", []string{"find-all"}, nil},
-			{"find-all similarity", "", []string{"find-all", "--similarity", "0.5"}, nil},
+			{"find-all similarity", "", []string{"find-all", "--similarity", "0.8"}, nil},
+			{"find-all below the index's lowest similarity", "", []string{"find-all", "--similarity", "0.5"}, nil},
 			{"find-all distance", "", []string{"find-all", "-d", "3"}, nil},
 			{"find-all distance above K", "", []string{"find-all", "-d", "9"}, nil},
 			{"find-clusters", "", []string{"find-clusters"}, nil},
-			{"find-clusters star", "", []string{"find-clusters", "--method", "star", "--similarity", "0.3"}, nil},
+			{"find-clusters star", "", []string{"find-clusters", "--method", "star", "--similarity", "0.75"}, nil},
 			{"export", "", []string{"export"}, nil},
 			{"check", "", []string{"check"}, nil},
 			{"stats", "", []string{"stats"}, nil},
@@ -623,7 +625,8 @@ func TestServerSameAsDB(t *testing.T) {
 			{"fingerprint, a flag against the index", "", []string{"fingerprint", "--shingle", "3", filepath.Join(pages, "a.txt")}, nil},
 			{"add text again", "", []string{"add", "--text", pages}, nil},
 			{"add text, new and unreadable files", "", []string{"add", "--text", more}, nil},
-			{"add text if-new", "", []string{"add", "--text", "--if-new", "6", "--similarity", "0.5", filepath.Join(pages, "a.txt"), near}, nil},
+			{"add text if-new", "", []string{"add", "--text", "--if-new", "6", "--similarity", "0.75", filepath.Join(pages, "a.txt"), near}, nil},
+			{"add text if-new below the index's lowest similarity", "", []string{"add", "--text", "--if-new", "6", "--similarity", "0.5", near}, nil},
 			{"add text, a flag against the index", "", []string{"add", "--text", "--shingle", "3", more}, nil},
 			{"add text, gone, dry run", "", []string{"add", "--text", "--prune", "--dry-run", more}, func() {
 				require.NoError(t, os.Remove(filepath.Join(more, "new.txt")))

@@ -61,7 +61,7 @@ func TestServeShards(t *testing.T) {
 	assert.Contains(t, r.stdout, `"similarity":1`)
 	exp, l := run("", "export")
 	assert.Equal(t, l.stdout, exp.stdout, "every document, by id, under the index's text options")
-	r, l = run(exp.stdout, "batch", "--similarity", "0.5")
+	r, l = run(exp.stdout, "batch", "--similarity", "0.8")
 	assert.Equal(t, l.stdout, r.stdout)
 	r, _ = run("", "stats")
 	assert.Regexp(t, `documents +36 `, r.stdout)

@@ -47,6 +47,9 @@ func textFolder(t *testing.T) string {
 	return dir
 }
 
+// recordSize is the bytes of a new text index's records: sketch and band keys.
+var recordSize = textindex.Options(engine.Options{}).SketchSize
+
 // TestVerifiedText: add --text makes an index with sketches; query,
 // find-all and find-clusters report near-duplicates verified by their
 // text's similarity, --similarity moves the line; export | add keeps the
@@ -58,7 +61,8 @@ func TestVerifiedText(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	r = runCLI(t, "", "stats", "--db", db)
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stdout, "sketches           32 bytes a document")
+	assert.Contains(t, r.stdout, fmt.Sprintf("sketches           %d bytes a document", recordSize))
+	assert.Contains(t, r.stdout, "min similarity     0.7:")
 	assert.Contains(t, r.stdout, "answering distances up to 6")
 	assert.Contains(t, r.stdout, "--shingle 1")
 
@@ -97,7 +101,7 @@ func TestVerifiedText(t *testing.T) {
 	assert.ElementsMatch(t, []string{"a.txt", "near.txt"}, []string{filepath.Base(p.A.Name), filepath.Base(p.B.Name)})
 	require.NotNil(t, p.Similarity)
 	assert.Greater(t, *p.Similarity, 0.8)
-	assert.Len(t, p.A.Sketch, 64, "documents carry their sketch in hex")
+	assert.Len(t, p.A.Sketch, 2*recordSize, "documents carry their sketch in hex")
 	// --similarity 0: every candidate within the distance, with its
 	// estimate; the far copy's is low.
 	r = runCLI(t, "", "find-all", "--db", db, "--similarity", "0")
@@ -124,7 +128,7 @@ func TestVerifiedText(t *testing.T) {
 	// export | add: the same index, sketches and all.
 	exp := runCLI(t, "", "export", "--db", db)
 	require.Equal(t, 0, exp.code, exp.stderr)
-	assert.Contains(t, exp.stdout, `"sketch":32`)
+	assert.Contains(t, exp.stdout, fmt.Sprintf(`"sketch":%d`, recordSize))
 	copyDB := filepath.Join(t.TempDir(), "copy")
 	r = runCLI(t, exp.stdout, "add", "--db", copyDB)
 	require.Equal(t, 0, r.code, r.stderr)
@@ -182,7 +186,10 @@ func TestVerifiedText(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"query", "--db", db, "--fp", "0x1", "--similarity", "0.5"}, "give --text or --file, not --fp"},
+		{[]string{"query", "--db", db, "--fp", "0x1", "--similarity", "0.8"}, "give --text or --file, not --fp"},
+		{[]string{"query", "--db", db, "--file", name("a.txt"), "--similarity", "0.5"}, "make it again with add --min-similarity 0.5"},
+		{[]string{"find-all", "--db", db, "--similarity", "0.6"}, "below the index's lowest: 0.6 asked"},
+		{[]string{"add", "--db", db, "--if-new", "6", "--similarity", "0.5", "--text", pages}, "below the index's lowest"},
 		{[]string{"query", "--db", db, "--file", name("a.txt"), "--similarity", "2"}, "--similarity 2: want 0 to 1"},
 		{[]string{"find-all", "--similarity", "0.5"}, "it goes with --db"},
 		{[]string{"add", "--db", db, "--similarity", "0.5", "--text", pages}, "goes with --text and --if-new"},
