@@ -118,7 +118,9 @@ func (j *bandJoin) run(threshold float64, yield func(Pair, error) bool) error {
 		return err
 	}
 	defer j.snap.Close()
-	keys := j.sorter(1)
+	// Two sorts are alive at a time (one merged while the next fills):
+	// each holds half the memory.
+	keys := j.sorter(2)
 	j.report("keys")
 	for d, err := range j.snap.DocsByFingerprint(j.ctx) {
 		if err != nil {
@@ -139,14 +141,14 @@ func (j *bandJoin) run(threshold float64, yield func(Pair, error) bool) error {
 		}
 	}
 
-	cands := j.sorter(1)
+	cands := j.sorter(2)
 	j.report("candidates")
 	if err := j.candidates(keys, cands); err != nil {
 		return err
 	}
 	keys.Close()
 
-	firsts := j.sorter(1)
+	firsts := j.sorter(2)
 	j.report("first")
 	if err := j.attachFirst(cands, firsts); err != nil {
 		return err

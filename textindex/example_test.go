@@ -94,3 +94,53 @@ func Example() {
 	// Output:
 	// page 1, similarity 0.94
 }
+
+// All pairs of an index made for similarities from 0.5: found by its band
+// keys, by sorts on disk within the memory given, whatever the corpus.
+func ExamplePairsWith() {
+	dir, err := os.MkdirTemp("", "textindex")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	opts, err := textindex.OptionsAt(engine.Options{}, 0.5)
+	if err != nil {
+		log.Fatal(err)
+	}
+	db, err := engine.Open(dir, opts)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	f, err := simhash.New(simhash.Options{Shingle: textindex.Shingle})
+	if err != nil {
+		log.Fatal(err)
+	}
+	rd, err := textindex.NewReader(f, simhash.ReadText, db.SketchSize())
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	page := "the quick brown fox jumps over the lazy dog while the cat sleeps on the warm mat by the door of the old house near the river"
+	for i, text := range []string{
+		page,
+		strings.Replace(page, "river", "sea", 1),
+		"a completely different text about databases, indexes, tables and the blocks they keep on disk for fast queries",
+	} {
+		fp, sk, err := rd.Read(strings.NewReader(text))
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := db.Insert(ctx, engine.Doc{ID: uint64(i + 1), Fingerprint: fp, Name: fmt.Sprint("page ", i+1), Sketch: sk}); err != nil {
+			log.Fatal(err)
+		}
+	}
+	for p, err := range textindex.PairsWith(ctx, db, db.K(), 0.5, textindex.JoinOptions{Memory: 16 << 20}) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("%s and %s, similarity %.2f\n", p.A.Name, p.B.Name, p.Similarity)
+	}
+	// Output:
+	// page 1 and page 2, similarity 0.94
+}

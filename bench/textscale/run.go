@@ -87,9 +87,10 @@ type Score struct {
 }
 
 // Evaluate scores the pairs a run reported: the planted pairs of every
-// family written (families of the corpus), by band of their true Jaccard
-// similarity, and every reported pair's own similarity against floor.
-func (c *Corpus) Evaluate(families uint64, docs int, pairs map[[2]uint64]struct{}, floor float64) Score {
+// every-th family written (families of the corpus; every > 1 samples them
+// at large sizes), by band of their true Jaccard similarity, and every
+// reported pair's own similarity against floor.
+func (c *Corpus) Evaluate(families uint64, docs int, pairs map[[2]uint64]struct{}, floor float64, every uint64) Score {
 	s := Score{Planted: make([]int, len(Bands)), Found: make([]int, len(Bands)), Reported: len(pairs), Floor: floor, MinJ: 1}
 	band := func(j float64) int {
 		for i, b := range Bands {
@@ -115,6 +116,9 @@ func (c *Corpus) Evaluate(families uint64, docs int, pairs map[[2]uint64]struct{
 	for f := range families {
 		n := min(c.Copies(f)+1, docs-written)
 		written += n
+		if f%max(every, 1) != 0 {
+			continue
+		}
 		for i := range n {
 			for j := i + 1; j < n; j++ {
 				a, b := ID(f, i), ID(f, j)

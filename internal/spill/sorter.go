@@ -50,7 +50,16 @@ func (s *Sorter) Add(a, b uint64, v []byte) error {
 	if len(v) > MaxValue {
 		return fmt.Errorf("spill: a value of %d bytes, at most %d", len(v), MaxValue)
 	}
-	if len(s.recs)*heldBytes+len(s.vals)+len(v) > s.memory && len(s.recs) > 0 {
+	// What is allocated counts, not what is used: a slice that must grow
+	// to take the record would double past the memory given.
+	recs, vals := cap(s.recs), cap(s.vals)
+	if len(s.recs) == recs {
+		recs = max(2*recs, 1024)
+	}
+	if len(s.vals)+len(v) > vals {
+		vals = max(2*vals, len(s.vals)+len(v), 4096)
+	}
+	if recs*heldBytes+vals > s.memory && len(s.recs) > 0 {
 		if err := s.spill(); err != nil {
 			return err
 		}

@@ -311,12 +311,17 @@ func readPairInput(ctx context.Context, path string, stdin io.Reader, syn lines.
 // or served at --server alike: JSON lines of documents, verified by their
 // sketches in an index of text.
 func pairsOfIndex(ctx context.Context, cmd string, p *pairFlags, rf *remoteFlags, stdout, stderr io.Writer) int {
-	ix, closeIx, err := openIndex(&dbFlags{dir: p.db}, rf, engine.Options{ReadOnly: true})
+	// Every pass reads the index once, in order: a cache would hold what is
+	// not read again, beside the join's own memory.
+	ix, closeIx, err := openIndex(&dbFlags{dir: p.db}, rf, engine.Options{ReadOnly: true, CacheSize: 32 << 20})
 	if err != nil {
 		return fail(stderr, cmd, exitFailed, err)
 	}
 	defer closeIx()
 	if e, ok := ix.(api.Embedded); ok {
+		// The sorts' buffers live to the end of each pass: collecting
+		// sooner than Go's default keeps the peak near them.
+		debug.SetGCPercent(50)
 		mode, err := progressMode(p.progress, stderr)
 		if err != nil {
 			return fail(stderr, cmd, exitUsage, err)

@@ -38,12 +38,14 @@ func main() {
 	bin := flag.String("simhashdb", "", "the simhashdb command to measure (default: built from ./tools/simhashdb into --out)")
 	baseline := flag.Bool("baseline", true, "run the MinHash LSH baseline too")
 	keep := flag.Bool("keep", false, "keep the corpora and indexes (large) after each size")
+	sampleFrom := flag.Int("sample-from", 2000000, "from this size on, recall is scored on every tenth family (every reported pair is still scored)")
+	baselineUpTo := flag.Int("baseline-up-to", 1000000, "the largest size the baseline runs at: its signatures are 512 bytes a document in memory")
 	flag.Parse()
 	if *out == "" {
 		fmt.Fprintln(os.Stderr, "textscale: --out is required")
 		os.Exit(2)
 	}
-	if err := run(*sizes, *out, *seed, *similarity, *sample, *bin, *baseline, *keep); err != nil {
+	if err := run(*sizes, *out, *seed, *similarity, *sample, *bin, *baseline, *keep, *sampleFrom, *baselineUpTo); err != nil {
 		fmt.Fprintln(os.Stderr, "textscale:", err)
 		os.Exit(1)
 	}
@@ -59,7 +61,7 @@ type result struct {
 	Families uint64
 }
 
-func run(sizesFlag, out string, seed uint64, similarity float64, sample, bin string, baseline, keep bool) error {
+func run(sizesFlag, out string, seed uint64, similarity float64, sample, bin string, baseline, keep bool, sampleFrom, baselineUpTo int) error {
 	ctx := context.Background()
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
@@ -117,9 +119,14 @@ func run(sizesFlag, out string, seed uint64, similarity float64, sample, bin str
 			return err
 		}
 		floor := similarity - 0.2
+		every := uint64(1)
+		if n >= sampleFrom {
+			every = 10
+		}
+		log("size %d: scoring", n)
 		results = append(results, result{Docs: n, System: "simhashdb", Add: &add, Pairs: fa, Bytes: size, Families: families,
-			Score: c.Evaluate(families, n, got, floor)})
-		if baseline {
+			Score: c.Evaluate(families, n, got, floor, every)})
+		if baseline && n <= baselineUpTo {
 			log("size %d: MinHash LSH", n)
 			mh, err := textscale.Measure(ctx, dir, "minhash", self, "minhash", "--corpus", corpus, "--threshold", s)
 			if err != nil {
@@ -129,7 +136,7 @@ func run(sizesFlag, out string, seed uint64, similarity float64, sample, bin str
 			if err != nil {
 				return err
 			}
-			results = append(results, result{Docs: n, System: "MinHash LSH", Pairs: mh, Families: families, Score: c.Evaluate(families, n, got, floor)})
+			results = append(results, result{Docs: n, System: "MinHash LSH", Pairs: mh, Families: families, Score: c.Evaluate(families, n, got, floor, every)})
 		}
 		if !keep {
 			os.RemoveAll(idx)
