@@ -21,8 +21,8 @@ const DefaultJoinMemory = 256 << 20
 // whom it tells of its progress.
 type JoinOptions struct {
 	// TempDir is the folder of the sorts' runs, the system's temporary
-	// folder if empty. They take about 20 bytes a band key of a document
-	// and are removed when the join ends.
+	// folder if empty. They take about 50 bytes a band key of a document
+	// (its place and sketch) and are removed when the join ends.
 	TempDir string
 	// Memory is the bytes the sorts hold, DefaultJoinMemory if 0.
 	Memory int
@@ -39,9 +39,9 @@ type JoinProgress struct {
 	// verified and given).
 	Stage string
 	// Docs are the documents read so far in the stage; Candidates the
-	// candidate pairs gathered ("candidates": each time a key pairs them)
-	// or made distinct (from "first" on); Pairs the pairs given
-	// ("verify").
+	// pairs that share a key ("candidates": compared, each time a key
+	// pairs them) or those of them verified, made distinct (from "first"
+	// on); Pairs the pairs given ("verify").
 	Docs, Candidates, Pairs int64
 	// Spilled is the bytes the sorts have written.
 	Spilled int64
@@ -131,7 +131,7 @@ func (j *bandJoin) run(threshold float64, yield func(Pair, error) bool) error {
 		}
 		rec := []byte(d.Sketch)
 		for i := range j.l.Bands {
-			if err := keys.Add(uint64(i)<<32|uint64(sketch.BandKey(rec, i)), uint64(j.p.Docs), nil); err != nil {
+			if err := keys.Add(uint64(i)<<32|uint64(sketch.BandKey(rec, i)), uint64(j.p.Docs), rec[:sketch.Size]); err != nil {
 				return err
 			}
 		}
@@ -143,7 +143,7 @@ func (j *bandJoin) run(threshold float64, yield func(Pair, error) bool) error {
 
 	cands := j.sorter(2)
 	j.report("candidates")
-	if err := j.candidates(keys, cands); err != nil {
+	if err := j.candidates(keys, cands, threshold); err != nil {
 		return err
 	}
 	keys.Close()
@@ -167,21 +167,31 @@ func (j *bandJoin) checkRecord(d engine.Doc) error {
 	return nil
 }
 
-// candidates pairs the documents of each band key: (a, b), a < b, their
-// places, once however many keys they share.
-func (j *bandJoin) candidates(keys, out *spill.Sorter) error {
+// member is a document of a band key's group: its place and sketch.
+type member struct {
+	place uint64
+	sk    sketch.Sketch
+}
+
+// candidates pairs the documents of each band key whose sketches reach
+// threshold: (a, b), a < b, their places, once however many keys they
+// share. Verified here, in the group, a key that a template puts in
+// thousands of documents makes pairs of the near ones only, not of all.
+func (j *bandJoin) candidates(keys, out *spill.Sorter, threshold float64) error {
 	m, err := keys.Merge()
 	if err != nil {
 		return err
 	}
-	var group []uint64 // places in order: the keys' records are sorted by them
+	var group []member // in order of place: the keys' records are sorted by it
 	var key uint64
 	var n int64
 	pair := func() error {
 		for x, a := range group {
 			for _, b := range group[x+1:] {
-				if err := out.Add(a, b, nil); err != nil {
-					return err
+				if sketch.Similarity(a.sk, b.sk) >= threshold {
+					if err := out.Add(a.place, b.place, nil); err != nil {
+						return err
+					}
 				}
 				if n++; n&(1<<16-1) == 0 {
 					j.p.Candidates = n
@@ -201,7 +211,9 @@ func (j *bandJoin) candidates(keys, out *spill.Sorter) error {
 			}
 			group, key = group[:0], r.A
 		}
-		group = append(group, r.B)
+		mb := member{place: r.B}
+		copy(mb.sk[:], r.V)
+		group = append(group, mb)
 	}
 	if err := m.Err(); err != nil {
 		return err

@@ -94,7 +94,7 @@ func (p *pairFlags) register(fl *flag.FlagSet) {
 	}
 	fl.StringVar(&p.db, "db", "", "run over this index instead of --input (its documents are printed)")
 	p.hex = registerHex(fl)
-	fl.StringVar(&p.tempDir, "temp-dir", "", "with --db of a text index: the folder of the join's sorted runs, about 20 bytes a band key of a document, removed at the end (default: the system's temporary folder)")
+	fl.StringVar(&p.tempDir, "temp-dir", "", "with --db of a text index: the folder of the join's sorted runs, about 50 bytes a band key of a document, removed at the end (default: the system's temporary folder)")
 	p.joinMemory = textindex.DefaultJoinMemory
 	fl.Var(&p.joinMemory, "join-memory", "with --db of a text index: the memory the join's sorts hold (units allowed: 1GiB)")
 	fl.StringVar(&p.progress, "progress", "auto", "with --db of a text index: the join's progress on stderr: auto (a line on a terminal), bar, json or none")
