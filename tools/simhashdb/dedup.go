@@ -225,7 +225,10 @@ func (d *deduper) knownCount() int {
 // load reads the datasets into a new index in dir, each record the
 // document of its position; it reports bad records.
 func (d *deduper) load(ctx context.Context, rd *textindex.Reader, dir string, sketchSize int) (*engine.DB, error) {
-	opts, _ := textindex.OptionsAt(engine.Options{Sync: engine.SyncNone}, d.similarity)
+	// A working index read once in order: its defaults sized for 512 MiB
+	// (a load sorted on disk past a quarter of it, a small cache), not for
+	// the machine, so that the job's memory does not follow the dataset.
+	opts, _ := textindex.OptionsAt(engine.Options{Sync: engine.SyncNone, MemoryLimit: 512 << 20}, d.similarity)
 	opts.SketchSize = sketchSize // the index's given, whose layout may be another
 	db, err := engine.Open(dir, opts)
 	if err != nil {
