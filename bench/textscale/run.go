@@ -39,7 +39,7 @@ func Measure(ctx context.Context, dir, name string, args ...string) (Usage, erro
 	if cmd.ProcessState != nil {
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			u.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-			u.PeakRSS = ru.Maxrss << 10
+			u.PeakRSS = int64(ru.Maxrss) << 10
 		}
 	}
 	if err != nil {

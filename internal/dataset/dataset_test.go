@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -242,4 +244,55 @@ func FuzzParseJSON(f *testing.F) {
 			t.Fatalf("a record with both an id and a key: %+v", rec)
 		}
 	})
+}
+
+// bigLines is a reader of n JSON lines of about size bytes each, made as
+// it is read: a dataset larger than the memory a test may hold.
+type bigLines struct {
+	n, size, made int
+	buf           []byte
+}
+
+func (b *bigLines) Read(p []byte) (int, error) {
+	if len(b.buf) == 0 {
+		if b.made == b.n {
+			return 0, io.EOF
+		}
+		b.made++
+		b.buf = fmt.Appendf(nil, `{"id": %d, "text": "%s"}`+"\n", b.made, strings.Repeat("word ", b.size/5))
+	}
+	n := copy(p, b.buf)
+	b.buf = b.buf[n:]
+	return n, nil
+}
+
+// TestRecordsStream: a dataset of hundreds of megabytes is read in the
+// memory of a record or two: the heap stays far below the data read.
+func TestRecordsStream(t *testing.T) {
+	const n, size = 300, 1 << 20
+	path := filepath.Join(t.TempDir(), "big.jsonl")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	_, err = io.Copy(f, &bigLines{n: n, size: size})
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	df, err := Open(path)
+	require.NoError(t, err)
+	defer df.Close()
+	runtime.GC()
+	var ms runtime.MemStats
+	var peak uint64
+	count := 0
+	for rec, err := range df.Records(Options{}) {
+		require.NoError(t, err)
+		require.Len(t, rec.Text, size/5*5)
+		count++
+		if count%10 == 0 {
+			runtime.ReadMemStats(&ms)
+			peak = max(peak, ms.HeapAlloc)
+		}
+	}
+	assert.Equal(t, n, count)
+	t.Logf("%d MB read, heap at most %d MB", df.Size()>>20, peak>>20)
+	assert.Less(t, peak, uint64(64<<20), "the heap holds a few records, not the %d MB read", df.Size()>>20)
 }

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 
@@ -56,7 +57,7 @@ func runDedup(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	switch {
 	case !*ds || fl.NArg() == 0:
-		return fail(stderr, "dedup", exitUsage, errors.New("give the datasets: --dataset FILE..."))
+		return fail(stderr, "dedup", exitUsage, errors.New("give the datasets: --dataset FILE [FILE ...]"))
 	case *out == "":
 		return fail(stderr, "dedup", exitUsage, errors.New("--out is required: where the records kept go"))
 	case *keep != "first" && *keep != "longest":
@@ -251,10 +252,14 @@ func (d *deduper) load(ctx context.Context, rd *textindex.Reader, dir string, sk
 				yield(engine.Doc{}, err)
 				return
 			}
+			if uint64(len(d.parent)) > math.MaxUint32 {
+				yield(engine.Doc{}, fmt.Errorf("more than %d records: dedup numbers them in 32 bits", uint32(math.MaxUint32)))
+				return
+			}
 			pos := uint32(len(d.parent))
 			d.parent = append(d.parent, pos)
 			if d.longest {
-				d.length = append(d.length, uint32(min(r.text, 1<<32-1)))
+				d.length = append(d.length, uint32(min(uint64(r.text), math.MaxUint32)))
 			}
 			p.count(1)
 			if r.err != nil {
@@ -271,10 +276,6 @@ func (d *deduper) load(ctx context.Context, rd *textindex.Reader, dir string, sk
 	if err := db.Load(ctx, docs); err != nil {
 		db.Close()
 		return nil, err
-	}
-	if len(d.parent) > 1<<32-1 {
-		db.Close()
-		return nil, fmt.Errorf("more than %d records: dedup numbers them in 32 bits", uint32(1<<32-1))
 	}
 	return db, nil
 }

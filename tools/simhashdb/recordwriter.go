@@ -25,7 +25,7 @@ type recordWriter struct {
 	buf       *bufio.Writer
 	z         io.WriteCloser // the compressor, if any
 	w         io.Writer      // where lines go
-	pq        *parquet.Writer
+	pq        *parquet.GenericWriter[any]
 	done      bool
 }
 
@@ -50,7 +50,7 @@ func newRecordWriter(path, first string) (*recordWriter, error) {
 			w.abort()
 			return nil, err
 		}
-		w.pq = parquet.NewWriter(w.buf, schema)
+		w.pq = parquet.NewGenericWriter[any](w.buf, schema)
 		return w, nil
 	}
 	switch {
