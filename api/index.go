@@ -94,13 +94,10 @@ func (e Embedded) Pairs(ctx context.Context, k int, similarity float64) iter.Seq
 // VerifiedClusters is textindex.Clusters of the index, or with star
 // textindex.Stars, their pairs joined with e.Join.
 func (e Embedded) VerifiedClusters(ctx context.Context, k int, similarity float64, star bool) iter.Seq2[[]engine.Doc, error] {
-	return textindex.Group(func(yield func(engine.Pair, error) bool) {
-		for p, err := range e.Pairs(ctx, k, similarity) {
-			if !yield(p.Pair, err) || err != nil {
-				return
-			}
-		}
-	}, star)
+	if star {
+		return textindex.StarsWith(ctx, e.DB, k, similarity, e.Join)
+	}
+	return textindex.ClustersWith(ctx, e.DB, k, similarity, e.Join)
 }
 
 // StatsOfIndex is ix's statistics with the text options of an index that

@@ -64,7 +64,7 @@ func bandPairs(ctx context.Context, db *engine.DB, l sketch.Layout, threshold fl
 			j.o.Memory = DefaultJoinMemory
 		}
 		defer j.close()
-		if err := j.run(threshold, yield); err != nil {
+		if err := j.run(threshold, yield, false); err != nil {
 			yield(Pair{}, err)
 		}
 	}
@@ -112,12 +112,17 @@ func (j *bandJoin) tick(stage string, n int64) error {
 	return j.ctx.Err()
 }
 
-func (j *bandJoin) run(threshold float64, yield func(Pair, error) bool) error {
-	var err error
+// run gives the pairs to yield; keep leaves the snapshot open for the
+// caller (who closes it) when run returns no error.
+func (j *bandJoin) run(threshold float64, yield func(Pair, error) bool, keep bool) (err error) {
 	if j.snap, err = j.db.Snapshot(); err != nil {
 		return err
 	}
-	defer j.snap.Close()
+	defer func() {
+		if !keep || err != nil {
+			j.snap.Close()
+		}
+	}()
 	// Two sorts are alive at a time (one merged while the next fills):
 	// each holds half the memory.
 	keys := j.sorter(2)

@@ -203,3 +203,48 @@ func TestBandPairsCancel(t *testing.T) {
 	require.NoError(t, rerr)
 	assert.Empty(t, left)
 }
+
+// TestBandGroups: the clusters and stars of a banded index, read again
+// from its snapshot by cluster, are Group's of its pairs, document for
+// document, whatever the sorts' memory.
+func TestBandGroups(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	texts := corpus(r)
+	for range 30 {
+		texts = append(texts, texts[2])
+	}
+	db, _ := bandedIndex(t, texts, 0.5)
+	collect := func(seq func(yield func([]engine.Doc, error) bool)) [][]engine.Doc {
+		var out [][]engine.Doc
+		for g, err := range seq {
+			require.NoError(t, err)
+			out = append(out, g)
+		}
+		return out
+	}
+	for _, star := range []bool{false, true} {
+		for _, memory := range []int{0, 1 << 16} {
+			o := JoinOptions{TempDir: t.TempDir(), Memory: memory}
+			want := collect(Group(plain(PairsWith(ctx, db, db.K(), 0.5, o)), star))
+			require.NotEmpty(t, want)
+			got := collect(groupsWith(ctx, db, db.K(), 0.5, o, star))
+			assert.Equal(t, want, got, "star %v, memory %d", star, memory)
+			left, err := os.ReadDir(o.TempDir)
+			require.NoError(t, err)
+			assert.Empty(t, left)
+		}
+	}
+	_, err := collect2(ClustersWith(ctx, db, db.K(), 0.3, JoinOptions{}))
+	assert.ErrorIs(t, err, ErrBelowMinSimilarity)
+}
+
+func collect2(seq func(yield func([]engine.Doc, error) bool)) (int, error) {
+	n := 0
+	for _, err := range seq {
+		if err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}

@@ -212,7 +212,29 @@ func PairsWith(ctx context.Context, db *engine.DB, k int, threshold float64, o J
 // not close: a chain of near-duplicates can link two members far apart.
 // Memory grows with the documents in pairs.
 func Clusters(ctx context.Context, db *engine.DB, k int, threshold float64) iter.Seq2[[]engine.Doc, error] {
-	return Group(plain(Pairs(ctx, db, k, threshold)), false)
+	return ClustersWith(ctx, db, k, threshold, JoinOptions{})
+}
+
+// ClustersWith is Clusters, its pairs joined as o says (PairsWith). In an
+// index whose records carry band keys, memory holds the pairs' ids, not
+// their documents, which are read again into a sort by cluster.
+func ClustersWith(ctx context.Context, db *engine.DB, k int, threshold float64, o JoinOptions) iter.Seq2[[]engine.Doc, error] {
+	return groupsWith(ctx, db, k, threshold, o, false)
+}
+
+// StarsWith is Stars, its pairs joined as o says (ClustersWith).
+func StarsWith(ctx context.Context, db *engine.DB, k int, threshold float64, o JoinOptions) iter.Seq2[[]engine.Doc, error] {
+	return groupsWith(ctx, db, k, threshold, o, true)
+}
+
+func groupsWith(ctx context.Context, db *engine.DB, k int, threshold float64, o JoinOptions, star bool) iter.Seq2[[]engine.Doc, error] {
+	if l, ok := sketch.LayoutOfSize(db.SketchSize()); ok {
+		if err := CheckSimilarity(db.SketchSize(), threshold); err != nil {
+			return func(yield func([]engine.Doc, error) bool) { yield(nil, err) }
+		}
+		return bandGroups(ctx, db, l, threshold, star, o)
+	}
+	return Group(plain(PairsWith(ctx, db, k, threshold, o)), star)
 }
 
 // Stars is engine.DB.Stars over the graph of Pairs(ctx, db, k,
@@ -220,7 +242,7 @@ func Clusters(ctx context.Context, db *engine.DB, k int, threshold float64) iter
 // and takes every verified near-duplicate not yet taken. Each star is its
 // leader, then the other members by id; a leader left alone is left out.
 func Stars(ctx context.Context, db *engine.DB, k int, threshold float64) iter.Seq2[[]engine.Doc, error] {
-	return Group(plain(Pairs(ctx, db, k, threshold)), true)
+	return StarsWith(ctx, db, k, threshold, JoinOptions{})
 }
 
 // Group returns the clusters of the graph whose edges are pairs, as
