@@ -46,9 +46,27 @@ func (s *Sharded) Pairs(ctx context.Context, k int, similarity float64) iter.Seq
 	return s.pairs(ctx, k, &similarity)
 }
 
-// pairs is FindAll, or with a similarity Pairs.
+// pairs is FindAll, or with a similarity Pairs. Shards of text whose
+// records carry band keys are joined as one index joins its own
+// (textindex.PairsOf over every shard's documents): a pair across two
+// shards at any distance, as one index finds it.
 func (s *Sharded) pairs(ctx context.Context, k int, similarity *float64) iter.Seq2[textindex.Pair, error] {
 	return func(yield func(textindex.Pair, error) bool) {
+		if similarity != nil {
+			st, err := s.shards[0].Stats(ctx)
+			if err != nil && !errors.As(err, new(*engine.StatsError)) {
+				yield(textindex.Pair{}, fmt.Errorf("shard 0: %w", err))
+				return
+			}
+			if _, banded := textindex.MinSimilarityOfSize(st.SketchSize); banded {
+				for p, err := range textindex.PairsOf(ctx, s.allDocs, st.SketchSize, *similarity, textindex.JoinOptions{}) {
+					if !yield(p, err) || err != nil {
+						return
+					}
+				}
+				return
+			}
+		}
 		for i, c := range s.shards {
 			var own iter.Seq2[textindex.Pair, error]
 			if similarity != nil {
@@ -74,6 +92,22 @@ func (s *Sharded) pairs(ctx context.Context, k int, similarity *float64) iter.Se
 		for i, a := range s.shards {
 			for j := i + 1; j < len(s.shards); j++ {
 				if !s.across(ctx, a, s.shards[j], k, similarity, yield) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// allDocs streams every shard's documents, one shard after the other.
+func (s *Sharded) allDocs(ctx context.Context) iter.Seq2[engine.Doc, error] {
+	return func(yield func(engine.Doc, error) bool) {
+		for i, c := range s.shards {
+			for d, err := range c.Docs(ctx) {
+				if err != nil {
+					err = fmt.Errorf("shard %d: %w", i, err)
+				}
+				if !yield(d, err) || err != nil {
 					return
 				}
 			}

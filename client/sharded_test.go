@@ -3,6 +3,7 @@ package client_test
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"iter"
 	"math/bits"
 	"math/rand/v2"
@@ -294,34 +295,40 @@ func checkSharded(t *testing.T, s shardedIndex, urls []string) {
 }
 
 // TestShardedVerified: the verified pairs, clusters and stars of an index
-// of text over three shards equal those of one index of every document.
+// of text over three shards equal those of one index of every document:
+// of sketches alone, and of records with band keys, whose pairs across
+// shards lie at any distance.
 func TestShardedVerified(t *testing.T) {
-	for _, via := range []string{"client", "router"} {
-		t.Run(via, func(t *testing.T) {
-			urls := startShardsWith(t, 3, sketch.Size)
-			sh, err := client.NewSharded(urls, client.Options{BatchLines: 97})
-			require.NoError(t, err)
-			var s interface {
-				api.Index
-				api.Verifier
-			} = sh
-			if via == "router" {
-				s = startRouter(t, sh, "")
-			}
-			checkShardedVerified(t, s)
-		})
+	low, err := sketch.LayoutFor(0.5)
+	require.NoError(t, err)
+	for _, size := range []int{sketch.Size, low.RecordSize()} {
+		for _, via := range []string{"client", "router"} {
+			t.Run(fmt.Sprintf("%s, sketches of %d bytes", via, size), func(t *testing.T) {
+				urls := startShardsWith(t, 3, size)
+				sh, err := client.NewSharded(urls, client.Options{BatchLines: 97})
+				require.NoError(t, err)
+				var s interface {
+					api.Index
+					api.Verifier
+				} = sh
+				if via == "router" {
+					s = startRouter(t, sh, "")
+				}
+				checkShardedVerified(t, s, size)
+			})
+		}
 	}
 }
 
 func checkShardedVerified(t *testing.T, s interface {
 	api.Index
 	api.Verifier
-}) {
+}, size int) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(52, 4))
 	docs := shardedData(1200)
 	for i := range docs {
-		sk := make([]byte, sketch.Size)
+		sk := make([]byte, size)
 		if i%3 == 0 || i < 10 {
 			for j := range sk {
 				sk[j] = byte(rng.Uint32())
@@ -335,7 +342,7 @@ func checkShardedVerified(t *testing.T, s interface {
 		docs[i].Sketch = string(sk)
 	}
 	require.NoError(t, s.InsertBatch(ctx, docs))
-	one := api.Embedded{DB: oneIndex(t, docs, sketch.Size)}
+	one := api.Embedded{DB: oneIndex(t, docs, size)}
 	const k = 3
 	for _, sim := range []float64{0, 0.5, textindex.DefaultSimilarity} {
 		var want, got []textindex.Pair

@@ -62,7 +62,7 @@ func bandGroups(ctx context.Context, db *engine.DB, l sketch.Layout, threshold f
 		slices.SortFunc(members, func(a, b member) int { return cmp.Compare(a.id, b.id) })
 		byGroup := j.sorter(2)
 		var v []byte
-		for d, err := range j.snap.DocsByFingerprint(ctx) {
+		for d, err := range j.scan(ctx) {
 			if err != nil {
 				yield(nil, err)
 				return

@@ -3,6 +3,7 @@ package textindex
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"iter"
 	"math/bits"
@@ -47,6 +48,39 @@ type JoinProgress struct {
 	Spilled int64
 }
 
+// ErrChanged is the band join's error when the documents it reads once a
+// pass are not the same from one pass to the next: a served index written
+// while PairsOf ran. Run it again.
+var ErrChanged = errors.New("textindex: the documents changed while the join read them")
+
+// PairsOf is PairsWith over documents that scan gives, read once for each
+// of the join's four passes and the same each time, in the same order
+// (the documents of a served index's shards, one after the other): each
+// with a record of sketchSize bytes (the layout of an index made by
+// OptionsAt). A pass that finds other documents than the one before it
+// stops with ErrChanged.
+func PairsOf(ctx context.Context, scan func(context.Context) iter.Seq2[engine.Doc, error], sketchSize int, threshold float64, o JoinOptions) iter.Seq2[Pair, error] {
+	l, ok := sketch.LayoutOfSize(sketchSize)
+	if !ok {
+		return func(yield func(Pair, error) bool) {
+			yield(Pair{}, fmt.Errorf("%w: sketches of %d bytes carry no band keys", engine.ErrInput, sketchSize))
+		}
+	}
+	if err := CheckSimilarity(sketchSize, threshold); err != nil {
+		return func(yield func(Pair, error) bool) { yield(Pair{}, err) }
+	}
+	return func(yield func(Pair, error) bool) {
+		j := &bandJoin{ctx: ctx, scan: scan, l: l, o: o}
+		if j.o.Memory <= 0 {
+			j.o.Memory = DefaultJoinMemory
+		}
+		defer j.close()
+		if err := j.run(threshold, yield, false); err != nil {
+			yield(Pair{}, err)
+		}
+	}
+}
+
 // bandPairs returns every pair of db's documents, each with a record of
 // layout l, that share a band key and whose sketches estimate at least
 // threshold similar. Four passes over one snapshot of the index, each in
@@ -71,9 +105,11 @@ func bandPairs(ctx context.Context, db *engine.DB, l sketch.Layout, threshold fl
 }
 
 type bandJoin struct {
-	ctx   context.Context
-	db    *engine.DB
+	ctx context.Context
+	db  *engine.DB // nil: scan is given
+	// snap is the snapshot of db the passes read; scan reads them.
 	snap  *engine.Snapshot
+	scan  func(context.Context) iter.Seq2[engine.Doc, error]
 	l     sketch.Layout
 	o     JoinOptions
 	sorts []*spill.Sorter
@@ -115,19 +151,23 @@ func (j *bandJoin) tick(stage string, n int64) error {
 // run gives the pairs to yield; keep leaves the snapshot open for the
 // caller (who closes it) when run returns no error.
 func (j *bandJoin) run(threshold float64, yield func(Pair, error) bool, keep bool) (err error) {
-	if j.snap, err = j.db.Snapshot(); err != nil {
-		return err
-	}
-	defer func() {
-		if !keep || err != nil {
-			j.snap.Close()
+	if j.db != nil {
+		if j.snap, err = j.db.Snapshot(); err != nil {
+			return err
 		}
-	}()
+		j.scan = j.snap.DocsByFingerprint
+		defer func() {
+			if !keep || err != nil {
+				j.snap.Close()
+			}
+		}()
+	}
 	// Two sorts are alive at a time (one merged while the next fills):
 	// each holds half the memory.
 	keys := j.sorter(2)
 	j.report("keys")
-	for d, err := range j.snap.DocsByFingerprint(j.ctx) {
+	var v []byte
+	for d, err := range j.scan(j.ctx) {
 		if err != nil {
 			return err
 		}
@@ -135,8 +175,9 @@ func (j *bandJoin) run(threshold float64, yield func(Pair, error) bool, keep boo
 			return err
 		}
 		rec := []byte(d.Sketch)
+		v = binary.LittleEndian.AppendUint64(append(v[:0], rec[:sketch.Size]...), d.ID)
 		for i := range j.l.Bands {
-			if err := keys.Add(uint64(i)<<32|uint64(sketch.BandKey(rec, i)), uint64(j.p.Docs), rec[:sketch.Size]); err != nil {
+			if err := keys.Add(uint64(i)<<32|uint64(sketch.BandKey(rec, i)), uint64(j.p.Docs), v); err != nil {
 				return err
 			}
 		}
@@ -172,10 +213,10 @@ func (j *bandJoin) checkRecord(d engine.Doc) error {
 	return nil
 }
 
-// member is a document of a band key's group: its place and sketch.
+// member is a document of a band key's group: its place, id and sketch.
 type member struct {
-	place uint64
-	sk    sketch.Sketch
+	place, id uint64
+	sk        sketch.Sketch
 }
 
 // candidates pairs the documents of each band key whose sketches reach
@@ -190,11 +231,13 @@ func (j *bandJoin) candidates(keys, out *spill.Sorter, threshold float64) error 
 	var group []member // in order of place: the keys' records are sorted by it
 	var key uint64
 	var n int64
+	var ids []byte // the pair's ids, which the later passes check
 	pair := func() error {
 		for x, a := range group {
 			for _, b := range group[x+1:] {
 				if sketch.Similarity(a.sk, b.sk) >= threshold {
-					if err := out.Add(a.place, b.place, nil); err != nil {
+					ids = binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(ids[:0], a.id), b.id)
+					if err := out.Add(a.place, b.place, ids); err != nil {
 						return err
 					}
 				}
@@ -216,7 +259,7 @@ func (j *bandJoin) candidates(keys, out *spill.Sorter, threshold float64) error 
 			}
 			group, key = group[:0], r.A
 		}
-		mb := member{place: r.B}
+		mb := member{place: r.B, id: binary.LittleEndian.Uint64(r.V[sketch.Size:])}
 		copy(mb.sk[:], r.V)
 		group = append(group, mb)
 	}
@@ -251,15 +294,16 @@ type docsAt struct {
 }
 
 func (j *bandJoin) docsAt() *docsAt {
-	next, stop := iter.Pull2(j.snap.DocsByFingerprint(j.ctx))
+	next, stop := iter.Pull2(j.scan(j.ctx))
 	return &docsAt{next: next, stop: stop, place: -1}
 }
 
-func (a *docsAt) at(p uint64, tick func() error) (engine.Doc, error) {
+// at returns the document at place p, which must be id.
+func (a *docsAt) at(p, id uint64, tick func() error) (engine.Doc, error) {
 	for a.place < int64(p) {
 		d, err, ok := a.next()
 		if !ok {
-			return engine.Doc{}, fmt.Errorf("%w: the snapshot's documents ended before place %d", engine.ErrCorrupt, p)
+			return engine.Doc{}, fmt.Errorf("%w: they ended before place %d", ErrChanged, p)
 		}
 		if err != nil {
 			return engine.Doc{}, err
@@ -268,6 +312,9 @@ func (a *docsAt) at(p uint64, tick func() error) (engine.Doc, error) {
 		if err := tick(); err != nil {
 			return engine.Doc{}, err
 		}
+	}
+	if a.d.ID != id {
+		return engine.Doc{}, fmt.Errorf("%w: document %d at place %d, where %d was", ErrChanged, a.d.ID, p, id)
 	}
 	return a.d, nil
 }
@@ -286,7 +333,7 @@ func (j *bandJoin) attachFirst(cands, out *spill.Sorter) error {
 	tick := func() error { j.p.Docs++; return j.tick("first", j.p.Docs) }
 	for m.Next() {
 		r := m.Record()
-		d, err := docs.at(r.A, tick)
+		d, err := docs.at(r.A, binary.LittleEndian.Uint64(r.V), tick)
 		if err != nil {
 			return err
 		}
@@ -294,7 +341,7 @@ func (j *bandJoin) attachFirst(cands, out *spill.Sorter) error {
 		if err := j.checkRecord(d); err != nil {
 			return err
 		}
-		v = appendDocValue(v[:0], d)
+		v = appendDocValue(append(v[:0], r.V[8:16]...), d) // b's id, then a
 		if err := out.Add(r.B, r.A, v); err != nil {
 			return err
 		}
@@ -316,14 +363,14 @@ func (j *bandJoin) verify(firsts *spill.Sorter, threshold float64, yield func(Pa
 	tick := func() error { j.p.Docs++; return j.tick("verify", j.p.Docs) }
 	for m.Next() {
 		r := m.Record()
-		d, err := docs.at(r.A, tick)
+		d, err := docs.at(r.A, binary.LittleEndian.Uint64(r.V), tick)
 		if err != nil {
 			return err
 		}
 		if err := j.checkRecord(d); err != nil {
 			return err
 		}
-		a := j.docOfValue(r.V)
+		a := j.docOfValue(r.V[8:])
 		s, _ := Similarity(a.Sketch, d.Sketch)
 		if s < threshold {
 			continue

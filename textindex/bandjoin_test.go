@@ -1,10 +1,13 @@
 package textindex
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"iter"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -247,4 +250,54 @@ func collect2(seq func(yield func([]engine.Doc, error) bool)) (int, error) {
 		n++
 	}
 	return n, nil
+}
+
+// TestPairsOf: the band join over documents read from elsewhere (a
+// sharded index's) gives the oracle's pairs; documents that change
+// between its passes stop it with ErrChanged.
+func TestPairsOf(t *testing.T) {
+	r := rand.New(rand.NewPCG(19, 20))
+	db, live := bandedIndex(t, corpus(r), DefaultSimilarity)
+	l, _ := sketch.LayoutOfSize(db.SketchSize())
+	var docs []engine.Doc
+	for _, d := range live {
+		docs = append(docs, d)
+	}
+	slices.SortFunc(docs, func(a, b engine.Doc) int { return cmp.Compare(a.ID, b.ID) })
+	passes := 0
+	scan := func(drop bool) func(context.Context) iter.Seq2[engine.Doc, error] {
+		return func(context.Context) iter.Seq2[engine.Doc, error] {
+			passes++
+			return func(yield func(engine.Doc, error) bool) {
+				for i, d := range docs {
+					if drop && passes > 1 && i == 0 {
+						continue // a document gone after the first pass
+					}
+					if !yield(d, nil) {
+						return
+					}
+				}
+			}
+		}
+	}
+	got := map[[2]uint64]float64{}
+	for p, err := range PairsOf(ctx, scan(false), db.SketchSize(), DefaultSimilarity, JoinOptions{TempDir: t.TempDir()}) {
+		require.NoError(t, err)
+		got[[2]uint64{p.A.ID, p.B.ID}] = p.Similarity
+	}
+	assert.Equal(t, oraclePairs(live, l, DefaultSimilarity), got)
+	assert.Equal(t, 3, passes, "keys, first and second documents")
+
+	passes = 0
+	var err error
+	for _, e := range PairsOf(ctx, scan(true), db.SketchSize(), DefaultSimilarity, JoinOptions{TempDir: t.TempDir()}) {
+		if e != nil {
+			err = e
+		}
+	}
+	require.ErrorIs(t, err, ErrChanged)
+
+	for _, e := range PairsOf(ctx, scan(false), sketch.Size, DefaultSimilarity, JoinOptions{}) {
+		assert.ErrorIs(t, e, engine.ErrInput, "a bare sketch carries no band keys")
+	}
 }
