@@ -85,8 +85,9 @@ func runDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	k := ix.DB.K()
 	fmt.Fprintf(stdout, "Indexed %d license texts bundled with simhashdb: each a 64-bit SimHash fingerprint in\n", len(docs))
-	fmt.Fprintf(stdout, "%d permuted tables (a temporary index, %d bytes of tables) and a %d-byte sketch of its text.\n", len(st.Tables), st.TableBytes, st.SketchSize)
-	fmt.Fprintf(stdout, "Texts whose fingerprints differ in at most %d of 64 bits are candidates; the sketches keep those\n", k)
+	fmt.Fprintf(stdout, "%d permuted tables (a temporary index, %d bytes of tables) and a %d-byte record of its text:\n", len(st.Tables), st.TableBytes, st.SketchSize)
+	fmt.Fprintf(stdout, "a sketch, and band keys of its MinHash. The groups' candidates are texts that share a band key,\n")
+	fmt.Fprintf(stdout, "a query's those whose fingerprints differ in at most %d of 64 bits; the sketches keep those\n", k)
 	fmt.Fprintf(stdout, "whose estimated similarity (Jaccard of their 5-word shingles) is at least %.2f.\n\n", *similarity)
 
 	var clusters [][]engine.Doc
