@@ -283,6 +283,19 @@ func TestTextIndexExactWithin6(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "tables             12, answering distances up to 6 (every fingerprint within 5;")
 	assert.Contains(t, r.stdout, "every neighbour within 5")
+
+	// Its export goes into a new index as it was: sketches alone, not
+	// the records with band keys a new text index keeps.
+	exp := runCLI(t, "", "export", "--db", db)
+	require.Equal(t, 0, exp.code, exp.stderr)
+	imported := filepath.Join(t.TempDir(), "imported")
+	r = runCLI(t, exp.stdout, "add", "--db", imported)
+	require.Equal(t, 0, r.code, r.stderr)
+	r = runCLI(t, "", "stats", "--db", imported)
+	assert.Contains(t, r.stdout, "sketches           32 bytes a document")
+	assert.NotContains(t, r.stdout, "min similarity")
+	again := runCLI(t, "", "export", "--db", imported)
+	assert.Equal(t, exp.stdout, again.stdout, "the same documents and sketches")
 }
 
 // TestMaxSketchAgrees: the export header's bound on a sketch is the
