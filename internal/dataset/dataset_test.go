@@ -296,3 +296,33 @@ func TestRecordsStream(t *testing.T) {
 	t.Logf("%d MB read, heap at most %d MB", df.Size()>>20, peak>>20)
 	assert.Less(t, peak, uint64(64<<20), "the heap holds a few records, not the %d MB read", df.Size()>>20)
 }
+
+// FuzzParquet: any bytes in a file that starts as Parquet does give
+// records or errors naming the file, never a panic out of Records.
+func FuzzParquet(f *testing.F) {
+	var b bytes.Buffer
+	w := parquet.NewGenericWriter[row](&b)
+	text := "some text"
+	id := int64(3)
+	_, err := w.Write([]row{{ID: &id, Key: "k", Text: &text, URL: "u"}, {Key: "k2", URL: "u2"}})
+	require.NoError(f, err)
+	require.NoError(f, w.Close())
+	f.Add(b.Bytes())
+	f.Add([]byte("PAR1"))
+	f.Add([]byte("PAR1\x00\x00\x00\x00PAR1"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "f.parquet")
+		require.NoError(t, os.WriteFile(path, data, 0o644))
+		df, err := Open(path)
+		if err != nil {
+			return
+		}
+		defer df.Close()
+		for _, err := range df.Records(Options{Fields: Fields{Name: "url"}}) {
+			var re *RecordError
+			if err != nil && !errors.As(err, &re) {
+				require.Contains(t, err.Error(), path)
+			}
+		}
+	})
+}

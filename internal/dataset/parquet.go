@@ -17,6 +17,21 @@ const parquetBatch = 64
 // record of the top-level columns the fields name.
 func (f *File) parquetItems(o Options) iter.Seq2[Item, error] {
 	return func(yield func(Item, error) bool) {
+		// A damaged file can make the Parquet library panic deep in a
+		// page's decoding: it is reported as the file's error, by name.
+		stopped, inner := false, yield
+		defer func() {
+			if r := recover(); r != nil && !stopped {
+				inner(Item{}, fmt.Errorf("%s: a Parquet file it cannot read: %v", f.name, r))
+			}
+		}()
+		yield = func(it Item, err error) bool {
+			if !inner(it, err) {
+				stopped = true
+				return false
+			}
+			return true
+		}
 		f.read.r = nil
 		pf, err := parquet.OpenFile(countingReaderAt{f}, f.size)
 		if err != nil {
