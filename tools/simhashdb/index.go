@@ -360,9 +360,10 @@ func runAdd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if opts, code, err = textOptions(opts, &d, &cf, &ff, fl, *text || *ds, *minSimilarity); err != nil {
 			return fail(stderr, "add", code, err)
 		}
-		if header != nil && header.Sketch > 0 {
-			// An export's records keep the size they were made with: a
-			// sketch alone from an index before band keys, or a layout's.
+		if header != nil && header.Sketch > 0 && opts.SketchSize > 0 {
+			// Into a new index (textOptions sized its records), an export's
+			// records keep the size they were made with: a sketch alone
+			// from an index before band keys, or a layout's.
 			opts.SketchSize = header.Sketch
 		}
 	}
